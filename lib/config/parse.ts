@@ -1,0 +1,137 @@
+import type { z } from "zod";
+import { type CidrRange, parseCidrList } from "../net/cidr.ts";
+import { type VariableName, variables } from "./variables.ts";
+
+type Parsed = { [K in VariableName]: z.output<(typeof variables)[K]["schema"]> };
+
+/** Workspaces allowed to use one secret_ref; `"*"` grants every workspace. */
+export type SecretGrants = ReadonlyMap<string, ReadonlySet<string> | "*">;
+
+/** The validated configuration: every variable by its env name, plus values derived from them. */
+export type Config = Parsed & {
+  isProduction: boolean;
+  isDevelopment: boolean;
+  metricsAllowedCidrs: readonly CidrRange[] | null;
+  sourceSecretGrants: SecretGrants;
+  guardExtraFunctions: readonly string[];
+};
+
+/** Thrown when configuration is invalid; `problems` names every bad variable (never a secret's value). */
+export class ConfigError extends Error {
+  readonly code = "config_invalid";
+  constructor(readonly problems: readonly { variable: string; message: string }[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p.variable}: ${p.message}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+const SECRET_REF = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Parses SOURCE_SECRET_REFS (`REF:ws1,ws2;REF2:*`) into grants; returns the problem text on bad syntax. */
+export function parseSecretRefs(text: string): { grants: Map<string, Set<string> | "*"> } | { error: string } {
+  const grants = new Map<string, Set<string> | "*">();
+  for (const raw of text.split(";")) {
+    const entry = raw.trim();
+    if (!entry) continue;
+    const colon = entry.indexOf(":");
+    if (colon === -1) return { error: `entry "${entry}" must have the form <SECRET_REF>:<workspace>,<workspace>` };
+    const ref = entry.slice(0, colon).trim();
+    if (!SECRET_REF.test(ref)) return { error: `"${ref}" is not a valid secret_ref (letters, digits and _)` };
+    const workspaces = entry
+      .slice(colon + 1)
+      .split(",")
+      .map((w) => w.trim())
+      .filter(Boolean);
+    if (workspaces.length === 0) return { error: `secret_ref ${ref} grants no workspace` };
+    const prior = grants.get(ref);
+    if (workspaces.includes("*") || prior === "*") grants.set(ref, "*");
+    else grants.set(ref, new Set([...(prior ?? []), ...workspaces]));
+  }
+  return { grants };
+}
+
+/**
+ * Validates the environment. Returns the config and production warnings, or throws one
+ * ConfigError listing every bad variable by name.
+ */
+export function parseConfig(env: Record<string, string | undefined> = process.env): {
+  config: Config;
+  warnings: string[];
+} {
+  const problems: { variable: string; message: string }[] = [];
+  const warnings: string[] = [];
+  const parsed: Record<string, unknown> = {};
+
+  for (const [name, def] of Object.entries(variables)) {
+    const result = (def.schema as z.ZodType).safeParse(env[name]);
+    if (result.success) parsed[name] = result.data;
+    else problems.push({ variable: name, message: result.error.issues.map((i) => i.message).join("; ") });
+  }
+
+  const p = parsed as Parsed;
+  const isProduction = p.NODE_ENV === "production";
+
+  if (typeof p.DEFAULT_REFRESH_INTERVAL_MS === "number" && typeof p.MIN_REFRESH_INTERVAL_MS === "number") {
+    if (p.DEFAULT_REFRESH_INTERVAL_MS < p.MIN_REFRESH_INTERVAL_MS) {
+      problems.push({
+        variable: "DEFAULT_REFRESH_INTERVAL_MS",
+        message: `must not be below MIN_REFRESH_INTERVAL_MS (${p.MIN_REFRESH_INTERVAL_MS})`,
+      });
+    }
+  }
+
+  if (isProduction) {
+    if (!p.SESSION_SECRET) problems.push({ variable: "SESSION_SECRET", message: "is required in production" });
+    else if (p.SESSION_SECRET.length < 32)
+      problems.push({ variable: "SESSION_SECRET", message: "must be at least 32 characters in production" });
+    if (!p.SOURCE_SECRET_REFS)
+      problems.push({ variable: "SOURCE_SECRET_REFS", message: "is required in production (unset grants nothing)" });
+  }
+
+  let sourceSecretGrants: SecretGrants = new Map();
+  if (p.SOURCE_SECRET_REFS) {
+    const refs = parseSecretRefs(p.SOURCE_SECRET_REFS);
+    if ("error" in refs) problems.push({ variable: "SOURCE_SECRET_REFS", message: refs.error });
+    else sourceSecretGrants = refs.grants;
+  }
+
+  let metricsAllowedCidrs: CidrRange[] | null = null;
+  if (p.METRICS_ALLOWED_CIDRS) {
+    const { ranges, invalid } = parseCidrList(p.METRICS_ALLOWED_CIDRS);
+    if (invalid.length > 0) {
+      problems.push({
+        variable: "METRICS_ALLOWED_CIDRS",
+        message: `entries that do not parse as an IP address or CIDR range: ${invalid.map((e) => JSON.stringify(e)).join(", ")}`,
+      });
+    } else if (ranges.length === 0) {
+      problems.push({ variable: "METRICS_ALLOWED_CIDRS", message: "lists no address" });
+    } else metricsAllowedCidrs = ranges;
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  if (isProduction) {
+    if (p.METRICS_ALLOWED_CIDRS && !p.METRICS_TOKEN)
+      warnings.push(
+        "METRICS_ALLOWED_CIDRS is set without METRICS_TOKEN: /api/metrics is guarded by source address alone",
+      );
+    if (p.METRICS_TOKEN && p.METRICS_TOKEN.length < 24)
+      warnings.push("METRICS_TOKEN is shorter than 24 characters");
+  }
+
+  const guardExtraFunctions = p.SQL_GUARD_EXTRA_FUNCTIONS.split(/[\s,]+/)
+    .map((f) => f.trim().toLowerCase())
+    .filter(Boolean);
+
+  return {
+    config: {
+      ...p,
+      isProduction,
+      isDevelopment: p.NODE_ENV === "development",
+      metricsAllowedCidrs,
+      sourceSecretGrants,
+      guardExtraFunctions,
+    },
+    warnings,
+  };
+}

@@ -1,0 +1,417 @@
+import { z } from "zod";
+
+/**
+ * One entry per environment variable: its zod type, the documented default and what it means.
+ * This table is the single source of truth; `parseConfig` and the README reference are built from it.
+ */
+export interface VariableDef<T extends z.ZodType = z.ZodType> {
+  schema: T;
+  /** Default as documented (the schema applies it); undefined means "unset". */
+  default?: string;
+  doc: string;
+  /** Secret values are never echoed in errors or logs. */
+  secret?: boolean;
+  group: "spec" | "environment" | "pulseboard";
+}
+
+const emptyToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+
+/** A non-negative integer read from a string; `min` raises the floor. */
+function int(defaultValue: number, opts?: { min?: number }): z.ZodType<number, unknown>;
+function int(defaultValue: undefined, opts?: { min?: number }): z.ZodType<number | undefined, unknown>;
+function int(defaultValue: number | undefined, opts: { min?: number } = {}): z.ZodType<number | undefined, unknown> {
+  const min = opts.min ?? 0;
+  const base = z.preprocess(
+    (v) => {
+      const e = emptyToUndefined(v);
+      if (e === undefined) return undefined;
+      if (typeof e === "number") return e;
+      const s = String(e).trim();
+      return /^-?\d+$/.test(s) ? Number(s) : Number.NaN;
+    },
+    z
+      .number({ error: "must be a whole number" })
+      .int({ error: "must be a whole number" })
+      .min(min, { error: min === 0 ? "must not be negative" : `must be at least ${min}` })
+      .max(Number.MAX_SAFE_INTEGER, { error: "is too large" })
+      .optional(),
+  );
+  return defaultValue === undefined ? base : base.transform((v) => v ?? defaultValue);
+}
+
+function str(defaultValue: string): z.ZodType<string, unknown>;
+function str(): z.ZodType<string | undefined, unknown>;
+function str(defaultValue?: string): z.ZodType<string | undefined, unknown> {
+  const base = z.preprocess(emptyToUndefined, z.string().optional());
+  return defaultValue === undefined ? base : base.transform((v) => v ?? defaultValue);
+}
+
+function bool(defaultValue: boolean) {
+  return z.preprocess(
+    (v) => {
+      const e = emptyToUndefined(v);
+      if (e === undefined) return defaultValue;
+      const s = String(e).trim().toLowerCase();
+      if (["true", "1", "yes"].includes(s)) return true;
+      if (["false", "0", "no"].includes(s)) return false;
+      return s;
+    },
+    z.boolean({ error: "must be true or false" }),
+  );
+}
+
+function oneOf<const T extends readonly [string, ...string[]]>(
+  values: T,
+  defaultValue: T[number],
+): z.ZodType<T[number], unknown>;
+function oneOf<const T extends readonly [string, ...string[]]>(values: T): z.ZodType<T[number] | undefined, unknown>;
+function oneOf<const T extends readonly [string, ...string[]]>(
+  values: T,
+  defaultValue?: T[number],
+): z.ZodType<T[number] | undefined, unknown> {
+  const base = z.preprocess(
+    emptyToUndefined,
+    z.enum(values, { error: `must be one of ${values.join(", ")}` }).optional(),
+  );
+  return defaultValue === undefined ? base : base.transform((v) => v ?? defaultValue);
+}
+
+function url() {
+  return z.preprocess(emptyToUndefined, z.url({ error: "must be an absolute URL" }).optional());
+}
+
+/** Time expression of DESIGN section 6: now, now-<n><s|m|h|d|w>, or an ISO-8601 instant. */
+export const TIME_EXPRESSION = /^now(-\d+[smhdw])?$/;
+function timeExpr(defaultValue: string) {
+  return z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .refine((s) => TIME_EXPRESSION.test(s) || !Number.isNaN(Date.parse(s)), {
+        error: "must be now, now-<n><s|m|h|d|w> or an ISO-8601 instant",
+      })
+      .optional()
+      .transform((v) => v ?? defaultValue),
+  );
+}
+
+export const variables = {
+  // --- Configuration variables of the spec (validated at startup) ---
+  DEFAULT_REFRESH_INTERVAL_MS: {
+    schema: int(15000, { min: 1 }),
+    default: "15000",
+    doc: "Default dashboard refresh cadence; a dashboard may override it. Must not be below MIN_REFRESH_INTERVAL_MS.",
+    group: "spec",
+  },
+  MIN_REFRESH_INTERVAL_MS: {
+    schema: int(2000, { min: 1 }),
+    default: "2000",
+    doc: "Minimum refresh cadence enforced server-side (rejected on write, clamped on read).",
+    group: "spec",
+  },
+  DEFAULT_TIME_FROM: {
+    schema: timeExpr("now-24h"),
+    default: "now-24h",
+    doc: "Default relative range start for new dashboards.",
+    group: "spec",
+  },
+  DEFAULT_TIME_TO: {
+    schema: timeExpr("now"),
+    default: "now",
+    doc: "Default range end; `now` keeps dashboards live.",
+    group: "spec",
+  },
+  MAX_QUERY_ROWS: {
+    schema: int(5000, { min: 1 }),
+    default: "5000",
+    doc: "Hard cap on rows of any metrics-store query; a capped result is marked `truncated`.",
+    group: "spec",
+  },
+  MAX_RESULT_BYTES: {
+    schema: int(4194304, { min: 1 }),
+    default: "4194304",
+    doc: "Hard cap on the serialized JSON size of a query result (4 MiB); over it gives a 400 naming the limit.",
+    group: "spec",
+  },
+  MAX_WINDOW_POINTS: {
+    schema: int(720, { min: 1 }),
+    default: "720",
+    doc: "Max points kept per series in the browser rolling window; also bounds `$__interval` buckets.",
+    group: "spec",
+  },
+  QUERY_TIMEOUT_SECONDS: {
+    schema: int(20, { min: 1 }),
+    default: "20",
+    doc: "Statement timeout of every metrics query.",
+    group: "spec",
+  },
+  CATALOG_STALE_AFTER_DAYS: {
+    schema: int(30),
+    default: "30",
+    doc: "Age after which a source catalog is reported stale (warning only). 0 disables the age check.",
+    group: "spec",
+  },
+  SHUTDOWN_GRACE_MS: {
+    schema: int(10000),
+    default: "10000",
+    doc: "Drain time budget after SIGTERM. The orchestrator's kill timeout must exceed it (shipped: 20 s).",
+    group: "spec",
+  },
+  AI_MODEL: {
+    schema: str(""),
+    default: "",
+    doc: "Model id used for generation, source drafts and chat; shown read-only in the UI. Empty when unconfigured.",
+    group: "spec",
+  },
+  LLM_RATE_PER_MINUTE: {
+    schema: int(20),
+    default: "20",
+    doc: "Model requests per minute per user in a workspace on every LLM-backed route (token bucket: rate and burst). 0 disables. Overridable per workspace.",
+    group: "spec",
+  },
+  LLM_DAILY_TOKEN_BUDGET: {
+    schema: int(2000000),
+    default: "2000000",
+    doc: "Input plus output tokens per workspace per UTC day across all LLM routes; over it gives 429 until midnight UTC. 0 disables. Overridable per workspace.",
+    group: "spec",
+  },
+  CHAT_HISTORY_MAX_MESSAGES: {
+    schema: int(100, { min: 1 }),
+    default: "100",
+    doc: "Messages of one person's chat on one dashboard that are kept and replayed; enforced on write and on read.",
+    group: "spec",
+  },
+  CHAT_HISTORY_RETENTION_DAYS: {
+    schema: int(30),
+    default: "30",
+    doc: "Age after which a chat message expires. 0 leaves only the message cap.",
+    group: "spec",
+  },
+  GENERATION_LOG_RETENTION_DAYS: {
+    schema: int(30),
+    default: "30",
+    doc: "Age after which a generation_log row expires; swept on write and applied on read. 0 disables the age check.",
+    group: "spec",
+  },
+  OIDC_ACCOUNT_URL: {
+    schema: url(),
+    doc: "Identity provider's self-service account page; linked from account settings when set, hidden when unset.",
+    group: "spec",
+  },
+  SESSION_COOKIE_NAME: {
+    schema: z.preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .regex(/^[A-Za-z0-9_.-]+$/, { error: "must be a valid cookie name (letters, digits, _ . -)" })
+        .optional()
+        .transform((v) => v ?? "svc_session"),
+    ),
+    default: "svc_session",
+    doc: "Name of the session cookie.",
+    group: "spec",
+  },
+  CSP_REPORT_ONLY: {
+    schema: bool(false),
+    default: "false",
+    doc: "When true the Content-Security-Policy is sent as Content-Security-Policy-Report-Only.",
+    group: "spec",
+  },
+
+  // --- Other environment variables of the spec ---
+  DATABASE_URL: {
+    schema: z.preprocess(
+      emptyToUndefined,
+      z
+        .string({ error: "is required" })
+        .refine((s) => /^postgres(ql)?:\/\//.test(s), { error: "must be a postgres:// connection string" }),
+    ),
+    doc: "Config-store connection string. Required (`npm start` starts an embedded PostgreSQL and sets it when unset).",
+    secret: true,
+    group: "environment",
+  },
+  PG_POOL_MAX: {
+    schema: int(10, { min: 1 }),
+    default: "10",
+    doc: "Config-store pool size.",
+    group: "environment",
+  },
+  SESSION_SECRET: {
+    schema: str(),
+    doc: "HS256 signing key for session tokens; at least 32 characters in production (required there).",
+    secret: true,
+    group: "environment",
+  },
+  AI_PROVIDER: {
+    schema: oneOf(["gateway", "compat"] as const),
+    doc: "`gateway` (AI Gateway, AI_GATEWAY_API_KEY) or `compat` (an OpenAI-compatible endpoint: AI_COMPAT_*).",
+    group: "environment",
+  },
+  AI_COMPAT_BASE_URL: {
+    schema: url(),
+    doc: "Base URL of the OpenAI-compatible endpoint (for example http://localhost:8000/v1 for vLLM or llama.cpp).",
+    group: "environment",
+  },
+  AI_COMPAT_API_KEY: {
+    schema: str(),
+    doc: "API key of the OpenAI-compatible endpoint.",
+    secret: true,
+    group: "environment",
+  },
+  AI_COMPAT_API: {
+    schema: oneOf(["chat", "responses"] as const, "chat"),
+    default: "chat",
+    doc: "Which OpenAI-compatible API to speak: `chat` (chat completions) or `responses`.",
+    group: "environment",
+  },
+  AI_GATEWAY_API_KEY: {
+    schema: str(),
+    doc: "API key used when the gateway provider is selected.",
+    secret: true,
+    group: "environment",
+  },
+  OIDC_ISSUER: {
+    schema: url(),
+    doc: "OIDC issuer URL. Unset outside production: `npm start` runs an embedded development identity provider.",
+    group: "environment",
+  },
+  OIDC_CLIENT_ID: { schema: str(), doc: "OIDC client id.", group: "environment" },
+  OIDC_CLIENT_SECRET: { schema: str(), doc: "OIDC client secret.", secret: true, group: "environment" },
+  OIDC_REDIRECT_URI: { schema: url(), doc: "OIDC redirect URI (the callback route).", group: "environment" },
+  OIDC_SCOPE: {
+    schema: str("openid profile email"),
+    default: "openid profile email",
+    doc: "Scopes requested at login.",
+    group: "environment",
+  },
+  OIDC_JWKS_URL: {
+    schema: url(),
+    doc: "JWKS URL for ID token verification; discovery is used when unset.",
+    group: "environment",
+  },
+  OIDC_AUDIENCE: {
+    schema: str(),
+    doc: "Expected ID token audience; the client id when unset.",
+    group: "environment",
+  },
+  OIDC_GROUPS_CLAIM: {
+    schema: str("groups"),
+    default: "groups",
+    doc: "Name of the ID token claim holding the user's groups.",
+    group: "environment",
+  },
+  SOURCE_SECRET_REFS: {
+    schema: str(),
+    doc: "Which workspaces may use which secret_ref: `<SECRET_REF>:<workspace>,<workspace>` entries separated by `;`, `*` means all. Unset grants nothing (an error in production).",
+    group: "environment",
+  },
+  SOURCE_SECRETS_DIR: {
+    schema: str(),
+    doc: "Directory of files named `<SECRET_REF>_USERNAME` / `<SECRET_REF>_PASSWORD`, read on every new connection before the environment.",
+    group: "environment",
+  },
+  APP_VERSION: { schema: str(), doc: "Overrides the build version reported by /api/health.", group: "environment" },
+  GIT_COMMIT: { schema: str(), doc: "Commit reported by /api/health (`unknown` when unset).", group: "environment" },
+  METRICS_TOKEN: {
+    schema: str(),
+    doc: "Bearer token required by /api/metrics (see the gate table). Warned about in production when shorter than 24 characters.",
+    secret: true,
+    group: "environment",
+  },
+  METRICS_ALLOWED_CIDRS: {
+    schema: str(),
+    doc: "Comma- or space-separated IPv4/IPv6 addresses and CIDR ranges allowed to scrape /api/metrics. An entry that does not parse refuses boot.",
+    group: "environment",
+  },
+  FRAMEWORK_MANUAL_SIG_HANDLE: {
+    schema: bool(false),
+    default: "false",
+    doc: "When true the app handles SIGTERM/SIGINT itself and drains; otherwise SIGTERM exits 143 with no drain. No effect in development mode.",
+    group: "environment",
+  },
+
+  // --- Pulseboard's own additions (DESIGN) ---
+  NODE_ENV: {
+    schema: oneOf(["production", "development", "test"] as const),
+    doc: "`production` enables the production rules; `development` is the watch/reload mode. `npm start` runs in neither.",
+    group: "pulseboard",
+  },
+  PORT: {
+    schema: int(8080, { min: 1 }),
+    default: "8080",
+    doc: "Listen port of the handlers (8080, as the Lambda Web Adapter expects). `npm start` uses 3000 for the all-in-one process.",
+    group: "pulseboard",
+  },
+  STREAM_PORT: {
+    schema: int(8081, { min: 1 }),
+    default: "8081",
+    doc: "Listen port of the stream host when run alone.",
+    group: "pulseboard",
+  },
+  PUBLIC_BASE_URL: {
+    schema: url(),
+    doc: "Public origin of the service (for example https://dash.example.com); used for redirects and the same-origin check of mutating requests.",
+    group: "pulseboard",
+  },
+  SESSION_TTL_SECONDS: {
+    schema: int(43200, { min: 60 }),
+    default: "43200",
+    doc: "Lifetime of a session token.",
+    group: "pulseboard",
+  },
+  SQL_GUARD_EXTRA_FUNCTIONS: {
+    schema: str(""),
+    default: "",
+    doc: "Comma- or space-separated function names added to the SQL guard allowlist.",
+    group: "pulseboard",
+  },
+  SQL_MAX_LENGTH: {
+    schema: int(20000, { min: 1 }),
+    default: "20000",
+    doc: "Longest statement (characters) the SQL guard accepts; longer gives reason `structure`.",
+    group: "pulseboard",
+  },
+  SOURCE_SECRETS_AWS_PREFIX: {
+    schema: str(),
+    doc: "When set, a secret_ref not found in files or env resolves to the AWS Secrets Manager secret `<prefix><secret_ref>` holding `{username,password}`.",
+    group: "pulseboard",
+  },
+  SOURCE_SECRETS_AWS_CACHE_SECONDS: {
+    schema: int(60),
+    default: "60",
+    doc: "How long a Secrets Manager value is cached.",
+    group: "pulseboard",
+  },
+  READINESS_CHECK_TIMEOUT_MS: {
+    schema: int(2000, { min: 1 }),
+    default: "2000",
+    doc: "Timeout of each readiness check; a hung dependency reports `TIMEOUT`.",
+    group: "pulseboard",
+  },
+  AI_REQUEST_TIMEOUT_MS: {
+    schema: int(60000, { min: 1 }),
+    default: "60000",
+    doc: "Timeout of one model call; past it the route answers 504.",
+    group: "pulseboard",
+  },
+  AI_INPUT_COST_PER_MTOK: {
+    schema: z.preprocess(
+      (v) => (emptyToUndefined(v) === undefined ? 0 : Number(v)),
+      z.number({ error: "must be a number" }).min(0, { error: "must not be negative" }),
+    ),
+    default: "0",
+    doc: "Cost (in your currency) per million input tokens, recorded in generation_log.",
+    group: "pulseboard",
+  },
+  AI_OUTPUT_COST_PER_MTOK: {
+    schema: z.preprocess(
+      (v) => (emptyToUndefined(v) === undefined ? 0 : Number(v)),
+      z.number({ error: "must be a number" }).min(0, { error: "must not be negative" }),
+    ),
+    default: "0",
+    doc: "Cost (in your currency) per million output tokens, recorded in generation_log.",
+    group: "pulseboard",
+  },
+} satisfies Record<string, VariableDef>;
+
+export type VariableName = keyof typeof variables;

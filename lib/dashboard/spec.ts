@@ -1,0 +1,71 @@
+import { z } from "zod";
+import { TIME_EXPRESSION } from "../config/variables.ts";
+
+export const PANEL_TYPES = ["timeseries", "stat", "table", "bar"] as const;
+
+/** A time expression: now, now-<n><s|m|h|d|w>, or an ISO-8601 instant. */
+export const TimeExpressionSchema = z
+  .string()
+  .max(64)
+  .refine((s) => TIME_EXPRESSION.test(s) || (/^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s))), {
+    error: "must be now, now-<n><s|m|h|d|w> or an ISO-8601 instant",
+  });
+
+export const PanelSchema = z.object({
+  id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, { error: "must be letters, digits, _ or -" }),
+  title: z.string().min(1).max(200),
+  type: z.enum(PANEL_TYPES),
+  sourceId: z.string().min(1).max(64),
+  sql: z.string().min(1).max(20000),
+  unit: z.string().max(32).optional(),
+  options: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** The dashboard spec of DESIGN section 6; `minRefreshMs` is enforced by `dashboardSpecSchema`. */
+export const DashboardSpecBaseSchema = z.object({
+  title: z.string().min(1).max(200),
+  refreshIntervalMs: z.number().int().positive().optional(),
+  time: z.object({ from: TimeExpressionSchema, to: TimeExpressionSchema }),
+  panels: z.array(PanelSchema).max(50),
+});
+
+/** The spec schema with the server-side refresh floor and unique panel ids. */
+export function dashboardSpecSchema(minRefreshMs: number) {
+  return DashboardSpecBaseSchema.superRefine((spec, ctx) => {
+    if (spec.refreshIntervalMs !== undefined && spec.refreshIntervalMs < minRefreshMs) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["refreshIntervalMs"],
+        message: `must not be below MIN_REFRESH_INTERVAL_MS (${minRefreshMs})`,
+      });
+    }
+    const seen = new Set<string>();
+    spec.panels.forEach((p, i) => {
+      if (seen.has(p.id)) ctx.addIssue({ code: "custom", path: ["panels", i, "id"], message: `duplicate panel id ${p.id}` });
+      seen.add(p.id);
+    });
+  });
+}
+
+export type Panel = z.infer<typeof PanelSchema>;
+export type DashboardSpec = z.infer<typeof DashboardSpecBaseSchema>;
+
+/** The effective refresh cadence: the dashboard's value or the default, clamped to the floor on read. */
+export function effectiveRefreshMs(
+  spec: Pick<DashboardSpec, "refreshIntervalMs">,
+  cfg: { DEFAULT_REFRESH_INTERVAL_MS: number; MIN_REFRESH_INTERVAL_MS: number },
+): number {
+  return Math.max(spec.refreshIntervalMs ?? cfg.DEFAULT_REFRESH_INTERVAL_MS, cfg.MIN_REFRESH_INTERVAL_MS);
+}
+
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+
+/** Resolves a time expression to epoch milliseconds at `now`. */
+export function resolveTime(expr: string, now: number): number {
+  if (expr === "now") return now;
+  const m = /^now-(\d+)([smhdw])$/.exec(expr);
+  if (m) return now - Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+  const t = Date.parse(expr);
+  if (Number.isNaN(t)) throw new Error(`invalid time expression`);
+  return t;
+}

@@ -1,0 +1,46 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { AppError, ERROR_STATUS, type ErrorCode } from "./errors.ts";
+
+/** Writes an application/problem+json body (RFC 9457) with our stable `code` and the request id. */
+export function problem(
+  c: Context,
+  code: ErrorCode,
+  detail: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): Response {
+  const status = ERROR_STATUS[code];
+  const requestId = c.get("requestId" as never) as string | undefined;
+  const body = { type: `about:blank#${code}`, title: code.replaceAll("_", " "), status, code, detail, requestId, ...extra };
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...headers },
+  });
+}
+
+/** The one error handler: AppErrors become their problem; anything else a generic 500 with the request id. */
+export function onError(log: (line: Record<string, unknown>) => void = defaultLog) {
+  return (err: Error, c: Context): Response => {
+    if (err instanceof AppError) return problem(c, err.code, err.detail, err.extra, err.headers);
+    if (err instanceof HTTPException && err.status < 500) {
+      const code: ErrorCode = err.status === 401 ? "unauthenticated" : err.status === 403 ? "forbidden" : err.status === 404 ? "not_found" : "bad_request";
+      return problem(c, code, err.message || code.replaceAll("_", " "));
+    }
+    // Unknown errors never reach the client: the log has the rest, the body a request id to find it.
+    log({
+      level: "error",
+      msg: "unhandled error",
+      requestId: c.get("requestId" as never),
+      method: c.req.method,
+      path: c.req.path,
+      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      stack: err instanceof Error ? err.stack : undefined,
+    });
+    return problem(c, "internal", "An internal error occurred. Quote the request id when reporting it.");
+  };
+}
+
+function defaultLog(line: Record<string, unknown>): void {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
+}

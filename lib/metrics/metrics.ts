@@ -1,0 +1,130 @@
+import { Counter, Gauge, Histogram, type Registry, collectDefaultMetrics } from "prom-client";
+import { LabelCap } from "./label-cap.ts";
+
+/** The fixed enum of SQL guard rejection reasons (spec, Metrics rule 1). */
+export const GUARD_REASONS = ["empty", "structure", "comment", "keyword", "function", "time", "catalog"] as const;
+export type GuardReason = (typeof GUARD_REASONS)[number];
+
+export const LLM_ROUTES = ["generate", "source_draft", "chat"] as const;
+export type LlmRoute = (typeof LLM_ROUTES)[number];
+export type LlmOutcome = "admitted" | "rate_limited" | "over_budget";
+
+/**
+ * The spec's eight metrics on a registry that is passed in. Every opaque-id label goes through
+ * a LabelCap so no label exceeds 500 distinct values; no user text is ever a label value.
+ */
+export interface Metrics {
+  registry: Registry;
+  observePollerTick(dashboardId: string, seconds: number): void;
+  observeQuery(sourceId: string, outcome: "ok" | "error", seconds: number, rows?: number): void;
+  setSseSubscribers(dashboardId: string, count: number): void;
+  setPollersActive(count: number): void;
+  addLlmTokens(workspaceId: string, model: string, input: number, output: number): void;
+  countLlmRequest(route: LlmRoute, outcome: LlmOutcome): void;
+  countGuardRejection(reason: GuardReason): void;
+  /** Spec rule 5: drops every series of a dashboard whose poller stopped. */
+  dropDashboard(dashboardId: string): void;
+}
+
+/** Buckets for query and tick wall time: 1 ms .. 30 s. */
+const TIME_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
+const ROW_BUCKETS = [0, 1, 10, 50, 100, 500, 1000, 2500, 5000, 10000];
+
+/** Registers the spec's metrics and the `svc_`-prefixed default collectors on `registry`. */
+export function createMetrics(registry: Registry, opts: { defaultCollectors?: boolean } = {}): Metrics {
+  if (opts.defaultCollectors !== false) collectDefaultMetrics({ register: registry, prefix: "svc_" });
+
+  const dashboards = new LabelCap();
+  const sources = new LabelCap();
+  const workspaces = new LabelCap();
+  const models = new LabelCap();
+
+  const tick = new Histogram({
+    name: "svc_poller_tick_duration_seconds",
+    help: "Wall time of one poller tick across every panel of the dashboard.",
+    labelNames: ["dashboard"],
+    buckets: TIME_BUCKETS,
+    registers: [registry],
+  });
+  const queryDuration = new Histogram({
+    name: "svc_query_duration_seconds",
+    help: "One guarded query including connect and rollback.",
+    labelNames: ["source", "outcome"],
+    buckets: TIME_BUCKETS,
+    registers: [registry],
+  });
+  const queryRows = new Histogram({
+    name: "svc_query_rows",
+    help: "Rows returned by one guarded query.",
+    labelNames: ["source"],
+    buckets: ROW_BUCKETS,
+    registers: [registry],
+  });
+  const subscribers = new Gauge({
+    name: "svc_sse_subscribers",
+    help: "Browsers attached to a dashboard's stream on this instance.",
+    labelNames: ["dashboard"],
+    registers: [registry],
+  });
+  const pollers = new Gauge({
+    name: "svc_pollers_active",
+    help: "Pollers running on this instance.",
+    registers: [registry],
+  });
+  const llmTokens = new Counter({
+    name: "svc_llm_tokens_total",
+    help: "Tokens billed to a workspace.",
+    labelNames: ["workspace", "model", "direction"],
+    registers: [registry],
+  });
+  const llmRequests = new Counter({
+    name: "svc_llm_requests_total",
+    help: "Model requests at the admission gate.",
+    labelNames: ["route", "outcome"],
+    registers: [registry],
+  });
+  const rejections = new Counter({
+    name: "svc_sql_validation_rejections_total",
+    help: "Statements refused by the SQL guard.",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
+  pollers.set(0);
+
+  // Series that share the `other` bucket are only dropped when no capped dashboard feeds them; keep it simple
+  // and never drop `other`, so totals stay monotonic for the overflow bucket.
+  return {
+    registry,
+    observePollerTick(dashboardId, seconds) {
+      tick.observe({ dashboard: dashboards.value(dashboardId) }, seconds);
+    },
+    observeQuery(sourceId, outcome, seconds, rows) {
+      const source = sources.value(sourceId);
+      queryDuration.observe({ source, outcome }, seconds);
+      if (outcome === "ok" && rows !== undefined) queryRows.observe({ source }, rows);
+    },
+    setSseSubscribers(dashboardId, count) {
+      subscribers.set({ dashboard: dashboards.value(dashboardId) }, count);
+    },
+    setPollersActive(count) {
+      pollers.set(count);
+    },
+    addLlmTokens(workspaceId, model, input, output) {
+      const labels = { workspace: workspaces.value(workspaceId), model: models.value(model || "unknown") };
+      if (input > 0) llmTokens.inc({ ...labels, direction: "input" }, input);
+      if (output > 0) llmTokens.inc({ ...labels, direction: "output" }, output);
+    },
+    countLlmRequest(route, outcome) {
+      llmRequests.inc({ route, outcome });
+    },
+    countGuardRejection(reason) {
+      rejections.inc({ reason });
+    },
+    dropDashboard(dashboardId) {
+      if (!dashboards.has(dashboardId)) return;
+      tick.remove({ dashboard: dashboardId });
+      subscribers.remove({ dashboard: dashboardId });
+      dashboards.forget(dashboardId);
+    },
+  };
+}

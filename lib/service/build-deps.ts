@@ -1,0 +1,34 @@
+import { readFileSync } from "node:fs";
+import { Registry } from "prom-client";
+import type { Config } from "../config/parse.ts";
+import { createDrainState } from "../lifecycle/drain-state.ts";
+import { createLogger } from "../log/logger.ts";
+import { createMetrics } from "../metrics/metrics.ts";
+import { buildInfo, buildVersion } from "../probes/health.ts";
+import { createReadiness } from "../probes/ready.ts";
+import { createConfigStorePool } from "../store/pool.ts";
+import type { ServiceDeps } from "./deps.ts";
+
+function manifestVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+/** Builds the process's dependencies from validated config; called once by each entry point. */
+export function buildServiceDeps(config: Config, overrides: Partial<ServiceDeps> = {}): ServiceDeps {
+  const pool = overrides.pool ?? createConfigStorePool({ connectionString: config.DATABASE_URL, max: config.PG_POOL_MAX });
+  const drain = overrides.drain ?? createDrainState();
+  const now = overrides.now ?? Date.now;
+  const fetchFn = overrides.fetch ?? globalThis.fetch;
+  return {
+    config,
+    pool,
+    drain,
+    now,
+    fetch: fetchFn,
+    metrics: overrides.metrics ?? createMetrics(new Registry()),
+    log: overrides.log ?? createLogger({ now }),
+    readiness: overrides.readiness ?? createReadiness({ pool, config, drain, fetch: fetchFn, now }),
+    build: overrides.build ?? buildInfo(config, buildVersion(manifestVersion)),
+  };
+}
