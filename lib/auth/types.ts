@@ -1,0 +1,23 @@
+/** Workspace roles, weakest first: viewer (view, chat) < editor (+ edit, preview, generate) < admin (+ sources, limits). */
+export const ROLES = ["viewer", "editor", "admin"] as const;
+export type Role = (typeof ROLES)[number];
+
+/** The signed-in user as carried by the session token. */
+export interface SessionUser {
+  sub: string;
+  name?: string;
+  email?: string;
+  groups: string[];
+}
+
+/** Hono context variables set by the auth middleware (lib/auth/middleware.ts). */
+export interface AuthVariables {
+  user: SessionUser;
+  /** Set by requireRole: the workspace the request acts on and the caller's role in it. */
+  workspaceId: string;
+  role: Role;
+  requestId: string;
+}
+
+/** NOTIFY channel on the config store; payload is the dashboard id that changed or was deleted. */
+export const DASHBOARD_CHANGED_CHANNEL = "pulseboard_dashboard_changed";
