@@ -1,0 +1,91 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { getCookie } from "hono/cookie";
+import type pg from "pg";
+import { AppError } from "../http/errors.ts";
+import { getWorkspace } from "../workspaces/store.ts";
+import { roleAtLeast, roleIn } from "./roles.ts";
+import type { SessionTokens } from "./session.ts";
+import type { AuthVariables, Role } from "./types.ts";
+
+/** Resolves the workspace a request acts on (from a path param, or by loading the resource); null when it does not exist. */
+export type WorkspaceResolver = (c: Context) => Promise<string | null>;
+
+/**
+ * Requires a valid session cookie and sets `c.var.user`. Verification is local (HS256), so it keeps
+ * working while the identity provider is down. Anything missing or invalid is a 401 problem.
+ */
+export function requireSession(deps: {
+  sessions: Pick<SessionTokens, "verify">;
+  cookieName: string;
+}): MiddlewareHandler<{ Variables: AuthVariables }> {
+  return async (c, next) => {
+    const token = getCookie(c, deps.cookieName);
+    const user = token ? await deps.sessions.verify(token) : null;
+    if (!user) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
+    c.set("user", user);
+    await next();
+  };
+}
+
+/**
+ * Requires at least `role` in the workspace `resolveWorkspaceId` names; needs requireSession before it.
+ * Sets `c.var.workspaceId` and `c.var.role`. A missing resource and a workspace where the caller has
+ * no role are the same 404, so members of other workspaces learn nothing about what exists; a role
+ * that is too weak is a 403.
+ */
+export function requireRole(
+  role: Role,
+  resolveWorkspaceId: WorkspaceResolver,
+  deps: { pool: pg.Pool },
+): MiddlewareHandler<{ Variables: AuthVariables }> {
+  return async (c, next) => {
+    const user = c.get("user");
+    if (!user) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
+    const workspaceId = await resolveWorkspaceId(c);
+    const workspace = workspaceId ? await getWorkspace(deps.pool, workspaceId) : null;
+    const have = workspace ? roleIn(user.groups, workspace) : null;
+    if (!workspace || !have) throw new AppError("not_found", "Not found.");
+    if (!roleAtLeast(have, role)) {
+      throw new AppError("forbidden", `This needs the ${role} role in the workspace; you are ${article(have)} ${have}.`, {
+        requiredRole: role,
+        role: have,
+      });
+    }
+    c.set("workspaceId", workspace.id);
+    c.set("role", have);
+    await next();
+  };
+}
+
+function article(role: Role): string {
+  return role === "admin" || role === "editor" ? "an" : "a";
+}
+
+/** A resolver reading the workspace id from a path parameter (default `workspaceId`). */
+export function workspaceFromParam(name = "workspaceId"): WorkspaceResolver {
+  return async (c) => c.req.param(name) || null;
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Refuses mutating requests a browser sent from another site: an Origin that is not ours (or
+ * "null"), or, without Origin, `Sec-Fetch-Site: cross-site`. Our origin is PUBLIC_BASE_URL when
+ * set, else the request's own origin. Requests with neither header (curl, scripts) pass: they
+ * carry the cookie only when their author put it there.
+ */
+export function rejectCrossSite(opts: { publicBaseUrl?: string }): MiddlewareHandler {
+  const configured = opts.publicBaseUrl ? new URL(opts.publicBaseUrl).origin : undefined;
+  return async (c, next) => {
+    if (!SAFE_METHODS.has(c.req.method)) {
+      const origin = c.req.header("origin");
+      const fetchSite = c.req.header("sec-fetch-site")?.toLowerCase();
+      const ours = configured ?? new URL(c.req.url).origin;
+      // A browser-set Sec-Fetch-Site: same-origin cannot be forged by page scripts; trust it even when a proxy rewrote the Host.
+      const crossSite =
+        fetchSite === "same-origin" ? false : origin !== undefined ? origin !== ours : fetchSite === "cross-site";
+      if (crossSite) throw new AppError("cross_site_request", "Cross-site requests may not change anything.");
+    }
+    await next();
+  };
+}

@@ -1,0 +1,22 @@
+import { ROLES, type Role } from "./types.ts";
+
+/** The OIDC group names that grant each role in one workspace. */
+export interface WorkspaceGroups {
+  viewer_group: string;
+  editor_group: string;
+  admin_group: string;
+}
+
+/** The highest role the groups grant in the workspace, or null when they grant none. */
+export function roleIn(groups: readonly string[], ws: WorkspaceGroups): Role | null {
+  const set = new Set(groups);
+  if (ws.admin_group && set.has(ws.admin_group)) return "admin";
+  if (ws.editor_group && set.has(ws.editor_group)) return "editor";
+  if (ws.viewer_group && set.has(ws.viewer_group)) return "viewer";
+  return null;
+}
+
+/** True when `have` is at least `need` (viewer < editor < admin). */
+export function roleAtLeast(have: Role, need: Role): boolean {
+  return ROLES.indexOf(have) >= ROLES.indexOf(need);
+}
