@@ -56,14 +56,17 @@ export function createReadiness(deps: {
   const timeoutMs = deps.config.READINESS_CHECK_TIMEOUT_MS;
   let idpCache: { result: CheckResult; until: number } | undefined;
   let idpInFlight: Promise<CheckResult> | undefined;
+  // While draining, readiness reports the last results it saw instead of touching a store being shut down.
+  let lastDatabase: CheckResult = { status: "ok" };
 
   async function checkDatabase(): Promise<CheckResult> {
     try {
       await withTimeout(() => deps.pool.query("SELECT 1"), timeoutMs);
-      return { status: "ok" };
+      lastDatabase = { status: "ok" };
     } catch (err) {
-      return { status: "failed", reason: reasonFromError(err) };
+      lastDatabase = { status: "failed", reason: reasonFromError(err) };
     }
+    return lastDatabase;
   }
 
   async function probeIssuer(issuer: string): Promise<CheckResult> {
@@ -108,12 +111,11 @@ export function createReadiness(deps: {
     return { httpStatus: 200, body: { status: degraded ? "degraded" : "ready", checks } };
   }
 
-  // While draining no dependency is touched: the answer must not wait on a store being shut down.
   async function drainingRecord(): Promise<ReadinessRecord> {
     return {
       status: "draining",
       checks: {
-        database: { status: "ok" },
+        database: lastDatabase,
         identityProvider: idpCache?.result ?? { status: "ok" },
         aiProvider: checkAiConfig(deps.config),
       },

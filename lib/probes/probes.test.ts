@@ -1,0 +1,232 @@
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Hono } from "hono";
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { parseConfig } from "../config/parse.ts";
+import { type EmbeddedPostgresHandle, freePort, startEmbeddedPostgres } from "../embedded/postgres.ts";
+import { createDrainState } from "../lifecycle/drain-state.ts";
+import { createConfigStorePool } from "../store/pool.ts";
+import { registerHealth } from "./health.ts";
+import { createReadiness, registerReady } from "./ready.ts";
+
+// A PostgreSQL of this file's own, so it can be stopped and restarted under the probe.
+let server: EmbeddedPostgresHandle;
+let dir: string;
+let idp: Server;
+let idpUrl: string;
+let idpHits = 0;
+let idpMode: "ok" | "503" | "hang" = "ok";
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "pulseboard-probe-pg-"));
+  await chmod(dir, 0o755);
+  server = await startEmbeddedPostgres({ dataDir: join(dir, "data"), password: "probe-S3cret-pw" });
+  idp = createServer((req, res) => {
+    idpHits++;
+    if (idpMode === "hang") return; // never answers
+    if (idpMode === "503") {
+      res.writeHead(503).end("down");
+      return;
+    }
+    if (req.url === "/realm/.well-known/openid-configuration") {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ issuer: `${idpUrl}` }));
+    } else res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => idp.listen(0, "127.0.0.1", r));
+  idpUrl = `http://127.0.0.1:${(idp.address() as AddressInfo).port}/realm`;
+}, 120_000);
+
+afterAll(async () => {
+  idp.closeAllConnections();
+  idp.close();
+  await server?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function setup(env: Record<string, string>, opts: { url?: string; now?: () => number } = {}) {
+  const { config } = parseConfig({
+    DATABASE_URL: opts.url ?? server.url("postgres"),
+    READINESS_CHECK_TIMEOUT_MS: "300",
+    ...env,
+  });
+  const pool = createConfigStorePool({ connectionString: config.DATABASE_URL, max: 2 });
+  const drain = createDrainState();
+  const readiness = createReadiness({ pool, config, drain, now: opts.now });
+  const app = new Hono();
+  registerHealth(app, { version: config.APP_VERSION ?? "1.2.3", commit: config.GIT_COMMIT ?? "unknown" });
+  registerReady(app, readiness);
+  return { app, pool, drain, readiness };
+}
+
+const FULL = {
+  OIDC_ISSUER: "",
+  OIDC_CLIENT_ID: "pulseboard",
+  AI_PROVIDER: "compat",
+  AI_MODEL: "local-model",
+  AI_COMPAT_BASE_URL: "http://127.0.0.1:9/v1",
+  AI_COMPAT_API_KEY: "sk-local",
+};
+
+async function ready(app: Hono) {
+  const res = await app.request("/api/ready");
+  const raw = await res.text();
+  return { status: res.status, raw, body: JSON.parse(raw), cache: res.headers.get("cache-control") };
+}
+
+describe("GET /api/health", () => {
+  test("200 with version and commit unknown; no-store; touches no dependency", async () => {
+    // The pool points at a closed port: health must not care.
+    const { app, pool } = setup({}, { url: "postgres://u:p@127.0.0.1:1/none" });
+    const res = await app.request("/api/health");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(await res.json()).toEqual({ status: "ok", version: "1.2.3", commit: "unknown" });
+    expect(pool.totalCount).toBe(0);
+    await pool.end();
+  });
+
+  test("APP_VERSION and GIT_COMMIT override; stays 200 while draining", async () => {
+    const { app, pool, drain } = setup({ APP_VERSION: "9.9.9", GIT_COMMIT: "abc123" });
+    drain.start();
+    const res = await app.request("/api/health");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ok", version: "9.9.9", commit: "abc123" });
+    await pool.end();
+  });
+});
+
+describe("GET /api/ready", () => {
+  test("ready when all three answer", async () => {
+    idpMode = "ok";
+    const { app, pool } = setup({ ...FULL, OIDC_ISSUER: idpUrl });
+    const r = await ready(app);
+    expect(r.status).toBe(200);
+    expect(r.cache).toBe("no-store");
+    expect(r.body).toEqual({
+      status: "ready",
+      checks: { database: { status: "ok" }, identityProvider: { status: "ok" }, aiProvider: { status: "ok" } },
+    });
+    await pool.end();
+  });
+
+  test("degraded naming the unset OIDC and AI variables while the database is ok", async () => {
+    const { app, pool } = setup({});
+    const r = await ready(app);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      status: "degraded",
+      checks: {
+        database: { status: "ok" },
+        identityProvider: { status: "failed", reason: "OIDC_ISSUER" },
+        aiProvider: { status: "failed", reason: "AI_PROVIDER" },
+      },
+    });
+    await pool.end();
+  });
+
+  test.each([
+    [{ AI_PROVIDER: "gateway" }, "AI_MODEL"],
+    [{ AI_PROVIDER: "gateway", AI_MODEL: "openai/gpt-5" }, "AI_GATEWAY_API_KEY"],
+    [{ AI_PROVIDER: "compat", AI_MODEL: "m" }, "AI_COMPAT_BASE_URL"],
+    [{ AI_PROVIDER: "compat", AI_MODEL: "m", AI_COMPAT_BASE_URL: "http://x/v1" }, "AI_COMPAT_API_KEY"],
+  ])("AI configuration %j names %s without calling a model", async (env, reason) => {
+    const { app, pool } = setup(env);
+    expect((await ready(app)).body.checks.aiProvider).toEqual({ status: "failed", reason });
+    await pool.end();
+  });
+
+  test("an unreachable issuer is a code reason; a 503 issuer is http_503; a hung one TIMEOUT", async () => {
+    let t = 0;
+    const closed = setup({ ...FULL, OIDC_ISSUER: `http://127.0.0.1:${await freePort()}/realm` }, { now: () => t });
+    expect((await ready(closed.app)).body).toMatchObject({
+      status: "degraded",
+      checks: { identityProvider: { status: "failed", reason: "ECONNREFUSED" } },
+    });
+    await closed.pool.end();
+
+    idpMode = "503";
+    const down = setup({ ...FULL, OIDC_ISSUER: idpUrl }, { now: () => t });
+    expect((await ready(down.app)).body.checks.identityProvider).toEqual({ status: "failed", reason: "http_503" });
+    await down.pool.end();
+
+    idpMode = "hang";
+    const hung = setup({ ...FULL, OIDC_ISSUER: idpUrl }, { now: () => t });
+    expect((await ready(hung.app)).body.checks.identityProvider).toEqual({ status: "failed", reason: "TIMEOUT" });
+    await hung.pool.end();
+    idpMode = "ok";
+  });
+
+  test("the issuer check is cached 60 s on success and 5 s on failure (injected clock, counted requests)", async () => {
+    let t = 1_000_000;
+    idpMode = "ok";
+    const { app, pool } = setup({ ...FULL, OIDC_ISSUER: idpUrl }, { now: () => t });
+    idpHits = 0;
+    await ready(app);
+    expect(idpHits).toBe(1);
+    t += 59_999;
+    await ready(app);
+    expect(idpHits).toBe(1);
+    t += 1;
+    await ready(app);
+    expect(idpHits).toBe(2);
+
+    idpMode = "503";
+    t += 60_000;
+    expect((await ready(app)).body.checks.identityProvider.reason).toBe("http_503");
+    expect(idpHits).toBe(3);
+    t += 4_999;
+    await ready(app);
+    expect(idpHits).toBe(3);
+    idpMode = "ok";
+    t += 1;
+    expect((await ready(app)).body.checks.identityProvider).toEqual({ status: "ok" });
+    expect(idpHits).toBe(4);
+    await pool.end();
+  });
+
+  test("draining answers 503 draining from the instant the flag is set", async () => {
+    const { app, pool, drain } = setup({ ...FULL, OIDC_ISSUER: idpUrl });
+    expect((await ready(app)).status).toBe(200);
+    drain.start();
+    const r = await ready(app);
+    expect(r.status).toBe(503);
+    expect(r.body.status).toBe("draining");
+    await pool.end();
+  });
+
+  test("a wrong password is not_ready with 28P01, and the body never contains host, user, password or URL", async () => {
+    const url = server.url("postgres").replace("probe-S3cret-pw", "wrong-pass-XYZ");
+    const { app, pool } = setup({}, { url });
+    const r = await ready(app);
+    expect(r.status).toBe(503);
+    expect(r.body.status).toBe("not_ready");
+    expect(r.body.checks.database).toEqual({ status: "failed", reason: "28P01" });
+    for (const secret of ["127.0.0.1", "postgres", "wrong-pass-XYZ", "probe-S3cret-pw", String(server.port), "postgres://"]) {
+      expect(r.raw).not.toContain(secret);
+    }
+    await pool.end();
+  });
+
+  test("a stopped config store is not_ready with a code reason, and readiness recovers without a restart", async () => {
+    const { app, pool } = setup({});
+    expect((await ready(app)).status).toBe(200);
+    await server.stop();
+    const down = await ready(app);
+    expect(down.status).toBe(503);
+    expect(down.body.status).toBe("not_ready");
+    expect(down.body.checks.database.status).toBe("failed");
+    expect(down.body.checks.database.reason).toMatch(/^(ECONNREFUSED|57P01|57P03|ECONNRESET|TIMEOUT)$/);
+    expect(down.raw).not.toContain("127.0.0.1");
+    server = await startEmbeddedPostgres({ dataDir: join(dir, "data"), port: server.port, password: "probe-S3cret-pw" });
+    let back = await ready(app);
+    // The first query after a restart may land on a client killed by the shutdown; the next one is fresh.
+    if (back.status !== 200) back = await ready(app);
+    expect(back.status).toBe(200);
+    expect(back.body.checks.database).toEqual({ status: "ok" });
+    await pool.end();
+  }, 60_000);
+});
