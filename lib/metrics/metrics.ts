@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry, collectDefaultMetrics } from "prom-client";
-import { LabelCap } from "./label-cap.ts";
+import { LabelCap, OVERFLOW_LABEL } from "./label-cap.ts";
 
 /** The fixed enum of SQL guard rejection reasons (spec, Metrics rule 1). */
 export const GUARD_REASONS = ["empty", "structure", "comment", "keyword", "function", "time", "catalog"] as const;
@@ -91,6 +91,14 @@ export function createMetrics(registry: Registry, opts: { defaultCollectors?: bo
   });
   pollers.set(0);
 
+  const overflowSubscribers = new Map<string, number>();
+  const setOverflowSubscribers = () => {
+    let sum = 0;
+    for (const n of overflowSubscribers.values()) sum += n;
+    if (overflowSubscribers.size === 0) subscribers.remove({ dashboard: OVERFLOW_LABEL });
+    else subscribers.set({ dashboard: OVERFLOW_LABEL }, sum);
+  };
+
   // Series that share the `other` bucket are only dropped when no capped dashboard feeds them; keep it simple
   // and never drop `other`, so totals stay monotonic for the overflow bucket.
   return {
@@ -104,7 +112,16 @@ export function createMetrics(registry: Registry, opts: { defaultCollectors?: bo
       if (outcome === "ok" && rows !== undefined) queryRows.observe({ source }, rows);
     },
     setSseSubscribers(dashboardId, count) {
-      subscribers.set({ dashboard: dashboards.value(dashboardId) }, count);
+      const label = dashboards.value(dashboardId);
+      if (label === dashboardId) {
+        // A dashboard that just won a freed slot stops counting towards `other`.
+        if (overflowSubscribers.delete(dashboardId)) setOverflowSubscribers();
+        subscribers.set({ dashboard: label }, count);
+        return;
+      }
+      // Every dashboard beyond the cap shares `other`: the gauge is their sum, never the last one written.
+      overflowSubscribers.set(dashboardId, count);
+      setOverflowSubscribers();
     },
     setPollersActive(count) {
       pollers.set(count);
@@ -121,6 +138,7 @@ export function createMetrics(registry: Registry, opts: { defaultCollectors?: bo
       rejections.inc({ reason });
     },
     dropDashboard(dashboardId) {
+      if (overflowSubscribers.delete(dashboardId)) setOverflowSubscribers();
       if (!dashboards.has(dashboardId)) return;
       tick.remove({ dashboard: dashboardId });
       subscribers.remove({ dashboard: dashboardId });

@@ -1,0 +1,122 @@
+import { Registry } from "prom-client";
+import { describe, expect, test } from "vitest";
+import { LABEL_CAP, LabelCap, OVERFLOW_LABEL } from "./label-cap.ts";
+import { createMetrics } from "./metrics.ts";
+
+/** The distinct values of `label` among the samples of `metric` in one scrape. */
+async function labelValues(registry: Registry, metric: string, label: string): Promise<Set<string>> {
+  const json = await registry.getMetricsAsJSON();
+  const m = json.find((x) => x.name === metric);
+  return new Set((m?.values ?? []).map((v) => String((v.labels as Record<string, unknown>)[label])).filter((v) => v !== "undefined"));
+}
+
+describe("label cap", () => {
+  test("501 distinct dashboard ids yield 500 values plus `other`", async () => {
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { defaultCollectors: false });
+    for (let i = 0; i < 501; i++) {
+      metrics.observePollerTick(`db_${i}`, 0.01);
+      metrics.setSseSubscribers(`db_${i}`, 1);
+    }
+    for (const name of ["svc_poller_tick_duration_seconds", "svc_sse_subscribers"]) {
+      const values = await labelValues(registry, name, "dashboard");
+      expect(values.size).toBe(LABEL_CAP + 1);
+      expect(values.has(OVERFLOW_LABEL)).toBe(true);
+      expect(values.has("db_0")).toBe(true);
+      expect(values.has("db_499")).toBe(true);
+      expect(values.has("db_500")).toBe(false);
+    }
+  });
+
+  test("the `other` gauge is the sum of every dashboard beyond the cap", async () => {
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { defaultCollectors: false });
+    for (let i = 0; i < LABEL_CAP; i++) metrics.setSseSubscribers(`db_${i}`, 1);
+    metrics.setSseSubscribers("db_x", 3);
+    metrics.setSseSubscribers("db_y", 4);
+    expect(await registry.getSingleMetricAsString("svc_sse_subscribers")).toContain('svc_sse_subscribers{dashboard="other"} 7');
+    metrics.dropDashboard("db_x");
+    expect(await registry.getSingleMetricAsString("svc_sse_subscribers")).toContain('svc_sse_subscribers{dashboard="other"} 4');
+    metrics.dropDashboard("db_y");
+    expect(await registry.getSingleMetricAsString("svc_sse_subscribers")).not.toContain('dashboard="other"');
+  });
+
+  test("source, workspace and model labels are capped too", async () => {
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { defaultCollectors: false });
+    for (let i = 0; i < 501; i++) {
+      metrics.observeQuery(`src_${i}`, "ok", 0.01, 3);
+      metrics.addLlmTokens(`ws_${i}`, `model_${i}`, 1, 1);
+    }
+    expect((await labelValues(registry, "svc_query_duration_seconds", "source")).size).toBe(501);
+    expect((await labelValues(registry, "svc_query_duration_seconds", "source")).has("other")).toBe(true);
+    expect((await labelValues(registry, "svc_query_rows", "source")).size).toBe(501);
+    expect((await labelValues(registry, "svc_llm_tokens_total", "workspace")).size).toBe(501);
+    expect((await labelValues(registry, "svc_llm_tokens_total", "model")).size).toBe(501);
+  });
+
+  test("a forgotten value frees its slot", () => {
+    const cap = new LabelCap(2);
+    expect([cap.value("a"), cap.value("b"), cap.value("c")]).toEqual(["a", "b", "other"]);
+    cap.forget("a");
+    expect(cap.value("c")).toBe("c");
+  });
+});
+
+describe("series lifecycle", () => {
+  test("a stopped poller's series are gone from the next scrape", async () => {
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { defaultCollectors: false });
+    metrics.observePollerTick("db_a", 0.2);
+    metrics.setSseSubscribers("db_a", 2);
+    metrics.observePollerTick("db_b", 0.2);
+    metrics.setSseSubscribers("db_b", 1);
+    const before = await registry.metrics();
+    expect(before).toContain('dashboard="db_a"');
+
+    metrics.dropDashboard("db_a");
+    const after = await registry.metrics();
+    expect(after).not.toContain('dashboard="db_a"');
+    expect(after).toContain('svc_sse_subscribers{dashboard="db_b"} 1');
+    expect(after).toContain('svc_poller_tick_duration_seconds_count{dashboard="db_b"} 1');
+  });
+
+  test("query rows are observed only for a successful statement", async () => {
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { defaultCollectors: false });
+    metrics.observeQuery("src_1", "error", 0.5, 10);
+    metrics.observeQuery("src_1", "ok", 0.5, 10);
+    const text = await registry.metrics();
+    expect(text).toContain('svc_query_rows_count{source="src_1"} 1');
+    expect(text).toContain('svc_query_duration_seconds_count{source="src_1",outcome="error"} 1');
+  });
+});
+
+describe("registry", () => {
+  test("the spec's eight metrics with exactly its names and types, plus svc_-prefixed default collectors", async () => {
+    const registry = new Registry();
+    createMetrics(registry);
+    const json = await registry.getMetricsAsJSON();
+    const types = Object.fromEntries(json.map((m) => [m.name, String(m.type)]));
+    expect(types).toMatchObject({
+      svc_poller_tick_duration_seconds: "histogram",
+      svc_query_duration_seconds: "histogram",
+      svc_query_rows: "histogram",
+      svc_sse_subscribers: "gauge",
+      svc_pollers_active: "gauge",
+      svc_llm_tokens_total: "counter",
+      svc_llm_requests_total: "counter",
+      svc_sql_validation_rejections_total: "counter",
+    });
+    expect(types.svc_process_cpu_seconds_total).toBeDefined();
+    expect(types.svc_nodejs_heap_size_used_bytes).toBeDefined();
+    expect(json.every((m) => m.name.startsWith("svc_"))).toBe(true);
+  });
+
+  test("two services in one process keep separate registries", async () => {
+    const a = createMetrics(new Registry());
+    const b = createMetrics(new Registry());
+    a.setPollersActive(3);
+    expect(await b.registry.getSingleMetricAsString("svc_pollers_active")).toContain("svc_pollers_active 0");
+  });
+});
