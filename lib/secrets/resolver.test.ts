@@ -1,0 +1,205 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import { mockClient } from "aws-sdk-client-mock";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { parseConfig, parseSecretRefs } from "../config/parse.ts";
+import { AppError } from "../http/errors.ts";
+import { createAwsSecretSource } from "./aws.ts";
+import { createSecretResolverFromConfig } from "./index.ts";
+import { createSecretResolver } from "./resolver.ts";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "pb-secrets-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function config(extra: Record<string, string> = {}) {
+  return parseConfig({
+    DATABASE_URL: "postgres://x@127.0.0.1/db",
+    SOURCE_SECRET_REFS: "METRICS:ws_a,ws_b;SHARED:*",
+    SOURCE_SECRETS_DIR: dir,
+    ...extra,
+  }).config;
+}
+
+async function caught(p: Promise<unknown>): Promise<AppError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    return err as AppError;
+  }
+  throw new Error("expected a rejection");
+}
+
+describe("grants", () => {
+  const resolver = createSecretResolver({ config: config(), env: { METRICS_USERNAME: "u", METRICS_PASSWORD: "p" } });
+
+  test("a granted workspace resolves; `*` grants every workspace", async () => {
+    await expect(resolver.resolve("METRICS", "ws_a")).resolves.toEqual({ username: "u", password: "p" });
+    expect(() => resolver.checkGrant("SHARED", "ws_anything")).not.toThrow();
+  });
+
+  test("a workspace without a grant gets grant_missing naming the secret_ref, never the values", async () => {
+    const err = await caught(resolver.resolve("METRICS", "ws_c"));
+    expect(err.code).toBe("grant_missing");
+    expect(err.detail).toContain("METRICS");
+    expect(JSON.stringify([err.detail, err.extra])).not.toMatch(/"u"|"p"/);
+  });
+
+  test("grants are checked before any lookup", async () => {
+    const reads: string[] = [];
+    const r = createSecretResolver({
+      config: config(),
+      env: {},
+      readFile: async (p) => {
+        reads.push(p);
+        return "x";
+      },
+    });
+    await caught(r.resolve("METRICS", "ws_c"));
+    expect(reads).toEqual([]);
+  });
+
+  test("a secret_ref that could name a path is refused before any file access", async () => {
+    const grants = new Map([["../etc/passwd", "*" as const]]);
+    const reads: string[] = [];
+    const r = createSecretResolver({
+      config: { sourceSecretGrants: grants, SOURCE_SECRETS_DIR: dir },
+      readFile: async (p) => {
+        reads.push(p);
+        return "x";
+      },
+    });
+    expect((await caught(r.resolve("../etc/passwd", "ws_a"))).code).toBe("grant_missing");
+    expect(reads).toEqual([]);
+  });
+
+  test("a revoked grant is refused on the next call (grants getter)", async () => {
+    let grants = (parseSecretRefs("METRICS:ws_a") as { grants: Map<string, Set<string> | "*"> }).grants;
+    const r = createSecretResolver({
+      config: config(),
+      env: { METRICS_USERNAME: "u", METRICS_PASSWORD: "p" },
+      grants: () => grants,
+    });
+    await expect(r.resolve("METRICS", "ws_a")).resolves.toBeTruthy();
+    grants = new Map();
+    expect((await caught(r.resolve("METRICS", "ws_a"))).code).toBe("grant_missing");
+  });
+});
+
+describe("files and environment", () => {
+  test("files win over the environment and are re-read on every call", async () => {
+    await writeFile(join(dir, "METRICS_USERNAME"), "file_user\n");
+    await writeFile(join(dir, "METRICS_PASSWORD"), "first\n");
+    const r = createSecretResolver({ config: config(), env: { METRICS_USERNAME: "env_user", METRICS_PASSWORD: "env" } });
+    await expect(r.resolve("METRICS", "ws_a")).resolves.toEqual({ username: "file_user", password: "first" });
+    await writeFile(join(dir, "METRICS_PASSWORD"), "second");
+    await expect(r.resolve("METRICS", "ws_a")).resolves.toEqual({ username: "file_user", password: "second" });
+  });
+
+  test("each variable falls back to the environment on its own", async () => {
+    await writeFile(join(dir, "SHARED_USERNAME"), "file_user");
+    const r = createSecretResolver({ config: config(), env: { SHARED_PASSWORD: "env_pw" } });
+    await expect(r.resolve("SHARED", "ws_x")).resolves.toEqual({ username: "file_user", password: "env_pw" });
+  });
+
+  test("missing credentials name the variables, not values", async () => {
+    const r = createSecretResolver({ config: config(), env: { SHARED_PASSWORD: "hunter2" } });
+    await rm(join(dir, "SHARED_USERNAME"), { force: true });
+    const err = await caught(r.resolve("SHARED", "ws_x"));
+    expect(err.code).toBe("source_credentials_missing");
+    expect(err.detail).toContain("SHARED_USERNAME");
+    expect(err.detail).not.toContain("SHARED_PASSWORD");
+    expect(err.detail).not.toContain("hunter2");
+    expect(err.extra).toEqual({ secretRef: "SHARED", missing: ["SHARED_USERNAME"] });
+  });
+
+  test("an unreadable secret file is a coded error naming the file, not a fall-through", async () => {
+    const r = createSecretResolver({
+      config: config(),
+      env: { METRICS_USERNAME: "u", METRICS_PASSWORD: "p" },
+      readFile: async () => {
+        throw Object.assign(new Error("permission denied"), { code: "EACCES" });
+      },
+    });
+    const err = await caught(r.resolve("METRICS", "ws_a"));
+    expect(err.code).toBe("source_credentials_missing");
+    expect(err.detail).toMatch(/METRICS_(USERNAME|PASSWORD) in SOURCE_SECRETS_DIR \(EACCES\)/);
+  });
+
+  test("without SOURCE_SECRETS_DIR only the environment is used", async () => {
+    const r = createSecretResolver({
+      config: { ...config(), SOURCE_SECRETS_DIR: undefined },
+      env: { METRICS_USERNAME: "u", METRICS_PASSWORD: "p" },
+    });
+    await expect(r.resolve("METRICS", "ws_a")).resolves.toEqual({ username: "u", password: "p" });
+  });
+});
+
+describe("AWS Secrets Manager backend", () => {
+  const sm = mockClient(SecretsManagerClient);
+  afterEach(() => sm.reset());
+
+  test("resolves <prefix><ref> to {username,password} after files and env, cached for the configured time", async () => {
+    sm.on(GetSecretValueCommand, { SecretId: "pulseboard/AWSREF" }).resolves({
+      SecretString: JSON.stringify({ username: "aws_user", password: "aws_pw" }),
+    });
+    let t = 1_000_000;
+    const cfg = config({
+      SOURCE_SECRET_REFS: "AWSREF:*",
+      SOURCE_SECRETS_AWS_PREFIX: "pulseboard/",
+      SOURCE_SECRETS_AWS_CACHE_SECONDS: "60",
+    });
+    const r = createSecretResolverFromConfig(cfg, { env: {}, now: () => t });
+    await expect(r.resolve("AWSREF", "ws")).resolves.toEqual({ username: "aws_user", password: "aws_pw" });
+    await r.resolve("AWSREF", "ws");
+    expect(sm.commandCalls(GetSecretValueCommand)).toHaveLength(1);
+    t += 61_000;
+    await r.resolve("AWSREF", "ws");
+    expect(sm.commandCalls(GetSecretValueCommand)).toHaveLength(2);
+  });
+
+  test("concurrent lookups share one request", async () => {
+    sm.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ username: "a", password: "b" }) });
+    const aws = createAwsSecretSource({ prefix: "p/", cacheSeconds: 0, client: new SecretsManagerClient({}) });
+    await Promise.all([aws.get("X"), aws.get("X"), aws.get("X")]);
+    expect(sm.commandCalls(GetSecretValueCommand)).toHaveLength(1);
+  });
+
+  test("env values win over AWS (no request made)", async () => {
+    sm.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ username: "a", password: "b" }) });
+    const cfg = config({ SOURCE_SECRETS_AWS_PREFIX: "p/" });
+    const r = createSecretResolverFromConfig(cfg, { env: { SHARED_USERNAME: "e", SHARED_PASSWORD: "f" } });
+    await expect(r.resolve("SHARED", "w")).resolves.toEqual({ username: "e", password: "f" });
+    expect(sm.commandCalls(GetSecretValueCommand)).toHaveLength(0);
+  });
+
+  test("a missing secret falls through to the missing-credentials error naming the secret id", async () => {
+    sm.on(GetSecretValueCommand).rejects(new ResourceNotFoundException({ message: "nope", $metadata: {} }));
+    const cfg = config({ SOURCE_SECRETS_AWS_PREFIX: "p/" });
+    const r = createSecretResolverFromConfig(cfg, { env: {} });
+    const err = await caught(r.resolve("SHARED", "w"));
+    expect(err.code).toBe("source_credentials_missing");
+    expect(err.detail).toContain("p/SHARED");
+  });
+
+  test("an AWS failure names only the error class; a malformed secret is refused without echoing it", async () => {
+    const denied = Object.assign(new Error("User arn:aws:iam::123456789012:user/x is not authorized"), {
+      name: "AccessDeniedException",
+    });
+    sm.on(GetSecretValueCommand).rejectsOnce(denied).resolves({ SecretString: '{"username":"u","pass":"leak"}' });
+    const aws = createAwsSecretSource({ prefix: "p/", cacheSeconds: 60, client: new SecretsManagerClient({}) });
+    const first = await caught(aws.get("X"));
+    expect(first.detail).toContain("AccessDeniedException");
+    expect(first.detail).not.toContain("123456789012");
+    const second = await caught(aws.get("X"));
+    expect(second.detail).toContain("username and password");
+    expect(second.detail).not.toContain("leak");
+  });
+});

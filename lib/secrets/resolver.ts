@@ -1,0 +1,118 @@
+import { readFile as fsReadFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Config, SecretGrants } from "../config/parse.ts";
+import { AppError } from "../http/errors.ts";
+import type { AwsSecretSource } from "./aws.ts";
+
+/** Credentials of one source connection. Never logged, never put in an error. */
+export interface SourceCredentials {
+  username: string;
+  password: string;
+}
+
+/** Resolves a source's `secret_ref` to credentials for one workspace (spec, Sessions). */
+export interface SecretResolver {
+  /** Throws AppError `grant_missing` (naming the secret_ref only) unless the workspace may use `secretRef`. */
+  checkGrant(secretRef: string, workspaceId: string): void;
+  /**
+   * Grant check, then `<REF>_USERNAME`/`<REF>_PASSWORD` from files in SOURCE_SECRETS_DIR (read on every call),
+   * then the environment, then AWS Secrets Manager when configured. Throws AppError `grant_missing` or
+   * `source_credentials_missing` (naming variable names, never values).
+   */
+  resolve(secretRef: string, workspaceId: string): Promise<SourceCredentials>;
+}
+
+/** Same rule as SOURCE_SECRET_REFS: letters, digits and `_`, so a ref can never name a path outside the folder. */
+export const SECRET_REF_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+type ReadFile = (path: string) => Promise<string>;
+
+export interface SecretResolverOptions {
+  config: Pick<Config, "sourceSecretGrants" | "SOURCE_SECRETS_DIR">;
+  /** Where `<REF>_USERNAME`/`_PASSWORD` are looked up after the files. */
+  env?: Record<string, string | undefined>;
+  /** Current grants; defaults to the configured ones. A getter lets an operator revoke without a restart. */
+  grants?: () => SecretGrants;
+  /** The optional Secrets Manager backend (see createAwsSecretSource); absent means files and env only. */
+  aws?: AwsSecretSource | null;
+  readFile?: ReadFile;
+}
+
+/** True when `workspaceId` holds a grant for `secretRef`. */
+export function isGranted(grants: SecretGrants, secretRef: string, workspaceId: string): boolean {
+  const grant = grants.get(secretRef);
+  if (grant === undefined) return false;
+  return grant === "*" || grant.has(workspaceId);
+}
+
+/** Builds the resolver. Files are read on every call, so a rotated file takes effect on the next connection. */
+export function createSecretResolver(opts: SecretResolverOptions): SecretResolver {
+  const env = opts.env ?? process.env;
+  const configured = opts.config.sourceSecretGrants;
+  const grants = opts.grants ?? (() => configured);
+  const dir = opts.config.SOURCE_SECRETS_DIR;
+  const readFile: ReadFile = opts.readFile ?? ((p) => fsReadFile(p, "utf8"));
+  const aws = opts.aws ?? null;
+
+  function checkGrant(secretRef: string, workspaceId: string): void {
+    if (!SECRET_REF_PATTERN.test(secretRef)) {
+      throw new AppError("grant_missing", "The source's secret_ref is not a valid name (letters, digits and _).");
+    }
+    if (!isGranted(grants(), secretRef, workspaceId)) {
+      throw new AppError(
+        "grant_missing",
+        `This workspace has no grant for secret_ref ${secretRef}; an operator must add it to SOURCE_SECRET_REFS.`,
+        { secretRef },
+      );
+    }
+  }
+
+  async function fromFile(name: string): Promise<string | undefined> {
+    if (!dir) return undefined;
+    try {
+      // Kubernetes and Docker secret files often end with one newline that is not part of the value.
+      return (await readFile(join(dir, name))).replace(/\r?\n$/, "");
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return undefined;
+      throw new AppError(
+        "source_credentials_missing",
+        `Cannot read ${name} in SOURCE_SECRETS_DIR (${code ?? "read error"}).`,
+        { variable: name },
+      );
+    }
+  }
+
+  async function lookup(name: string): Promise<string | undefined> {
+    const file = await fromFile(name);
+    if (file !== undefined && file !== "") return file;
+    const value = env[name];
+    return value === undefined || value === "" ? undefined : value;
+  }
+
+  return {
+    checkGrant,
+    async resolve(secretRef, workspaceId) {
+      checkGrant(secretRef, workspaceId);
+      const userVar = `${secretRef}_USERNAME`;
+      const passVar = `${secretRef}_PASSWORD`;
+      const [username, password] = await Promise.all([lookup(userVar), lookup(passVar)]);
+      if (username !== undefined && password !== undefined) return { username, password };
+      if (aws) {
+        const fromAws = await aws.get(secretRef);
+        if (fromAws) return fromAws;
+      }
+      const missing = [username === undefined ? userVar : null, password === undefined ? passVar : null].filter(
+        (v): v is string => v !== null,
+      );
+      const where = [dir ? "a file in SOURCE_SECRETS_DIR" : null, "the environment", aws ? aws.describe(secretRef) : null]
+        .filter(Boolean)
+        .join(", ");
+      throw new AppError(
+        "source_credentials_missing",
+        `No credentials for secret_ref ${secretRef}: set ${missing.join(" and ")} (looked in ${where}).`,
+        { secretRef, missing },
+      );
+    },
+  };
+}
