@@ -1,0 +1,78 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { freePort } from "../lib/embedded/postgres.ts";
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+let dataDir: string;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), "pulseboard-start-"));
+  await chmod(dataDir, 0o755);
+});
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+function postgresProcessesUsing(dir: string): string[] {
+  try {
+    return execFileSync("pgrep", ["-af", "postgres"], { encoding: "utf8" })
+      .split("\n")
+      .filter((l) => l.includes(dir));
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+async function startDemo(port: number): Promise<{ child: ChildProcess; output: () => string }> {
+  const { DATABASE_URL: _, ...env } = process.env;
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+    cwd: root,
+    env: { ...env, PORT: String(port), PULSEBOARD_DATA_DIR: dataDir, NODE_ENV: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const deadline = Date.now() + 90_000;
+  while (!out.includes("Pulseboard is running")) {
+    if (child.exitCode !== null) throw new Error(`npm start exited early:\n${out}`);
+    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, output: () => out };
+}
+
+async function stop(child: ChildProcess): Promise<number | null> {
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  child.kill("SIGINT");
+  return exited;
+}
+
+test("npm start serves probes on embedded defaults, Ctrl-C stops PostgreSQL, and a second start reuses the data", async () => {
+  const port = await freePort();
+  const first = await startDemo(port);
+  const health = await fetch(`http://127.0.0.1:${port}/api/health`);
+  expect(health.status).toBe(200);
+  expect(await health.json()).toMatchObject({ status: "ok", commit: "unknown" });
+  const ready = await fetch(`http://127.0.0.1:${port}/api/ready`);
+  const body = await ready.json();
+  expect(ready.status).toBe(200);
+  expect(body.checks.database).toEqual({ status: "ok" });
+  expect(body.checks.aiProvider).toEqual({ status: "failed", reason: "AI_PROVIDER" });
+  const dashboardLine = /demo dashboard: \S+\/dashboards\/(db_\S+)/.exec(first.output());
+  expect(dashboardLine).not.toBeNull();
+
+  expect(await stop(first.child)).toBe(0);
+  expect(postgresProcessesUsing(dataDir)).toEqual([]);
+
+  const second = await startDemo(port);
+  // Same data directory, same seeded dashboard.
+  expect(second.output()).toContain(dashboardLine![1]);
+  expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200);
+  expect(await stop(second.child)).toBe(0);
+  expect(postgresProcessesUsing(dataDir)).toEqual([]);
+}, 240_000);
