@@ -1,0 +1,139 @@
+import type pg from "pg";
+import type { LlmRoute } from "../metrics/metrics.ts";
+import { redact } from "./redact.ts";
+
+/** What happened to one model interaction, as stored in generation_log.outcome. */
+export type GenerationOutcome = "ok" | "provider_error" | "provider_timeout" | "invalid_output";
+
+/** One generation, source draft or chat turn to record. The prompt is redacted before it is stored. */
+export interface GenerationLogInput {
+  workspaceId: string;
+  userSub: string;
+  route: LlmRoute;
+  prompt: string;
+  result: unknown;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  outcome: GenerationOutcome;
+}
+
+/** A stored row as the admin API returns it. */
+export interface GenerationLogRow {
+  id: string;
+  userSub: string;
+  route: LlmRoute;
+  prompt: string;
+  result: unknown;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  cost: number;
+  outcome: GenerationOutcome;
+  createdAt: string;
+}
+
+export interface GenerationLog {
+  /** Sweeps the workspace's expired rows and inserts one redacted row, in one statement. */
+  write(entry: GenerationLogInput): Promise<{ id: string; cost: number }>;
+  /** Newest first, never older than the retention; `before` pages by id. */
+  list(workspaceId: string, opts?: { limit?: number; before?: string }): Promise<GenerationLogRow[]>;
+}
+
+export interface GenerationLogDeps {
+  pool: pg.Pool;
+  /** GENERATION_LOG_RETENTION_DAYS; 0 disables the age check. */
+  retentionDays: number;
+  /** AI_INPUT_COST_PER_MTOK / AI_OUTPUT_COST_PER_MTOK. */
+  costPerMTok: { input: number; output: number };
+  now?: () => number;
+}
+
+/** Redacts every string inside a JSON value (model output may echo what the prompt carried). */
+export function redactDeep(value: unknown): unknown {
+  if (typeof value === "string") return redact(value);
+  if (Array.isArray(value)) return value.map(redactDeep);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, redactDeep(v)]));
+  }
+  return value;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The generation_log store of the config store. */
+export function createGenerationLog(deps: GenerationLogDeps): GenerationLog {
+  const now = deps.now ?? Date.now;
+  const cutoff = (at: number) => (deps.retentionDays > 0 ? new Date(at - deps.retentionDays * DAY_MS).toISOString() : null);
+
+  return {
+    async write(entry) {
+      const at = now();
+      const cost =
+        (entry.inputTokens * deps.costPerMTok.input + entry.outputTokens * deps.costPerMTok.output) / 1_000_000;
+      const { rows } = await deps.pool.query<{ id: string }>(
+        `WITH sweep AS (
+           DELETE FROM generation_log WHERE workspace_id = $1 AND $10::timestamptz IS NOT NULL AND created_at < $10::timestamptz
+         )
+         INSERT INTO generation_log
+           (workspace_id, user_sub, route, prompt, result, model, input_tokens, output_tokens, cost, outcome, created_at)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $11, $12::timestamptz)
+         RETURNING id::text`,
+        [
+          entry.workspaceId,
+          entry.userSub,
+          entry.route,
+          redact(entry.prompt),
+          JSON.stringify(redactDeep(entry.result ?? null)),
+          entry.model,
+          Math.max(0, Math.floor(entry.inputTokens)),
+          Math.max(0, Math.floor(entry.outputTokens)),
+          cost,
+          cutoff(at),
+          entry.outcome,
+          new Date(at).toISOString(),
+        ],
+      );
+      return { id: rows[0]!.id, cost };
+    },
+
+    async list(workspaceId, opts = {}) {
+      const limit = Math.min(Math.max(opts.limit ?? 50, 1), 200);
+      const { rows } = await deps.pool.query<{
+        id: string;
+        user_sub: string;
+        route: LlmRoute;
+        prompt: string;
+        result: unknown;
+        model: string;
+        input_tokens: number;
+        output_tokens: number;
+        cost: string;
+        outcome: GenerationOutcome;
+        created_at: Date;
+      }>(
+        `SELECT id::text, user_sub, route, prompt, result, model, input_tokens, output_tokens, cost::text, outcome, created_at
+           FROM generation_log
+          WHERE workspace_id = $1
+            AND ($2::timestamptz IS NULL OR created_at >= $2::timestamptz)
+            AND ($3::bigint IS NULL OR id < $3::bigint)
+          ORDER BY created_at DESC, id DESC
+          LIMIT $4`,
+        [workspaceId, cutoff(now()), opts.before ?? null, limit],
+      );
+      return rows.map((r) => ({
+        id: r.id,
+        userSub: r.user_sub,
+        route: r.route,
+        prompt: r.prompt,
+        result: r.result,
+        model: r.model,
+        inputTokens: r.input_tokens,
+        outputTokens: r.output_tokens,
+        cost: Number(r.cost),
+        outcome: r.outcome,
+        createdAt: r.created_at.toISOString(),
+      }));
+    },
+  };
+}

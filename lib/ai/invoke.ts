@@ -1,0 +1,196 @@
+import {
+  APICallError,
+  type FlexibleSchema,
+  type LanguageModelUsage,
+  NoObjectGeneratedError,
+  Output,
+  RetryError,
+  generateText,
+} from "ai";
+import type { z } from "zod";
+import { AppError } from "../http/errors.ts";
+import type { Logger } from "../log/logger.ts";
+import type { AdmissionGate, AdmissionScope } from "./admission.ts";
+import type { GenerationOutcome } from "./generation-log.ts";
+import type { AiProvider } from "./provider.ts";
+
+/** Tokens one model call reported (0 when the provider reported nothing). */
+export interface TokenUsage {
+  input: number;
+  output: number;
+}
+
+/** Everything a model call needs, built once per process. */
+export interface ModelCallDeps {
+  provider: AiProvider;
+  gate: AdmissionGate;
+  log: Logger;
+  /** AI_REQUEST_TIMEOUT_MS. */
+  timeoutMs: number;
+}
+
+/** A failed model call as the HTTP edge sees it (502/504), carrying the tokens the provider still reported. */
+export class ModelCallError extends AppError {
+  constructor(
+    code: "ai_provider_error" | "ai_provider_timeout",
+    detail: string,
+    readonly outcome: GenerationOutcome,
+    readonly usage: TokenUsage,
+  ) {
+    super(code, detail);
+  }
+}
+
+// Sent with every structured call: strict JSON-schema mode rejects optional properties, which the
+// dashboard spec has; validation happens on our side with the zod schema either way.
+const PROVIDER_OPTIONS = { openai: { strictJsonSchema: false } };
+
+/** Tokens of an AI SDK usage record. */
+export function tokensOf(usage: LanguageModelUsage | undefined): TokenUsage {
+  return { input: usage?.inputTokens ?? 0, output: usage?.outputTokens ?? 0 };
+}
+
+/** An abort signal that fires after `ms`, and whether it was the timer that fired. */
+export function deadline(ms: number): { signal: AbortSignal; timedOut: () => boolean; clear: () => void } {
+  const controller = new AbortController();
+  let fired = false;
+  const timer = setTimeout(() => {
+    fired = true;
+    controller.abort(new Error("AI request timed out"));
+  }, ms);
+  timer.unref?.();
+  return { signal: controller.signal, timedOut: () => fired, clear: () => clearTimeout(timer) };
+}
+
+/**
+ * Maps any failure of a model call to a ModelCallError and writes one log line with codes only:
+ * provider error bodies can echo keys or prompt text, so neither the message nor the body is logged.
+ */
+export function classifyFailure(
+  err: unknown,
+  ctx: { timedOut: boolean; log: Logger; scope: AdmissionScope; provider: AiProvider; usage?: TokenUsage },
+): ModelCallError {
+  const inner = RetryError.isInstance(err) ? err.lastError : err;
+  const usage = ctx.usage ?? (NoObjectGeneratedError.isInstance(inner) ? tokensOf(inner.usage) : { input: 0, output: 0 });
+  let failure: ModelCallError;
+  let status: number | undefined;
+  if (ctx.timedOut) {
+    failure = new ModelCallError(
+      "ai_provider_timeout",
+      "The AI provider did not answer in time. Try again, or ask for something smaller.",
+      "provider_timeout",
+      usage,
+    );
+  } else if (APICallError.isInstance(inner) && inner.statusCode !== undefined && inner.statusCode < 300) {
+    // A 2xx whose body did not parse: the SDK reports it as an API call error.
+    status = inner.statusCode;
+    failure = new ModelCallError(
+      "ai_provider_error",
+      "The AI provider returned a malformed response.",
+      "invalid_output",
+      usage,
+    );
+  } else if (APICallError.isInstance(inner)) {
+    status = inner.statusCode;
+    failure = new ModelCallError(
+      "ai_provider_error",
+      status ? `The AI provider answered HTTP ${status}.` : "The AI provider could not be reached.",
+      "provider_error",
+      usage,
+    );
+  } else if (NoObjectGeneratedError.isInstance(inner) || isOutputError(inner)) {
+    failure = new ModelCallError(
+      "ai_provider_error",
+      "The AI provider returned output that was malformed or did not match the expected shape.",
+      "invalid_output",
+      usage,
+    );
+  } else {
+    failure = new ModelCallError("ai_provider_error", "The AI provider call failed.", "provider_error", usage);
+  }
+  ctx.log.warn("ai provider call failed", {
+    route: ctx.scope.route,
+    workspace: ctx.scope.workspaceId,
+    provider: ctx.provider.kind,
+    model: ctx.provider.modelId,
+    code: failure.code,
+    outcome: failure.outcome,
+    status,
+    error: inner instanceof Error ? inner.name : typeof inner,
+    inputTokens: usage.input,
+    outputTokens: usage.output,
+  });
+  return failure;
+}
+
+function isOutputError(err: unknown): boolean {
+  const name = err instanceof Error ? err.name : "";
+  return [
+    "AI_TypeValidationError",
+    "AI_JSONParseError",
+    "AI_InvalidResponseDataError",
+    "AI_NoOutputGeneratedError",
+    "AI_NoContentGeneratedError",
+    "AI_EmptyResponseBodyError",
+  ].includes(name);
+}
+
+/** Strips a Markdown code fence around JSON, as small local models often add one. */
+export function unfence(text: string): string {
+  const m = /^\s*```[a-zA-Z]*\s*\n([\s\S]*?)\n?```\s*$/.exec(text);
+  return m ? m[1]! : text;
+}
+
+/**
+ * One structured model call behind the admission gate: admits (or throws 429), calls with a
+ * deadline and no SDK retries (a retry would be a model call the gate never saw), validates the
+ * output with `schema`, and adds the reported tokens to the budget, on failure too.
+ */
+export async function generateStructured<T>(
+  deps: ModelCallDeps,
+  scope: AdmissionScope,
+  req: { system: string; prompt: string; schema: z.ZodType<T>; name: string; description?: string },
+): Promise<{ value: T; usage: TokenUsage }> {
+  await deps.gate.admit(scope);
+  const clock = deadline(deps.timeoutMs);
+  let usage: TokenUsage | undefined;
+  try {
+    const result = await generateText({
+      model: deps.provider.model,
+      system: req.system,
+      prompt: req.prompt,
+      output: Output.object({ schema: req.schema as FlexibleSchema<T>, name: req.name, description: req.description }),
+      maxRetries: 0,
+      abortSignal: clock.signal,
+      providerOptions: PROVIDER_OPTIONS,
+    });
+    usage = tokensOf(result.usage);
+    return { value: result.output as T, usage };
+  } catch (err) {
+    // Local models often wrap JSON in a code fence; accept it when what is inside validates.
+    if (NoObjectGeneratedError.isInstance(err) && err.text && !clock.timedOut()) {
+      const salvaged = salvage(err.text, req.schema);
+      if (salvaged.ok) {
+        usage = tokensOf(err.usage);
+        return { value: salvaged.value, usage };
+      }
+    }
+    const failure = classifyFailure(err, { timedOut: clock.timedOut(), log: deps.log, scope, provider: deps.provider });
+    usage = failure.usage;
+    throw failure;
+  } finally {
+    clock.clear();
+    if (usage) await deps.gate.recordUsage(scope.workspaceId, deps.provider.modelId, usage);
+  }
+}
+
+function salvage<T>(text: string, schema: z.ZodType<T>): { ok: true; value: T } | { ok: false } {
+  const inner = unfence(text);
+  if (inner === text) return { ok: false };
+  try {
+    const parsed = schema.safeParse(JSON.parse(inner));
+    return parsed.success ? { ok: true, value: parsed.data } : { ok: false };
+  } catch {
+    return { ok: false };
+  }
+}

@@ -1,0 +1,60 @@
+import { createOpenAI } from "@ai-sdk/openai";
+import { type LanguageModel, createGateway } from "ai";
+import type { Config } from "../config/parse.ts";
+import { AppError } from "../http/errors.ts";
+import { checkAiConfig } from "../probes/ready.ts";
+
+/** The configured model, built once per process and passed to every AI route. */
+export interface AiProvider {
+  model: LanguageModel;
+  /** AI_MODEL: the model id; also the `model` metric label and the generation_log column. */
+  modelId: string;
+  /** `gateway`, `compat/chat` or `compat/responses`, for logs. */
+  kind: string;
+}
+
+/** A provider, or the name of the first missing variable (the readiness `aiProvider` reason). */
+export type AiProviderState = { ok: true; provider: AiProvider } | { ok: false; missing: string };
+
+/** The AI variables of Config. */
+export type ProviderConfig = Pick<
+  Config,
+  "AI_PROVIDER" | "AI_MODEL" | "AI_GATEWAY_API_KEY" | "AI_COMPAT_BASE_URL" | "AI_COMPAT_API_KEY" | "AI_COMPAT_API"
+>;
+
+/**
+ * Builds the AI SDK provider from config. It never calls a model; with a variable missing it
+ * returns `{ ok: false, missing }` naming the same variable the readiness check names.
+ */
+export function createAiProvider(
+  config: ProviderConfig,
+  opts: { fetch?: typeof globalThis.fetch } = {},
+): AiProviderState {
+  // checkAiConfig reads only the AI variables; the readiness fields it also types are not consulted.
+  const check = checkAiConfig(config as unknown as Parameters<typeof checkAiConfig>[0]);
+  if (check.status === "failed") return { ok: false, missing: check.reason };
+  const modelId = config.AI_MODEL;
+  if (config.AI_PROVIDER === "gateway") {
+    const gateway = createGateway({ apiKey: config.AI_GATEWAY_API_KEY, fetch: opts.fetch });
+    return { ok: true, provider: { model: gateway(modelId), modelId, kind: "gateway" } };
+  }
+  const openai = createOpenAI({
+    baseURL: config.AI_COMPAT_BASE_URL,
+    apiKey: config.AI_COMPAT_API_KEY,
+    name: "compat",
+    fetch: opts.fetch,
+  });
+  const api = config.AI_COMPAT_API ?? "chat";
+  const model = api === "responses" ? openai.responses(modelId) : openai.chat(modelId);
+  return { ok: true, provider: { model, modelId, kind: `compat/${api}` } };
+}
+
+/** The provider, or the `ai_not_configured` problem naming the missing variable. */
+export function requireProvider(state: AiProviderState): AiProvider {
+  if (state.ok) return state.provider;
+  throw new AppError(
+    "ai_not_configured",
+    `AI features are not configured: set ${state.missing} (see the AI section of the documentation).`,
+    { missing: state.missing },
+  );
+}

@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createTestConfigStore } from "../testing/pg.ts";
+import { createWorkspace } from "../workspaces/store.ts";
+import { createGenerationLog } from "./generation-log.ts";
+import { redact } from "./redact.ts";
+
+// Each secret is embedded in a realistic prompt; none may survive redaction.
+const SECRETS: [string, string, string][] = [
+  ["email", "ops.lead+alerts@example.co.uk", "mail me at ops.lead+alerts@example.co.uk when done"],
+  ["bearer token", "c2VjcmV0LXRva2VuLXZhbHVlLTEyMzQ1", "curl -H 'Authorization: Bearer c2VjcmV0LXRva2VuLXZhbHVlLTEyMzQ1' /api"],
+  ["openai key", "sk-proj-Abc123Def456Ghi789Jkl012", "my key is sk-proj-Abc123Def456Ghi789Jkl012 use it"],
+  ["stripe key", "sk_live_51HqLyjWDarjtT1zdp7dc", "stripe sk_live_51HqLyjWDarjtT1zdp7dc"],
+  ["github token", "ghp_1234567890abcdefghijABCDEFGHIJklmn", "token ghp_1234567890abcdefghijABCDEFGHIJklmn"],
+  ["aws access key id", "AKIAIOSFODNN7EXAMPLE", "aws AKIAIOSFODNN7EXAMPLE in us-east-1"],
+  ["aws secret", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"],
+  ["slack token", "xoxb-123456789012-abcdefghij", "slack xoxb-123456789012-abcdefghij"],
+  ["password=", "hunter2hunter2", "connect with password=hunter2hunter2 please"],
+  ["password: quoted", "correct horse battery", 'config {"password": "correct horse battery"}'],
+  ["api_key=", "a1b2c3d4e5", "GET /data?api_key=a1b2c3d4e5&x=1"],
+  ["client secret", "s3cr3t-v4lue", "OIDC_CLIENT_SECRET=s3cr3t-v4lue"],
+  ["url credentials", "admin:Pa55w0rd!", "from postgres://admin:Pa55w0rd!@db.internal:5432/metrics"],
+  ["url password only", "p%40ss", "https://user:p%40ss@example.com/path"],
+  ["jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "session eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"],
+  ["card number", "4111 1111 1111 1111", "card 4111 1111 1111 1111 failed"],
+  ["card dashed", "4111-1111-1111-1111", "card 4111-1111-1111-1111 failed"],
+  ["phone", "+44 20 7946 0958", "call +44 20 7946 0958"],
+  ["long digits", "12345678901234", "account 12345678901234"],
+];
+
+describe("redact", () => {
+  test.each(SECRETS)("%s is removed", (_name, secret, prompt) => {
+    const out = redact(prompt);
+    expect(out).not.toContain(secret);
+    // URL credentials: neither half of user:password survives.
+    for (const part of secret.split(":")) if (part.length >= 4) expect(out).not.toContain(part);
+  });
+
+  test.each([
+    "show p95 latency of http_requests by service for the last 24h",
+    "errors per minute on 2026-01-15 between 10:00 and 12:00",
+    "top 10 endpoints by count, grouped by status_code 500",
+    "SELECT $__timeGroup(ts, '5m') AS t, count(*) FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1",
+  ])("ordinary prompt text is kept: %s", (prompt) => {
+    expect(redact(prompt)).toBe(prompt);
+  });
+});
+
+describe("generation_log store", () => {
+  let store: Awaited<ReturnType<typeof createTestConfigStore>>;
+  let ws: string;
+  let other: string;
+  beforeAll(async () => {
+    store = await createTestConfigStore();
+    ws = (await createWorkspace(store.pool, { name: "log", viewer_group: "v", editor_group: "e", admin_group: "a" })).id;
+    other = (await createWorkspace(store.pool, { name: "other", viewer_group: "v2", editor_group: "e2", admin_group: "a2" })).id;
+  });
+  afterAll(() => store.close());
+
+  test("stored rows never contain the secrets of the prompt or of the returned text", async () => {
+    const log = createGenerationLog({ pool: store.pool, retentionDays: 0, costPerMTok: { input: 0, output: 0 } });
+    for (const [, , prompt] of SECRETS) {
+      await log.write({
+        workspaceId: ws,
+        userSub: "u",
+        route: "chat",
+        prompt,
+        result: { text: `echo: ${prompt}` },
+        model: "m",
+        inputTokens: 1,
+        outputTokens: 1,
+        outcome: "ok",
+      });
+    }
+    const { rows } = await store.pool.query("SELECT prompt, result::text AS result FROM generation_log WHERE workspace_id = $1", [ws]);
+    const dump = JSON.stringify(rows);
+    for (const [, secret] of SECRETS) expect(dump).not.toContain(secret.replaceAll('"', '\\"'));
+  });
+
+  test("cost from the per-million prices; retention swept on write and applied on read; per workspace", async () => {
+    const clock = { t: Date.UTC(2026, 2, 1, 12) };
+    const log = createGenerationLog({
+      pool: store.pool,
+      retentionDays: 30,
+      costPerMTok: { input: 3, output: 15 },
+      now: () => clock.t,
+    });
+    const base = { userSub: "u", route: "generate" as const, prompt: "p", result: null, model: "m", outcome: "ok" as const };
+    const first = await log.write({ ...base, workspaceId: other, inputTokens: 1_000_000, outputTokens: 100_000 });
+    expect(first.cost).toBeCloseTo(4.5);
+    clock.t += 20 * 86_400_000;
+    await log.write({ ...base, workspaceId: other, inputTokens: 10, outputTokens: 10 });
+    expect(await log.list(other)).toHaveLength(2);
+    // 31 days after the first row: filtered on read before any write sweeps it.
+    clock.t += 11 * 86_400_000;
+    expect((await log.list(other)).map((r) => r.inputTokens)).toEqual([10]);
+    const raw = await store.pool.query("SELECT count(*)::int AS n FROM generation_log WHERE workspace_id = $1", [other]);
+    expect(raw.rows[0].n).toBe(2);
+    await log.write({ ...base, workspaceId: other, inputTokens: 5, outputTokens: 5 });
+    const swept = await store.pool.query("SELECT count(*)::int AS n FROM generation_log WHERE workspace_id = $1", [other]);
+    expect(swept.rows[0].n).toBe(2);
+    // Another workspace's list never includes these rows.
+    const mine = await log.list(ws);
+    expect(mine.every((r) => r.route === "chat")).toBe(true);
+    const listed = await log.list(other);
+    expect(listed[0]).toMatchObject({ route: "generate", model: "m", inputTokens: 5, outputTokens: 5, outcome: "ok" });
+  });
+});

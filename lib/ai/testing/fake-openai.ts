@@ -1,0 +1,257 @@
+import { randomBytes } from "node:crypto";
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** What the fake answers to one model request. */
+export type FakeReply =
+  /** A normal answer; streaming requests get `text` split into `chunks` (default: about 8 characters each). */
+  | { kind: "text"; text: string; usage?: { input: number; output: number }; chunks?: string[] }
+  /** An HTTP error with an OpenAI-style error body. */
+  | { kind: "error"; status: number; message?: string }
+  /** A 200 whose body is not valid JSON (or, streaming, whose events are not). */
+  | { kind: "malformed" }
+  /** Never answers; the connection stays open until the client gives up or the server closes. */
+  | { kind: "hang" };
+
+/** One request the fake received. */
+export interface RecordedRequest {
+  api: "chat" | "responses";
+  stream: boolean;
+  authorization: string | undefined;
+  body: any;
+  /** Every text the request carried (system, user and assistant turns), joined for easy assertions. */
+  text: string;
+}
+
+export interface FakeOpenAI {
+  /** Base URL to pass as AI_COMPAT_BASE_URL (ends with /v1). */
+  baseURL: string;
+  apiKey: string;
+  requests: RecordedRequest[];
+  /** Queues replies, used in order; when the queue is empty `fallback` answers. */
+  enqueue(...replies: FakeReply[]): void;
+  /** Answers requests when the queue is empty (default: a short text). */
+  fallback: (req: RecordedRequest) => FakeReply;
+  close(): Promise<void>;
+}
+
+/**
+ * A real HTTP server speaking the OpenAI-compatible protocol (POST /v1/chat/completions and
+ * POST /v1/responses, streaming and not) so tests run the real AI SDK provider code end to end.
+ * It checks the bearer key like a real endpoint and answers 401 to a wrong one.
+ */
+export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<FakeOpenAI> {
+  const apiKey = opts.apiKey ?? `sk-fake-${randomBytes(8).toString("hex")}`;
+  const queue: FakeReply[] = [];
+  const requests: RecordedRequest[] = [];
+  const fake: FakeOpenAI = {
+    baseURL: "",
+    apiKey,
+    requests,
+    enqueue: (...replies) => queue.push(...replies),
+    fallback: () => ({ kind: "text", text: "ok", usage: { input: 1, output: 1 } }),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+
+  const server: Server = createServer((req, res) => {
+    void handle(req, res).catch((err) => {
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: String(err), type: "server_error" } }));
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? "").split("?")[0];
+    const api = path === "/v1/chat/completions" ? "chat" : path === "/v1/responses" ? "responses" : null;
+    if (req.method !== "POST" || !api) {
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: "not found", type: "invalid_request_error" } }));
+      return;
+    }
+    const raw = await readBody(req);
+    const body = JSON.parse(raw);
+    const recorded: RecordedRequest = {
+      api,
+      stream: body.stream === true,
+      authorization: req.headers.authorization,
+      body,
+      text: collectText(body),
+    };
+    requests.push(recorded);
+    if (req.headers.authorization !== `Bearer ${apiKey}`) {
+      return sendError(res, 401, "Incorrect API key provided.");
+    }
+    const reply = queue.shift() ?? fake.fallback(recorded);
+    switch (reply.kind) {
+      case "hang":
+        return; // the socket stays open; closeAllConnections or the client's abort ends it
+      case "error":
+        return sendError(res, reply.status, reply.message ?? `fake error ${reply.status}`);
+      case "malformed":
+        if (recorded.stream) {
+          res.writeHead(200, { "content-type": "text/event-stream" });
+          res.end("data: {not json\n\n");
+        } else {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end("{not json");
+        }
+        return;
+      case "text":
+        if (api === "chat") return recorded.stream ? streamChat(res, reply, body.model) : sendChat(res, reply, body.model);
+        return recorded.stream ? streamResponses(res, reply, body.model) : sendResponses(res, reply, body.model);
+    }
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  fake.baseURL = `http://127.0.0.1:${port}/v1`;
+  return fake;
+}
+
+type TextReply = Extract<FakeReply, { kind: "text" }>;
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on("data", (c: Buffer) => parts.push(c));
+    req.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function collectText(body: any): string {
+  const out: string[] = [];
+  const visit = (v: unknown) => {
+    if (typeof v === "string") out.push(v);
+    else if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === "object") {
+      const o = v as Record<string, unknown>;
+      for (const key of ["content", "text", "input", "instructions"]) if (key in o) visit(o[key]);
+    }
+  };
+  visit(body.messages);
+  visit(body.input);
+  visit(body.instructions);
+  return out.join("\n");
+}
+
+function sendError(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ error: { message, type: status < 500 ? "invalid_request_error" : "server_error", code: null } }));
+}
+
+function chunksOf(reply: TextReply): string[] {
+  if (reply.chunks) return reply.chunks;
+  const out: string[] = [];
+  for (let i = 0; i < reply.text.length; i += 8) out.push(reply.text.slice(i, i + 8));
+  return out.length ? out : [""];
+}
+
+const created = () => Math.floor(Date.now() / 1000);
+
+function sendChat(res: ServerResponse, reply: TextReply, model: string): void {
+  const usage = reply.usage ?? { input: 0, output: 0 };
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(
+    JSON.stringify({
+      id: `chatcmpl-${randomBytes(6).toString("hex")}`,
+      object: "chat.completion",
+      created: created(),
+      model,
+      choices: [{ index: 0, message: { role: "assistant", content: reply.text }, finish_reason: "stop" }],
+      usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
+    }),
+  );
+}
+
+function sse(res: ServerResponse, data: unknown): void {
+  res.write(`data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
+}
+
+function streamChat(res: ServerResponse, reply: TextReply, model: string): void {
+  const usage = reply.usage ?? { input: 0, output: 0 };
+  const id = `chatcmpl-${randomBytes(6).toString("hex")}`;
+  const base = { id, object: "chat.completion.chunk", created: created(), model };
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  sse(res, { ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] });
+  for (const piece of chunksOf(reply)) sse(res, { ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
+  sse(res, { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+  sse(res, {
+    ...base,
+    choices: [],
+    usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
+  });
+  sse(res, "[DONE]");
+  res.end();
+}
+
+function responsesUsage(reply: TextReply) {
+  const usage = reply.usage ?? { input: 0, output: 0 };
+  return {
+    input_tokens: usage.input,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: usage.output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: usage.input + usage.output,
+  };
+}
+
+function sendResponses(res: ServerResponse, reply: TextReply, model: string): void {
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(
+    JSON.stringify({
+      id: `resp_${randomBytes(6).toString("hex")}`,
+      object: "response",
+      created_at: created(),
+      model,
+      status: "completed",
+      error: null,
+      incomplete_details: null,
+      output: [
+        {
+          type: "message",
+          id: `msg_${randomBytes(6).toString("hex")}`,
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: reply.text, annotations: [] }],
+        },
+      ],
+      usage: responsesUsage(reply),
+    }),
+  );
+}
+
+function streamResponses(res: ServerResponse, reply: TextReply, model: string): void {
+  const id = `resp_${randomBytes(6).toString("hex")}`;
+  const itemId = `msg_${randomBytes(6).toString("hex")}`;
+  let seq = 0;
+  const event = (type: string, data: Record<string, unknown>) => {
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+  };
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  event("response.created", { response: { id, object: "response", created_at: created(), model, status: "in_progress" } });
+  event("response.output_item.added", {
+    output_index: 0,
+    item: { type: "message", id: itemId, role: "assistant", status: "in_progress", content: [] },
+  });
+  for (const piece of chunksOf(reply)) {
+    event("response.output_text.delta", { item_id: itemId, output_index: 0, content_index: 0, delta: piece });
+  }
+  event("response.output_item.done", {
+    output_index: 0,
+    item: {
+      type: "message",
+      id: itemId,
+      role: "assistant",
+      status: "completed",
+      content: [{ type: "output_text", text: reply.text, annotations: [] }],
+    },
+  });
+  event("response.completed", {
+    response: { id, object: "response", created_at: created(), model, status: "completed", incomplete_details: null, usage: responsesUsage(reply) },
+  });
+  res.end();
+}
