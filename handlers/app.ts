@@ -1,11 +1,22 @@
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
+import { createAuth } from "../lib/auth/create-auth.ts";
+import type { SessionTokens } from "../lib/auth/session.ts";
 import { onError } from "../lib/http/problem.ts";
 import { registerHealth } from "../lib/probes/health.ts";
 import { registerReady } from "../lib/probes/ready.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
+import { type OidcLogin, oidcLoginFromConfig } from "../lib/oidc/login.ts";
+import { registerAuth } from "./routes/auth.ts";
+import { registerMe } from "./routes/me.ts";
+import { registerWorkspaces } from "./routes/workspaces.ts";
 
-export type AppDeps = ServiceDeps;
+export type AppDeps = ServiceDeps & {
+  /** Session tokens; built from SESSION_SECRET / SESSION_TTL_SECONDS when omitted. */
+  sessions?: SessionTokens;
+  /** The OIDC relying party; built from the OIDC_* config when omitted; null disables sign-in. */
+  oidc?: OidcLogin | null;
+};
 
 /** The stateless handlers app: probes, JSON API, auth, AI routes and pages. */
 export function createApp(deps: AppDeps): Hono {
@@ -15,6 +26,13 @@ export function createApp(deps: AppDeps): Hono {
 
   registerHealth(app, deps.build);
   registerReady(app, deps.readiness);
+
+  // auth.requireSession / auth.requireRole(role, resolver) / auth.rejectCrossSite guard every API route below.
+  const auth = createAuth(deps);
+  const oidc = deps.oidc !== undefined ? deps.oidc : oidcLoginFromConfig(deps.config, { fetch: deps.fetch, now: deps.now });
+  registerAuth(app, deps, auth, oidc);
+  registerMe(app, deps, auth);
+  registerWorkspaces(app, deps, auth);
 
   return app;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import type pg from "pg";
 import type { Config } from "../config/parse.ts";
+import { createTransactionSealer, type TransactionSealer } from "../oidc/transaction.ts";
 import { rejectCrossSite, requireRole, requireSession, type WorkspaceResolver } from "./middleware.ts";
 import { createSessionTokens, type SessionTokens } from "./session.ts";
 import type { AuthVariables, Role } from "./types.ts";
@@ -10,6 +11,8 @@ import type { AuthVariables, Role } from "./types.ts";
 export interface Auth {
   sessions: SessionTokens;
   cookieName: string;
+  /** Seals the OIDC login transaction cookie (key derived from the same secret). */
+  loginTransactions: TransactionSealer;
   /** 401 unless a valid session cookie is present; sets c.var.user. */
   requireSession: MiddlewareHandler<{ Variables: AuthVariables }>;
   /** At least `role` in the resolved workspace (after requireSession); sets c.var.workspaceId and c.var.role. */
@@ -28,16 +31,14 @@ type AuthConfig = Pick<Config, "SESSION_SECRET" | "SESSION_TTL_SECONDS" | "SESSI
  */
 export function createAuth(deps: { config: AuthConfig; pool: pg.Pool; now?: () => number; sessions?: SessionTokens }): Auth {
   const { config } = deps;
-  let sessions = deps.sessions;
-  if (!sessions) {
-    if (!config.SESSION_SECRET && config.isProduction) throw new Error("SESSION_SECRET is required in production");
-    const secret = config.SESSION_SECRET ?? randomBytes(32).toString("base64url");
-    sessions = createSessionTokens({ secret, ttlSeconds: config.SESSION_TTL_SECONDS, now: deps.now });
-  }
+  if (!config.SESSION_SECRET && config.isProduction) throw new Error("SESSION_SECRET is required in production");
+  const secret = config.SESSION_SECRET ?? randomBytes(32).toString("base64url");
+  const sessions = deps.sessions ?? createSessionTokens({ secret, ttlSeconds: config.SESSION_TTL_SECONDS, now: deps.now });
   const cookieName = config.SESSION_COOKIE_NAME;
   return {
     sessions,
     cookieName,
+    loginTransactions: createTransactionSealer({ secret, now: deps.now }),
     requireSession: requireSession({ sessions, cookieName }),
     requireRole: (role, resolve) => requireRole(role, resolve, { pool: deps.pool }),
     rejectCrossSite: rejectCrossSite({ publicBaseUrl: config.PUBLIC_BASE_URL }),

@@ -1,0 +1,165 @@
+import type { Hono } from "hono";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createSessionTokens } from "../../lib/auth/session.ts";
+import {
+  type RoleCase,
+  type RoleFixture,
+  expectFor,
+  expectSignedIn,
+  requestAs,
+  roleTable,
+  seedRoleFixture,
+} from "../../lib/auth/testing.ts";
+import { parseConfig } from "../../lib/config/parse.ts";
+import { createLogger } from "../../lib/log/logger.ts";
+import { buildServiceDeps } from "../../lib/service/build-deps.ts";
+import { createTestConfigStore } from "../../lib/testing/pg.ts";
+import { createApp } from "../app.ts";
+
+const SECRET = "role-table-secret-role-table-secret-0123";
+let store: Awaited<ReturnType<typeof createTestConfigStore>>;
+let app: Hono;
+let fixture: RoleFixture;
+const sessions = createSessionTokens({ secret: SECRET, ttlSeconds: 3600 });
+
+beforeAll(async () => {
+  store = await createTestConfigStore();
+  const { config } = parseConfig({ DATABASE_URL: store.url, SESSION_SECRET: SECRET, PUBLIC_BASE_URL: "https://dash.example.com" });
+  const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
+  app = createApp({ ...deps, oidc: null });
+  fixture = await seedRoleFixture(store.pool, sessions, config.SESSION_COOKIE_NAME);
+});
+afterAll(() => store.close());
+
+const cases: RoleCase[] = [
+  { method: "GET", path: "/api/me", expect: expectSignedIn() },
+  { method: "GET", path: "/api/workspaces", expect: expectSignedIn() },
+  { method: "GET", path: (f) => `/api/workspaces/${f.workspace.id}`, name: "GET /api/workspaces/:id", expect: expectFor("viewer") },
+  {
+    method: "GET",
+    path: "/api/workspaces/ws_does_not_exist",
+    name: "GET /api/workspaces/:missing",
+    expect: { anonymous: 401, viewer: 404, editor: 404, admin: 404, outsider: 404 },
+  },
+  {
+    method: "POST",
+    path: "/api/auth/logout",
+    expect: { anonymous: 204, viewer: 204, editor: 204, admin: 204, outsider: 204 },
+  },
+];
+
+describe("role table", () => {
+  roleTable(cases, () => ({ app, fixture }));
+});
+
+describe("what each persona sees", () => {
+  test("/api/workspaces lists only my workspaces, with my role", async () => {
+    const body = async (p: "viewer" | "admin" | "outsider") =>
+      (await (await requestAs(app, fixture, p, { method: "GET", path: "/api/workspaces", expect: expectSignedIn() })).json()) as {
+        workspaces: { id: string; role: string; groups?: unknown }[];
+      };
+    expect((await body("viewer")).workspaces).toEqual([{ id: fixture.workspace.id, name: fixture.workspace.name, role: "viewer" }]);
+    const admin = (await body("admin")).workspaces;
+    expect(admin).toHaveLength(1);
+    expect(admin[0]).toMatchObject({ id: fixture.workspace.id, role: "admin", groups: { admin: fixture.workspace.admin_group } });
+    expect((await body("outsider")).workspaces.map((w) => w.id)).toEqual([fixture.otherWorkspace.id]);
+  });
+
+  test("the highest role wins when a user is in several groups of one workspace", async () => {
+    const cookie = `${fixture.cookieName}=${await sessions.mint({
+      sub: "multi",
+      groups: [fixture.workspace.viewer_group, fixture.workspace.editor_group],
+    })}`;
+    const res = await app.request(`/api/workspaces/${fixture.workspace.id}`, { headers: { cookie } });
+    expect(await res.json()).toMatchObject({ role: "editor" });
+  });
+
+  test("/api/me carries the session's identity and workspaces, never the token", async () => {
+    const res = await app.request("/api/me", { headers: { cookie: fixture.cookies.editor! } });
+    expect(res.status).toBe(200);
+    const me = await res.json();
+    expect(me).toEqual({
+      sub: fixture.users.editor.sub,
+      name: "Ed Editor",
+      email: null,
+      groups: fixture.users.editor.groups,
+      workspaces: [{ id: fixture.workspace.id, name: fixture.workspace.name, role: "editor" }],
+      accountUrl: null,
+    });
+    expect(JSON.stringify(me)).not.toContain(fixture.cookies.editor!.split("=")[1]);
+  });
+
+  test("a 401 is problem+json with the stable code and a request id", async () => {
+    const res = await app.request("/api/me");
+    expect(res.status).toBe(401);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    const body = await res.json();
+    expect(body).toMatchObject({ code: "unauthenticated", status: 401 });
+    expect(body.requestId).toEqual(expect.any(String));
+  });
+
+  test("a 404 for another workspace looks exactly like a 404 for a missing one", async () => {
+    const other = await app.request(`/api/workspaces/${fixture.otherWorkspace.id}`, { headers: { cookie: fixture.cookies.admin! } });
+    const missing = await app.request("/api/workspaces/ws_missing", { headers: { cookie: fixture.cookies.admin! } });
+    expect(other.status).toBe(404);
+    const strip = (b: Record<string, unknown>) => ({ ...b, requestId: undefined });
+    expect(strip(await other.json())).toEqual(strip(await missing.json()));
+  });
+});
+
+describe("session cookie handling at the edge", () => {
+  const hostileCookies: [string, (f: RoleFixture) => string][] = [
+    ["a token signed with another secret", () => "svc_session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4IiwiZ3JvdXBzIjpbXX0.AAAA"],
+    ["an oversized cookie", () => `svc_session=${"a".repeat(8000)}`],
+    ["garbage", () => "svc_session=%%%garbage%%%"],
+    ["the session under another cookie name", (f) => `other=${f.cookies.admin!.split("=")[1]}`],
+    ["an empty cookie", () => "svc_session="],
+  ];
+  test.each(hostileCookies)("%s is a 401", async (_name, cookie) => {
+    const res = await app.request("/api/me", { headers: { cookie: cookie(fixture) } });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ code: "unauthenticated" });
+  });
+});
+
+describe("cross-site mutating requests", () => {
+  const crossSite: [string, Record<string, string>, number][] = [
+    ["Origin of another site", { origin: "https://evil.example" }, 403],
+    ["Origin null (sandboxed frame)", { origin: "null" }, 403],
+    ["Origin of a sibling subdomain", { origin: "https://evil.dash.example.com" }, 403],
+    ["Origin http instead of https", { origin: "http://dash.example.com" }, 403],
+    ["Sec-Fetch-Site cross-site without Origin", { "sec-fetch-site": "cross-site" }, 403],
+    ["our Origin", { origin: "https://dash.example.com" }, 204],
+    ["Sec-Fetch-Site same-origin", { "sec-fetch-site": "same-origin" }, 204],
+    ["no Origin and no Sec-Fetch-Site (a script)", {}, 204],
+  ];
+  test.each(crossSite)("POST /api/auth/logout with %s → %i", async (_name, headers, status) => {
+    const res = await app.request("/api/auth/logout", { method: "POST", headers: { ...headers, cookie: fixture.cookies.admin! } });
+    expect(res.status).toBe(status);
+    if (status === 403) {
+      expect(await res.json()).toMatchObject({ code: "cross_site_request" });
+      expect(res.headers.get("set-cookie")).toBeNull();
+    }
+  });
+
+  test("logout clears the session cookie", async () => {
+    const res = await app.request("/api/auth/logout", { method: "POST", headers: { cookie: fixture.cookies.admin! } });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("set-cookie")).toMatch(/^svc_session=; Max-Age=0; Path=\/; HttpOnly; SameSite=Lax/);
+  });
+
+  test("login without a configured identity provider is a clear 503", async () => {
+    const res = await app.request("/api/auth/login");
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ code: "identity_provider_unavailable", detail: expect.stringContaining("OIDC_ISSUER") });
+  });
+
+  test("a callback without a login cookie is a clear 400, as an HTML page for browsers", async () => {
+    const res = await app.request("/api/auth/callback?code=x&state=y", { headers: { accept: "text/html" } });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    const html = await res.text();
+    expect(html).toContain("Sign-in failed");
+    expect(html).not.toMatch(/at .*\.ts:\d+/);
+  });
+});

@@ -1,0 +1,120 @@
+import type { Context, Hono } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type { Auth } from "../../lib/auth/create-auth.ts";
+import type { Config } from "../../lib/config/parse.ts";
+import { AppError } from "../../lib/http/errors.ts";
+import { problem } from "../../lib/http/problem.ts";
+import type { Logger } from "../../lib/log/logger.ts";
+import { type OidcLogin, safeReturnTo } from "../../lib/oidc/login.ts";
+import { LOGIN_TRANSACTION_TTL_SECONDS } from "../../lib/oidc/transaction.ts";
+
+type AuthRouteConfig = Pick<Config, "OIDC_REDIRECT_URI" | "PUBLIC_BASE_URL">;
+
+/** Path the login cookie is scoped to: only the callback ever needs it. */
+const LOGIN_COOKIE_PATH = "/api/auth";
+
+/**
+ * GET /api/auth/login, GET /api/auth/callback, POST /api/auth/logout.
+ * `oidc` is null when sign-in is not configured; login then answers 503 with a clear message.
+ */
+export function registerAuth(
+  app: Hono<any>,
+  deps: { config: AuthRouteConfig; log: Logger },
+  auth: Auth,
+  oidc: OidcLogin | null,
+): void {
+  const loginCookie = `${auth.cookieName}_login`;
+
+  app.get("/api/auth/login", async (c) => {
+    try {
+      if (!oidc) throw new AppError("identity_provider_unavailable", "Sign-in is not configured: OIDC_ISSUER and OIDC_CLIENT_ID must be set.");
+      const redirectUri = deps.config.OIDC_REDIRECT_URI ?? new URL("/api/auth/callback", deps.config.PUBLIC_BASE_URL ?? c.req.url).href;
+      const { authorizationUrl, transaction } = await oidc.begin({ redirectUri, returnTo: c.req.query("returnTo") });
+      setCookie(c, loginCookie, await auth.loginTransactions.seal(transaction), {
+        httpOnly: true,
+        secure: auth.secureCookies,
+        // Lax: the identity provider's redirect back is a top-level GET, which Lax cookies survive.
+        sameSite: "Lax",
+        path: LOGIN_COOKIE_PATH,
+        maxAge: LOGIN_TRANSACTION_TTL_SECONDS,
+      });
+      c.header("cache-control", "no-store");
+      return c.redirect(authorizationUrl.href, 302);
+    } catch (err) {
+      return failure(c, err, "login");
+    }
+  });
+
+  app.get("/api/auth/callback", async (c) => {
+    // One use only: whatever happens next, the transaction is spent.
+    const tx = await auth.loginTransactions.open(getCookie(c, loginCookie));
+    const clearTx = () => deleteCookie(c, loginCookie, { path: LOGIN_COOKIE_PATH, secure: auth.secureCookies, httpOnly: true });
+    try {
+      if (!tx) {
+        throw new AppError(
+          "bad_request",
+          "This sign-in expired, was already used or was started in another browser. Start again from the sign-in page.",
+        );
+      }
+      if (!oidc) throw new AppError("identity_provider_unavailable", "Sign-in is not configured: OIDC_ISSUER and OIDC_CLIENT_ID must be set.");
+      const user = await oidc.complete(new URL(c.req.url), tx);
+      const token = await auth.sessions.mint(user);
+      clearTx();
+      setCookie(c, auth.cookieName, token, {
+        httpOnly: true,
+        secure: auth.secureCookies,
+        sameSite: "Lax",
+        path: "/",
+        maxAge: auth.sessions.ttlSeconds,
+      });
+      deps.log.info("sign-in", { sub: user.sub, groups: user.groups.length });
+      c.header("cache-control", "no-store");
+      return c.redirect(safeReturnTo(tx.returnTo), 302);
+    } catch (err) {
+      clearTx();
+      return failure(c, err, "callback");
+    }
+  });
+
+  app.post("/api/auth/logout", auth.rejectCrossSite, (c) => {
+    deleteCookie(c, auth.cookieName, { path: "/", secure: auth.secureCookies, httpOnly: true, sameSite: "Lax" });
+    c.header("cache-control", "no-store");
+    // A plain HTML form post lands back on the home page; fetch callers get 204.
+    if (prefersHtml(c)) return c.redirect("/", 303);
+    return c.body(null, 204);
+  });
+
+  /** Expected failures become an HTML page for browsers and problem+json otherwise, keeping any Set-Cookie. */
+  function failure(c: Context, err: unknown, step: "login" | "callback"): Response {
+    if (!(err instanceof AppError)) throw err;
+    deps.log.warn(`sign-in ${step} failed`, { code: err.code, reason: err.extra.reason });
+    const cookies = c.res.headers.getSetCookie?.() ?? [];
+    const res = prefersHtml(c) ? errorPage(err) : problem(c, err.code, err.detail, err.extra, err.headers);
+    for (const cookie of cookies) res.headers.append("set-cookie", cookie);
+    return res;
+  }
+}
+
+function prefersHtml(c: Context): boolean {
+  const accept = c.req.header("accept") ?? "";
+  return accept.includes("text/html");
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
+
+function errorPage(err: AppError): Response {
+  const body = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · Pulseboard</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body style="font-family: system-ui, sans-serif; max-width: 36rem; margin: 4rem auto; padding: 0 1rem">
+<h1>Sign-in failed</h1>
+<p>${escapeHtml(err.detail)}</p>
+<p><small>Code: <code>${escapeHtml(err.code)}</code></small></p>
+<p><a href="/api/auth/login">Try signing in again</a> · <a href="/">Home</a></p>
+</body></html>`;
+  return new Response(body, {
+    status: err.status,
+    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", ...err.headers },
+  });
+}
