@@ -1,0 +1,95 @@
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Env } from "hono";
+import type { ZodError } from "zod";
+import { ERROR_STATUS, type ErrorCode } from "../lib/http/errors.ts";
+import { AppError } from "../lib/http/errors.ts";
+
+export const OPENAPI_PATH = "/api/openapi.json";
+
+/** One invalid input field: a dotted path (`spec.panels.0.sql`) and what is wrong with it. */
+export const FieldIssueSchema = z.object({ path: z.string(), message: z.string() }).openapi("FieldIssue");
+
+/** The problem+json envelope (RFC 9457) every error of the API uses; `code` is stable, `detail` is for people. */
+export const ProblemSchema = z
+  .looseObject({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
+    detail: z.string(),
+    requestId: z.string().optional().openapi({ description: "Also sent as the X-Request-Id header; quote it when reporting a problem." }),
+    reason: z.string().optional().openapi({ description: "For guard rejections: the guard's reason (empty, comment, structure, keyword, function, catalog, time)." }),
+    issues: z.array(FieldIssueSchema).optional(),
+  })
+  .openapi("Problem");
+
+/** Response entries for the problem statuses a route can answer, for `createRoute({ responses })`. */
+export function problems(...statuses: (400 | 401 | 403 | 404 | 409 | 422 | 502 | 504)[]) {
+  const out: Record<number, { description: string; content: { "application/problem+json": { schema: typeof ProblemSchema } } }> = {};
+  for (const s of statuses) {
+    out[s] = { description: PROBLEM_DESCRIPTIONS[s], content: { "application/problem+json": { schema: ProblemSchema } } };
+  }
+  return out;
+}
+
+const PROBLEM_DESCRIPTIONS: Record<number, string> = {
+  400: "Invalid input (`validation_failed` names the field) or a result over MAX_RESULT_BYTES (`result_too_large`)",
+  401: "No valid session (`unauthenticated`)",
+  403: "Role too weak (`forbidden`) or a cross-site request (`cross_site_request`)",
+  404: "No such resource in a workspace you belong to (`not_found`)",
+  409: "The resource changed since the version you sent (`version_conflict`)",
+  422: "Refused by the SQL guard (`guard_rejected`, with `reason`) or an invalid spec (`spec_invalid`)",
+  502: "The metrics store could not be reached (`source_unavailable`)",
+  504: "The query exceeded QUERY_TIMEOUT_SECONDS (`query_timeout`)",
+};
+
+/** Turns a zod error into field issues with dotted paths. */
+export function fieldIssues(error: ZodError): { path: string; message: string }[] {
+  return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+}
+
+/**
+ * The router every documented JSON route is registered on. Invalid input becomes one
+ * `validation_failed` problem (400) naming each bad field, through the app's single onError.
+ */
+export function createApiRouter<E extends Env = Env>(): OpenAPIHono<E> {
+  return new OpenAPIHono<E>({
+    defaultHook: (result) => {
+      if (result.success) return;
+      const issues = fieldIssues(result.error);
+      const where = result.target === "json" ? "body" : result.target;
+      throw new AppError(
+        "validation_failed",
+        `Invalid request ${where}: ${issues.map((i) => `${i.path || "(root)"}: ${i.message}`).join("; ")}`,
+        { issues },
+      );
+    },
+  });
+}
+
+/**
+ * Serves the OpenAPI 3.1 document at /api/openapi.json, generated from the same zod schemas that
+ * validate requests, so the document cannot drift from the code.
+ */
+export function registerOpenApiDocument(api: OpenAPIHono<any>, opts: { version: string; cookieName: string }): void {
+  api.openAPIRegistry.registerComponent("securitySchemes", "session", {
+    type: "apiKey",
+    in: "cookie",
+    name: opts.cookieName,
+    description: "The session cookie set by /api/auth/callback (or minted with `npm run session:mint`).",
+  });
+  let cached: unknown;
+  api.get(OPENAPI_PATH, (c) => {
+    cached ??= api.getOpenAPI31Document({
+      openapi: "3.1.0",
+      info: {
+        title: "Pulseboard API",
+        version: opts.version,
+        description:
+          "Live dashboards over guarded SQL. Errors are application/problem+json with a stable `code`; every response carries X-Request-Id. Mutating requests from another site are refused.",
+      },
+      security: [{ session: [] }],
+    });
+    return c.json(cached);
+  });
+}

@@ -1,0 +1,192 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type pg from "pg";
+import type { Auth } from "../../lib/auth/create-auth.ts";
+import { workspaceFromParam } from "../../lib/auth/middleware.ts";
+import type { AuthVariables } from "../../lib/auth/types.ts";
+import type { Config } from "../../lib/config/parse.ts";
+import { type DashboardSpec, dashboardSpecSchema, effectiveRefreshMs } from "../../lib/dashboard/spec.ts";
+import { deleteDashboard, type PanelGuard, saveDashboard } from "../../lib/dashboards/save.ts";
+import { type Dashboard, dashboardWorkspaceId, getDashboard, listDashboards } from "../../lib/dashboards/store.ts";
+import { AppError } from "../../lib/http/errors.ts";
+import { problems } from "../openapi.ts";
+
+export interface DashboardRouteDeps {
+  config: Pick<Config, "MIN_REFRESH_INTERVAL_MS" | "DEFAULT_REFRESH_INTERVAL_MS">;
+  pool: pg.Pool;
+  auth: Auth;
+  guard: PanelGuard;
+}
+
+type AppEnv = { Variables: AuthVariables };
+
+const IdSchema = z.string().min(1).max(64);
+export const WorkspaceParamsSchema = z.object({
+  workspaceId: IdSchema.openapi({ param: { name: "workspaceId", in: "path" }, example: "ws_demo" }),
+});
+export const DashboardParamsSchema = z.object({
+  dashboardId: IdSchema.openapi({ param: { name: "dashboardId", in: "path" }, example: "db_3kT9..." }),
+});
+
+export const DashboardSummarySchema = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    version: z.number().int(),
+    panelCount: z.number().int(),
+    updatedBy: z.string(),
+    updatedAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("DashboardSummary");
+
+/** Builds the dashboard schemas for a refresh floor (MIN_REFRESH_INTERVAL_MS is configuration). */
+export function dashboardSchemas(minRefreshMs: number) {
+  const spec = dashboardSpecSchema(minRefreshMs).openapi("DashboardSpec", {
+    description: `refreshIntervalMs must not be below MIN_REFRESH_INTERVAL_MS (${minRefreshMs}); time expressions are now, now-<n><s|m|h|d|w> or ISO-8601 instants.`,
+  });
+  const dashboard = z
+    .object({
+      id: z.string(),
+      workspaceId: z.string(),
+      version: z.number().int().openapi({ description: "Send it back with an update; a stale one gets 409." }),
+      spec,
+      effectiveRefreshIntervalMs: z.number().int().openapi({ description: "The cadence pollers use: the spec's value or the default, never below the floor." }),
+      createdBy: z.string(),
+      updatedBy: z.string(),
+      createdAt: z.string().openapi({ format: "date-time" }),
+      updatedAt: z.string().openapi({ format: "date-time" }),
+    })
+    .openapi("Dashboard");
+  const createBody = z.object({ spec }).openapi("CreateDashboard");
+  const updateBody = z
+    .object({ version: z.number().int().positive().openapi({ description: "The version this edit is based on." }), spec })
+    .openapi("UpdateDashboard");
+  return { spec, dashboard, createBody, updateBody };
+}
+
+/** The JSON shape of a dashboard. */
+export function dashboardJson(d: Dashboard, cfg: DashboardRouteDeps["config"]) {
+  return {
+    id: d.id,
+    workspaceId: d.workspaceId,
+    version: d.version,
+    spec: d.spec as DashboardSpec,
+    effectiveRefreshIntervalMs: effectiveRefreshMs(d.spec, cfg),
+    createdBy: d.createdBy,
+    updatedBy: d.updatedBy,
+    createdAt: d.createdAt.toISOString(),
+    updatedAt: d.updatedAt.toISOString(),
+  };
+}
+
+/** Dashboards: list and create in a workspace (viewer / editor), read, update and delete by id (viewer / editor). */
+export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRouteDeps): void {
+  const { auth, pool, config } = deps;
+  const s = dashboardSchemas(config.MIN_REFRESH_INTERVAL_MS);
+  const inWorkspace = workspaceFromParam("workspaceId");
+  const ofDashboard = async (c: { req: { param(name: string): string | undefined } }) => {
+    const id = c.req.param("dashboardId");
+    return id ? dashboardWorkspaceId(pool, id) : null;
+  };
+  const saveDeps = { pool, guard: deps.guard, minRefreshIntervalMs: config.MIN_REFRESH_INTERVAL_MS };
+
+  const list = createRoute({
+    method: "get",
+    path: "/api/workspaces/{workspaceId}/dashboards",
+    tags: ["dashboards"],
+    summary: "List the dashboards of a workspace (viewer)",
+    middleware: [auth.requireSession, auth.requireRole("viewer", inWorkspace)] as const,
+    request: { params: WorkspaceParamsSchema },
+    responses: {
+      200: { description: "The dashboards", content: { "application/json": { schema: z.object({ dashboards: z.array(DashboardSummarySchema) }) } } },
+      ...problems(400, 401, 403, 404),
+    },
+  });
+  (api as OpenAPIHono<AppEnv>).openapi(list, async (c) => {
+    const rows = await listDashboards(pool, c.var.workspaceId);
+    return c.json({ dashboards: rows.map((r) => ({ ...r, updatedAt: r.updatedAt.toISOString() })) }, 200);
+  });
+
+  const create = createRoute({
+    method: "post",
+    path: "/api/workspaces/{workspaceId}/dashboards",
+    tags: ["dashboards"],
+    summary: "Create a dashboard (editor); every panel's SQL must pass the guard",
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", inWorkspace)] as const,
+    request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: s.createBody } } } },
+    responses: {
+      201: { description: "Created", content: { "application/json": { schema: s.dashboard } } },
+      ...problems(400, 401, 403, 404, 422),
+    },
+  });
+  (api as OpenAPIHono<AppEnv>).openapi(create, async (c) => {
+    const { spec } = c.req.valid("json");
+    const saved = await saveDashboard(saveDeps, { workspaceId: c.var.workspaceId, userSub: c.var.user.sub, spec });
+    c.header("Location", `/api/dashboards/${saved.id}`);
+    return c.json(dashboardJson(saved, config), 201);
+  });
+
+  const read = createRoute({
+    method: "get",
+    path: "/api/dashboards/{dashboardId}",
+    tags: ["dashboards"],
+    summary: "Read a dashboard with its version (viewer)",
+    middleware: [auth.requireSession, auth.requireRole("viewer", ofDashboard)] as const,
+    request: { params: DashboardParamsSchema },
+    responses: {
+      200: { description: "The dashboard", content: { "application/json": { schema: s.dashboard } } },
+      ...problems(400, 401, 403, 404),
+    },
+  });
+  (api as OpenAPIHono<AppEnv>).openapi(read, async (c) => {
+    const d = await getDashboard(pool, c.req.valid("param").dashboardId);
+    if (!d || d.workspaceId !== c.var.workspaceId) throw new AppError("not_found", "Not found.");
+    return c.json(dashboardJson(d, config), 200);
+  });
+
+  const update = createRoute({
+    method: "put",
+    path: "/api/dashboards/{dashboardId}",
+    tags: ["dashboards"],
+    summary: "Replace a dashboard's spec (editor); a stale version gets 409",
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", ofDashboard)] as const,
+    request: { params: DashboardParamsSchema, body: { required: true, content: { "application/json": { schema: s.updateBody } } } },
+    responses: {
+      200: { description: "Saved; the new version", content: { "application/json": { schema: s.dashboard } } },
+      ...problems(400, 401, 403, 404, 409, 422),
+    },
+  });
+  (api as OpenAPIHono<AppEnv>).openapi(update, async (c) => {
+    const { version, spec } = c.req.valid("json");
+    const saved = await saveDashboard(saveDeps, {
+      workspaceId: c.var.workspaceId,
+      userSub: c.var.user.sub,
+      dashboardId: c.req.valid("param").dashboardId,
+      baseVersion: version,
+      spec,
+    });
+    return c.json(dashboardJson(saved, config), 200);
+  });
+
+  const remove = createRoute({
+    method: "delete",
+    path: "/api/dashboards/{dashboardId}",
+    tags: ["dashboards"],
+    summary: "Delete a dashboard (editor); with ?version=N only if it is still at that version",
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", ofDashboard)] as const,
+    request: {
+      params: DashboardParamsSchema,
+      query: z.object({
+        version: z.coerce.number().int().positive().optional().openapi({ param: { name: "version", in: "query" } }),
+      }),
+    },
+    responses: { 204: { description: "Deleted" }, ...problems(400, 401, 403, 404, 409) },
+  });
+  (api as OpenAPIHono<AppEnv>).openapi(remove, async (c) => {
+    await deleteDashboard(pool, {
+      dashboardId: c.req.valid("param").dashboardId,
+      workspaceId: c.var.workspaceId,
+      baseVersion: c.req.valid("query").version,
+    });
+    return c.body(null, 204);
+  });
+}

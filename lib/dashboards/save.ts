@@ -1,0 +1,161 @@
+import type pg from "pg";
+import { DASHBOARD_CHANGED_CHANNEL } from "../auth/types.ts";
+import type { Catalog } from "../catalog/types.ts";
+import { type DashboardSpec, dashboardSpecSchema } from "../dashboard/spec.ts";
+import { AppError } from "../http/errors.ts";
+import { catalogVersion, getSourceInWorkspace } from "../sources/index.ts";
+import { newId } from "../store/ids.ts";
+import { DASHBOARD_COLUMNS, type Dashboard, dashboardFromRow } from "./store.ts";
+
+/** The part of the SQL guard a save needs (lib/sql-guard createGuard(...)). */
+export interface PanelGuard {
+  check(
+    sql: string,
+    catalog: Catalog | null,
+    catalogVersion?: string,
+  ): { ok: true } | { ok: false; reason: string; message: string };
+}
+
+/** Why one panel cannot be saved: a guard reason, or `source` when its source is not in the workspace. */
+export interface PanelFailure {
+  panelId: string;
+  reason: string;
+  message: string;
+}
+
+export interface SaveDashboardDeps {
+  /** Config-store pool. */
+  pool: pg.Pool;
+  guard: PanelGuard;
+  /** MIN_REFRESH_INTERVAL_MS: a spec asking for a faster refresh is refused. */
+  minRefreshIntervalMs: number;
+}
+
+export interface SaveDashboardInput {
+  workspaceId: string;
+  /** The `sub` of the person saving (created_by / updated_by). */
+  userSub: string;
+  /** Untrusted: validated here whatever the caller did before. */
+  spec: unknown;
+  /** Absent: create a new dashboard. Present: update it, based on `baseVersion`. */
+  dashboardId?: string;
+  baseVersion?: number;
+}
+
+/**
+ * Runs every panel's SQL through the guard against its own source's catalog. Sources must belong to
+ * `workspaceId`; a source from another workspace is reported exactly like a missing one.
+ */
+export async function checkPanels(
+  deps: Pick<SaveDashboardDeps, "pool" | "guard">,
+  workspaceId: string,
+  spec: Pick<DashboardSpec, "panels">,
+): Promise<PanelFailure[]> {
+  const sourceIds = [...new Set(spec.panels.map((p) => p.sourceId))];
+  const sources = new Map<string, { catalog: Catalog | null; catalogVersion: string }>();
+  // Distinct sources only: a dashboard usually reads one or two, so this is a query or two per save.
+  for (const id of sourceIds) {
+    const source = await getSourceInWorkspace(deps.pool, workspaceId, id);
+    if (source) sources.set(id, { catalog: source.catalog, catalogVersion: catalogVersion(source) });
+  }
+  const failures: PanelFailure[] = [];
+  for (const panel of spec.panels) {
+    const source = sources.get(panel.sourceId);
+    if (!source) {
+      failures.push({ panelId: panel.id, reason: "source", message: "the panel's source does not exist in this workspace" });
+      continue;
+    }
+    const verdict = deps.guard.check(panel.sql, source.catalog, source.catalogVersion);
+    if (!verdict.ok) failures.push({ panelId: panel.id, reason: verdict.reason, message: verdict.message });
+  }
+  return failures;
+}
+
+/** Validates an untrusted spec against the refresh floor; throws `spec_invalid` naming every bad field. */
+export function parseDashboardSpec(spec: unknown, minRefreshIntervalMs: number): DashboardSpec {
+  const parsed = dashboardSpecSchema(minRefreshIntervalMs).safeParse(spec);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+  throw new AppError(
+    "spec_invalid",
+    `The dashboard spec is invalid: ${issues.map((i) => `${i.path || "(spec)"}: ${i.message}`).join("; ")}`,
+    { issues },
+  );
+}
+
+/**
+ * The one way a dashboard is written (API create/update and the AI chat "apply proposal" route):
+ * validates the spec, guards every panel's SQL against its source's catalog, then inserts, or
+ * updates only if the stored version still equals `baseVersion` (one atomic statement, so of two
+ * saves from the same version exactly one wins and the other gets `version_conflict`). A change is
+ * announced on DASHBOARD_CHANGED_CHANNEL in the same statement, so running pollers pick it up.
+ */
+export async function saveDashboard(deps: SaveDashboardDeps, input: SaveDashboardInput): Promise<Dashboard> {
+  const spec = parseDashboardSpec(input.spec, deps.minRefreshIntervalMs);
+  if (input.dashboardId !== undefined && (input.baseVersion === undefined || !Number.isSafeInteger(input.baseVersion))) {
+    throw new AppError("validation_failed", "An update must carry the version it was based on.", { field: "version" });
+  }
+  const failures = await checkPanels(deps, input.workspaceId, spec);
+  if (failures.length > 0) {
+    throw new AppError(
+      "guard_rejected",
+      `${failures.length === 1 ? "A panel was" : `${failures.length} panels were`} refused: ${failures
+        .map((f) => `${f.panelId} (${f.reason}): ${f.message}`)
+        .join("; ")}`,
+      { reason: failures[0].reason, panels: failures },
+    );
+  }
+
+  if (input.dashboardId === undefined) {
+    const { rows } = await deps.pool.query(
+      `WITH d AS (
+         INSERT INTO dashboards (id, workspace_id, spec, version, created_by, updated_by)
+         VALUES ($1, $2, $3::jsonb, 1, $4, $4) RETURNING ${DASHBOARD_COLUMNS}
+       )
+       SELECT d.*, pg_notify($5, d.id) FROM d`,
+      [newId("db"), input.workspaceId, JSON.stringify(spec), input.userSub, DASHBOARD_CHANGED_CHANNEL],
+    );
+    return dashboardFromRow(rows[0]);
+  }
+
+  const { rows } = await deps.pool.query(
+    `WITH d AS (
+       UPDATE dashboards SET spec = $4::jsonb, version = version + 1, updated_by = $5, updated_at = now()
+        WHERE id = $1 AND workspace_id = $2 AND version = $3
+        RETURNING ${DASHBOARD_COLUMNS}
+     )
+     SELECT d.*, pg_notify($6, d.id) FROM d`,
+    [input.dashboardId, input.workspaceId, input.baseVersion, JSON.stringify(spec), input.userSub, DASHBOARD_CHANGED_CHANNEL],
+  );
+  if (rows[0]) return dashboardFromRow(rows[0]);
+  throw await missingOrConflict(deps.pool, input.dashboardId, input.workspaceId, input.baseVersion!);
+}
+
+/** Deletes a dashboard (when `baseVersion` is given, only if it still has that version) and announces it. */
+export async function deleteDashboard(
+  pool: pg.Pool,
+  input: { dashboardId: string; workspaceId: string; baseVersion?: number },
+): Promise<void> {
+  const { rows } = await pool.query(
+    `WITH d AS (
+       DELETE FROM dashboards WHERE id = $1 AND workspace_id = $2 AND ($3::int IS NULL OR version = $3::int) RETURNING id
+     )
+     SELECT pg_notify($4, d.id) FROM d`,
+    [input.dashboardId, input.workspaceId, input.baseVersion ?? null, DASHBOARD_CHANGED_CHANNEL],
+  );
+  if (rows.length === 0) throw await missingOrConflict(pool, input.dashboardId, input.workspaceId, input.baseVersion);
+}
+
+async function missingOrConflict(pool: pg.Pool, id: string, workspaceId: string, baseVersion: number | undefined): Promise<AppError> {
+  const { rows } = await pool.query<{ version: number }>("SELECT version FROM dashboards WHERE id = $1 AND workspace_id = $2", [
+    id,
+    workspaceId,
+  ]);
+  const current = rows[0]?.version;
+  if (current === undefined) return new AppError("not_found", "Not found.");
+  return new AppError(
+    "version_conflict",
+    `The dashboard was changed by someone else: your edit is based on version ${baseVersion}, it is now at version ${current}. Reload it and apply your edit again.`,
+    { currentVersion: current, baseVersion },
+  );
+}
