@@ -1,0 +1,220 @@
+// The SQL guard of DESIGN section 4: macros to bind parameters, then seven checks in order on the
+// real PostgreSQL parser's tree. A library function that returns a value and never throws.
+import { loadModule, parseSync, scanSync } from "libpg-query";
+import type { Catalog } from "../catalog/types.ts";
+import type { GuardReason } from "../metrics/metrics.ts";
+import { DEFAULT_ALLOWED_FUNCTIONS, parseFunctionList } from "./allowlist.ts";
+import { inspect } from "./inspect.ts";
+import { type MacroParam, expandMacros, safeName } from "./macros.ts";
+import { VerdictCache } from "./cache.ts";
+
+export type { MacroParam } from "./macros.ts";
+export { intervalFor } from "./interval.ts";
+export { DEFAULT_ALLOWED_FUNCTIONS, parseFunctionList } from "./allowlist.ts";
+
+/** A guard answer: the SQL to run with its bind list, or the first failed check's reason. */
+export type GuardVerdict =
+  | { ok: true; sql: string; params: MacroParam[] } // sql with macros expanded to $1..$n; params[i] is what $i+1 binds
+  | { ok: false; reason: GuardReason; message: string };
+
+export interface GuardOptions {
+  /** Added to the DESIGN allowlist (SQL_GUARD_EXTRA_FUNCTIONS); `schema.name` entries allow that qualified call. */
+  extraFunctions?: readonly string[];
+  /** Longest statement in characters (SQL_MAX_LENGTH, default 20000); longer gives `structure`. */
+  maxLength?: number;
+  /** Verdicts kept per guard (LRU by statement text and catalog version); 0 disables. Default 1000. */
+  cacheSize?: number;
+}
+
+export interface Guard {
+  /**
+   * Checks one statement against a source's catalog (`null`: never refreshed, every statement that
+   * reaches the catalog check fails with `catalog`). With `catalogVersion` the verdict is cached by
+   * (statement text, catalogVersion); the version must change whenever the catalog does and must
+   * identify the source too (e.g. `${sourceId}:${catalogRefreshedAt}`). Never throws.
+   */
+  check(sql: string, catalog: Catalog | null, catalogVersion?: string): GuardVerdict;
+}
+
+let parserReady = false;
+
+/** True once libpg-query's module answers, however it was loaded. */
+function parserLoaded(): boolean {
+  if (parserReady) return true;
+  try {
+    parseSync("SELECT 1");
+    parserReady = true;
+  } catch {
+    // still loading
+  }
+  return parserReady;
+}
+
+/**
+ * Waits for libpg-query's WebAssembly module. Its sync API (used by `check`) works only after this;
+ * entry points await it once at startup. The module starts loading when libpg-query is imported, so
+ * this normally resolves at once. Before it has resolved, `check` fails closed with `structure`.
+ */
+export async function loadGuardParser(): Promise<void> {
+  await loadModule();
+  parserReady = true;
+}
+
+/** Guard options from the validated config (SQL_GUARD_EXTRA_FUNCTIONS, SQL_MAX_LENGTH). */
+export function guardOptionsFromConfig(config: {
+  SQL_GUARD_EXTRA_FUNCTIONS: string;
+  SQL_MAX_LENGTH: number;
+}): GuardOptions {
+  return { extraFunctions: parseFunctionList(config.SQL_GUARD_EXTRA_FUNCTIONS), maxLength: config.SQL_MAX_LENGTH };
+}
+
+const DEFAULT_MAX_LENGTH = 20_000;
+
+function reject(reason: GuardReason, message: string): GuardVerdict {
+  return Object.freeze({ ok: false as const, reason, message });
+}
+
+/** DESIGN check 1: nothing but whitespace (scan.l's [ \t\n\r\f\v]) and semicolons. */
+function isEmpty(sql: string): boolean {
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql.charCodeAt(i);
+    if (!(c === 32 || c === 59 || (c >= 9 && c <= 13))) return false;
+  }
+  return true;
+}
+
+/** True when the string has an unpaired UTF-16 surrogate (the parser and the server would see different bytes). */
+function hasLoneSurrogate(sql: string): boolean {
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdfff) continue;
+    if (c <= 0xdbff) {
+      const d = sql.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        i++;
+        continue;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+/** The real scanner's answer on comments; undefined when it cannot scan the text. */
+function scannerFindsComment(sql: string): boolean | undefined {
+  try {
+    for (const t of scanSync(sql).tokens) {
+      if (t.tokenName === "SQL_COMMENT" || t.tokenName === "C_COMMENT") return true;
+    }
+    return false;
+  } catch {
+    return undefined;
+  }
+}
+
+/** PostgreSQL's syntax error without the part that quotes the statement. */
+function parseErrorMessage(err: unknown): string {
+  const raw = err instanceof Error ? err.message : "";
+  const head = raw.split(/ at or near |:/)[0].trim();
+  if (!head || head.length > 80 || /["'$]/.test(head)) return "the statement does not parse";
+  return `the statement does not parse: ${safeName(head)}`;
+}
+
+/** The first word of a statement, for naming the keyword of a non-SELECT statement. */
+function firstWord(sql: string): string {
+  const m = /^[ \t\n\r\f\v;(]*([A-Za-z]{1,32})/.exec(sql);
+  return m ? m[1].toUpperCase() : "statement";
+}
+
+/** Creates a guard with its allowlist and verdict cache. Needs `await loadGuardParser()` once first. */
+export function createGuard(opts: GuardOptions = {}): Guard {
+  const allowed = new Set<string>(DEFAULT_ALLOWED_FUNCTIONS);
+  const allowedQualified = new Set<string>();
+  for (const raw of opts.extraFunctions ?? []) {
+    const f = raw.trim().toLowerCase();
+    if (!f) continue;
+    if (f.includes(".")) allowedQualified.add(f);
+    else allowed.add(f);
+  }
+  const maxLength = opts.maxLength ?? DEFAULT_MAX_LENGTH;
+  const cache = new VerdictCache<GuardVerdict>(opts.cacheSize ?? 1000);
+
+  function evaluate(sql: string, catalog: Catalog | null): GuardVerdict {
+    if (typeof sql !== "string") return reject("structure", "the statement must be a string");
+    if (isEmpty(sql)) return reject("empty", "the statement is empty");
+    // Bounds and bytes the parser cannot see faithfully come before any scanning.
+    if (sql.length > maxLength) {
+      return reject("structure", `the statement is longer than SQL_MAX_LENGTH (${maxLength} characters)`);
+    }
+    if (sql.includes("\u0000")) return reject("structure", "the statement contains a NUL character");
+    if (hasLoneSurrogate(sql)) return reject("structure", "the statement is not valid Unicode");
+
+    const expansion = expandMacros(sql);
+    // Check 2. A comment needs "--" or "/*" in the text; only then is the real scanner asked.
+    if (sql.includes("--") || sql.includes("/*")) {
+      const scanned = scannerFindsComment(sql);
+      if (scanned ?? expansion.hasComment) return reject("comment", "comments are not allowed in panel SQL");
+    }
+
+    // Check 3.
+    if (!expansion.ok) return reject("structure", expansion.message);
+    let tree: { stmts?: unknown[] };
+    try {
+      tree = parseSync(expansion.sql) as { stmts?: unknown[] };
+    } catch (err) {
+      if (err instanceof RangeError) return reject("structure", "the statement is nested too deeply");
+      return reject("structure", parseErrorMessage(err));
+    }
+    const stmts = Array.isArray(tree.stmts) ? tree.stmts : [];
+    if (stmts.length === 0) return reject("empty", "the statement is empty");
+    if (stmts.length > 1) return reject("structure", "only one statement is allowed");
+    const found = inspect(stmts[0], catalog, allowed, allowedQualified);
+    // The parse re-checks the macro lexer: every $n in the tree is one the expansion wrote.
+    if (found.paramRefs !== expansion.paramSites || found.maxParam > expansion.params.length) {
+      return reject("structure", "hand-written parameters like $1 are not allowed; use the time macros");
+    }
+
+    // Checks 4 to 7.
+    if (found.keyword !== null) {
+      const keyword = found.keyword || firstWord(expansion.sql);
+      return reject("keyword", `${keyword} is not allowed: panel SQL must be one read-only SELECT`);
+    }
+    if (found.func !== null) return reject("function", `function ${found.func} is not allowed`);
+    if (catalog === null) {
+      return reject("catalog", "the source's catalog has never been refreshed; refresh the catalog first");
+    }
+    if (found.catalog !== null) return reject("catalog", found.catalog);
+    if (found.timeTable !== null && !expansion.timeBounded) {
+      return reject(
+        "time",
+        `table ${found.timeTable} has a time column: filter it with $__timeFilter(column) or $__timeFrom()`,
+      );
+    }
+    const params = Object.freeze(expansion.params) as MacroParam[];
+    return Object.freeze({ ok: true as const, sql: expansion.sql.replace(/^[ \t\n\r\f\v;]+|[ \t\n\r\f\v;]+$/g, ""), params });
+  }
+
+  return {
+    check(sql, catalog, catalogVersion) {
+      if (!parserLoaded()) {
+        return reject("structure", "the SQL parser is not loaded yet (await loadGuardParser() at startup)");
+      }
+      const key = catalogVersion === undefined || typeof sql !== "string" ? undefined : cache.key(sql, catalogVersion);
+      if (key !== undefined) {
+        const hit = cache.get(key);
+        if (hit !== undefined) return hit;
+      }
+      let verdict: GuardVerdict;
+      try {
+        verdict = evaluate(sql, catalog);
+      } catch (err) {
+        verdict =
+          err instanceof RangeError
+            ? reject("structure", "the statement is nested too deeply")
+            : reject("structure", "the statement could not be checked");
+      }
+      if (key !== undefined) cache.set(key, verdict);
+      return verdict;
+    },
+  };
+}

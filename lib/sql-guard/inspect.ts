@@ -1,0 +1,314 @@
+// One generic walk over libpg-query's JSON parse tree. It visits every field of every node, so a
+// function call or relation cannot hide in a field this file does not know about; the node types
+// below only decide what a visited node means. Findings are collected per check so the guard can
+// answer in DESIGN order (keyword, function, catalog, time) whatever order the tree is in.
+import type { Catalog, CatalogTable } from "../catalog/types.ts";
+import { safeName } from "./macros.ts";
+
+export interface Findings {
+  /** Offending keyword (e.g. "INSERT", "FOR UPDATE"); "" means "use the statement's first word". */
+  keyword: string | null;
+  /** Offending function, as written (qualified when it was). */
+  func: string | null;
+  /** Catalog-check message for the first relation or cast outside the catalog. */
+  catalog: string | null;
+  /** First catalog table read that has a time column. */
+  timeTable: string | null;
+  paramRefs: number;
+  maxParam: number;
+}
+
+/** Statements that may sit inside a SELECT (data-modifying CTEs) named by their keyword. */
+const NESTED_STATEMENT: Record<string, string> = {
+  InsertStmt: "INSERT",
+  UpdateStmt: "UPDATE",
+  DeleteStmt: "DELETE",
+  MergeStmt: "MERGE",
+};
+
+const LOCK_STRENGTH: Record<string, string> = {
+  LCS_FORKEYSHARE: "FOR KEY SHARE",
+  LCS_FORSHARE: "FOR SHARE",
+  LCS_FORNOKEYUPDATE: "FOR NO KEY UPDATE",
+  LCS_FORUPDATE: "FOR UPDATE",
+};
+
+/** SQL value functions that leak who or where the session is. */
+const DENIED_VALUE_FUNCTIONS: Record<string, string> = {
+  SVFOP_CURRENT_ROLE: "current_role",
+  SVFOP_CURRENT_USER: "current_user",
+  SVFOP_USER: "user",
+  SVFOP_SESSION_USER: "session_user",
+  SVFOP_CURRENT_CATALOG: "current_catalog",
+  SVFOP_CURRENT_SCHEMA: "current_schema",
+};
+
+const XML_OPS: Record<string, string> = {
+  IS_XMLCONCAT: "xmlconcat",
+  IS_XMLELEMENT: "xmlelement",
+  IS_XMLFOREST: "xmlforest",
+  IS_XMLPARSE: "xmlparse",
+  IS_XMLPI: "xmlpi",
+  IS_XMLROOT: "xmlroot",
+  IS_XMLSERIALIZE: "xmlserialize",
+  IS_DOCUMENT: "xml is document",
+};
+
+const JSON_OPS: Record<string, string> = {
+  JSON_EXISTS_OP: "json_exists",
+  JSON_QUERY_OP: "json_query",
+  JSON_VALUE_OP: "json_value",
+  JSON_TABLE_OP: "json_table",
+};
+
+/** SQL-syntax constructs that are function calls under another name; allowed only if allowlisted. */
+const SYNTAX_FUNCTIONS: Record<string, string> = {
+  XmlSerialize: "xmlserialize",
+  RangeTableFunc: "xmltable",
+  JsonTable: "json_table",
+  JsonObjectConstructor: "json_object",
+  JsonArrayConstructor: "json_array",
+  JsonArrayQueryConstructor: "json_array",
+  JsonObjectAgg: "json_objectagg",
+  JsonArrayAgg: "json_arrayagg",
+  JsonParseExpr: "json",
+  JsonScalarExpr: "json_scalar",
+  JsonSerializeExpr: "json_serialize",
+  MergeSupportFunc: "merge_action",
+};
+
+/** Types whose input functions look names up in the system catalogs. */
+const CATALOG_LOOKUP_TYPES = new Set([
+  "regclass",
+  "regcollation",
+  "regconfig",
+  "regdictionary",
+  "regnamespace",
+  "regoper",
+  "regoperator",
+  "regproc",
+  "regprocedure",
+  "regrole",
+  "regtype",
+]);
+
+interface CatalogIndex {
+  qualified: Map<string, CatalogTable>;
+  unqualified: Map<string, CatalogTable>;
+}
+
+const indexes = new WeakMap<Catalog, CatalogIndex>();
+
+/** Unqualified names resolve in `public` first, else in the first catalog schema that has them. */
+function indexOf(catalog: Catalog): CatalogIndex {
+  let idx = indexes.get(catalog);
+  if (idx) return idx;
+  const qualified = new Map<string, CatalogTable>();
+  const unqualified = new Map<string, CatalogTable>();
+  const tables = Array.isArray(catalog.tables) ? catalog.tables : [];
+  for (const t of tables) {
+    if (!t || typeof t.name !== "string" || typeof t.schema !== "string") continue;
+    qualified.set(`${t.schema}\u0000${t.name}`, t);
+    const prior = unqualified.get(t.name);
+    if (!prior || (prior.schema !== "public" && t.schema === "public")) unqualified.set(t.name, t);
+  }
+  idx = { qualified, unqualified };
+  indexes.set(catalog, idx);
+  return idx;
+}
+
+function isSystemSchema(schema: string): boolean {
+  return schema === "information_schema" || schema.startsWith("pg_");
+}
+
+function stringParts(list: unknown[]): string[] | null {
+  const parts: string[] = [];
+  for (const item of list) {
+    const sval = (item as { String?: { sval?: unknown } } | null)?.String?.sval;
+    if (typeof sval !== "string") return null;
+    parts.push(sval);
+  }
+  return parts;
+}
+
+type Obj = Record<string, unknown>;
+
+/** Walks a parse tree and records what each guard check needs. */
+export function inspect(
+  tree: unknown,
+  catalog: Catalog | null,
+  allowed: ReadonlySet<string>,
+  allowedQualified: ReadonlySet<string>,
+): Findings {
+  const w = new Walker(catalog ? indexOf(catalog) : null, allowed, allowedQualified);
+  w.visit(tree);
+  return w.findings;
+}
+
+class Walker {
+  readonly findings: Findings = { keyword: null, func: null, catalog: null, timeTable: null, paramRefs: 0, maxParam: 0 };
+  /** CTE names in scope, innermost last. */
+  private readonly scopes: string[][] = [];
+
+  constructor(
+    private readonly catalog: CatalogIndex | null,
+    private readonly allowed: ReadonlySet<string>,
+    private readonly allowedQualified: ReadonlySet<string>,
+  ) {}
+
+  visit(v: unknown): void {
+    if (typeof v !== "object" || v === null) return;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) this.visit(v[i]);
+      return;
+    }
+    const o = v as Obj;
+    if (typeof o.relname === "string") this.relation(o);
+    if (Array.isArray(o.funcname)) this.call(o.funcname);
+    if (o.intoClause) this.keyword("INTO");
+    const withClause = o.withClause as Obj | undefined;
+    if (withClause && typeof withClause === "object") this.enterWith(withClause);
+    for (const key in o) {
+      const child = o[key];
+      if (typeof child !== "object" || child === null || key === "withClause") continue;
+      const c0 = key.charCodeAt(0);
+      if (c0 >= 65 && c0 <= 90) this.node(key, child as Obj);
+      else if (key === "typeName") this.typeName(child as Obj);
+      this.visit(child);
+    }
+    if (withClause && typeof withClause === "object") this.scopes.pop();
+  }
+
+  /** A node wrapper key (node type name) and its body. */
+  private node(type: string, body: Obj): void {
+    switch (type) {
+      case "ParamRef": {
+        this.findings.paramRefs++;
+        const n = typeof body.number === "number" ? body.number : 0;
+        if (n > this.findings.maxParam) this.findings.maxParam = n;
+        return;
+      }
+      case "SQLValueFunction": {
+        const name = DENIED_VALUE_FUNCTIONS[String(body.op)];
+        if (name) this.deny(name);
+        return;
+      }
+      case "LockingClause":
+        this.keyword(LOCK_STRENGTH[String(body.strength)] ?? "FOR UPDATE");
+        return;
+      case "IntoClause":
+        this.keyword("INTO");
+        return;
+      case "TypeName":
+        this.typeName(body);
+        return;
+      case "XmlExpr":
+        this.syntaxFunction(XML_OPS[String(body.op)] ?? "xml");
+        return;
+      case "JsonFuncExpr":
+        this.syntaxFunction(JSON_OPS[String(body.op)] ?? "json_query");
+        return;
+      case "RangeTableSample": {
+        const method = Array.isArray(body.method) ? stringParts(body.method) : null;
+        const name = method ? method.join(".") : "tablesample";
+        if (method?.length !== 1 || !this.allowed.has(method[0])) this.deny(`TABLESAMPLE ${name}`);
+        return;
+      }
+      case "SelectStmt":
+        return;
+      default: {
+        const fn = SYNTAX_FUNCTIONS[type];
+        if (fn) {
+          this.syntaxFunction(fn);
+          return;
+        }
+        if (type.endsWith("Stmt")) this.keyword(NESTED_STATEMENT[type] ?? "");
+      }
+    }
+  }
+
+  private keyword(name: string): void {
+    if (this.findings.keyword === null) this.findings.keyword = name;
+  }
+
+  private deny(name: string): void {
+    if (this.findings.func === null) this.findings.func = safeName(name);
+  }
+
+  private syntaxFunction(name: string): void {
+    if (!this.allowed.has(name)) this.deny(name);
+  }
+
+  private call(funcname: unknown[]): void {
+    const parts = stringParts(funcname);
+    if (!parts || parts.length === 0) {
+      this.deny("?");
+      return;
+    }
+    if (parts.length === 1 && this.allowed.has(parts[0])) return;
+    if (parts.length === 2 && parts[0] === "pg_catalog" && this.allowed.has(parts[1])) return;
+    if (parts.length > 1 && this.allowedQualified.has(parts.join("."))) return;
+    this.deny(parts.join("."));
+  }
+
+  private typeName(t: Obj): void {
+    if (!Array.isArray(t.names) || this.findings.catalog !== null) return;
+    const parts = stringParts(t.names);
+    const last = parts?.[parts.length - 1];
+    if (last && CATALOG_LOOKUP_TYPES.has(last)) {
+      this.findings.catalog = `casts to ${last} read the system catalogs`;
+    }
+  }
+
+  private enterWith(w: Obj): void {
+    const names: string[] = [];
+    this.scopes.push(names);
+    const ctes = Array.isArray(w.ctes) ? w.ctes : [];
+    const recursive = w.recursive === true;
+    const nameOf = (cte: unknown): string | null => {
+      const n = (cte as { CommonTableExpr?: { ctename?: unknown } } | null)?.CommonTableExpr?.ctename;
+      return typeof n === "string" ? n : null;
+    };
+    if (recursive) {
+      for (const cte of ctes) {
+        const n = nameOf(cte);
+        if (n !== null) names.push(n);
+      }
+    }
+    // Without RECURSIVE a CTE sees only the CTEs before it, never itself.
+    for (const cte of ctes) {
+      this.visit(cte);
+      const n = nameOf(cte);
+      if (!recursive && n !== null) names.push(n);
+    }
+    for (const key in w) if (key !== "ctes") this.visit(w[key]);
+  }
+
+  private inCteScope(name: string): boolean {
+    for (let i = this.scopes.length - 1; i >= 0; i--) if (this.scopes[i].includes(name)) return true;
+    return false;
+  }
+
+  private relation(r: Obj): void {
+    const name = r.relname as string;
+    const schema = typeof r.schemaname === "string" ? r.schemaname : undefined;
+    const db = typeof r.catalogname === "string" ? r.catalogname : undefined;
+    if (schema === undefined && db === undefined && this.inCteScope(name)) return;
+    if (this.catalog === null || this.findings.catalog !== null) return;
+    const shown = safeName([db, schema, name].filter((p) => p !== undefined).join("."));
+    let table: CatalogTable | undefined;
+    if (db === undefined) {
+      if (schema !== undefined) {
+        if (!isSystemSchema(schema)) table = this.catalog.qualified.get(`${schema}\u0000${name}`);
+      } else if (!name.startsWith("pg_")) {
+        // pg_catalog is searched before public, so an unqualified pg_* name is a system relation.
+        table = this.catalog.unqualified.get(name);
+      }
+    }
+    if (!table) {
+      this.findings.catalog = `table ${shown} is not in the source's catalog`;
+      return;
+    }
+    if (table.timeColumn && this.findings.timeTable === null) this.findings.timeTable = shown;
+  }
+}

@@ -1,0 +1,366 @@
+// Macro expansion over a small lexer that mirrors PostgreSQL's scan.l for exactly what matters here:
+// where string literals, quoted identifiers, dollar-quoted strings and comments begin and end, and
+// which `$` starts a token. libpg-query's own scanner (scanSync) is about 3x slower than a whole parse
+// because it serialises every token to JSON, so it is used only where its answer is needed (comments,
+// see guard.ts); the parse that follows re-checks what this lexer decided (ParamRef count).
+
+/** What a bind parameter produced by a macro carries. */
+export type MacroParam = "from" | "to" | "interval";
+
+export type Expansion =
+  | {
+      ok: true;
+      sql: string;
+      params: MacroParam[];
+      /** How many `$n` the expansion wrote; the parse must find exactly this many ParamRef nodes. */
+      paramSites: number;
+      /** `$__timeFilter(...)` or `$__timeFrom()` was used (DESIGN check 7). */
+      timeBounded: boolean;
+      hasComment: boolean;
+    }
+  | { ok: false; message: string; hasComment: boolean };
+
+const MACROS = new Set(["__timeFilter", "__timeFrom", "__timeTo", "__interval", "__timeGroup"]);
+
+const STEP_UNITS: Record<string, string> = {
+  s: "second",
+  sec: "second",
+  second: "second",
+  seconds: "second",
+  m: "minute",
+  min: "minute",
+  minute: "minute",
+  minutes: "minute",
+  h: "hour",
+  hour: "hour",
+  hours: "hour",
+  d: "day",
+  day: "day",
+  days: "day",
+  w: "week",
+  week: "week",
+  weeks: "week",
+};
+const STEP = /^'\s*(\d{1,6})\s*([a-z]+)\s*'$/;
+const SIMPLE_COLUMN = /^(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_$\u0080-\uffff]*|"(?:[^"]|"")+")(?:\s*\.\s*(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_$\u0080-\uffff]*|"(?:[^"]|"")+"))*$/;
+
+function isIdentStart(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c >= 128;
+}
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+function isIdentCont(c: number): boolean {
+  return isIdentStart(c) || isDigit(c) || c === 36;
+}
+function isDolqCont(c: number): boolean {
+  return isIdentStart(c) || isDigit(c);
+}
+function isSpace(c: number): boolean {
+  // scan.l {space}: [ \t\n\r\f\v]
+  return c === 32 || (c >= 9 && c <= 13);
+}
+
+class StructureError extends Error {}
+
+interface Arg {
+  raw: string;
+  out: string;
+}
+
+/**
+ * Expands the Grafana-style macros of DESIGN section 4 into bind parameters numbered by first
+ * appearance. Never splices a value into the text: only `$n`, the user's own column text and fixed
+ * SQL are written. Unknown `$__` macros and hand-written `$n` are structure errors.
+ */
+export function expandMacros(sql: string): Expansion {
+  const e = new Expander(sql);
+  try {
+    const out = e.region(0, false).out;
+    if (e.firstError !== null) return { ok: false, message: e.firstError, hasComment: e.hasComment };
+    return {
+      ok: true,
+      sql: out,
+      params: e.params,
+      paramSites: e.paramSites,
+      timeBounded: e.timeBounded,
+      hasComment: e.hasComment,
+    };
+  } catch (err) {
+    const message = err instanceof StructureError ? err.message : "the statement could not be read";
+    return { ok: false, message: e.firstError ?? message, hasComment: e.hasComment };
+  }
+}
+
+class Expander {
+  readonly params: MacroParam[] = [];
+  paramSites = 0;
+  timeBounded = false;
+  hasComment = false;
+  /** The first structural problem; lexing goes on so a later comment is still seen (comment wins). */
+  firstError: string | null = null;
+  private readonly n: number;
+
+  constructor(private readonly s: string) {
+    this.n = s.length;
+  }
+
+  private fail(message: string): void {
+    if (this.firstError === null) this.firstError = message;
+  }
+
+  private param(p: MacroParam): string {
+    let i = this.params.indexOf(p);
+    if (i === -1) {
+      this.params.push(p);
+      i = this.params.length - 1;
+    }
+    this.paramSites++;
+    return `$${i + 1}`;
+  }
+
+  /**
+   * Lexes from `i`. At top level runs to the end; inside macro arguments stops at the `)` that closes
+   * them and splits on top-level commas. Returns the expanded text (and the arguments).
+   */
+  region(start: number, inArgs: boolean): { out: string; end: number; args: Arg[] } {
+    const s = this.s;
+    const n = this.n;
+    const args: Arg[] = [];
+    let out = "";
+    let copyFrom = start;
+    let argStart = start;
+    let depth = 0;
+    let i = start;
+    while (i < n) {
+      const c = s.charCodeAt(i);
+      if (c === 45 && s.charCodeAt(i + 1) === 45) {
+        this.hasComment = true;
+        i += 2;
+        while (i < n) {
+          const d = s.charCodeAt(i);
+          if (d === 10 || d === 13) break;
+          i++;
+        }
+        continue;
+      }
+      if (c === 47 && s.charCodeAt(i + 1) === 42) {
+        this.hasComment = true;
+        i = this.skipBlockComment(i);
+        continue;
+      }
+      if (c === 39) {
+        i = this.skipQuoted(i, 39, false);
+        continue;
+      }
+      if (c === 34) {
+        i = this.skipQuoted(i, 34, false);
+        continue;
+      }
+      if (c === 36) {
+        const r = this.dollar(i);
+        if (r.macro !== undefined) {
+          out += s.slice(copyFrom, i) + r.macro;
+          copyFrom = r.end;
+        }
+        i = r.end;
+        continue;
+      }
+      if (isIdentStart(c)) {
+        let j = i + 1;
+        while (j < n && isIdentCont(s.charCodeAt(j))) j++;
+        if (j === i + 1) {
+          const q = s.charCodeAt(j);
+          if ((c === 101 || c === 69) && q === 39) {
+            i = this.skipQuoted(j, 39, true);
+            continue;
+          }
+          if ((c === 117 || c === 85) && q === 38) {
+            const q2 = s.charCodeAt(j + 1);
+            if (q2 === 39 || q2 === 34) {
+              i = this.skipQuoted(j + 1, q2, false);
+              continue;
+            }
+          }
+        }
+        i = j;
+        continue;
+      }
+      if (isDigit(c)) {
+        let j = i + 1;
+        while (j < n) {
+          const d = s.charCodeAt(j);
+          if (!(isDigit(d) || d === 46 || d === 95 || (d >= 97 && d <= 122) || (d >= 65 && d <= 90))) break;
+          j++;
+        }
+        i = j;
+        continue;
+      }
+      if (inArgs) {
+        if (c === 40) depth++;
+        else if (c === 41) {
+          if (depth === 0) {
+            out += s.slice(copyFrom, i);
+            args.push({ raw: s.slice(argStart, i), out });
+            return { out: "", end: i + 1, args };
+          }
+          depth--;
+        } else if (c === 44 && depth === 0) {
+          out += s.slice(copyFrom, i);
+          args.push({ raw: s.slice(argStart, i), out });
+          out = "";
+          copyFrom = i + 1;
+          argStart = i + 1;
+        }
+      }
+      i++;
+    }
+    if (inArgs) throw new StructureError("a macro's argument list is not closed");
+    out += s.slice(copyFrom, n);
+    return { out, end: n, args };
+  }
+
+  private skipBlockComment(i: number): number {
+    // scan.l: C-style comments nest.
+    const s = this.s;
+    let depth = 0;
+    while (i < this.n) {
+      if (s.charCodeAt(i) === 47 && s.charCodeAt(i + 1) === 42) {
+        depth++;
+        i += 2;
+      } else if (s.charCodeAt(i) === 42 && s.charCodeAt(i + 1) === 47) {
+        depth--;
+        i += 2;
+        if (depth === 0) return i;
+      } else i++;
+    }
+    throw new StructureError("unterminated /* comment");
+  }
+
+  /** Skips a quoted token opening at `i`; `backslash` for E'' strings. Doubled quotes stay inside. */
+  private skipQuoted(i: number, quote: number, backslash: boolean): number {
+    const s = this.s;
+    let j = i + 1;
+    for (;;) {
+      if (j >= this.n) throw new StructureError(quote === 34 ? "unterminated quoted identifier" : "unterminated string literal");
+      const c = s.charCodeAt(j);
+      if (backslash && c === 92) {
+        j += 2;
+        continue;
+      }
+      if (c === quote) {
+        if (s.charCodeAt(j + 1) === quote) {
+          j += 2;
+          continue;
+        }
+        j++;
+        // scan.l: an E'' string continues across whitespace holding a newline, still with escapes.
+        if (backslash) {
+          let k = j;
+          let newline = false;
+          while (k < this.n && isSpace(s.charCodeAt(k))) {
+            const d = s.charCodeAt(k);
+            if (d === 10 || d === 13) newline = true;
+            k++;
+          }
+          if (newline && s.charCodeAt(k) === 39) {
+            j = k + 1;
+            continue;
+          }
+        }
+        return j;
+      }
+      j++;
+    }
+  }
+
+  /** A `$` at the start of a token: parameter, dollar quote, macro, or a lone `$`. */
+  private dollar(i: number): { end: number; macro?: string } {
+    const s = this.s;
+    const n = this.n;
+    let j = i + 1;
+    if (isDigit(s.charCodeAt(j))) {
+      while (j < n && isDigit(s.charCodeAt(j))) j++;
+      this.fail("hand-written parameters like $1 are not allowed; use the time macros");
+      return { end: j };
+    }
+    if (j < n && isIdentStart(s.charCodeAt(j))) {
+      j++;
+      while (j < n && isDolqCont(s.charCodeAt(j))) j++;
+    }
+    if (s.charCodeAt(j) === 36) {
+      const delim = s.slice(i, j + 1);
+      const close = s.indexOf(delim, j + 1);
+      if (close === -1) throw new StructureError("unterminated dollar-quoted string");
+      return { end: close + delim.length };
+    }
+    const name = s.slice(i + 1, j);
+    if (!name.startsWith("__")) return { end: i + 1 };
+    if (!MACROS.has(name)) {
+      this.fail(`unknown macro $${safeName(name)}`);
+      return { end: j };
+    }
+    return this.macro(name, j);
+  }
+
+  private openParen(name: string, j: number): number {
+    const s = this.s;
+    while (j < this.n && isSpace(s.charCodeAt(j))) j++;
+    if (s.charCodeAt(j) !== 40) throw new StructureError(`$${name} needs an argument list`);
+    return j + 1;
+  }
+
+  private macro(name: string, j: number): { end: number; macro?: string } {
+    if (name === "__interval") return { end: j, macro: `${this.param("interval")}::interval` };
+    const r = this.region(this.openParen(name, j), true);
+    const args = r.args;
+    if (name === "__timeFrom" || name === "__timeTo") {
+      if (args.length !== 1 || args[0].raw.trim() !== "") {
+        this.fail(`$${name}() takes no arguments`);
+        return { end: r.end };
+      }
+      if (name === "__timeFrom") this.timeBounded = true;
+      return { end: r.end, macro: this.param(name === "__timeFrom" ? "from" : "to") };
+    }
+    if (name === "__timeFilter") {
+      if (args.length !== 1 || args[0].out.trim() === "") {
+        this.fail("$__timeFilter(column) takes exactly one column");
+        return { end: r.end };
+      }
+      this.timeBounded = true;
+      const col = column(args[0].out);
+      return { end: r.end, macro: `${col} BETWEEN ${this.param("from")} AND ${this.param("to")}` };
+    }
+    // __timeGroup(column, step)
+    if (args.length !== 2 || args[0].out.trim() === "") {
+      this.fail("$__timeGroup(column, step) takes a column and a step");
+      return { end: r.end };
+    }
+    const stepRaw = args[1].raw.trim();
+    let step: string;
+    if (stepRaw === "$__interval") step = args[1].out.trim();
+    else {
+      const m = STEP.exec(stepRaw);
+      const unit = m ? STEP_UNITS[m[2]] : undefined;
+      const count = m ? Number(m[1]) : 0;
+      if (!m || !unit || count === 0) {
+        this.fail("$__timeGroup step must be a literal like '5m' or $__interval");
+        return { end: r.end };
+      }
+      step = `interval '${count} ${unit}${count === 1 ? "" : "s"}'`;
+    }
+    return { end: r.end, macro: `date_bin(${step}, ${column(args[0].out)}, timestamptz 'epoch')` };
+  }
+}
+
+/** The column text as written, parenthesised unless it is a plain (qualified) name. */
+function column(text: string): string {
+  const t = text.trim();
+  return SIMPLE_COLUMN.test(t) ? t : `(${t})`;
+}
+
+/** A user-supplied name made safe to put in a message: printable, bounded. */
+export function safeName(name: string): string {
+  const clean = name.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
+  return clean.length > 64 ? `${clean.slice(0, 64)}...` : clean;
+}
