@@ -1,0 +1,213 @@
+import { describe, expect, test } from "vitest";
+import type { DashboardSpec, Panel } from "../lib/dashboard/spec.ts";
+import { AppError } from "../lib/http/errors.ts";
+import { createKeyedLimiter } from "./limiter.ts";
+import { type LoadedDashboard, type PanelUpdate, createPoller, panelError } from "./poller.ts";
+import { createManualTimers } from "./testing/manual-timers.ts";
+
+function panel(id: string, sourceId = "src_a"): Panel {
+  return { id, title: `Panel ${id}`, type: "stat", sourceId, sql: `SELECT '${id}'` };
+}
+
+function dashboard(panels: Panel[], refreshIntervalMs = 5000): LoadedDashboard {
+  const spec: DashboardSpec = { title: "D", refreshIntervalMs, time: { from: "now-1h", to: "now" }, panels };
+  return { id: "db_1", workspaceId: "ws_1", version: 1, spec };
+}
+
+/** A runPanel whose calls wait until the test settles them. */
+function gatedRunner() {
+  const calls: { panel: Panel; range: { fromMs: number; toMs: number }; resolve(v: unknown): void; reject(e: unknown): void }[] = [];
+  return {
+    calls,
+    run: (p: Panel, _d: LoadedDashboard, range: { fromMs: number; toMs: number }) =>
+      new Promise<unknown>((resolve, reject) => calls.push({ panel: p, range, resolve, reject })),
+  };
+}
+
+const flush = () => new Promise<void>((r) => setImmediate(r));
+
+function setup(opts: { panels: Panel[]; concurrency?: number; refresh?: number }) {
+  const clock = createManualTimers();
+  let mono = 0;
+  const runner = gatedRunner();
+  const updates: PanelUpdate[] = [];
+  const ticks: number[] = [];
+  let current = dashboard(opts.panels, opts.refresh);
+  const poller = createPoller({
+    current: () => current,
+    runPanel: runner.run,
+    limiter: createKeyedLimiter(opts.concurrency ?? 4),
+    refreshMs: (spec) => spec.refreshIntervalMs ?? 15000,
+    onPanel: (u) => updates.push(u),
+    onTick: (s) => ticks.push(s),
+    timers: clock.timers,
+    now: clock.now,
+    monotonic: () => mono,
+  });
+  return {
+    clock,
+    runner,
+    updates,
+    ticks,
+    poller,
+    setMono: (v: number) => {
+      mono = v;
+    },
+    setDashboard: (d: LoadedDashboard) => {
+      current = d;
+    },
+  };
+}
+
+describe("poller", () => {
+  test("the first tick starts at once; each panel is queried with the tick's resolved range", async () => {
+    const t = setup({ panels: [panel("a"), panel("b")] });
+    t.poller.start();
+    expect(t.runner.calls).toHaveLength(0);
+    t.clock.runNext();
+    await flush();
+    expect(t.runner.calls.map((c) => c.panel.id)).toEqual(["a", "b"]);
+    expect(t.runner.calls[0].range).toEqual({ fromMs: t.clock.now() - 3_600_000, toMs: t.clock.now() });
+    expect(t.runner.calls[1].range).toEqual(t.runner.calls[0].range);
+  });
+
+  test("ticks never overlap: a due tick waits for the running one, then the cadence continues from its start", async () => {
+    const t = setup({ panels: [panel("a")], refresh: 5000 });
+    t.poller.start();
+    t.clock.runNext();
+    await flush();
+    expect(t.runner.calls).toHaveLength(1);
+    // Asked for again while running: nothing new starts.
+    t.poller.tickNow();
+    t.clock.advance(60_000);
+    await flush();
+    expect(t.runner.calls).toHaveLength(1);
+
+    t.setMono(1200);
+    t.runner.calls[0].resolve({ rows: [[1]] });
+    await flush();
+    // The requested tick runs right after, not concurrently.
+    expect(t.clock.pendingDelays()).toEqual([0]);
+    t.clock.runNext();
+    await flush();
+    expect(t.runner.calls).toHaveLength(2);
+    t.setMono(2000);
+    t.runner.calls[1].resolve({ rows: [[2]] });
+    await flush();
+    // Next tick 5000 ms after this tick started (it took 800 ms).
+    expect(t.clock.pendingDelays()).toEqual([4200]);
+    expect(t.ticks).toEqual([1.2, 0.8]);
+  });
+
+  test("a tick that overran its cadence is followed at once", async () => {
+    const t = setup({ panels: [panel("a")], refresh: 2000 });
+    t.poller.start();
+    t.clock.runNext();
+    await flush();
+    t.setMono(7000);
+    t.runner.calls[0].resolve(1);
+    await flush();
+    expect(t.clock.pendingDelays()).toEqual([0]);
+  });
+
+  test("a failing panel sends its own error and never stops the others", async () => {
+    const t = setup({ panels: [panel("a"), panel("b"), panel("c")] });
+    t.poller.start();
+    t.clock.runNext();
+    await flush();
+    t.runner.calls[0].resolve({ rows: [[1]] });
+    t.runner.calls[1].reject(new AppError("guard_rejected", "function pg_sleep is not allowed", { reason: "function" }));
+    t.runner.calls[2].reject(new Error("connect ECONNREFUSED 10.0.0.7:5432 password=hunter2"));
+    await flush();
+    const byId = Object.fromEntries(t.updates.map((u) => [u.panelId, u]));
+    expect(byId.a).toMatchObject({ result: { rows: [[1]] } });
+    expect(byId.b).toMatchObject({ error: { reason: "function", message: "function pg_sleep is not allowed" } });
+    // Unknown errors never reach subscribers: no host, no credentials.
+    expect(byId.c).toEqual({ panelId: "c", at: t.clock.now(), error: { message: "The panel's query failed." } });
+    expect(JSON.stringify(t.updates)).not.toContain("hunter2");
+    expect(t.clock.pendingDelays()).toHaveLength(1);
+  });
+
+  test("per-source concurrency: at most `limit` queries of one source run at once, other sources are not held up", async () => {
+    const t = setup({ panels: [panel("a1"), panel("a2"), panel("a3"), panel("b1", "src_b")], concurrency: 2 });
+    t.poller.start();
+    t.clock.runNext();
+    await flush();
+    expect(t.runner.calls.map((c) => c.panel.id)).toEqual(["a1", "a2", "b1"]);
+    t.runner.calls[0].resolve(1);
+    await flush();
+    expect(t.runner.calls.map((c) => c.panel.id)).toEqual(["a1", "a2", "b1", "a3"]);
+  });
+
+  test("after stop() no query starts, not even a panel of the running tick still waiting for a slot", async () => {
+    const t = setup({ panels: [panel("a1"), panel("a2")], concurrency: 1 });
+    t.poller.start();
+    t.clock.runNext();
+    await flush();
+    expect(t.runner.calls).toHaveLength(1);
+    t.poller.stop();
+    let idle = false;
+    void t.poller.idle().then(() => {
+      idle = true;
+    });
+    await flush();
+    expect(idle).toBe(false);
+    t.runner.calls[0].resolve(1);
+    await flush();
+    expect(idle).toBe(true);
+    expect(t.runner.calls).toHaveLength(1);
+    expect(t.poller.queriesStarted).toBe(1);
+    // Results of a stopped poller are not sent, and its tick is not observed (its series are gone).
+    expect(t.updates).toHaveLength(0);
+    expect(t.ticks).toHaveLength(0);
+    expect(t.clock.pending).toBe(0);
+  });
+
+  test("a spec change applies at the next tick", async () => {
+    const t = setup({ panels: [panel("a")] });
+    t.poller.start();
+    t.clock.runNext();
+    await flush();
+    t.runner.calls[0].resolve(1);
+    await flush();
+    t.setDashboard({ ...dashboard([panel("a"), panel("z")]), version: 2 });
+    t.poller.tickNow();
+    t.clock.runNext();
+    await flush();
+    expect(t.runner.calls.map((c) => c.panel.id)).toEqual(["a", "a", "z"]);
+  });
+
+  test("panelError keeps AppError details and the guard's reason only", () => {
+    expect(panelError(new AppError("query_timeout", "The query ran longer than 20 s."))).toEqual({
+      message: "The query ran longer than 20 s.",
+    });
+    expect(panelError(new AppError("guard_rejected", "table x is not in the catalog", { reason: "catalog" }))).toEqual({
+      reason: "catalog",
+      message: "table x is not in the catalog",
+    });
+    expect(panelError("boom")).toEqual({ message: "The panel's query failed." });
+  });
+});
+
+describe("keyed limiter", () => {
+  test("hands a slot straight to the next waiter in arrival order", async () => {
+    const limiter = createKeyedLimiter(1);
+    const order: string[] = [];
+    const r1 = await limiter.acquire("s");
+    const p2 = limiter.acquire("s").then((r) => {
+      order.push("2");
+      return r;
+    });
+    const p3 = limiter.acquire("s").then((r) => {
+      order.push("3");
+      return r;
+    });
+    expect(limiter.waiting("s")).toBe(2);
+    r1();
+    r1();
+    (await p2)();
+    (await p3)();
+    expect(order).toEqual(["2", "3"]);
+    expect(limiter.running("s")).toBe(0);
+  });
+});

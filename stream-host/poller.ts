@@ -1,0 +1,182 @@
+import { type DashboardSpec, type Panel, resolveTime } from "../lib/dashboard/spec.ts";
+import { AppError } from "../lib/http/errors.ts";
+import type { KeyedLimiter } from "./limiter.ts";
+import type { Timers } from "./timers.ts";
+
+/** A dashboard as the stream host serves it: the stored spec and the version it was read at. */
+export interface LoadedDashboard {
+  id: string;
+  workspaceId: string;
+  version: number;
+  spec: DashboardSpec;
+}
+
+/** The time range of one tick, resolved once so every panel of the tick sees the same window. */
+export interface TickRange {
+  fromMs: number;
+  toMs: number;
+}
+
+/** Runs one panel's stored SQL through the guarded runner; throws (preferably an AppError) on failure. */
+export type RunPanel = (panel: Panel, dashboard: LoadedDashboard, range: TickRange) => Promise<unknown>;
+
+/** What a panel failure looks like on the wire: the guard's reason when there is one, and a safe message. */
+export interface PanelError {
+  reason?: string;
+  message: string;
+}
+
+export type PanelUpdate =
+  | { panelId: string; at: number; result: unknown }
+  | { panelId: string; at: number; error: PanelError };
+
+/** Turns any failure into the panel's error; only AppError details are shown, anything else is generic. */
+export function panelError(err: unknown): PanelError {
+  if (err instanceof AppError) {
+    const reason = err.extra.reason;
+    return typeof reason === "string" ? { reason, message: err.detail } : { message: err.detail };
+  }
+  return { message: "The panel's query failed." };
+}
+
+const FAULT_RETRY_MS = 5_000;
+
+export interface PollerOptions {
+  /** The current dashboard, read at the start of every tick so a spec change applies to the next one. */
+  current(): LoadedDashboard;
+  runPanel: RunPanel;
+  /** Per-source concurrency limit shared by every poller of the process. */
+  limiter: KeyedLimiter;
+  /** Tick cadence for a spec (the dashboard's value or the default, clamped to the floor). */
+  refreshMs(spec: DashboardSpec): number;
+  onPanel(update: PanelUpdate): void;
+  /** Wall time of a whole tick, in seconds (observed only while the poller runs). */
+  onTick(seconds: number): void;
+  /** Unexpected failures (never a panel's own error, which goes to onPanel). */
+  onFault?(err: unknown): void;
+  timers: Timers;
+  /** Epoch milliseconds, for `at` and the time range. */
+  now(): number;
+  /** A monotonic clock in milliseconds, for durations. */
+  monotonic(): number;
+}
+
+/**
+ * One dashboard's poller. Ticks never overlap: the next one is scheduled only after every panel of
+ * the current one settled, `refreshMs` after the current one started (at once when it overran).
+ * After stop() no new query starts, including panels of a running tick still waiting for a slot.
+ */
+export function createPoller(opts: PollerOptions) {
+  let stopped = true;
+  let timer: unknown = null;
+  let ticking: Promise<void> | null = null;
+  let again = false;
+  let queriesStarted = 0;
+
+  function schedule(delayMs: number) {
+    if (stopped) return;
+    if (timer !== null) opts.timers.clearTimeout(timer);
+    timer = opts.timers.setTimeout(() => {
+      timer = null;
+      void tick();
+    }, Math.max(0, delayMs));
+  }
+
+  async function runOne(panel: Panel, dashboard: LoadedDashboard, range: TickRange): Promise<void> {
+    const release = await opts.limiter.acquire(panel.sourceId);
+    try {
+      if (stopped) return;
+      queriesStarted++;
+      let update: PanelUpdate;
+      try {
+        const result = await opts.runPanel(panel, dashboard, range);
+        update = { panelId: panel.id, at: opts.now(), result };
+      } catch (err) {
+        update = { panelId: panel.id, at: opts.now(), error: panelError(err) };
+      }
+      if (!stopped) opts.onPanel(update);
+    } finally {
+      release();
+    }
+  }
+
+  function tick(): Promise<void> {
+    if (stopped) return Promise.resolve();
+    if (ticking) {
+      // Never overlap: a tick asked for while one runs happens right after it.
+      again = true;
+      return ticking;
+    }
+    const run = (async () => {
+      const started = opts.monotonic();
+      // Used only when reading the dashboard itself failed: retry later rather than spin.
+      let refresh = FAULT_RETRY_MS;
+      try {
+        const dashboard = opts.current();
+        refresh = opts.refreshMs(dashboard.spec);
+        const at = opts.now();
+        let range: TickRange;
+        try {
+          range = { fromMs: resolveTime(dashboard.spec.time.from, at), toMs: resolveTime(dashboard.spec.time.to, at) };
+        } catch {
+          for (const p of dashboard.spec.panels) {
+            opts.onPanel({ panelId: p.id, at, error: { message: "The dashboard's time range is invalid." } });
+          }
+          return;
+        }
+        await Promise.all(dashboard.spec.panels.map((p) => runOne(p, dashboard, range)));
+      } catch (err) {
+        opts.onFault?.(err);
+      } finally {
+        const elapsed = opts.monotonic() - started;
+        // A stopped poller's series are already dropped; observing now would bring them back.
+        if (!stopped) opts.onTick(elapsed / 1000);
+        ticking = null;
+        if (again) {
+          again = false;
+          schedule(0);
+        } else schedule(refresh - elapsed);
+      }
+    })();
+    ticking = run;
+    return run;
+  }
+
+  return {
+    /** Starts ticking at once. */
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      schedule(0);
+    },
+    /** Stops synchronously: no timer left, no further query. A running tick finishes its started queries. */
+    stop() {
+      stopped = true;
+      if (timer !== null) opts.timers.clearTimeout(timer);
+      timer = null;
+      again = false;
+    },
+    /** Runs a tick now (or right after the running one), e.g. after a spec change. */
+    tickNow(): void {
+      if (stopped) return;
+      if (ticking) again = true;
+      else schedule(0);
+    },
+    /** Resolves when no tick is running (the in-flight queries of a stopped poller have settled). */
+    async idle(): Promise<void> {
+      while (ticking) await ticking;
+    },
+    get running() {
+      return !stopped;
+    },
+    get ticking() {
+      return ticking !== null;
+    },
+    /** Queries this poller has started (for tests and the bench). */
+    get queriesStarted() {
+      return queriesStarted;
+    },
+  };
+}
+
+export type Poller = ReturnType<typeof createPoller>;

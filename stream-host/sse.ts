@@ -1,0 +1,149 @@
+import type { ServerResponse } from "node:http";
+
+/** Response headers of every stream (DESIGN section 7). */
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no",
+};
+
+/** Encodes one SSE event. JSON never contains a raw newline, so `data` is always a single line. */
+export function encodeEvent(event: string, data: unknown): Buffer {
+  return Buffer.from(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+/** The comment heartbeat: keeps proxies from timing the stream out and surfaces dead sockets. */
+export const HEARTBEAT_FRAME: Buffer = Buffer.from(": heartbeat\n\n");
+
+/**
+ * The terminal drain frame of the spec: a `retry:` hint, then an event named `draining`. The event
+ * carries a data line because EventSource does not dispatch an event whose data is empty.
+ */
+export function drainingFrame(retryMs: number): Buffer {
+  return Buffer.from(`retry: ${retryMs}\nevent: draining\ndata: ${JSON.stringify({ retryMs })}\n\n`);
+}
+
+/** A per-stream reconnect delay, uniform over 2000..10000 ms, so subscribers do not all return at once. */
+export function drainRetryMs(random: () => number = Math.random): number {
+  return 2000 + Math.min(8000, Math.floor(random() * 8001));
+}
+
+/** One subscriber's outgoing stream, independent of how bytes reach the socket. */
+export interface Sink {
+  /** Writes a frame; false when the subscriber has not drained beyond its bound and must be dropped. */
+  write(frame: Uint8Array): boolean;
+  /** Writes an optional last frame and ends the stream; resolves when the bytes are handed to the kernel or the socket closed. */
+  end(frame?: Uint8Array): Promise<void>;
+  /** Drops the connection without a final frame. */
+  destroy(): void;
+  /** Called once when the stream closes for any reason (client gone, ended, destroyed). */
+  onClose(listener: () => void): void;
+  readonly closed: boolean;
+}
+
+/** Default bound of bytes a subscriber may leave unread before it is dropped. */
+export const DEFAULT_MAX_BUFFERED_BYTES = 1 << 20;
+
+/**
+ * A sink writing straight to Node's response: no per-subscriber stream machinery, so one frame
+ * buffer is handed to every socket as is. Writes the 200 and the headers at once.
+ */
+export function nodeSink(res: ServerResponse, opts: { maxBufferedBytes?: number } = {}): Sink {
+  const bound = opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+  let closed = false;
+  const listeners: (() => void)[] = [];
+  const fire = () => {
+    if (closed) return;
+    closed = true;
+    for (const l of listeners.splice(0)) l();
+  };
+  res.on("close", fire);
+  res.socket?.setNoDelay(true);
+  // Streams are long-lived by design; no idle timeout may cut them (disconnects surface through writes and close).
+  res.socket?.setTimeout(0);
+  res.writeHead(200, SSE_HEADERS);
+  res.flushHeaders();
+
+  return {
+    get closed() {
+      return closed || res.destroyed;
+    },
+    write(frame) {
+      if (closed || res.destroyed || res.writableEnded) return false;
+      // A subscriber whose earlier frames still sit in our buffer beyond the bound is not reading.
+      if (res.writableLength > bound) return false;
+      res.write(frame);
+      return true;
+    },
+    end(frame) {
+      if (closed || res.destroyed || res.writableEnded) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        res.once("close", () => resolve());
+        res.end(frame ?? undefined, () => resolve());
+      });
+    },
+    destroy() {
+      res.destroy();
+    },
+    onClose(listener) {
+      if (closed) listener();
+      else listeners.push(listener);
+    },
+  };
+}
+
+/**
+ * A sink over a web ReadableStream, for runtimes without a Node response (and app.request() tests).
+ * The queue is bounded by bytes; a subscriber over the bound is dropped the same way.
+ */
+export function webSink(opts: { maxBufferedBytes?: number } = {}): { sink: Sink; body: ReadableStream<Uint8Array> } {
+  const bound = opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let closed = false;
+  const listeners: (() => void)[] = [];
+  const fire = () => {
+    if (closed) return;
+    closed = true;
+    for (const l of listeners.splice(0)) l();
+  };
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+      },
+      cancel() {
+        fire();
+      },
+    },
+    { highWaterMark: bound, size: (chunk) => chunk.byteLength },
+  );
+  const sink: Sink = {
+    get closed() {
+      return closed;
+    },
+    write(frame) {
+      if (closed) return false;
+      if ((controller.desiredSize ?? 0) < 0) return false;
+      controller.enqueue(frame);
+      return true;
+    },
+    end(frame) {
+      if (!closed) {
+        if (frame) controller.enqueue(frame);
+        controller.close();
+        fire();
+      }
+      return Promise.resolve();
+    },
+    destroy() {
+      if (closed) return;
+      controller.error(new Error("subscriber dropped"));
+      fire();
+    },
+    onClose(listener) {
+      if (closed) listener();
+      else listeners.push(listener);
+    },
+  };
+  return { sink, body };
+}

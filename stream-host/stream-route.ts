@@ -1,0 +1,80 @@
+import type { ServerResponse } from "node:http";
+import type { Context, Hono } from "hono";
+import { getCookie } from "hono/cookie";
+import type pg from "pg";
+import { roleIn } from "../lib/auth/roles.ts";
+import type { SessionTokens } from "../lib/auth/session.ts";
+import { AppError } from "../lib/http/errors.ts";
+import type { DrainState } from "../lib/lifecycle/drain-state.ts";
+import { getWorkspace } from "../lib/workspaces/store.ts";
+import { isDashboardId } from "./dashboards.ts";
+import type { Hub } from "./hub.ts";
+import type { LoadedDashboard } from "./poller.ts";
+import { SSE_HEADERS, type Sink, drainingFrame, drainRetryMs, nodeSink, webSink } from "./sse.ts";
+
+export interface StreamRouteDeps {
+  hub: Hub;
+  /** Null when no session secret is configured: every stream is then unauthenticated. */
+  sessions: Pick<SessionTokens, "verify"> | null;
+  cookieName: string;
+  pool: pg.Pool;
+  drain: DrainState;
+  loadDashboard(id: string): Promise<LoadedDashboard | null>;
+  random: () => number;
+  maxBufferedBytes: number;
+  /** Called when the first subscriber attaches (starts the heartbeat and the change listener). */
+  onFirstSubscriber(): void;
+}
+
+/** node-server's marker for "the handler wrote the response itself"; a fresh object so no header leaks between requests. */
+function alreadySent(): Response {
+  return new Response(null, { headers: { "x-hono-already-sent": "true" } });
+}
+
+/**
+ * Opens a stream: straight on Node's response when served by @hono/node-server (one buffer to every
+ * socket, no per-subscriber web stream), else over a web ReadableStream.
+ */
+function openStream(c: Context, maxBufferedBytes: number): { sink: Sink; response: Response } {
+  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  if (outgoing && typeof outgoing.writeHead === "function" && !outgoing.headersSent) {
+    return { sink: nodeSink(outgoing, { maxBufferedBytes }), response: alreadySent() };
+  }
+  const { sink, body } = webSink({ maxBufferedBytes });
+  return { sink, response: new Response(body, { status: 200, headers: SSE_HEADERS }) };
+}
+
+/**
+ * GET /api/dashboards/:id/stream: session cookie and a role in the dashboard's workspace. A missing
+ * dashboard and one in a workspace the caller has no role in are the same 404. While draining the
+ * answer is a 200 carrying only the terminal frame (a non-200 makes EventSource give up for good),
+ * sent before any authentication so no dependency is touched.
+ */
+export function registerStream(app: Hono<any>, deps: StreamRouteDeps): void {
+  const terminal = (c: Context) => {
+    const { sink, response } = openStream(c, deps.maxBufferedBytes);
+    void sink.end(drainingFrame(drainRetryMs(deps.random)));
+    return response;
+  };
+
+  app.get("/api/dashboards/:id/stream", async (c) => {
+    if (deps.drain.draining) return terminal(c);
+    const token = getCookie(c, deps.cookieName);
+    const user = token && deps.sessions ? await deps.sessions.verify(token) : null;
+    if (!user) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
+
+    const id = c.req.param("id");
+    if (!isDashboardId(id)) throw new AppError("not_found", "Not found.");
+    const dashboard = deps.hub.current(id) ?? (await deps.loadDashboard(id));
+    if (!dashboard) throw new AppError("not_found", "Not found.");
+    const workspace = await getWorkspace(deps.pool, dashboard.workspaceId);
+    if (!workspace || !roleIn(user.groups, workspace)) throw new AppError("not_found", "Not found.");
+
+    // The drain may have begun while we were reading the config store.
+    if (deps.drain.draining) return terminal(c);
+    const { sink, response } = openStream(c, deps.maxBufferedBytes);
+    deps.onFirstSubscriber();
+    deps.hub.subscribe(deps.hub.current(id) ?? dashboard, sink);
+    return response;
+  });
+}
