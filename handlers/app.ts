@@ -7,6 +7,7 @@ import { registerHealth } from "../lib/probes/health.ts";
 import { registerReady } from "../lib/probes/ready.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
 import { type OidcLogin, oidcLoginFromConfig } from "../lib/oidc/login.ts";
+import { registerPages } from "./pages/index.ts";
 import { registerAuth } from "./routes/auth.ts";
 import { registerMe } from "./routes/me.ts";
 import { registerWorkspaces } from "./routes/workspaces.ts";
@@ -16,6 +17,8 @@ export type AppDeps = ServiceDeps & {
   sessions?: SessionTokens;
   /** The OIDC relying party; built from the OIDC_* config when omitted; null disables sign-in. */
   oidc?: OidcLogin | null;
+  /** Folder of the built browser bundle (web/build.ts buildWebAssets' outdir), served at /assets/*. */
+  webAssetsDir?: string;
 };
 
 /** The stateless handlers app: probes, JSON API, auth, AI routes and pages. */
@@ -30,6 +33,8 @@ export function createApp(deps: AppDeps): Hono {
   // auth.requireSession / auth.requireRole(role, resolver) / auth.rejectCrossSite guard every API route below.
   const auth = createAuth(deps);
   const oidc = deps.oidc !== undefined ? deps.oidc : oidcLoginFromConfig(deps.config, { fetch: deps.fetch, now: deps.now });
+  // Pages first: their CSP middleware then covers every HTML response registered after it.
+  registerPages(app, { config: deps.config, auth, webAssetsDir: deps.webAssetsDir });
   registerAuth(app, deps, auth, oidc);
   registerMe(app, deps, auth);
   registerWorkspaces(app, deps, auth);

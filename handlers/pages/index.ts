@@ -1,0 +1,40 @@
+import type { Hono } from "hono";
+import type { Auth } from "../../lib/auth/create-auth.ts";
+import { csp } from "../../lib/http/csp.ts";
+import { registerAccountPage } from "./account.ts";
+import { createAssetCatalog, registerAssets } from "./assets.ts";
+import type { PageContext, PagesConfig } from "./context.ts";
+import { registerEditorPage } from "./editor.ts";
+import { registerGeneratePage } from "./generate.ts";
+import { registerListPage } from "./list.ts";
+import { registerLivePage } from "./live.ts";
+import { requirePageSession } from "./session.ts";
+import { registerSourcesPage } from "./sources.ts";
+
+export interface PagesDeps {
+  config: PagesConfig;
+  auth: Pick<Auth, "sessions" | "cookieName">;
+  /** Folder of the built browser bundle (buildWebAssets' outdir); unset serves no assets. */
+  webAssetsDir?: string;
+}
+
+/**
+ * The server-rendered page shells and the /assets/* bundle. Registers the CSP middleware for every
+ * HTML response that follows it, so call it before the routes whose HTML should carry the policy.
+ */
+export function registerPages(app: Hono<any>, deps: PagesDeps): void {
+  app.use("*", csp({ reportOnly: deps.config.CSP_REPORT_ONLY }));
+  registerAssets(app, deps.webAssetsDir);
+  const catalog = createAssetCatalog(deps.webAssetsDir);
+  const ctx: PageContext = {
+    config: deps.config,
+    session: requirePageSession(deps.auth),
+    assets: () => catalog.urls(),
+  };
+  registerListPage(app, ctx);
+  registerLivePage(app, ctx);
+  registerEditorPage(app, ctx);
+  registerGeneratePage(app, ctx);
+  registerSourcesPage(app, ctx);
+  registerAccountPage(app, ctx);
+}

@@ -1,0 +1,74 @@
+import { html } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
+import type { SessionUser } from "../../lib/auth/types.ts";
+import type { AssetUrls } from "./assets.ts";
+
+export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
+
+/** The navigation entries; `active` marks the current one for screen readers and styling. */
+const NAV = [
+  { key: "dashboards", href: "/", label: "Dashboards" },
+  { key: "generate", href: "/generate", label: "Generate" },
+  { key: "sources", href: "/sources", label: "Sources" },
+  { key: "account", href: "/account", label: "Account" },
+] as const;
+
+export type NavKey = (typeof NAV)[number]["key"];
+
+export interface ShellOptions {
+  title: string;
+  /** Which browser module boots (web/main.ts reads data-page). */
+  page: string;
+  nav: NavKey | null;
+  user: SessionUser;
+  assets: AssetUrls;
+  /** data-* attributes for the browser module (values are escaped). */
+  data?: Record<string, string | number | null | undefined>;
+  body: Html;
+}
+
+/**
+ * The HTML shell every page shares. It carries no inline script or style: everything runs from the
+ * same-origin bundle, which is what lets the CSP stay strict without nonces.
+ */
+export function shell(o: ShellOptions): Html {
+  const data = Object.entries({ page: o.page, ...o.data })
+    .filter(([, v]) => v !== undefined && v !== null && v !== "")
+    .map(([k, v]) => html` data-${k.replace(/[^a-z0-9-]/g, "")}="${String(v)}"`);
+  const who = o.user.name ?? o.user.email ?? o.user.sub;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>${o.title} · Pulseboard</title>
+${o.assets.style ? html`<link rel="stylesheet" href="${o.assets.style}">` : ""}
+${o.assets.script ? html`<script type="module" src="${o.assets.script}"></script>` : ""}
+</head>
+<body${data}>
+<a class="skip" href="#main">Skip to content</a>
+<header class="topbar">
+  <a class="brand" href="/" aria-label="Pulseboard home"><span class="brand-mark" aria-hidden="true"></span>Pulseboard</a>
+  <nav aria-label="Main">
+    <ul>
+      ${NAV.map((n) => html`<li><a href="${n.href}"${n.key === o.nav ? html` aria-current="page"` : ""}>${n.label}</a></li>`)}
+    </ul>
+  </nav>
+  <div class="who">
+    <span class="who-name" title="${o.user.email ?? o.user.sub}">${who}</span>
+    <form method="post" action="/api/auth/logout"><button type="submit" class="link">Sign out</button></form>
+  </div>
+</header>
+<main id="main">
+${o.assets.script ? "" : html`<p class="notice error" role="alert">The browser assets are not built, so this page cannot load its data. Run <code>npm start</code> or <code>npm run build</code>.</p>`}
+${o.body}
+</main>
+</body>
+</html>`;
+}
+
+/** The standard "working on it" placeholder a browser module replaces. */
+export function loading(label: string): Html {
+  return html`<div class="state loading" role="status" aria-live="polite"><span class="spinner" aria-hidden="true"></span>${label}</div>`;
+}

@@ -1,0 +1,39 @@
+import { html } from "hono/html";
+import { type PageApp, type PageContext, pageUser } from "./context.ts";
+import { loading, shell } from "./layout.ts";
+
+/** GET /dashboards/:id: the live dashboard, fed by the SSE stream, with the chat panel. */
+export function registerLivePage(app: PageApp, ctx: PageContext): void {
+  app.get("/dashboards/:id", ctx.session, async (c) => {
+    const id = c.req.param("id");
+    const body = html`
+<div class="page-head">
+  <div>
+    <p class="crumbs"><a href="/">Dashboards</a></p>
+    <h1 id="title">Dashboard</h1>
+  </div>
+  <div class="actions">
+    <span id="status" class="pill" role="status" aria-live="polite">Connecting…</span>
+    <span id="range" class="muted"></span>
+    <a class="button" id="edit-link" href="/dashboards/${id}/edit" hidden>Edit</a>
+    <button type="button" id="chat-toggle" aria-expanded="false" aria-controls="chat">Ask about this dashboard</button>
+  </div>
+</div>
+<p id="message" class="notice" role="alert" hidden></p>
+<div class="live-layout">
+  <section id="panels" class="panel-grid" aria-label="Panels" aria-busy="true">${loading("Loading dashboard…")}</section>
+  <aside id="chat" class="chat" aria-label="Chat about this dashboard" hidden></aside>
+</div>`;
+    return c.html(
+      await shell({
+        title: "Dashboard",
+        page: "live",
+        nav: "dashboards",
+        user: pageUser(c),
+        assets: await ctx.assets(),
+        data: { "dashboard-id": id, "max-window-points": ctx.config.MAX_WINDOW_POINTS, "ai-model": ctx.config.AI_MODEL },
+        body,
+      }),
+    );
+  });
+}
