@@ -1,0 +1,119 @@
+import type { Point } from "./rolling-window.ts";
+
+/** A query result as the API and the stream send it. Timestamps are epoch milliseconds. */
+export interface QueryResult {
+  columns: { name: string; type: string }[];
+  rows: unknown[][];
+  truncated?: boolean;
+  elapsedMs?: number;
+}
+
+/** A panel update from the stream: a result or an error. */
+export type PanelUpdate =
+  | { panelId: string; at: number; result: QueryResult }
+  | { panelId: string; at: number; error: { reason?: string; message: string } };
+
+const TIME_TYPES = new Set(["timestamptz", "timestamp", "date"]);
+const NUMERIC_TYPES = new Set(["int2", "int4", "int8", "float4", "float8", "numeric", "oid", "money"]);
+const TIME_NAMES = new Set(["time", "ts", "timestamp", "bucket", "t", "at", "date"]);
+
+/** A cell as a number: numbers as they are, numeric strings (big int8/numeric) parsed, anything else null. */
+export function toNumber(cell: unknown): number | null {
+  if (typeof cell === "number") return Number.isFinite(cell) ? cell : null;
+  if (typeof cell === "string" && cell.trim() !== "" && /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(cell.trim())) {
+    const n = Number(cell);
+    return Number.isFinite(n) ? n : null;
+  }
+  return null;
+}
+
+/** Column roles inferred from the declared types, with the values as a fallback for "unknown" types. */
+export interface ColumnRoles {
+  time: number | null;
+  values: number[];
+  labels: number[];
+}
+
+export function columnRoles(result: QueryResult): ColumnRoles {
+  const cols = result.columns;
+  const sample = result.rows.slice(0, 20);
+  const allNumeric = (i: number) => sample.length > 0 && sample.every((r) => r[i] === null || toNumber(r[i]) !== null);
+  const isNumeric = (i: number) => NUMERIC_TYPES.has(cols[i].type) || (cols[i].type === "unknown" && allNumeric(i));
+
+  let time: number | null = cols.findIndex((c) => TIME_TYPES.has(c.type));
+  if (time === -1) {
+    // An epoch-millisecond number column named like a time column.
+    time = cols.findIndex((c, i) => TIME_NAMES.has(c.name.toLowerCase()) && allNumeric(i));
+  }
+  if (time === -1) time = null;
+  const values: number[] = [];
+  const labels: number[] = [];
+  cols.forEach((_, i) => {
+    if (i === time) return;
+    (isNumeric(i) ? values : labels).push(i);
+  });
+  return { time, values, labels };
+}
+
+export interface Series {
+  key: string;
+  points: Point[];
+}
+
+/**
+ * Turns a result into time series: one per combination of label columns (e.g. `service`) and value
+ * column. A single value column is named by the labels alone; without labels, by the column name.
+ * Returns null when the result has no time column or no numeric column.
+ */
+export function toSeries(result: QueryResult): Series[] | null {
+  const roles = columnRoles(result);
+  if (roles.time === null || roles.values.length === 0) return null;
+  const t = roles.time;
+  const byKey = new Map<string, Point[]>();
+  for (const row of result.rows) {
+    const at = toNumber(row[t]);
+    if (at === null) continue;
+    const label = roles.labels.map((i) => String(row[i] ?? "∅")).join(" · ");
+    for (const v of roles.values) {
+      const name = roles.values.length === 1 && label ? label : label ? `${label} · ${result.columns[v].name}` : result.columns[v].name;
+      let list = byKey.get(name);
+      if (!list) byKey.set(name, (list = []));
+      list.push([at, toNumber(row[v])]);
+    }
+  }
+  return [...byKey.entries()].map(([key, points]) => ({ key, points }));
+}
+
+/** The single figure a stat panel shows: the latest row's first numeric column (by time when there is one). */
+export function statValue(result: QueryResult): { value: number | null; column: string | null; at: number | null } {
+  const roles = columnRoles(result);
+  const v = roles.values[0];
+  if (v === undefined || result.rows.length === 0) return { value: null, column: null, at: null };
+  let row = result.rows[0];
+  let at: number | null = null;
+  if (roles.time !== null) {
+    for (const r of result.rows) {
+      const t = toNumber(r[roles.time]);
+      // The latest time wins; among rows at that time, the first with a value.
+      if (t !== null && (at === null || t > at || (t === at && toNumber(row[v]) === null))) {
+        at = t;
+        row = r;
+      }
+    }
+  }
+  return { value: toNumber(row[v]), column: result.columns[v].name, at };
+}
+
+/** Categories and values for a bar panel: the first label (or time) column against the first numeric one. */
+export function barData(result: QueryResult): { label: string; value: number | null }[] | null {
+  const roles = columnRoles(result);
+  const v = roles.values[0];
+  const c = roles.labels[0] ?? roles.time ?? undefined;
+  if (v === undefined) return null;
+  return result.rows.map((r, i) => ({ label: c === undefined ? String(i + 1) : String(r[c] ?? "∅"), value: toNumber(r[v]) }));
+}
+
+/** Whether a column holds timestamps (rendered as dates in tables). */
+export function isTimeColumn(result: QueryResult, index: number): boolean {
+  return columnRoles(result).time === index;
+}

@@ -1,0 +1,96 @@
+/** One thing an SSE stream said, in order: a dispatched event, a `retry:` hint, or a comment (heartbeat). */
+export type SseMessage =
+  | { kind: "event"; event: string; data: string; id?: string }
+  | { kind: "retry"; ms: number }
+  | { kind: "comment"; text: string };
+
+/**
+ * An incremental parser for the text/event-stream format (WHATWG HTML "server-sent events"): chunks
+ * may split anywhere, including between the CR and LF of a line ending. Events without data are not
+ * dispatched, the event name defaults to "message", one space after the colon is dropped, and
+ * `retry:` is honoured only when it is all digits. Pure, so it runs under vitest in node.
+ */
+export function createSseParser() {
+  let buffer = "";
+  /** The previous chunk ended with CR: a leading LF of the next one belongs to that line ending. */
+  let pendingCr = false;
+  let data: string[] = [];
+  let event = "";
+  let id: string | undefined;
+  let sawData = false;
+
+  function line(text: string, out: SseMessage[]): void {
+    if (text === "") {
+      if (sawData) {
+        out.push({ kind: "event", event: event || "message", data: data.join("\n"), ...(id !== undefined ? { id } : {}) });
+      }
+      data = [];
+      event = "";
+      sawData = false;
+      return;
+    }
+    if (text.startsWith(":")) {
+      out.push({ kind: "comment", text: text.slice(1).replace(/^ /, "") });
+      return;
+    }
+    const colon = text.indexOf(":");
+    const field = colon === -1 ? text : text.slice(0, colon);
+    let value = colon === -1 ? "" : text.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    switch (field) {
+      case "data":
+        data.push(value);
+        sawData = true;
+        break;
+      case "event":
+        event = value;
+        break;
+      case "id":
+        if (!value.includes("\0")) id = value;
+        break;
+      case "retry":
+        if (/^\d+$/.test(value)) out.push({ kind: "retry", ms: Number(value) });
+        break;
+      default:
+        break; // unknown fields are ignored
+    }
+  }
+
+  return {
+    /** Feeds decoded text; returns what became complete, in stream order. */
+    feed(chunk: string): SseMessage[] {
+      const out: SseMessage[] = [];
+      let text = chunk;
+      if (pendingCr && text.startsWith("\n")) text = text.slice(1);
+      pendingCr = false;
+      buffer += text;
+      let start = 0;
+      for (let i = 0; i < buffer.length; i++) {
+        const ch = buffer[i];
+        if (ch !== "\n" && ch !== "\r") continue;
+        line(buffer.slice(start, i), out);
+        if (ch === "\r") {
+          if (i + 1 === buffer.length) pendingCr = true;
+          else if (buffer[i + 1] === "\n") i++;
+        }
+        start = i + 1;
+      }
+      buffer = buffer.slice(start);
+      return out;
+    },
+    /** Forgets a partial event, e.g. when the connection dropped mid-frame. */
+    reset(): void {
+      buffer = "";
+      pendingCr = false;
+      data = [];
+      event = "";
+      sawData = false;
+    },
+    /** The last event id seen (for Last-Event-ID on reconnect). */
+    get lastEventId(): string | undefined {
+      return id;
+    },
+  };
+}
+
+export type SseParser = ReturnType<typeof createSseParser>;
