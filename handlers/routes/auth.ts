@@ -5,6 +5,7 @@ import type { Config } from "../../lib/config/parse.ts";
 import { AppError } from "../../lib/http/errors.ts";
 import { problem } from "../../lib/http/problem.ts";
 import type { Logger } from "../../lib/log/logger.ts";
+import type { Readiness } from "../../lib/probes/ready.ts";
 import { type OidcLogin, safeReturnTo } from "../../lib/oidc/login.ts";
 import { LOGIN_TRANSACTION_TTL_SECONDS } from "../../lib/oidc/transaction.ts";
 
@@ -19,7 +20,7 @@ const LOGIN_COOKIE_PATH = "/api/auth";
  */
 export function registerAuth(
   app: Hono<any>,
-  deps: { config: AuthRouteConfig; log: Logger },
+  deps: { config: AuthRouteConfig; log: Logger; readiness?: Pick<Readiness, "checkIdentityProvider"> },
   auth: Auth,
   oidc: OidcLogin | null,
 ): void {
@@ -28,6 +29,16 @@ export function registerAuth(
   app.get("/api/auth/login", async (c) => {
     try {
       if (!oidc) throw new AppError("identity_provider_unavailable", "Sign-in is not configured: OIDC_ISSUER and OIDC_CLIENT_ID must be set.");
+      // Discovery is cached, so ask the readiness check (itself cached 60 s / 5 s) whether the issuer
+      // answers before sending the browser to a provider that is down.
+      const idp = await deps.readiness?.checkIdentityProvider();
+      if (idp?.status === "failed") {
+        throw new AppError(
+          "identity_provider_unavailable",
+          "The identity provider is unreachable, so sign-in is unavailable right now. Existing sessions keep working; try again shortly.",
+          { reason: idp.reason },
+        );
+      }
       const redirectUri = deps.config.OIDC_REDIRECT_URI ?? new URL("/api/auth/callback", deps.config.PUBLIC_BASE_URL ?? c.req.url).href;
       const { authorizationUrl, transaction } = await oidc.begin({ redirectUri, returnTo: c.req.query("returnTo") });
       setCookie(c, loginCookie, await auth.loginTransactions.seal(transaction), {

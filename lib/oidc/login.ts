@@ -113,7 +113,9 @@ export function createOidcLogin(settings: OidcSettings): OidcLogin {
         },
       )
       .catch((err: unknown) => {
+        // Not cached: the next login retries, and fetches the (possibly rotated) keys afresh.
         discovered = undefined;
+        jwks = undefined;
         throw unavailable(err);
       });
     return discovered;
