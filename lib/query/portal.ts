@@ -1,0 +1,207 @@
+import type { Socket } from "node:net";
+import { type Cell, type RowDecoder, createRowDecoder } from "./decode.ts";
+
+/** The subset of pg's Connection a submittable writes to (pg's documented custom-query interface). */
+export interface WireConnection {
+  stream: Socket;
+  parse(msg: { text: string; name?: string; types?: readonly number[] }): void;
+  bind(msg: { portal?: string; statement?: string; values?: readonly (string | null)[] }): void;
+  describe(msg: { type: "P" | "S"; name?: string }): void;
+  execute(msg?: { portal?: string; rows?: number }): void;
+  sync(): void;
+  sendCopyFail(message: string): void;
+}
+
+export interface PortalOptions {
+  text: string;
+  values: readonly (string | null)[];
+  /** Parameter type OIDs for Parse (0 lets the server infer). */
+  paramTypes: readonly number[];
+  /** Rows kept; one more is requested so a longer result is known to be truncated. */
+  maxRows: number;
+  /** Serialized JSON size at which the read stops at once. */
+  maxBytes: number;
+  /** Statement timeout set inside the transaction (SET LOCAL), in milliseconds. */
+  timeoutMs: number;
+  /** Ends the connection at once; the portal then fails with its own stop reason. */
+  abort: () => void;
+}
+
+export interface PortalResult {
+  columns: { name: string; type: string }[];
+  rows: Cell[][];
+  truncated: boolean;
+}
+
+/** The read stopped because the result passed MAX_RESULT_BYTES. */
+export class ResultTooLargeError extends Error {
+  readonly code = "result_too_large";
+  constructor(
+    readonly limit: number,
+    readonly rowsRead: number,
+  ) {
+    super(`result exceeds MAX_RESULT_BYTES (${limit} bytes)`);
+    this.name = "ResultTooLargeError";
+  }
+}
+
+/** The client-side watchdog fired: the database did not answer within the timeout plus grace. */
+export class QueryStalledError extends Error {
+  readonly code = "query_stalled";
+  constructor() {
+    super("the database did not answer in time");
+    this.name = "QueryStalledError";
+  }
+}
+
+/**
+ * A wire-level backstop for a single huge value: pg buffers a whole DataRow before we see it, so the raw
+ * bytes received are counted too. No row's wire size exceeds 3x its JSON size (a one-digit integer column:
+ * 12 bytes on the wire, 4 in JSON), so past this many bytes the JSON cap is certainly exceeded.
+ */
+function wireLimit(maxBytes: number): number {
+  return maxBytes * 3 + 65_536;
+}
+
+/**
+ * One guarded statement as a single pipelined round trip on the extended protocol:
+ *
+ *   BEGIN READ ONLY · SET LOCAL statement_timeout · Parse/Bind/Describe/Execute(maxRows + 1) · ROLLBACK · Sync
+ *
+ * The server runs them in order; nothing waits on a reply in between, so the read-only transaction and the
+ * timeout cost no extra round trip. After an error the server skips to Sync, so the ROLLBACK never runs on a
+ * failed statement and the caller destroys the connection. Rows are decoded and their JSON size counted as
+ * each DataRow arrives; past the byte cap the portal stops keeping rows and calls `abort` at once.
+ */
+export class ReadOnlyPortal {
+  /** Settles when the pipeline finished (ReadyForQuery) or failed. */
+  readonly done: Promise<PortalResult>;
+  /** DataRow messages seen (kept or not): what a test asserts to prove the read stopped early. */
+  rowsRead = 0;
+  /** Serialized JSON size counted so far. */
+  bytes = 0;
+  /** Raw bytes received on the socket during this statement. */
+  wireBytes = 0;
+
+  private resolveDone!: (r: PortalResult) => void;
+  private rejectDone!: (e: Error) => void;
+  private settled = false;
+  private decoder: RowDecoder | null = null;
+  private readonly rows: Cell[][] = [];
+  private truncated = false;
+  private stopReason: Error | null = null;
+  private stream: Socket | null = null;
+  private readonly limitWire: number;
+  private readonly onWire = (chunk: Buffer) => {
+    this.wireBytes += chunk.length;
+    if (this.wireBytes > this.limitWire && !this.stopReason) this.stop(new ResultTooLargeError(this.opts.maxBytes, this.rowsRead));
+  };
+
+  constructor(private readonly opts: PortalOptions) {
+    this.limitWire = wireLimit(opts.maxBytes);
+    this.done = new Promise<PortalResult>((resolve, reject) => {
+      this.resolveDone = resolve;
+      this.rejectDone = reject;
+    });
+    // The owner awaits `done`; an early failure before that must not count as unhandled.
+    this.done.catch(() => {});
+  }
+
+  /** Ends the read with `reason`, whatever the server sends next. */
+  stop(reason: Error): void {
+    if (this.stopReason || this.settled) return;
+    this.stopReason = reason;
+    this.opts.abort();
+  }
+
+  submit(connection: WireConnection): null {
+    const { opts } = this;
+    this.stream = connection.stream;
+    this.stream.on("data", this.onWire);
+    const timeout = Math.max(1, Math.floor(opts.timeoutMs));
+    // Cork so the whole pipeline leaves in one write (one TCP segment for small statements).
+    connection.stream.cork();
+    try {
+      connection.parse({ text: "BEGIN READ ONLY" });
+      connection.bind({});
+      connection.execute({});
+      connection.parse({ text: `SET LOCAL statement_timeout = ${timeout}` });
+      connection.bind({});
+      connection.execute({});
+      connection.parse({ text: opts.text, types: opts.paramTypes });
+      connection.bind({ values: opts.values });
+      connection.describe({ type: "P" });
+      connection.execute({ rows: opts.maxRows + 1 });
+      connection.parse({ text: "ROLLBACK" });
+      connection.bind({});
+      connection.execute({});
+      connection.sync();
+    } finally {
+      connection.stream.uncork();
+    }
+    return null;
+  }
+
+  handleRowDescription(msg: { fields: { name: string; dataTypeID: number }[] }): void {
+    this.decoder = createRowDecoder(msg.fields);
+    // {"columns":...,"rows":[],"truncated":false,"elapsedMs":...}: the envelope around the rows.
+    this.bytes += this.decoder.headerBytes + 64;
+  }
+
+  handleDataRow(msg: { fields: (string | null)[]; length: number }): void {
+    if (this.stopReason) return;
+    this.rowsRead++;
+    const decoder = this.decoder;
+    if (!decoder) return;
+    if (this.rows.length >= this.opts.maxRows) {
+      this.truncated = true;
+      return;
+    }
+    const out: Cell[] = new Array(decoder.columns.length);
+    this.bytes += decoder.decode(msg.fields, msg.length, out);
+    if (this.bytes > this.opts.maxBytes) {
+      this.stop(new ResultTooLargeError(this.opts.maxBytes, this.rowsRead));
+      return;
+    }
+    this.rows.push(out);
+  }
+
+  handlePortalSuspended(): void {
+    // More rows than maxRows + 1: the ROLLBACK behind the Execute closes the portal.
+    this.truncated = true;
+  }
+
+  handleCommandComplete(): void {}
+
+  handleEmptyQuery(): void {}
+
+  handleCopyInResponse(connection: WireConnection): void {
+    connection.sendCopyFail("COPY FROM STDIN is not supported");
+  }
+
+  handleCopyData(): void {}
+
+  handleReadyForQuery(): void {
+    if (this.stopReason) {
+      this.fail(this.stopReason);
+      return;
+    }
+    if (!this.finish()) return;
+    this.resolveDone({ columns: this.decoder?.columns ?? [], rows: this.rows, truncated: this.truncated });
+  }
+
+  handleError(err: Error): void {
+    this.fail(this.stopReason ?? err);
+  }
+
+  private fail(err: Error): void {
+    if (this.finish()) this.rejectDone(err);
+  }
+
+  private finish(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.stream?.removeListener("data", this.onWire);
+    return true;
+  }
+}

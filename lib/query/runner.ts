@@ -1,0 +1,251 @@
+import type pg from "pg";
+import type { Config } from "../config/parse.ts";
+import { AppError } from "../http/errors.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import type { SecretResolver } from "../secrets/resolver.ts";
+import { type Source, catalogVersion } from "../sources/store.ts";
+import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.ts";
+import { createSourcePool, poolKey } from "./pools.ts";
+import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
+import type { MacroParam, QueryGuard, QueryResult, TimeRange } from "./types.ts";
+
+const TIMESTAMPTZ_OID = 1184;
+const INTERVAL_OID = 1186;
+
+export interface QueryRunnerOptions {
+  config: Pick<Config, "QUERY_TIMEOUT_SECONDS" | "MAX_QUERY_ROWS" | "MAX_RESULT_BYTES" | "MAX_WINDOW_POINTS">;
+  metrics: Pick<Metrics, "observeQuery" | "countGuardRejection">;
+  guard: QueryGuard;
+  /** The `$__interval` value for a range (lib/sql-guard intervalFor). */
+  intervalFor: (fromMs: number, toMs: number, maxPoints: number) => string;
+  secrets: SecretResolver;
+  /** Monotonic milliseconds for durations. */
+  now?: () => number;
+  /** Connections per source pool. */
+  poolMax?: number;
+  connectTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  /** How long past QUERY_TIMEOUT_SECONDS the runner waits for a silent server before closing the connection. */
+  stallGraceMs?: number;
+}
+
+/** Counters of one execution, filled in as it reads (tests assert that a capped read stopped early). */
+export interface ReadStats {
+  rowsRead: number;
+  bytes: number;
+  wireBytes: number;
+}
+
+/** One statement on a source's pool, without the guard: the execution step of a guarded query. */
+export interface ExecuteRequest {
+  source: Source;
+  sql: string;
+  values?: readonly (string | null)[];
+  /** Parameter type OIDs, in `$n` order (0 lets the server infer). */
+  paramTypes?: readonly number[];
+  /** Defaults to MAX_QUERY_ROWS / MAX_RESULT_BYTES; internal reads (catalog refresh) may pass their own. */
+  maxRows?: number;
+  maxBytes?: number;
+  stats?: ReadStats;
+}
+
+export interface RunRequest {
+  source: Source;
+  /** The workspace acting; must be the source's own. */
+  workspaceId?: string;
+  sql: string;
+  range: TimeRange;
+}
+
+export interface PoolStats {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
+/** Guarded queries against metrics stores (DESIGN section 5). */
+export interface QueryRunner {
+  /** Guard (rejections counted, never touching the database), then execute with the range's macro values. */
+  run(req: RunRequest): Promise<QueryResult>;
+  /** The unguarded execution step: read-only transaction, timeout, row and byte caps, metrics. */
+  execute(req: ExecuteRequest): Promise<QueryResult>;
+  /** Connects with the source's credentials and runs `SELECT 1` the same guarded way. */
+  testConnection(source: Source): Promise<{ elapsedMs: number }>;
+  /** Statements currently executing. */
+  inFlight(): number;
+  /** Pool counters of a source, or null before its first query. */
+  poolStats(sourceId: string): PoolStats | null;
+  /** Refuses new statements, then ends every pool once every checked-out client has been released. */
+  closeAll(): Promise<void>;
+}
+
+interface PoolEntry {
+  key: string;
+  pool: pg.Pool;
+}
+
+/** Builds the runner; pools are created lazily per source and keyed by its connection parameters. */
+export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
+  const { config, metrics, guard, secrets } = opts;
+  const now = opts.now ?? (() => performance.now());
+  const timeoutMs = config.QUERY_TIMEOUT_SECONDS * 1000;
+  const stallGraceMs = opts.stallGraceMs ?? 5_000;
+  const pools = new Map<string, PoolEntry>();
+  const ending = new Set<Promise<void>>();
+  let running = 0;
+  let closed = false;
+
+  function endPool(pool: pg.Pool): void {
+    const p = pool.end().catch(() => {});
+    ending.add(p);
+    void p.finally(() => ending.delete(p));
+  }
+
+  function poolFor(source: Source): PoolEntry {
+    const key = poolKey(source);
+    const existing = pools.get(source.id);
+    if (existing && existing.key === key) return existing;
+    // Connection parameters changed: new pool; the old one ends once its checked-out clients return.
+    if (existing) endPool(existing.pool);
+    const entry: PoolEntry = {
+      key,
+      pool: createSourcePool({
+        source,
+        credentials: () => secrets.resolve(source.secretRef, source.workspaceId),
+        max: opts.poolMax ?? 5,
+        timeoutMs,
+        connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
+        idleTimeoutMs: opts.idleTimeoutMs ?? 30_000,
+      }),
+    };
+    pools.set(source.id, entry);
+    return entry;
+  }
+
+  async function checkout(entry: PoolEntry, source: Source): Promise<pg.PoolClient> {
+    try {
+      return await entry.pool.connect();
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      const options = (entry.pool as unknown as { options: { ssl: unknown } }).options;
+      // sslmode allow/prefer: a server without TLS is used in plain text, as libpq does.
+      if ((source.sslmode === "prefer" || source.sslmode === "allow") && options.ssl && classifySourceFailure(err) === "ssl_unsupported") {
+        options.ssl = false;
+        try {
+          return await entry.pool.connect();
+        } catch (again) {
+          if (again instanceof AppError) throw again;
+          throw sourceUnavailable(source.id, again);
+        }
+      }
+      throw sourceUnavailable(source.id, err);
+    }
+  }
+
+  async function execute(req: ExecuteRequest): Promise<QueryResult> {
+    const { source } = req;
+    if (closed) throw new AppError("source_unavailable", "The query runner is shutting down.", { cause: "draining" });
+    const maxBytes = req.maxBytes ?? config.MAX_RESULT_BYTES;
+    const started = now();
+    running++;
+    let rows = 0;
+    let ok = false;
+    try {
+      // Every statement, not only every connection: a revoked grant is refused even on a warm pool.
+      secrets.checkGrant(source.secretRef, source.workspaceId);
+      const client = await checkout(poolFor(source), source);
+      const portal = new ReadOnlyPortal({
+        text: req.sql,
+        values: req.values ?? [],
+        paramTypes: req.paramTypes ?? [],
+        maxRows: req.maxRows ?? config.MAX_QUERY_ROWS,
+        maxBytes,
+        timeoutMs,
+        // Stop at once: ending the client destroys the socket, so the server stops sending.
+        abort: () => void client.end().catch(() => {}),
+      });
+      // A checked-out client has no pool listener; a dying socket must reach the portal, not crash the process.
+      const onClientError = () => {};
+      client.on("error", onClientError);
+      const stall = setTimeout(() => portal.stop(new QueryStalledError()), timeoutMs + stallGraceMs);
+      stall.unref();
+      let failure: unknown;
+      try {
+        client.query(portal as unknown as pg.Submittable);
+        const result = await portal.done;
+        rows = result.rows.length;
+        ok = true;
+        return { ...result, elapsedMs: now() - started };
+      } catch (err) {
+        failure = err;
+        throw queryError(err, { sourceId: source.id, timeoutSeconds: config.QUERY_TIMEOUT_SECONDS, maxBytes });
+      } finally {
+        clearTimeout(stall);
+        if (req.stats) {
+          req.stats.rowsRead = portal.rowsRead;
+          req.stats.bytes = portal.bytes;
+          req.stats.wireBytes = portal.wireBytes;
+        }
+        client.removeListener("error", onClientError);
+        // A client whose statement failed is destroyed, never returned: its session state is unknown.
+        client.release(failure === undefined ? undefined : failure instanceof Error ? failure : new Error("query failed"));
+      }
+    } finally {
+      running--;
+      metrics.observeQuery(source.id, ok ? "ok" : "error", (now() - started) / 1000, ok ? rows : undefined);
+    }
+  }
+
+  function macroValue(param: MacroParam, range: TimeRange): string {
+    if (param === "from") return new Date(range.fromMs).toISOString();
+    if (param === "to") return new Date(range.toMs).toISOString();
+    return opts.intervalFor(range.fromMs, range.toMs, config.MAX_WINDOW_POINTS);
+  }
+
+  return {
+    async run({ source, workspaceId, sql, range }) {
+      if (workspaceId !== undefined && workspaceId !== source.workspaceId) {
+        throw new AppError("forbidden", "The source belongs to another workspace.");
+      }
+      if (!Number.isFinite(range.fromMs) || !Number.isFinite(range.toMs) || range.fromMs > range.toMs) {
+        throw new AppError("validation_failed", "The time range must have a start before its end.");
+      }
+      const verdict = guard.check(sql, source.catalog, catalogVersion(source));
+      if (!verdict.ok) {
+        metrics.countGuardRejection(verdict.reason);
+        throw new AppError("guard_rejected", verdict.message, { reason: verdict.reason });
+      }
+      if (!source.catalog) {
+        metrics.countGuardRejection("catalog");
+        throw new AppError("guard_rejected", "The source's catalog was never refreshed; refresh it before querying.", {
+          reason: "catalog",
+        });
+      }
+      return execute({
+        source,
+        sql: verdict.sql,
+        values: verdict.params.map((p) => macroValue(p, range)),
+        paramTypes: verdict.params.map((p) => (p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
+      });
+    },
+    execute,
+    async testConnection(source) {
+      const r = await execute({ source, sql: "SELECT 1", maxRows: 1 });
+      return { elapsedMs: r.elapsedMs };
+    },
+    inFlight: () => running,
+    poolStats(sourceId) {
+      const entry = pools.get(sourceId);
+      if (!entry) return null;
+      const { totalCount, idleCount, waitingCount } = entry.pool;
+      return { totalCount, idleCount, waitingCount };
+    },
+    async closeAll() {
+      closed = true;
+      for (const entry of pools.values()) endPool(entry.pool);
+      pools.clear();
+      // pg-pool's end() resolves only when every checked-out client has been released and closed.
+      while (ending.size > 0) await Promise.all([...ending]);
+    },
+  };
+}
