@@ -37,12 +37,12 @@ export function bucketCount(fromMs: number, toMs: number, stepMs: number): numbe
 /**
  * The `$__interval` value: the smallest readable step (e.g. "1 minute", "5 minutes", "1 hour") for which
  * `date_bin(step, col, timestamptz 'epoch')` gives at most `maxPoints` buckets over [fromMs, toMs].
- * Bad input (non-finite, reversed range, maxPoints < 1) degrades to a valid step, never throws.
+ * Bad input (non-finite times, a reversed range, maxPoints < 1 or NaN) degrades to a valid step, never throws.
  */
 export function intervalFor(fromMs: number, toMs: number, maxPoints: number): string {
   const from = Number.isFinite(fromMs) ? fromMs : 0;
   const to = Number.isFinite(toMs) && toMs > from ? toMs : from;
-  const points = Number.isFinite(maxPoints) && maxPoints >= 1 ? Math.floor(maxPoints) : 1;
+  const points = maxPoints >= 1 ? Math.floor(maxPoints) : 1; // NaN → 1, Infinity → the smallest step
   for (const [ms, text] of LADDER) if (bucketCount(from, to, ms) <= points) return text;
   let days = Math.max(31, Math.ceil((to - from) / DAY / points));
   while (bucketCount(from, to, days * DAY) > points) days = days < 10_000 ? days + 1 : Math.ceil(days * 1.1);

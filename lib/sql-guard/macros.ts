@@ -92,8 +92,24 @@ export function expandMacros(sql: string): Expansion {
   }
 }
 
+/**
+ * Where this lexer sees a `$` that starts a token outside literals and comments (parameter, macro or
+ * a lone `$`), and whether it saw a comment; null when the text has an unterminated construct.
+ * For comparing the lexer with libpg-query's scanner in tests.
+ */
+export function codeDollars(sql: string): { dollars: number[]; hasComment: boolean } | null {
+  const e = new Expander(sql);
+  try {
+    e.region(0, false);
+  } catch {
+    return null;
+  }
+  return { dollars: e.dollars, hasComment: e.hasComment };
+}
+
 class Expander {
   readonly params: MacroParam[] = [];
+  readonly dollars: number[] = [];
   paramSites = 0;
   timeBounded = false;
   hasComment = false;
@@ -280,6 +296,7 @@ class Expander {
     const n = this.n;
     let j = i + 1;
     if (isDigit(s.charCodeAt(j))) {
+      this.dollars.push(i);
       while (j < n && isDigit(s.charCodeAt(j))) j++;
       this.fail("hand-written parameters like $1 are not allowed; use the time macros");
       return { end: j };
@@ -294,6 +311,7 @@ class Expander {
       if (close === -1) throw new StructureError("unterminated dollar-quoted string");
       return { end: close + delim.length };
     }
+    this.dollars.push(i);
     const name = s.slice(i + 1, j);
     if (!name.startsWith("__")) return { end: i + 1 };
     if (!MACROS.has(name)) {
