@@ -163,6 +163,11 @@ export function createOidcLogin(settings: OidcSettings): OidcLogin {
     // The token request's redirect_uri must be the one we sent, whatever Host a proxy passed on.
     const current = new URL(tx.redirectUri);
     current.search = callbackUrl.search;
+    // Our own state check first, so every later failure is about the provider's answer itself.
+    const state = callbackUrl.searchParams.get("state");
+    if (state !== tx.state) {
+      throw new AppError("bad_request", "Sign-in failed: the callback does not belong to this sign-in (state mismatch). Start again from the sign-in page.");
+    }
     let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
     try {
       tokens = await client.authorizationCodeGrant(config, current, {
@@ -279,8 +284,9 @@ function callbackError(err: unknown): AppError {
     return loginFailed(`the code exchange was refused (${code})`);
   }
   if (err instanceof client.ClientError) {
+    // After our state check, these are defects of the token response or ID token (issuer, audience, nonce, expiry).
     const code = /^[A-Z_]{1,60}$/.test(err.code ?? "") ? err.code : "OAUTH_ERROR";
-    return new AppError("bad_request", `Sign-in failed: the callback did not match this sign-in (${code}). Start again from the sign-in page.`);
+    return loginFailed(`the identity provider's answer did not verify (${code})`);
   }
   return loginFailed("the callback could not be processed");
 }
