@@ -3,6 +3,7 @@ import type { Config } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { SecretResolver } from "../secrets/resolver.ts";
+import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
 import { type Source, catalogVersion } from "../sources/store.ts";
 import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.ts";
 import { createSourcePool, poolKey } from "./pools.ts";
@@ -16,8 +17,8 @@ export interface QueryRunnerOptions {
   config: Pick<Config, "QUERY_TIMEOUT_SECONDS" | "MAX_QUERY_ROWS" | "MAX_RESULT_BYTES" | "MAX_WINDOW_POINTS">;
   metrics: Pick<Metrics, "observeQuery" | "countGuardRejection">;
   guard: QueryGuard;
-  /** The `$__interval` value for a range (lib/sql-guard intervalFor). */
-  intervalFor: (fromMs: number, toMs: number, maxPoints: number) => string;
+  /** The `$__interval` value for a range; defaults to lib/sql-guard's intervalFor. */
+  intervalFor?: (fromMs: number, toMs: number, maxPoints: number) => string;
   secrets: SecretResolver;
   /** Monotonic milliseconds for durations. */
   now?: () => number;
@@ -199,7 +200,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   function macroValue(param: MacroParam, range: TimeRange): string {
     if (param === "from") return new Date(range.fromMs).toISOString();
     if (param === "to") return new Date(range.toMs).toISOString();
-    return opts.intervalFor(range.fromMs, range.toMs, config.MAX_WINDOW_POINTS);
+    return (opts.intervalFor ?? defaultIntervalFor)(range.fromMs, range.toMs, config.MAX_WINDOW_POINTS);
   }
 
   return {

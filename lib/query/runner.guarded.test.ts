@@ -1,0 +1,155 @@
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Catalog } from "../catalog/types.ts";
+import { parseConfig } from "../config/parse.ts";
+import { AppError } from "../http/errors.ts";
+import { createMetrics } from "../metrics/metrics.ts";
+import { createSecretResolver } from "../secrets/resolver.ts";
+import { createGuard, loadGuardParser } from "../sql-guard/index.ts";
+import { createDatabase } from "../testing/pg.ts";
+import { type QueryRunner, createQueryRunner } from "./runner.ts";
+import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing.ts";
+
+let fx: MetricsFixture;
+let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
+let runner: QueryRunner;
+let registry: Registry;
+
+const catalog: Catalog = {
+  tables: [
+    {
+      schema: "public",
+      name: "samples",
+      timeColumn: "ts",
+      columns: [
+        { name: "ts", type: "timestamp with time zone" },
+        { name: "host", type: "text" },
+        { name: "value", type: "double precision" },
+      ],
+    },
+    { schema: "public", name: "hosts", timeColumn: null, columns: [{ name: "host", type: "text" }] },
+  ],
+};
+
+const T0 = Date.UTC(2026, 0, 1);
+const range = { fromMs: T0, toMs: T0 + 60 * 60_000 };
+
+beforeAll(async () => {
+  await loadGuardParser();
+  fx = await createMetricsFixture((await createDatabase("metrics")).url);
+  secrets = await createSecretsDir();
+  await fx.admin(`
+    CREATE TABLE samples (ts timestamptz NOT NULL, host text NOT NULL, value double precision NOT NULL);
+    INSERT INTO samples SELECT timestamptz '2026-01-01T00:00:00Z' + make_interval(mins => g), 'web-' || (g % 3), g
+      FROM generate_series(0, 299) g;
+    CREATE TABLE hosts (host text);
+    INSERT INTO hosts VALUES ('web-0'), ('web-1'), ('web-2');
+    CREATE TABLE secret_stuff (x text);
+    REVOKE ALL ON SCHEMA public FROM PUBLIC;
+  `);
+  const reader = await fx.createRole("pb_guarded", "pw-guarded", [
+    "GRANT USAGE ON SCHEMA public TO %I",
+    "GRANT SELECT ON samples, hosts TO %I",
+  ]);
+  await secrets.set("METRICS_USERNAME", reader);
+  await secrets.set("METRICS_PASSWORD", "pw-guarded");
+  const config = parseConfig({
+    DATABASE_URL: "postgres://unused@127.0.0.1/unused",
+    SOURCE_SECRET_REFS: "METRICS:ws_a",
+    SOURCE_SECRETS_DIR: secrets.dir,
+    QUERY_TIMEOUT_SECONDS: "2",
+  }).config;
+  registry = new Registry();
+  runner = createQueryRunner({
+    config,
+    metrics: createMetrics(registry, { defaultCollectors: false }),
+    guard: createGuard(),
+    secrets: createSecretResolver({ config, env: {} }),
+  });
+});
+
+afterAll(async () => {
+  await runner.closeAll();
+  await fx.close();
+  await secrets.remove();
+});
+
+async function rejection(p: Promise<unknown>): Promise<AppError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    return err as AppError;
+  }
+  throw new Error("expected a rejection");
+}
+
+describe("guarded queries on a real guard", () => {
+  test("$__timeFilter binds the range; timestamps come back as epoch ms", async () => {
+    const source = fx.source({ catalog });
+    const r = await runner.run({
+      source,
+      sql: "SELECT ts, value FROM samples WHERE $__timeFilter(ts) ORDER BY ts",
+      range,
+    });
+    expect(r.rows).toHaveLength(61);
+    expect(r.rows[0]).toEqual([T0, 0]);
+    expect(r.rows[60]).toEqual([T0 + 60 * 60_000, 60]);
+    expect(r.columns).toEqual([
+      { name: "ts", type: "timestamptz" },
+      { name: "value", type: "float8" },
+    ]);
+  });
+
+  test("$__timeGroup with $__interval buckets by the interval for the range", async () => {
+    const source = fx.source({ catalog });
+    const r = await runner.run({
+      source,
+      sql: `SELECT $__timeGroup(ts, $__interval) AS t, count(*) AS n FROM samples
+             WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1`,
+      range: { fromMs: T0, toMs: T0 + 299 * 60_000 },
+    });
+    // 300 minutes at MAX_WINDOW_POINTS 720 → 1 minute steps: one row per minute.
+    expect(r.rows).toHaveLength(300);
+    expect(r.rows[0]).toEqual([T0, 1]);
+  });
+
+  test("a table without a time column needs no time filter; $__timeFrom() works as a bound", async () => {
+    const source = fx.source({ catalog });
+    const hosts = await runner.run({ source, sql: "SELECT host FROM hosts ORDER BY host", range });
+    expect(hosts.rows).toEqual([["web-0"], ["web-1"], ["web-2"]]);
+    const r = await runner.run({
+      source,
+      sql: "SELECT count(*) AS n FROM samples WHERE ts >= $__timeFrom() AND ts < $__timeTo()",
+      range,
+    });
+    expect(r.rows).toEqual([[60]]);
+  });
+
+  test.each([
+    ["empty", " ; ", "empty"],
+    ["comment", "SELECT 1 -- hi", "comment"],
+    ["structure", "SELECT $1", "structure"],
+    ["keyword", "DELETE FROM samples", "keyword"],
+    ["function", "SELECT pg_sleep(10)", "function"],
+    ["catalog", "SELECT * FROM secret_stuff", "catalog"],
+    ["system catalog", "SELECT * FROM pg_catalog.pg_authid", "catalog"],
+    ["time", "SELECT count(*) FROM samples", "time"],
+  ])("%s: refused by the guard, counted, and the database never touched", async (_name, sql, reason) => {
+    const source = fx.source({ catalog });
+    const err = await rejection(runner.run({ source, sql, range }));
+    expect(err.code).toBe("guard_rejected");
+    expect(err.status).toBe(422);
+    expect(err.extra).toEqual({ reason });
+    expect(runner.poolStats(source.id)).toBeNull();
+    expect(await registry.metrics()).toMatch(
+      new RegExp(`svc_sql_validation_rejections_total\\{reason="${reason}"\\} [1-9]`),
+    );
+  });
+
+  test("a never-refreshed catalog refuses a statement that reaches the catalog check", async () => {
+    const source = fx.source({ catalog: null, catalogRefreshedAt: null });
+    const err = await rejection(runner.run({ source, sql: "SELECT 1", range }));
+    expect(err.extra).toEqual({ reason: "catalog" });
+  });
+});
