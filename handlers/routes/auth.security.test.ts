@@ -163,3 +163,20 @@ describe("cross-site mutating requests", () => {
     expect(html).not.toMatch(/at .*\.ts:\d+/);
   });
 });
+
+describe("in production", () => {
+  test("session cookies get the Secure attribute", async () => {
+    const { config } = parseConfig({
+      NODE_ENV: "production",
+      DATABASE_URL: store.url,
+      SESSION_SECRET: SECRET,
+      SOURCE_SECRET_REFS: "REF:ws_1",
+    });
+    const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
+    const prodApp = createApp({ ...deps, oidc: null });
+    const res = await prodApp.request("/api/auth/logout", { method: "POST", headers: { cookie: fixture.cookies.admin! } });
+    expect(res.headers.get("set-cookie")).toMatch(/^svc_session=; Max-Age=0; Path=\/; HttpOnly; Secure; SameSite=Lax/);
+    // The same token works there: verification is local and only needs the secret.
+    expect((await prodApp.request("/api/me", { headers: { cookie: fixture.cookies.admin! } })).status).toBe(200);
+  });
+});
