@@ -1,0 +1,38 @@
+// The CDK app: `cd infra/cdk && npx aws-cdk@2 deploy --parameters SourceSecretRefs='...'` (see docs/infra.md).
+//
+// Context (-c name=value):
+//   imageTag, handlersRepository, streamHostRepository  use images CI already pushed to ECR (all three together);
+//                                                        otherwise `cdk deploy` builds both Dockerfiles with Docker
+//   gitCommit                                            GIT_COMMIT baked into images built here
+//   stackName (default Pulseboard), streamHostDesiredCount (default 2), deletionProtection (default true)
+import { fileURLToPath } from "node:url";
+import { App } from "aws-cdk-lib";
+import type { ImageSources } from "./images.ts";
+import { PulseboardStack } from "./pulseboard-stack.ts";
+
+const app = new App();
+const context = (name: string): string | undefined => {
+  const value = app.node.tryGetContext(name);
+  return value === undefined || value === "" ? undefined : String(value);
+};
+
+const imageTag = context("imageTag");
+const handlersRepository = context("handlersRepository");
+const streamHostRepository = context("streamHostRepository");
+const prebuilt = [imageTag, handlersRepository, streamHostRepository];
+if (prebuilt.some(Boolean) && !prebuilt.every(Boolean)) {
+  throw new Error("imageTag, handlersRepository and streamHostRepository must be given together");
+}
+const images: ImageSources =
+  imageTag && handlersRepository && streamHostRepository
+    ? { kind: "ecr", handlersRepository, streamHostRepository, tag: imageTag }
+    : { kind: "asset", repoRoot: fileURLToPath(new URL("../..", import.meta.url)), gitCommit: context("gitCommit") };
+
+const desired = context("streamHostDesiredCount");
+new PulseboardStack(app, context("stackName") ?? "Pulseboard", {
+  images,
+  streamHostDesiredCount: desired === undefined ? undefined : Number(desired),
+  deletionProtection: context("deletionProtection") !== "false",
+  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+});
+app.synth();

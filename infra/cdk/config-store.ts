@@ -1,0 +1,65 @@
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import * as ec2 from "aws-cdk-lib/aws-ec2";
+import * as rds from "aws-cdk-lib/aws-rds";
+import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
+import { Construct } from "constructs";
+import { CONFIG_STORE_DATABASE, CONFIG_STORE_USER } from "./constants.ts";
+
+export interface ConfigStoreProps {
+  vpc: ec2.IVpc;
+  /** Refuses deletion of the instance (on by default; `-c deletionProtection=false` for throw-away stacks). */
+  deletionProtection: boolean;
+}
+
+/**
+ * The config store: RDS PostgreSQL in isolated subnets, credentials generated into a Secrets Manager secret
+ * (JSON with username/password/host/port/dbname), TLS enforced by the engine's default `rds.force_ssl`.
+ */
+export class ConfigStore extends Construct {
+  readonly instance: rds.DatabaseInstance;
+  readonly secret: secretsmanager.ISecret;
+  readonly securityGroup: ec2.SecurityGroup;
+  /**
+   * DATABASE_URL without the password: the processes get the password as PGPASSWORD from the secret, which
+   * node-postgres uses when the URL carries none, so no password ever sits in a template or an env listing.
+   */
+  readonly databaseUrl: string;
+
+  constructor(scope: Construct, id: string, props: ConfigStoreProps) {
+    super(scope, id);
+    this.securityGroup = new ec2.SecurityGroup(this, "SecurityGroup", {
+      vpc: props.vpc,
+      description: "Pulseboard config store",
+      allowAllOutbound: false,
+    });
+    this.instance = new rds.DatabaseInstance(this, "Instance", {
+      engine: rds.DatabaseInstanceEngine.postgres({ version: rds.PostgresEngineVersion.VER_17 }),
+      instanceType: ec2.InstanceType.of(ec2.InstanceClass.T4G, ec2.InstanceSize.MICRO),
+      vpc: props.vpc,
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+      securityGroups: [this.securityGroup],
+      databaseName: CONFIG_STORE_DATABASE,
+      // URL-safe password: it never goes into a URL today, but operators paste it into psql URLs.
+      credentials: rds.Credentials.fromGeneratedSecret(CONFIG_STORE_USER, {
+        excludeCharacters: " %+~`#$&*()|[]{}:;<>?!'/@\"\\=,^",
+      }),
+      allocatedStorage: 20,
+      maxAllocatedStorage: 100,
+      storageEncrypted: true,
+      multiAz: false,
+      backupRetention: Duration.days(7),
+      deletionProtection: props.deletionProtection,
+      removalPolicy: RemovalPolicy.SNAPSHOT,
+      publiclyAccessible: false,
+    });
+    this.secret = this.instance.secret!;
+    this.databaseUrl =
+      `postgres://${CONFIG_STORE_USER}@${this.instance.dbInstanceEndpointAddress}:${this.instance.dbInstanceEndpointPort}` +
+      `/${CONFIG_STORE_DATABASE}?sslmode=verify-full`;
+  }
+
+  /** Lets `peer` open connections to the database port. */
+  allowFrom(peer: ec2.IConnectable, description: string): void {
+    this.instance.connections.allowDefaultPortFrom(peer, description);
+  }
+}

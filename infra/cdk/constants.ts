@@ -1,0 +1,35 @@
+// Values the CDK stack, the Dockerfiles, the scrape config and their tests must agree on.
+
+/** Listen port of the handlers (the Lambda Web Adapter forwards to it). */
+export const HANDLERS_PORT = 8080;
+/** Listen port of the stream host (STREAM_PORT). */
+export const STREAM_HOST_PORT = 8081;
+
+/** Liveness: the Lambda Web Adapter's readiness check and the container health check. */
+export const HEALTH_PATH = "/api/health";
+/** Readiness: the ALB target group health check of the stream host. */
+export const READY_PATH = "/api/ready";
+
+/** Paths the stream host owns (DESIGN section 1); CloudFront routes them to the ALB, everything else to the handlers. */
+export const STREAM_HOST_PATHS = ["/api/dashboards/*/stream", "/api/metrics"] as const;
+
+/** The drain budget after SIGTERM (spec default) and the orchestrator's kill timeout, which must exceed it. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+export const STOP_TIMEOUT_SECONDS = 20;
+
+/**
+ * How long the ALB keeps a deregistering stream host's connections. ECS deregisters a task before it sends
+ * SIGTERM; new streams already go elsewhere, and an SSE client cut at the end of this window reconnects.
+ */
+export const DEREGISTRATION_DELAY_SECONDS = 15;
+
+/** Private DNS of the stream host tasks for Prometheus (Cloud Map, one A record per task). */
+export const SERVICE_DISCOVERY_NAMESPACE = "pulseboard.internal";
+export const STREAM_HOST_DISCOVERY_NAME = "stream-host";
+
+/** Config-store database and login on RDS. */
+export const CONFIG_STORE_DATABASE = "pulseboard";
+export const CONFIG_STORE_USER = "pulseboard";
+
+/** Amazon RDS CA bundle inside both images (NODE_EXTRA_CA_CERTS), so `sslmode=verify-full` verifies RDS. */
+export const RDS_CA_BUNDLE_PATH = "/etc/ssl/certs/rds-global-bundle.pem";

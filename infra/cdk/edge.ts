@@ -1,0 +1,68 @@
+import { Duration } from "aws-cdk-lib";
+import * as cloudfront from "aws-cdk-lib/aws-cloudfront";
+import * as origins from "aws-cdk-lib/aws-cloudfront-origins";
+import type * as elbv2 from "aws-cdk-lib/aws-elasticloadbalancingv2";
+import type * as lambda from "aws-cdk-lib/aws-lambda";
+import { Construct } from "constructs";
+import { STREAM_HOST_PATHS } from "./constants.ts";
+
+export interface EdgeProps {
+  handlersUrl: lambda.IFunctionUrl;
+  streamHostLoadBalancer: elbv2.IApplicationLoadBalancer;
+}
+
+/**
+ * CloudFront in front of both processes, with the path ownership of DESIGN section 1: the stream host's
+ * paths go to the ALB, everything else to the handlers' function URL. Nothing is cached (every response is
+ * per-user or live), and CloudFront appends the viewer address to X-Forwarded-For on both origins.
+ */
+export class Edge extends Construct {
+  readonly distribution: cloudfront.Distribution;
+
+  constructor(scope: Construct, id: string, props: EdgeProps) {
+    super(scope, id);
+
+    const handlersOrigin = new origins.FunctionUrlOrigin(props.handlersUrl, {
+      // The function's own timeout is 90 s; the default quota allows up to 120 s.
+      readTimeout: Duration.seconds(90),
+    });
+    // SSE: CloudFront ends a response when the origin sends nothing for readTimeout, so it is set to the
+    // default quota's maximum; the streams' periodic frames keep well inside it. No total-response limit
+    // (responseCompletionTimeout) is set, so a live stream may stay open for as long as the viewer keeps it.
+    const streamHostOrigin = new origins.LoadBalancerV2Origin(props.streamHostLoadBalancer, {
+      protocolPolicy: cloudfront.OriginProtocolPolicy.HTTP_ONLY,
+      readTimeout: Duration.seconds(120),
+      keepaliveTimeout: Duration.seconds(60),
+    });
+
+    // The function URL only answers its own Host; the ALB does not care. Cookies, query strings and every
+    // other header (Authorization for /api/metrics, the session cookie for streams) are forwarded.
+    const originRequestPolicy = cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER;
+    const cachePolicy = cloudfront.CachePolicy.CACHING_DISABLED;
+
+    const streamBehavior: cloudfront.BehaviorOptions = {
+      origin: streamHostOrigin,
+      viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+      allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+      cachePolicy,
+      originRequestPolicy,
+      // Compression would buffer an event stream.
+      compress: false,
+    };
+
+    this.distribution = new cloudfront.Distribution(this, "Distribution", {
+      comment: "Pulseboard",
+      httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      priceClass: cloudfront.PriceClass.PRICE_CLASS_100,
+      defaultBehavior: {
+        origin: handlersOrigin,
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+        cachePolicy,
+        originRequestPolicy,
+        compress: true,
+      },
+      additionalBehaviors: Object.fromEntries(STREAM_HOST_PATHS.map((path) => [path, streamBehavior])),
+    });
+  }
+}

@@ -1,0 +1,139 @@
+import { Aws, CfnOutput, CfnParameter, Stack, type StackProps, Validations } from "aws-cdk-lib";
+import * as ec2 from "aws-cdk-lib/aws-ec2";
+import * as iam from "aws-cdk-lib/aws-iam";
+import type { Construct } from "constructs";
+import { AppSecrets } from "./app-secrets.ts";
+import { ConfigStore } from "./config-store.ts";
+import { Edge } from "./edge.ts";
+import { HandlersFunction } from "./handlers-function.ts";
+import { type ImageSources, resolveImages } from "./images.ts";
+import type { RuntimeSettings } from "./runtime-settings.ts";
+import { StreamHostService } from "./stream-host-service.ts";
+
+export interface PulseboardStackProps extends StackProps {
+  images: ImageSources;
+  /** Stream host tasks (default 2, so a deploy or a task failure never leaves no stream host). */
+  streamHostDesiredCount?: number;
+  /** Deletion protection of the config store (default true). */
+  deletionProtection?: boolean;
+}
+
+/**
+ * Pulseboard on AWS: CloudFront → { Lambda function URL (handlers), ALB → Fargate (stream host) },
+ * RDS PostgreSQL as the config store, Secrets Manager for every secret. Deploy-time settings that are not
+ * secrets are CloudFormation parameters, so one synthesized template serves every environment.
+ */
+export class PulseboardStack extends Stack {
+  constructor(scope: Construct, id: string, props: PulseboardStackProps) {
+    super(scope, id, props);
+
+    const param = (name: string, description: string, extra: { default?: string; allowedValues?: string[] } = {}) =>
+      new CfnParameter(this, name, { type: "String", description, ...extra }).valueAsString;
+
+    const sourceSecretRefsParam = new CfnParameter(this, "SourceSecretRefs", {
+      type: "String",
+      minLength: 1,
+      description:
+        "SOURCE_SECRET_REFS: which workspaces may use which secret_ref, e.g. METRICS_RO:*;BILLING_RO:finance. Required in production.",
+    });
+    // The linter guesses "Secret" in the name means a password; the value is secret names and grants.
+    Validations.of(this).acknowledge({
+      id: "CloudFormation-Validate::W2509",
+      reason: "SOURCE_SECRET_REFS holds secret names and workspace grants, never a secret value",
+    });
+    const sourceSecretRefs = sourceSecretRefsParam.valueAsString;
+    const publicBaseUrl = param("PublicBaseUrl", "PUBLIC_BASE_URL, e.g. https://dash.example.com (empty: unset)", {
+      default: "",
+    });
+    const oidcIssuer = param("OidcIssuer", "OIDC_ISSUER (empty: unset)", { default: "" });
+    const oidcClientId = param("OidcClientId", "OIDC_CLIENT_ID (empty: unset)", { default: "" });
+    const oidcRedirectUri = param("OidcRedirectUri", "OIDC_REDIRECT_URI (empty: unset)", { default: "" });
+    const aiProvider = param("AiProvider", "AI_PROVIDER: gateway or compat (empty: AI unconfigured)", {
+      default: "",
+      allowedValues: ["", "gateway", "compat"],
+    });
+    const aiModel = param("AiModel", "AI_MODEL (empty: unset)", { default: "" });
+    const aiCompatBaseUrl = param("AiCompatBaseUrl", "AI_COMPAT_BASE_URL when AiProvider is compat", { default: "" });
+
+    const vpc = new ec2.Vpc(this, "Vpc", {
+      maxAzs: 2,
+      natGateways: 1,
+      subnetConfiguration: [
+        { name: "public", subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
+        { name: "app", subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 22 },
+        { name: "data", subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 24 },
+      ],
+    });
+
+    const secrets = new AppSecrets(this, "Secrets");
+    const configStore = new ConfigStore(this, "ConfigStore", {
+      vpc,
+      deletionProtection: props.deletionProtection ?? true,
+    });
+    const images = resolveImages(this, props.images);
+
+    // Source credentials resolve to Secrets Manager secrets `<prefix><secret_ref>` holding {username,password}.
+    const sourceSecretsPrefix = `${this.stackName}/sources/`;
+
+    // What both processes share. Empty parameter values count as unset (lib/config).
+    const shared: RuntimeSettings = {
+      plain: {
+        NODE_ENV: "production",
+        DATABASE_URL: configStore.databaseUrl,
+        SOURCE_SECRET_REFS: sourceSecretRefs,
+        SOURCE_SECRETS_AWS_PREFIX: sourceSecretsPrefix,
+        PUBLIC_BASE_URL: publicBaseUrl,
+        OIDC_ISSUER: oidcIssuer,
+        OIDC_CLIENT_ID: oidcClientId,
+        OIDC_REDIRECT_URI: oidcRedirectUri,
+        AI_PROVIDER: aiProvider,
+        AI_MODEL: aiModel,
+        AI_COMPAT_BASE_URL: aiCompatBaseUrl,
+      },
+      secrets: {
+        PGPASSWORD: { secret: configStore.secret, field: "password" },
+        SESSION_SECRET: { secret: secrets.sessionSecret },
+        OIDC_CLIENT_SECRET: { secret: secrets.oidcClientSecret },
+        // One key secret serves either provider; the app reads the variable of the provider it selects.
+        AI_GATEWAY_API_KEY: { secret: secrets.aiApiKey },
+        AI_COMPAT_API_KEY: { secret: secrets.aiApiKey },
+      },
+    };
+
+    const streamHost = new StreamHostService(this, "StreamHost", {
+      vpc,
+      image: images.streamHost,
+      desiredCount: props.streamHostDesiredCount ?? 2,
+      settings: { plain: shared.plain, secrets: { ...shared.secrets, METRICS_TOKEN: { secret: secrets.metricsToken } } },
+    });
+    const handlers = new HandlersFunction(this, "Handlers", { vpc, image: images.handlers, settings: shared });
+
+    // The stream host's tasks migrate the config store before they start; updating the function only after
+    // the service is stable means new handler code never meets an old schema.
+    handlers.function.node.addDependency(streamHost.service);
+
+    configStore.allowFrom(handlers.function, "Pulseboard handlers");
+    configStore.allowFrom(streamHost.securityGroup, "Pulseboard stream host");
+
+    const sourceSecretsArn = `arn:${Aws.PARTITION}:secretsmanager:${Aws.REGION}:${Aws.ACCOUNT_ID}:secret:${sourceSecretsPrefix}*`;
+    const readSourceSecrets = new iam.PolicyStatement({
+      actions: ["secretsmanager:GetSecretValue"],
+      resources: [sourceSecretsArn],
+    });
+    handlers.function.addToRolePolicy(readSourceSecrets);
+    streamHost.service.taskDefinition.addToTaskRolePolicy(readSourceSecrets);
+
+    const edge = new Edge(this, "Edge", {
+      handlersUrl: handlers.url,
+      streamHostLoadBalancer: streamHost.loadBalancer,
+    });
+
+    new CfnOutput(this, "Url", { value: `https://${edge.distribution.distributionDomainName}` });
+    new CfnOutput(this, "MetricsTokenSecretArn", { value: secrets.metricsToken.secretArn });
+    new CfnOutput(this, "AiApiKeySecretArn", { value: secrets.aiApiKey.secretArn });
+    new CfnOutput(this, "OidcClientSecretArn", { value: secrets.oidcClientSecret.secretArn });
+    new CfnOutput(this, "ConfigStoreSecretArn", { value: configStore.secret.secretArn });
+    new CfnOutput(this, "SourceSecretsPrefix", { value: sourceSecretsPrefix });
+    new CfnOutput(this, "HandlersFunctionUrl", { value: handlers.url.url });
+  }
+}

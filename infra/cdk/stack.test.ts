@@ -1,0 +1,329 @@
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { App } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  DEREGISTRATION_DELAY_SECONDS,
+  SERVICE_DISCOVERY_NAMESPACE,
+  SHUTDOWN_GRACE_MS,
+  STOP_TIMEOUT_SECONDS,
+  STREAM_HOST_DISCOVERY_NAME,
+} from "./constants.ts";
+import { PulseboardStack } from "./pulseboard-stack.ts";
+import { synthTestStack } from "./test-stack.ts";
+
+const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+// Managed policy ids (the same in every account).
+const CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad";
+const ALL_VIEWER_EXCEPT_HOST_HEADER = "b689b0a8-53d0-40ab-baf2-68738e2966ac";
+
+type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
+type EnvVar = { Name: string; Value: unknown };
+type ContainerSecret = { Name: string; ValueFrom: unknown };
+
+let outdir: string;
+let template: Template;
+let resources: Record<string, Resource>;
+
+/** The one resource of a type (fails when there is not exactly one). */
+function only(type: string): [string, Resource] {
+  const found = Object.entries(resources).filter(([, r]) => r.Type === type);
+  expect(found, type).toHaveLength(1);
+  return found[0];
+}
+/** The handlers function (the other Lambda function is CDK's custom-resource provider). */
+function handlersFunction(): Resource {
+  const id = logicalIdOf("AWS::Lambda::Function", (r) => r.Properties.PackageType === "Image");
+  return resources[id];
+}
+const logicalIdOf = (type: string, match: (r: Resource) => boolean) => {
+  const hit = Object.entries(resources).find(([, r]) => r.Type === type && match(r));
+  if (!hit) throw new Error(`no ${type} matches`);
+  return hit[0];
+};
+
+function container(name: string): Record<string, any> {
+  const [, task] = only("AWS::ECS::TaskDefinition");
+  const c = task.Properties.ContainerDefinitions.find((d: { Name: string }) => d.Name === name);
+  expect(c, name).toBeDefined();
+  return c;
+}
+const envOf = (c: Record<string, any>) =>
+  Object.fromEntries((c.Environment as EnvVar[]).map((e) => [e.Name, e.Value])) as Record<string, unknown>;
+const secretsOf = (c: Record<string, any>) =>
+  Object.fromEntries((c.Secrets as ContainerSecret[]).map((s) => [s.Name, s.ValueFrom])) as Record<string, unknown>;
+
+beforeAll(async () => {
+  outdir = await mkdtemp(join(tmpdir(), "pulseboard-cdk-"));
+  // CloudFormation's own rules run in validate.test.ts; here only the shape of the template matters.
+  const { stack } = synthTestStack(outdir, { validate: false });
+  template = Template.fromStack(stack);
+  resources = template.toJSON().Resources;
+});
+
+afterAll(async () => {
+  await rm(outdir, { recursive: true, force: true });
+});
+
+describe("deploy-time parameters", () => {
+  it("asks for SOURCE_SECRET_REFS at deploy time (no default: production refuses to boot without it)", () => {
+    const params = template.toJSON().Parameters;
+    expect(params.SourceSecretRefs).toMatchObject({ Type: "String", MinLength: 1 });
+    expect(params.SourceSecretRefs.Default).toBeUndefined();
+    expect(params.AiProvider.AllowedValues).toEqual(["", "gateway", "compat"]);
+  });
+});
+
+describe("handlers: Lambda from the container image", () => {
+  let env: Record<string, any>;
+  beforeAll(() => {
+    env = handlersFunction().Properties.Environment.Variables;
+  });
+
+  it("is an image function from the given repository and tag, in the VPC's private subnets", () => {
+    const fn = handlersFunction();
+    expect(fn.Properties.PackageType).toBe("Image");
+    expect(JSON.stringify(fn.Properties.Code.ImageUri)).toContain("pulseboard-handlers:test-tag");
+    expect(fn.Properties.Architectures).toEqual(["x86_64"]);
+    expect(fn.Properties.VpcConfig.SubnetIds).toHaveLength(2);
+  });
+
+  it("sets the Lambda Web Adapter's readiness check to /api/health on port 8080", () => {
+    expect(env).toMatchObject({
+      AWS_LWA_READINESS_CHECK_PATH: "/api/health",
+      AWS_LWA_PORT: "8080",
+      PORT: "8080",
+      NODE_ENV: "production",
+    });
+  });
+
+  it("gets every secret as a Secrets Manager dynamic reference, never a value", () => {
+    for (const name of ["SESSION_SECRET", "OIDC_CLIENT_SECRET", "AI_GATEWAY_API_KEY", "AI_COMPAT_API_KEY"]) {
+      expect(JSON.stringify(env[name]), name).toMatch(/\{\{resolve:secretsmanager:".*":SecretString:::\}\}/);
+    }
+    expect(JSON.stringify(env.PGPASSWORD)).toContain(":SecretString:password::}}");
+    // The stream host alone serves /api/metrics.
+    expect(env.METRICS_TOKEN).toBeUndefined();
+  });
+
+  it("connects with a password-less DATABASE_URL that verifies TLS", () => {
+    const url = JSON.stringify(env.DATABASE_URL);
+    expect(url).toContain("postgres://pulseboard@");
+    expect(url).toContain("sslmode=verify-full");
+    expect(url).not.toContain("resolve:secretsmanager");
+  });
+
+  it("is reachable through a function URL that CloudFront uses as its default origin", () => {
+    template.hasResourceProperties("AWS::Lambda::Url", { AuthType: "NONE", InvokeMode: "BUFFERED" });
+  });
+
+  it("is updated only after the stream host service (whose tasks migrate the config store)", () => {
+    const fn = handlersFunction();
+    const serviceId = only("AWS::ECS::Service")[0];
+    expect(fn.DependsOn).toContain(serviceId);
+  });
+});
+
+describe("stream host: ECS Fargate behind an ALB", () => {
+  it("gives the container a 20 s stop timeout, above the drain budget", () => {
+    const c = container("stream-host");
+    expect(c.StopTimeout).toBe(20);
+    expect(STOP_TIMEOUT_SECONDS * 1000).toBeGreaterThan(SHUTDOWN_GRACE_MS);
+    expect(envOf(c).SHUTDOWN_GRACE_MS).toBe(String(SHUTDOWN_GRACE_MS));
+  });
+
+  it("handles signals itself in production, behind an init process", () => {
+    const c = container("stream-host");
+    expect(envOf(c)).toMatchObject({ FRAMEWORK_MANUAL_SIG_HANDLE: "true", NODE_ENV: "production", STREAM_PORT: "8081" });
+    expect(c.LinuxParameters.InitProcessEnabled).toBe(true);
+    expect(c.PortMappings).toEqual([expect.objectContaining({ ContainerPort: 8081, Protocol: "tcp" })]);
+    expect(c.Image).toEqual(expect.anything());
+    expect(JSON.stringify(c.Image)).toContain("pulseboard-stream-host:test-tag");
+  });
+
+  it("injects secrets as ECS secrets from Secrets Manager", () => {
+    const secrets = secretsOf(container("stream-host"));
+    const secretIds = (type: string) =>
+      Object.entries(resources)
+        .filter(([, r]) => r.Type === type)
+        .map(([id]) => id);
+    const appSecretIds = secretIds("AWS::SecretsManager::Secret");
+    const refOf = (v: unknown) => (v as { Ref?: string }).Ref;
+
+    for (const name of ["SESSION_SECRET", "METRICS_TOKEN", "OIDC_CLIENT_SECRET", "AI_GATEWAY_API_KEY"]) {
+      expect(appSecretIds, name).toContain(refOf(secrets[name]));
+    }
+    const sessionId = logicalIdOf("AWS::SecretsManager::Secret", (r) =>
+      String(r.Properties.Description).includes("SESSION_SECRET"),
+    );
+    expect(refOf(secrets.SESSION_SECRET)).toBe(sessionId);
+    expect(JSON.stringify(secrets.PGPASSWORD)).toContain(":password::");
+    // None of them sneaks in as a plain environment value.
+    const env = envOf(container("stream-host"));
+    for (const name of Object.keys(secrets)) expect(env[name], name).toBeUndefined();
+  });
+
+  it("generates SESSION_SECRET and METRICS_TOKEN long enough for production", () => {
+    template.hasResourceProperties("AWS::SecretsManager::Secret", {
+      Description: Match.stringLikeRegexp("SESSION_SECRET"),
+      GenerateSecretString: Match.objectLike({ PasswordLength: Match.anyValue(), ExcludePunctuation: true }),
+    });
+    const length = (needle: string) => {
+      const id = logicalIdOf("AWS::SecretsManager::Secret", (r) => String(r.Properties.Description).includes(needle));
+      return resources[id].Properties.GenerateSecretString.PasswordLength as number;
+    };
+    expect(length("SESSION_SECRET")).toBeGreaterThanOrEqual(32);
+    expect(length("METRICS_TOKEN")).toBeGreaterThanOrEqual(24);
+  });
+
+  it("runs the migrations in a container the stream host waits for", () => {
+    const migrate = container("migrate");
+    expect(migrate.Essential).toBe(false);
+    expect(migrate.Command).toEqual(["node", "dist/migrate/main.mjs"]);
+    expect(secretsOf(migrate).PGPASSWORD).toEqual(secretsOf(container("stream-host")).PGPASSWORD);
+    expect(container("stream-host").DependsOn).toEqual([{ ContainerName: "migrate", Condition: "SUCCESS" }]);
+  });
+
+  it("health-checks the targets on /api/ready with a short deregistration delay", () => {
+    template.hasResourceProperties("AWS::ElasticLoadBalancingV2::TargetGroup", {
+      HealthCheckPath: "/api/ready",
+      Matcher: { HttpCode: "200" },
+      Port: 8081,
+      TargetType: "ip",
+      TargetGroupAttributes: Match.arrayWith([
+        { Key: "deregistration_delay.timeout_seconds", Value: String(DEREGISTRATION_DELAY_SECONDS) },
+      ]),
+    });
+  });
+
+  it("appends X-Forwarded-For at the ALB and outlasts CloudFront's origin read timeout", () => {
+    const [, alb] = only("AWS::ElasticLoadBalancingV2::LoadBalancer");
+    const attrs = Object.fromEntries(
+      (alb.Properties.LoadBalancerAttributes as { Key: string; Value: string }[]).map((a) => [a.Key, a.Value]),
+    );
+    expect(attrs["routing.http.xff_header_processing.mode"]).toBe("append");
+    expect(Number(attrs["idle_timeout.timeout_seconds"])).toBeGreaterThan(120);
+  });
+
+  it("admits only CloudFront's origin-facing prefix list at the ALB", () => {
+    const albSg = logicalIdOf("AWS::EC2::SecurityGroup", (r) =>
+      String(r.Properties.GroupDescription).includes("ALB"),
+    );
+    expect(JSON.stringify(resources[albSg].Properties.SecurityGroupIngress ?? [])).not.toContain("0.0.0.0/0");
+    const ingress = Object.values(resources).filter(
+      (r) => r.Type === "AWS::EC2::SecurityGroupIngress" && r.Properties.GroupId?.["Fn::GetAtt"]?.[0] === albSg,
+    );
+    expect(ingress).toHaveLength(1);
+    expect(ingress[0].Properties.SourcePrefixListId).toEqual({ "Fn::GetAtt": [expect.any(String), "PrefixLists.0.PrefixListId"] });
+    template.hasResourceProperties("Custom::AWS", {
+      Create: Match.stringLikeRegexp("com.amazonaws.global.cloudfront.origin-facing"),
+    });
+  });
+
+  it("registers every task in Cloud Map for Prometheus", () => {
+    template.hasResourceProperties("AWS::ServiceDiscovery::PrivateDnsNamespace", { Name: SERVICE_DISCOVERY_NAMESPACE });
+    template.hasResourceProperties("AWS::ServiceDiscovery::Service", {
+      Name: STREAM_HOST_DISCOVERY_NAME,
+      DnsConfig: Match.objectLike({ DnsRecords: [{ Type: "A", TTL: 10 }] }),
+    });
+  });
+
+  it("limits /api/metrics by address to the VPC, on top of the token", () => {
+    const env = envOf(container("stream-host"));
+    expect(env.METRICS_ALLOWED_CIDRS).toEqual({ "Fn::GetAtt": [expect.stringMatching(/^Vpc/), "CidrBlock"] });
+  });
+});
+
+describe("config store: RDS PostgreSQL", () => {
+  it("is private, encrypted, protected from deletion and reachable only from both processes", () => {
+    template.hasResourceProperties("AWS::RDS::DBInstance", {
+      Engine: "postgres",
+      PubliclyAccessible: false,
+      StorageEncrypted: true,
+      DeletionProtection: true,
+      DBName: "pulseboard",
+    });
+    const dbSg = logicalIdOf("AWS::EC2::SecurityGroup", (r) => r.Properties.GroupDescription === "Pulseboard config store");
+    const ingress = Object.values(resources).filter(
+      (r) => r.Type === "AWS::EC2::SecurityGroupIngress" && r.Properties.GroupId?.["Fn::GetAtt"]?.[0] === dbSg,
+    );
+    const sources = ingress.map((r) => r.Properties.SourceSecurityGroupId["Fn::GetAtt"][0]).sort();
+    expect(sources).toEqual(
+      [
+        logicalIdOf("AWS::EC2::SecurityGroup", (r) => String(r.Properties.GroupDescription).includes("HandlersFunction")),
+        logicalIdOf("AWS::EC2::SecurityGroup", (r) => r.Properties.GroupDescription === "Pulseboard stream host tasks"),
+      ].sort(),
+    );
+    for (const r of ingress) expect(r.Properties).toMatchObject({ IpProtocol: "tcp" });
+  });
+});
+
+describe("CloudFront path routing", () => {
+  let config: Record<string, any>;
+  let originIdOf: (needle: string) => string;
+  beforeAll(() => {
+    config = only("AWS::CloudFront::Distribution")[1].Properties.DistributionConfig;
+    originIdOf = (needle) =>
+      (config.Origins as { Id: string; DomainName: unknown }[]).find((o) => JSON.stringify(o.DomainName).includes(needle))!
+        .Id;
+  });
+
+  it("sends the stream and metrics paths to the ALB, uncached, with a long read timeout", () => {
+    const alb = originIdOf("LoadBalancer");
+    const behaviors = config.CacheBehaviors as Record<string, any>[];
+    expect(behaviors.map((b) => b.PathPattern).sort()).toEqual(["/api/dashboards/*/stream", "/api/metrics"]);
+    for (const b of behaviors) {
+      expect(b).toMatchObject({
+        TargetOriginId: alb,
+        CachePolicyId: CACHING_DISABLED,
+        OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_HEADER,
+        AllowedMethods: ["GET", "HEAD"],
+        Compress: false,
+        ViewerProtocolPolicy: "redirect-to-https",
+      });
+    }
+    const origin = config.Origins.find((o: { Id: string }) => o.Id === alb);
+    expect(origin.CustomOriginConfig).toMatchObject({ OriginProtocolPolicy: "http-only", OriginReadTimeout: 120 });
+  });
+
+  it("sends everything else to the handlers' function URL, uncached, all methods", () => {
+    expect(config.DefaultCacheBehavior).toMatchObject({
+      TargetOriginId: originIdOf("FunctionUrl"),
+      CachePolicyId: CACHING_DISABLED,
+      OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_HEADER,
+      AllowedMethods: expect.arrayContaining(["GET", "POST", "PUT", "PATCH", "DELETE"]),
+    });
+  });
+});
+
+describe("asset images (what a real `cdk deploy` builds)", () => {
+  it("stages both Dockerfiles as Docker image assets without running Docker", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "pulseboard-cdk-assets-"));
+    try {
+      const app = new App({ outdir: dir, builtinCloudFormationValidation: false });
+      new PulseboardStack(app, "Pulseboard", {
+        images: { kind: "asset", repoRoot: REPO_ROOT, gitCommit: "abc123" },
+      });
+      const manifest = JSON.parse(readFileSync(join(app.synth().directory, "Pulseboard.assets.json"), "utf8"));
+      const images = Object.values(manifest.dockerImages as Record<string, { source: Record<string, any> }>).map(
+        (i) => i.source,
+      );
+      expect(images.map((s) => s.dockerFile).sort()).toEqual(["infra/Dockerfile.handlers", "infra/Dockerfile.stream-host"]);
+      for (const s of images) {
+        expect(s.platform).toBe("linux/amd64");
+        expect(s.dockerBuildArgs).toEqual({ GIT_COMMIT: "abc123" });
+        // The staged context carries the Dockerfiles but none of the excluded folders.
+        const staged = join(dir, s.directory);
+        expect(existsSync(join(staged, s.dockerFile))).toBe(true);
+        expect(existsSync(join(staged, "node_modules"))).toBe(false);
+        expect(existsSync(join(staged, "package-lock.json"))).toBe(true);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

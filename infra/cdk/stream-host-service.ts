@@ -1,0 +1,196 @@
+import { Duration } from "aws-cdk-lib";
+import * as ec2 from "aws-cdk-lib/aws-ec2";
+import * as ecs from "aws-cdk-lib/aws-ecs";
+import * as elbv2 from "aws-cdk-lib/aws-elasticloadbalancingv2";
+import * as logs from "aws-cdk-lib/aws-logs";
+import * as servicediscovery from "aws-cdk-lib/aws-servicediscovery";
+import * as cr from "aws-cdk-lib/custom-resources";
+import { Construct } from "constructs";
+import {
+  DEREGISTRATION_DELAY_SECONDS,
+  HEALTH_PATH,
+  READY_PATH,
+  SERVICE_DISCOVERY_NAMESPACE,
+  SHUTDOWN_GRACE_MS,
+  STOP_TIMEOUT_SECONDS,
+  STREAM_HOST_DISCOVERY_NAME,
+  STREAM_HOST_PORT,
+} from "./constants.ts";
+import type { ImageRef } from "./images.ts";
+import { ecsSecrets, mergeSettings, type RuntimeSettings } from "./runtime-settings.ts";
+
+export interface StreamHostServiceProps {
+  vpc: ec2.IVpc;
+  image: ImageRef;
+  settings: RuntimeSettings;
+  desiredCount: number;
+}
+
+/** AWS's managed prefix list of CloudFront's origin-facing addresses. */
+const CLOUDFRONT_ORIGIN_FACING = "com.amazonaws.global.cloudfront.origin-facing";
+
+// Liveness for the ECS agent: the images carry no curl, so node asks /api/health itself.
+const LIVENESS_COMMAND = `node -e "fetch('http://127.0.0.1:${STREAM_HOST_PORT}${HEALTH_PATH}').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"`;
+
+/**
+ * The always-on stream host: Fargate tasks behind an ALB whose target group checks /api/ready, a 20 s stop
+ * timeout above the 10 s drain budget, and Cloud Map A records so Prometheus can scrape every task.
+ * Each task first runs the config-store migrations in a short-lived `migrate` container (advisory-locked,
+ * so concurrent tasks are safe); the stream host starts only when that container exited 0.
+ */
+export class StreamHostService extends Construct {
+  readonly service: ecs.FargateService;
+  readonly loadBalancer: elbv2.ApplicationLoadBalancer;
+  readonly targetGroup: elbv2.ApplicationTargetGroup;
+  readonly securityGroup: ec2.SecurityGroup;
+
+  constructor(scope: Construct, id: string, props: StreamHostServiceProps) {
+    super(scope, id);
+    const { vpc } = props;
+
+    const cluster = new ecs.Cluster(this, "Cluster", {
+      vpc,
+      containerInsightsV2: ecs.ContainerInsights.ENABLED,
+      defaultCloudMapNamespace: { name: SERVICE_DISCOVERY_NAMESPACE, vpc },
+    });
+
+    const settings = mergeSettings(props.settings, {
+      plain: {
+        STREAM_PORT: String(STREAM_HOST_PORT),
+        FRAMEWORK_MANUAL_SIG_HANDLE: "true",
+        SHUTDOWN_GRACE_MS: String(SHUTDOWN_GRACE_MS),
+        // Prometheus scrapes the tasks from inside the VPC. Requests through CloudFront and the ALB carry
+        // the CloudFront edge as the last X-Forwarded-For hop, which is outside this range, so they are refused.
+        METRICS_ALLOWED_CIDRS: vpc.vpcCidrBlock,
+      },
+      secrets: {},
+    });
+
+    const taskDefinition = new ecs.FargateTaskDefinition(this, "Task", {
+      cpu: 512,
+      memoryLimitMiB: 1024,
+      runtimePlatform: {
+        cpuArchitecture: ecs.CpuArchitecture.X86_64,
+        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
+      },
+    });
+    const logGroup = new logs.LogGroup(this, "Logs", { retention: logs.RetentionDays.ONE_MONTH });
+    const image = ecs.ContainerImage.fromEcrRepository(props.image.repository, props.image.tag);
+
+    const migrate = taskDefinition.addContainer("migrate", {
+      image,
+      essential: false,
+      command: ["node", "dist/migrate/main.mjs"],
+      environment: settings.plain,
+      secrets: ecsSecrets(settings),
+      logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: "migrate" }),
+    });
+
+    const app = taskDefinition.addContainer("stream-host", {
+      image,
+      essential: true,
+      environment: settings.plain,
+      secrets: ecsSecrets(settings),
+      portMappings: [{ containerPort: STREAM_HOST_PORT, name: "http" }],
+      // SIGTERM, then this long before SIGKILL: above SHUTDOWN_GRACE_MS so the drain always completes.
+      stopTimeout: Duration.seconds(STOP_TIMEOUT_SECONDS),
+      // A tiny init as PID 1 forwards SIGTERM to node and reaps children.
+      linuxParameters: new ecs.LinuxParameters(this, "LinuxParameters", { initProcessEnabled: true }),
+      healthCheck: {
+        command: ["CMD-SHELL", LIVENESS_COMMAND],
+        interval: Duration.seconds(15),
+        timeout: Duration.seconds(5),
+        retries: 3,
+        startPeriod: Duration.seconds(20),
+      },
+      logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: "stream-host" }),
+    });
+    app.addContainerDependencies({ container: migrate, condition: ecs.ContainerDependencyCondition.SUCCESS });
+
+    this.securityGroup = new ec2.SecurityGroup(this, "TaskSecurityGroup", {
+      vpc,
+      description: "Pulseboard stream host tasks",
+      allowAllOutbound: true,
+    });
+    // Prometheus (or any scraper) inside the VPC reaches each task directly; the gate still wants the token.
+    this.securityGroup.addIngressRule(
+      ec2.Peer.ipv4(vpc.vpcCidrBlock),
+      ec2.Port.tcp(STREAM_HOST_PORT),
+      "Prometheus scrape from inside the VPC",
+    );
+
+    this.service = new ecs.FargateService(this, "Service", {
+      cluster,
+      taskDefinition,
+      desiredCount: props.desiredCount,
+      minHealthyPercent: 100,
+      maxHealthyPercent: 200,
+      circuitBreaker: { enable: true, rollback: true },
+      healthCheckGracePeriod: Duration.seconds(60),
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+      securityGroups: [this.securityGroup],
+      assignPublicIp: false,
+      cloudMapOptions: {
+        name: STREAM_HOST_DISCOVERY_NAME,
+        dnsRecordType: servicediscovery.DnsRecordType.A,
+        dnsTtl: Duration.seconds(10),
+        container: app,
+      },
+    });
+
+    const albSecurityGroup = new ec2.SecurityGroup(this, "LoadBalancerSecurityGroup", {
+      vpc,
+      description: "Pulseboard stream host ALB: CloudFront origin-facing addresses only",
+      allowAllOutbound: false,
+    });
+    // The prefix list id differs per region; read it at deploy time instead of hard-coding one region's id.
+    const prefixList = new cr.AwsCustomResource(this, "CloudFrontPrefixList", {
+      onUpdate: {
+        service: "EC2",
+        action: "describeManagedPrefixLists",
+        parameters: { Filters: [{ Name: "prefix-list-name", Values: [CLOUDFRONT_ORIGIN_FACING] }] },
+        physicalResourceId: cr.PhysicalResourceId.of(CLOUDFRONT_ORIGIN_FACING),
+        outputPaths: ["PrefixLists.0.PrefixListId"],
+      },
+      policy: cr.AwsCustomResourcePolicy.fromSdkCalls({ resources: cr.AwsCustomResourcePolicy.ANY_RESOURCE }),
+      installLatestAwsSdk: false,
+    });
+    albSecurityGroup.addIngressRule(
+      ec2.Peer.prefixList(prefixList.getResponseField("PrefixLists.0.PrefixListId")),
+      ec2.Port.tcp(80),
+      "CloudFront origin-facing",
+    );
+
+    this.loadBalancer = new elbv2.ApplicationLoadBalancer(this, "LoadBalancer", {
+      vpc,
+      internetFacing: true,
+      securityGroup: albSecurityGroup,
+      vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
+      // Longer than CloudFront's origin read timeout, so the edge, not the ALB, decides when a quiet stream ends.
+      idleTimeout: Duration.seconds(180),
+      dropInvalidHeaderFields: true,
+      xffHeaderProcessingMode: elbv2.XffHeaderProcessingMode.APPEND,
+    });
+    const listener = this.loadBalancer.addListener("Http", {
+      port: 80,
+      protocol: elbv2.ApplicationProtocol.HTTP,
+      // Ingress comes from the prefix-list rule above, not from 0.0.0.0/0.
+      open: false,
+    });
+    this.targetGroup = listener.addTargets("StreamHost", {
+      port: STREAM_HOST_PORT,
+      protocol: elbv2.ApplicationProtocol.HTTP,
+      targets: [this.service.loadBalancerTarget({ containerName: app.containerName, containerPort: STREAM_HOST_PORT })],
+      deregistrationDelay: Duration.seconds(DEREGISTRATION_DELAY_SECONDS),
+      healthCheck: {
+        path: READY_PATH,
+        // ready and degraded answer 200; not_ready and draining answer 503 and take the task out of rotation.
+        healthyHttpCodes: "200",
+        interval: Duration.seconds(10),
+        timeout: Duration.seconds(5),
+        healthyThresholdCount: 2,
+        unhealthyThresholdCount: 3,
+      },
+    });
+  }
+}
