@@ -108,6 +108,16 @@ describe("sign-in through the embedded identity provider", () => {
     expect(body.workspaces).toEqual([{ id: demoWorkspaceId, name: "Demo", role: userId === "demo-admin" ? "admin" : "viewer" }]);
   });
 
+  test("signing in again in the same browser asks which user, so switching demo users is one click", async () => {
+    const idpJar = new CookieJar();
+    const first = await signInThroughDevIdp({ app, appOrigin: APP, userId: "demo-viewer", idpJar });
+    expect((await (await me(first.appJar)).json()).sub).toBe("demo-viewer");
+    expect(idpJar.cookies.size).toBeGreaterThan(0); // the provider's own session is alive
+    const second = await signInThroughDevIdp({ app, appOrigin: APP, userId: "demo-admin", idpJar });
+    expect(second.visited.some((v) => v.endsWith("/login") && v.startsWith("POST"))).toBe(true);
+    expect((await (await me(second.appJar)).json()).sub).toBe("demo-admin");
+  });
+
   test("returnTo brings the user back to a same-site path, and never to another site", async () => {
     const trace = await signInThroughDevIdp({ app, appOrigin: APP, userId: "demo-viewer", returnTo: "/dashboards/db_1?x=1" });
     expect(trace.callbackResponse.headers.get("location")).toBe("/dashboards/db_1?x=1");

@@ -55,13 +55,15 @@ export async function signInThroughDevIdp(opts: {
   appOrigin: string;
   userId: string;
   appJar?: CookieJar;
+  /** The browser's cookies at the provider; pass the same jar to sign in again in one "browser". */
+  idpJar?: CookieJar;
   /** Passed to /api/auth/login as `returnTo`. */
   returnTo?: string;
   consent?: "allow" | "cancel";
   beforeCallback?: (url: URL) => URL;
 }): Promise<SignInTrace> {
   const appJar = opts.appJar ?? new CookieJar();
-  const idpJar = new CookieJar();
+  const idpJar = opts.idpJar ?? new CookieJar();
   const visited: string[] = [];
 
   const query = opts.returnTo === undefined ? "" : `?returnTo=${encodeURIComponent(opts.returnTo)}`;
@@ -94,9 +96,13 @@ export async function signInThroughDevIdp(opts: {
     if (html.includes('name="user"')) {
       action = /action="([^"]*\/login)"/.exec(html)![1];
       body = new URLSearchParams({ user: opts.userId });
-    } else if (html.includes("/confirm")) {
+    } else if (/action="\/interaction\/[^"]*\/confirm"/.test(html)) {
       action = (opts.consent === "cancel" ? /action="([^"]*\/abort)"/ : /action="([^"]*\/confirm)"/).exec(html)![1];
       body = new URLSearchParams({ allow: "yes" });
+    } else if (html.includes('type="hidden"')) {
+      // oidc-provider's self-submitting form (e.g. ending the previous user's provider session).
+      action = /<form method="post" action="([^"]*)"/.exec(html)![1];
+      body = new URLSearchParams([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1], m[2]]));
     } else throw new Error(`unexpected identity provider page at ${next.pathname}`);
     const target = new URL(action.replaceAll("&amp;", "&"), next);
     visited.push(`POST ${target.href}`);
