@@ -8,6 +8,7 @@ import { registerReady } from "../lib/probes/ready.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
 import { type OidcLogin, oidcLoginFromConfig } from "../lib/oidc/login.ts";
 import { registerPages } from "./pages/index.ts";
+import { type ApiDeps, registerApiRoutes } from "./routes/api.ts";
 import { registerAuth } from "./routes/auth.ts";
 import { registerMe } from "./routes/me.ts";
 import { registerWorkspaces } from "./routes/workspaces.ts";
@@ -19,7 +20,7 @@ export type AppDeps = ServiceDeps & {
   oidc?: OidcLogin | null;
   /** Folder of the built browser bundle (web/build.ts buildWebAssets' outdir), served at /assets/*. */
   webAssetsDir?: string;
-};
+} & Pick<ApiDeps, "guard" | "queryRunner" | "refreshCatalog">;
 
 /** The stateless handlers app: probes, JSON API, auth, AI routes and pages. */
 export function createApp(deps: AppDeps): Hono {
@@ -38,6 +39,8 @@ export function createApp(deps: AppDeps): Hono {
   registerAuth(app, deps, auth, oidc);
   registerMe(app, deps, auth);
   registerWorkspaces(app, deps, auth);
+  // Dashboards, sources, query preview, limits and /api/openapi.json (documented zod routes).
+  registerApiRoutes(app, deps, auth);
 
   return app;
 }

@@ -1,0 +1,181 @@
+// Test-only: one app over a real config store and a real metrics database, with a session per persona.
+import type { Hono } from "hono";
+import { createSessionTokens } from "../../lib/auth/session.ts";
+import { type RoleFixture, seedRoleFixture } from "../../lib/auth/testing.ts";
+import type { Catalog } from "../../lib/catalog/types.ts";
+import { type Config, parseConfig } from "../../lib/config/parse.ts";
+import { createLogger } from "../../lib/log/logger.ts";
+import { type QueryRunner, createQueryRunner } from "../../lib/query/runner.ts";
+import { type MetricsFixture, createMetricsFixture } from "../../lib/query/testing.ts";
+import { createSecretResolverFromConfig } from "../../lib/secrets/index.ts";
+import { buildServiceDeps } from "../../lib/service/build-deps.ts";
+import { type Source, createSource, saveCatalog } from "../../lib/sources/index.ts";
+import { type Guard, createGuard, intervalFor, loadGuardParser } from "../../lib/sql-guard/index.ts";
+import { createDatabase, createTestConfigStore } from "../../lib/testing/pg.ts";
+import { createApp } from "../app.ts";
+
+export const SESSION_SECRET = "api-fixture-secret-api-fixture-secret-0123";
+export const ORIGIN = "https://dash.example.com";
+/** Small enough that `SELECT body FROM payloads` goes over it. */
+export const MAX_RESULT_BYTES = 32_768;
+
+/** The catalog of the fixture's metrics database, as a refresh would store it. */
+export const FIXTURE_CATALOG: Catalog = {
+  tables: [
+    {
+      schema: "public",
+      name: "http_requests",
+      timeColumn: "ts",
+      columns: [
+        { name: "ts", type: "timestamp with time zone" },
+        { name: "service", type: "text" },
+        { name: "status", type: "integer" },
+        { name: "latency_ms", type: "double precision" },
+      ],
+    },
+    {
+      schema: "public",
+      name: "payloads",
+      timeColumn: "ts",
+      columns: [
+        { name: "ts", type: "timestamp with time zone" },
+        { name: "body", type: "text" },
+      ],
+    },
+  ],
+};
+
+export interface ApiFixture {
+  app: Hono;
+  config: Config;
+  pool: import("pg").Pool;
+  roles: RoleFixture;
+  metrics: MetricsFixture;
+  guard: Guard;
+  runner: QueryRunner;
+  /** A source of the role fixture's workspace with FIXTURE_CATALOG. */
+  source: Source;
+  /** A source of the other workspace (same database), for cross-workspace tests. */
+  otherSource: Source;
+  /** Creates another refreshed source in the workspace. */
+  newSource(name?: string, workspaceId?: string): Promise<Source>;
+  now: () => number;
+  close(): Promise<void>;
+}
+
+/** Options: extra environment for parseConfig, and the catalog refresh the app should use. */
+export async function createApiFixture(
+  opts: { env?: Record<string, string>; refreshCatalog?: (source: Source) => Promise<Source> } = {},
+): Promise<ApiFixture> {
+  await loadGuardParser();
+  const store = await createTestConfigStore();
+  const metrics = await createMetricsFixture((await createDatabase("metrics")).url);
+  await metrics.admin(`
+    CREATE TABLE http_requests (ts timestamptz NOT NULL, service text NOT NULL, status integer NOT NULL, latency_ms double precision NOT NULL);
+    INSERT INTO http_requests
+      SELECT now() - make_interval(mins => g), 'svc-' || (g % 3), CASE WHEN g % 10 = 0 THEN 500 ELSE 200 END, g % 97
+        FROM generate_series(1, 600) g;
+    CREATE TABLE payloads (ts timestamptz NOT NULL, body text NOT NULL);
+    INSERT INTO payloads SELECT now() - make_interval(mins => g), repeat('x', 1000) FROM generate_series(1, 200) g;
+    REVOKE ALL ON SCHEMA public FROM PUBLIC;
+  `);
+  const password = "fixture-reader-pw";
+  const reader = await metrics.createRole("pb_api_reader", password, [
+    "GRANT USAGE ON SCHEMA public TO %I",
+    "GRANT SELECT ON ALL TABLES IN SCHEMA public TO %I",
+  ]);
+  const { config } = parseConfig({
+    DATABASE_URL: store.url,
+    SESSION_SECRET,
+    PUBLIC_BASE_URL: ORIGIN,
+    SOURCE_SECRET_REFS: "METRICS:*",
+    MAX_RESULT_BYTES: String(MAX_RESULT_BYTES),
+    QUERY_TIMEOUT_SECONDS: "5",
+    ...opts.env,
+  });
+  const now = () => Date.now();
+  const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }), now });
+  const guard = createGuard({});
+  const runner = createQueryRunner({
+    config,
+    metrics: deps.metrics,
+    guard,
+    intervalFor,
+    secrets: createSecretResolverFromConfig(config, { env: { METRICS_USERNAME: reader, METRICS_PASSWORD: password }, aws: null }),
+  });
+  const app = createApp({ ...deps, oidc: null, guard, queryRunner: runner, refreshCatalog: opts.refreshCatalog });
+  const sessions = createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600 });
+  const roles = await seedRoleFixture(store.pool, sessions, config.SESSION_COOKIE_NAME);
+
+  async function newSource(name = "metrics", workspaceId = roles.workspace.id): Promise<Source> {
+    const s = await createSource(store.pool, workspaceId, {
+      name,
+      host: metrics.host,
+      port: metrics.port,
+      database: metrics.database,
+      sslmode: "disable",
+      secretRef: "METRICS",
+    });
+    return (await saveCatalog(store.pool, s.id, FIXTURE_CATALOG, new Date(now())))!;
+  }
+
+  return {
+    app,
+    config,
+    pool: store.pool,
+    roles,
+    metrics,
+    guard,
+    runner,
+    source: await newSource("metrics"),
+    otherSource: await newSource("other metrics", roles.otherWorkspace.id),
+    newSource,
+    now,
+    async close() {
+      await runner.closeAll();
+      await metrics.close();
+      await store.close();
+    },
+  };
+}
+
+/** A JSON request as `cookie` (null: anonymous), same-origin unless headers say otherwise. */
+export function call(
+  app: Pick<Hono, "request">,
+  cookie: string | null,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const h: Record<string, string> = { accept: "application/json", ...headers };
+  if (cookie) h.cookie = cookie;
+  if (body !== undefined) h["content-type"] = "application/json";
+  return Promise.resolve(app.request(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) }));
+}
+
+/** A valid dashboard spec reading the fixture's http_requests through `sourceId`. */
+export function dashboardSpec(sourceId: string, overrides: Record<string, unknown> = {}) {
+  return {
+    title: "HTTP traffic",
+    refreshIntervalMs: 10_000,
+    time: { from: "now-1h", to: "now" },
+    panels: [
+      {
+        id: "requests",
+        title: "Requests",
+        type: "timeseries",
+        sourceId,
+        sql: "SELECT $__timeGroup(ts, $__interval) AS t, count(*) AS requests FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1",
+      },
+      {
+        id: "errors",
+        title: "Errors",
+        type: "stat",
+        sourceId,
+        sql: "SELECT count(*) FILTER (WHERE status >= 500) AS errors FROM http_requests WHERE $__timeFilter(ts)",
+      },
+    ],
+    ...overrides,
+  };
+}

@@ -1,0 +1,73 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type pg from "pg";
+import type { Auth } from "../../lib/auth/create-auth.ts";
+import { workspaceFromParam } from "../../lib/auth/middleware.ts";
+import type { AuthVariables } from "../../lib/auth/types.ts";
+import { resolveTime, TimeExpressionSchema } from "../../lib/dashboard/spec.ts";
+import { AppError } from "../../lib/http/errors.ts";
+import type { QueryRunner } from "../../lib/query/runner.ts";
+import { getSourceInWorkspace } from "../../lib/sources/index.ts";
+import { problems } from "../openapi.ts";
+import { WorkspaceParamsSchema } from "./dashboards.ts";
+
+export interface QueryPreviewRouteDeps {
+  pool: pg.Pool;
+  auth: Auth;
+  runner: Pick<QueryRunner, "run">;
+  /** Wall clock for resolving `now`-relative time expressions. */
+  now: () => number;
+}
+
+type AppEnv = { Variables: AuthVariables };
+
+export const QueryPreviewBodySchema = z
+  .object({
+    sourceId: z.string().min(1).max(64),
+    sql: z.string().min(1).max(20_000).openapi({ example: "SELECT $__timeGroup(ts, $__interval) AS t, count(*) FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1" }),
+    time: z.object({ from: TimeExpressionSchema, to: TimeExpressionSchema }).openapi({ example: { from: "now-1h", to: "now" } }),
+  })
+  .openapi("QueryPreview");
+
+const CellSchema = z.union([z.string(), z.number(), z.boolean(), z.null(), z.any()]);
+
+export const QueryResultSchema = z
+  .object({
+    columns: z.array(z.object({ name: z.string(), type: z.string() })),
+    rows: z.array(z.array(CellSchema)).openapi({ description: "Rows as arrays in column order; timestamps are epoch milliseconds." }),
+    truncated: z.boolean().openapi({ description: "True when the result was cut at MAX_QUERY_ROWS." }),
+    elapsedMs: z.number(),
+    range: z.object({ fromMs: z.number(), toMs: z.number() }).openapi({ description: "The resolved time range the macros were bound to." }),
+  })
+  .openapi("QueryResult");
+
+/** POST /api/workspaces/:workspaceId/query-preview: one guarded run of ad-hoc SQL (editor). */
+export function registerQueryPreviewRoutes(api: OpenAPIHono<any>, deps: QueryPreviewRouteDeps): void {
+  const { auth, pool, runner } = deps;
+  const route = createRoute({
+    method: "post",
+    path: "/api/workspaces/{workspaceId}/query-preview",
+    tags: ["query"],
+    summary: "Run ad-hoc SQL through the guard against a source and time range (editor)",
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", workspaceFromParam("workspaceId"))] as const,
+    request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: QueryPreviewBodySchema } } } },
+    responses: {
+      200: { description: "The result", content: { "application/json": { schema: QueryResultSchema } } },
+      ...problems(400, 401, 403, 404, 422, 502, 504),
+    },
+  });
+  (api as OpenAPIHono<AppEnv>).openapi(route, async (c) => {
+    const body = c.req.valid("json");
+    const source = await getSourceInWorkspace(pool, c.var.workspaceId, body.sourceId);
+    if (!source) throw new AppError("not_found", "No such source in this workspace.", { field: "sourceId" });
+    const now = deps.now();
+    const range = { fromMs: resolveTime(body.time.from, now), toMs: resolveTime(body.time.to, now) };
+    if (range.fromMs > range.toMs) {
+      throw new AppError("validation_failed", "Invalid request body: time: from must not be after to", {
+        issues: [{ path: "time", message: "from must not be after to" }],
+      });
+    }
+    const result = await runner.run({ source, workspaceId: c.var.workspaceId, sql: body.sql, range });
+    c.header("cache-control", "no-store");
+    return c.json({ ...result, range }, 200);
+  });
+}

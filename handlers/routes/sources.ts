@@ -1,0 +1,295 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type pg from "pg";
+import type { Auth } from "../../lib/auth/create-auth.ts";
+import { workspaceFromParam } from "../../lib/auth/middleware.ts";
+import { roleAtLeast } from "../../lib/auth/roles.ts";
+import type { AuthVariables, Role } from "../../lib/auth/types.ts";
+import { CatalogSchema } from "../../lib/catalog/types.ts";
+import type { Config } from "../../lib/config/parse.ts";
+import { AppError } from "../../lib/http/errors.ts";
+import type { QueryRunner } from "../../lib/query/runner.ts";
+import {
+  catalogStatus,
+  createSource,
+  deleteSource,
+  getSource,
+  getSourceInWorkspace,
+  listSources,
+  type Source,
+  SourceInputSchema,
+  SourcePatchSchema,
+  updateSource,
+} from "../../lib/sources/index.ts";
+import { newId } from "../../lib/store/ids.ts";
+import { problems } from "../openapi.ts";
+import { WorkspaceParamsSchema } from "./dashboards.ts";
+
+export interface SourceRouteDeps {
+  config: Pick<Config, "CATALOG_STALE_AFTER_DAYS">;
+  pool: pg.Pool;
+  auth: Auth;
+  runner: Pick<QueryRunner, "testConnection">;
+  /** Reads the source's tables and columns, stores the catalog and returns the updated source (lib/catalog). */
+  refreshCatalog: (source: Source) => Promise<Source>;
+  now: () => number;
+}
+
+type AppEnv = { Variables: AuthVariables };
+
+export const SourceParamsSchema = z.object({
+  sourceId: z.string().min(1).max(64).openapi({ param: { name: "sourceId", in: "path" }, example: "src_3kT9..." }),
+});
+
+const CatalogStatusSchema = z.enum(["never_refreshed", "stale", "fresh"]).openapi({
+  description: "never_refreshed refuses every query and blocks generation; stale (older than CATALOG_STALE_AFTER_DAYS) only warns.",
+});
+
+/**
+ * A source as the API shows it. What is included depends on the caller's role: connection details
+ * (host, port, database, sslmode, secretRef) for admins, the catalog and notes for editors and admins
+ * (they write SQL against it). Credentials are never stored here, so they can never be returned.
+ */
+export const SourceViewSchema = z
+  .object({
+    id: z.string(),
+    workspaceId: z.string(),
+    name: z.string(),
+    version: z.number().int().openapi({ description: "Send it back with an update; a stale one gets 409." }),
+    catalogStatus: CatalogStatusSchema,
+    catalogStale: z.boolean(),
+    catalogNeverRefreshed: z.boolean(),
+    catalogRefreshedAt: z.string().nullable().openapi({ format: "date-time" }),
+    tableCount: z.number().int(),
+    schemas: z.array(z.string()).optional(),
+    notes: z.string().optional(),
+    catalog: CatalogSchema.nullable().optional(),
+    host: z.string().optional(),
+    port: z.number().int().optional(),
+    database: z.string().optional(),
+    sslmode: z.string().optional(),
+    secretRef: z.string().optional().openapi({ description: "The name of the credentials (SOURCE_SECRET_REFS), never their value." }),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    updatedAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("Source");
+
+const CreateSourceSchema = SourceInputSchema.openapi("CreateSource");
+const UpdateSourceSchema = SourcePatchSchema.extend({
+  version: z.number().int().positive().openapi({ description: "The version this edit is based on." }),
+}).openapi("UpdateSource");
+
+const ErrorSummarySchema = z.object({ code: z.string(), detail: z.string() });
+
+/** The role-dependent JSON view of a source. */
+export function sourceJson(s: Source, role: Role, opts: { staleAfterDays: number; nowMs: number; withCatalog: boolean }) {
+  const status = catalogStatus(s, opts.staleAfterDays, opts.nowMs);
+  const view: z.infer<typeof SourceViewSchema> = {
+    id: s.id,
+    workspaceId: s.workspaceId,
+    name: s.name,
+    version: s.version,
+    catalogStatus: status,
+    catalogStale: status === "stale",
+    catalogNeverRefreshed: status === "never_refreshed",
+    catalogRefreshedAt: s.catalogRefreshedAt ? s.catalogRefreshedAt.toISOString() : null,
+    tableCount: s.catalog?.tables.length ?? 0,
+    createdAt: s.createdAt.toISOString(),
+    updatedAt: s.updatedAt.toISOString(),
+  };
+  if (roleAtLeast(role, "editor")) {
+    view.schemas = s.schemas;
+    view.notes = s.notes;
+    if (opts.withCatalog) view.catalog = s.catalog;
+  }
+  if (role === "admin") {
+    view.host = s.host;
+    view.port = s.port;
+    view.database = s.database;
+    view.sslmode = s.sslmode;
+    view.secretRef = s.secretRef;
+  }
+  return view;
+}
+
+function errorSummary(err: unknown): { code: string; detail: string } {
+  if (err instanceof AppError) return { code: err.code, detail: err.detail };
+  return { code: "internal", detail: "The catalog could not be refreshed." };
+}
+
+/** Sources: list/read (viewer+, fields by role), create/update/delete, connection test and catalog refresh (admin). */
+export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDeps): void {
+  const { auth, pool, config } = deps;
+  const app = api as OpenAPIHono<AppEnv>;
+  const inWorkspace = workspaceFromParam("workspaceId");
+  const ofSource = async (c: { req: { param(name: string): string | undefined } }) => {
+    const id = c.req.param("sourceId");
+    return id ? ((await getSource(pool, id))?.workspaceId ?? null) : null;
+  };
+  const view = (s: Source, role: Role, withCatalog: boolean) =>
+    sourceJson(s, role, { staleAfterDays: config.CATALOG_STALE_AFTER_DAYS, nowMs: deps.now(), withCatalog });
+  const load = async (workspaceId: string, id: string) => {
+    const s = await getSourceInWorkspace(pool, workspaceId, id);
+    if (!s) throw new AppError("not_found", "Not found.");
+    return s;
+  };
+
+  const list = createRoute({
+    method: "get",
+    path: "/api/workspaces/{workspaceId}/sources",
+    tags: ["sources"],
+    summary: "List the sources of a workspace with their catalog flags (viewer; details by role)",
+    middleware: [auth.requireSession, auth.requireRole("viewer", inWorkspace)] as const,
+    request: { params: WorkspaceParamsSchema },
+    responses: {
+      200: { description: "The sources (without catalogs)", content: { "application/json": { schema: z.object({ sources: z.array(SourceViewSchema) }) } } },
+      ...problems(400, 401, 403, 404),
+    },
+  });
+  app.openapi(list, async (c) => {
+    const rows = await listSources(pool, c.var.workspaceId);
+    return c.json({ sources: rows.map((s) => view(s, c.var.role, false)) }, 200);
+  });
+
+  const create = createRoute({
+    method: "post",
+    path: "/api/workspaces/{workspaceId}/sources",
+    tags: ["sources"],
+    summary: "Add a source (admin): tests the connection first, then refreshes the catalog once",
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", inWorkspace)] as const,
+    request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: CreateSourceSchema } } } },
+    responses: {
+      201: {
+        description: "Created. When the catalog refresh failed the source still exists (never refreshed) and `catalogError` says why.",
+        content: { "application/json": { schema: SourceViewSchema.extend({ catalogError: ErrorSummarySchema.optional() }) } },
+      },
+      ...problems(400, 401, 403, 404, 422, 502, 504),
+    },
+  });
+  app.openapi(create, async (c) => {
+    const input = c.req.valid("json");
+    const workspaceId = c.var.workspaceId;
+    const id = newId("src");
+    const at = new Date(deps.now());
+    // Test before storing: a source that cannot connect is refused and nothing is saved.
+    await deps.runner.testConnection({
+      id,
+      workspaceId,
+      ...input,
+      catalog: null,
+      catalogRefreshedAt: null,
+      version: 1,
+      createdAt: at,
+      updatedAt: at,
+    });
+    let source = await createSource(pool, workspaceId, input, { id });
+    let catalogError: { code: string; detail: string } | undefined;
+    try {
+      source = await deps.refreshCatalog(source);
+    } catch (err) {
+      catalogError = errorSummary(err);
+    }
+    c.header("Location", `/api/sources/${source.id}`);
+    return c.json({ ...view(source, c.var.role, true), ...(catalogError ? { catalogError } : {}) }, 201);
+  });
+
+  const read = createRoute({
+    method: "get",
+    path: "/api/sources/{sourceId}",
+    tags: ["sources"],
+    summary: "Read a source with its catalog (viewer; catalog for editors, connection details for admins)",
+    middleware: [auth.requireSession, auth.requireRole("viewer", ofSource)] as const,
+    request: { params: SourceParamsSchema },
+    responses: {
+      200: { description: "The source", content: { "application/json": { schema: SourceViewSchema } } },
+      ...problems(400, 401, 403, 404),
+    },
+  });
+  app.openapi(read, async (c) => {
+    const s = await load(c.var.workspaceId, c.req.valid("param").sourceId);
+    return c.json(view(s, c.var.role, true), 200);
+  });
+
+  const update = createRoute({
+    method: "put",
+    path: "/api/sources/{sourceId}",
+    tags: ["sources"],
+    summary: "Change a source's fields (admin); a stale version gets 409",
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", ofSource)] as const,
+    request: { params: SourceParamsSchema, body: { required: true, content: { "application/json": { schema: UpdateSourceSchema } } } },
+    responses: {
+      200: { description: "Saved; the new version", content: { "application/json": { schema: SourceViewSchema } } },
+      ...problems(400, 401, 403, 404, 409),
+    },
+  });
+  app.openapi(update, async (c) => {
+    const { version, ...patch } = c.req.valid("json");
+    // Only the keys the client sent: the patch schema's defaults must not reset omitted fields.
+    const raw = (await c.req.json()) as Record<string, unknown>;
+    const sent = Object.fromEntries(Object.entries(patch).filter(([k]) => Object.hasOwn(raw, k)));
+    const s = await updateSource(pool, c.var.workspaceId, c.req.valid("param").sourceId, version, sent);
+    return c.json(view(s, c.var.role, true), 200);
+  });
+
+  const remove = createRoute({
+    method: "delete",
+    path: "/api/sources/{sourceId}",
+    tags: ["sources"],
+    summary: "Delete a source (admin); refused with 409 while a dashboard panel reads it",
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", ofSource)] as const,
+    request: { params: SourceParamsSchema },
+    responses: { 204: { description: "Deleted" }, ...problems(400, 401, 403, 404, 409) },
+  });
+  app.openapi(remove, async (c) => {
+    const sourceId = c.req.valid("param").sourceId;
+    const { rows } = await pool.query<{ id: string }>(
+      `SELECT id FROM dashboards
+        WHERE workspace_id = $1 AND spec->'panels' @> jsonb_build_array(jsonb_build_object('sourceId', $2::text))
+        ORDER BY id`,
+      [c.var.workspaceId, sourceId],
+    );
+    if (rows.length > 0) {
+      throw new AppError(
+        "conflict",
+        `The source is used by ${rows.length} dashboard(s); remove those panels first.`,
+        { dashboards: rows.map((r) => r.id) },
+      );
+    }
+    if (!(await deleteSource(pool, c.var.workspaceId, sourceId))) throw new AppError("not_found", "Not found.");
+    return c.body(null, 204);
+  });
+
+  const test = createRoute({
+    method: "post",
+    path: "/api/sources/{sourceId}/test",
+    tags: ["sources"],
+    summary: "Test the source's connection with its credentials (admin)",
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", ofSource)] as const,
+    request: { params: SourceParamsSchema },
+    responses: {
+      200: { description: "Connected", content: { "application/json": { schema: z.object({ ok: z.literal(true), elapsedMs: z.number() }) } } },
+      ...problems(401, 403, 404, 422, 502, 504),
+    },
+  });
+  app.openapi(test, async (c) => {
+    const s = await load(c.var.workspaceId, c.req.valid("param").sourceId);
+    const { elapsedMs } = await deps.runner.testConnection(s);
+    return c.json({ ok: true as const, elapsedMs }, 200);
+  });
+
+  const refresh = createRoute({
+    method: "post",
+    path: "/api/sources/{sourceId}/catalog/refresh",
+    tags: ["sources"],
+    summary: "Re-read the source's tables and columns into its catalog (admin)",
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", ofSource)] as const,
+    request: { params: SourceParamsSchema },
+    responses: {
+      200: { description: "The source with its new catalog", content: { "application/json": { schema: SourceViewSchema } } },
+      ...problems(401, 403, 404, 422, 502, 504),
+    },
+  });
+  app.openapi(refresh, async (c) => {
+    const s = await load(c.var.workspaceId, c.req.valid("param").sourceId);
+    return c.json(view(await deps.refreshCatalog(s), c.var.role, true), 200);
+  });
+}

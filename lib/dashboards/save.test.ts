@@ -1,0 +1,231 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { DASHBOARD_CHANGED_CHANNEL } from "../auth/types.ts";
+import type { Catalog } from "../catalog/types.ts";
+import { AppError } from "../http/errors.ts";
+import { createSource, saveCatalog } from "../sources/index.ts";
+import { createGuard, loadGuardParser } from "../sql-guard/index.ts";
+import { createTestConfigStore } from "../testing/pg.ts";
+import { createWorkspace } from "../workspaces/store.ts";
+import { checkPanels, deleteDashboard, saveDashboard } from "./save.ts";
+import { getDashboard, listDashboards } from "./store.ts";
+
+const CATALOG: Catalog = {
+  tables: [
+    {
+      schema: "public",
+      name: "http_requests",
+      timeColumn: "ts",
+      columns: [
+        { name: "ts", type: "timestamp with time zone" },
+        { name: "status", type: "integer" },
+      ],
+    },
+  ],
+};
+
+let store: Awaited<ReturnType<typeof createTestConfigStore>>;
+let deps: Parameters<typeof saveDashboard>[0];
+let ws: string;
+let otherWs: string;
+let sourceId: string;
+let otherSourceId: string;
+let neverRefreshedId: string;
+
+const GOOD_SQL = "SELECT $__timeGroup(ts, $__interval) AS t, count(*) FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1";
+
+function spec(panels: { id: string; sql: string; sourceId?: string }[], extra: Record<string, unknown> = {}) {
+  return {
+    title: "Traffic",
+    time: { from: "now-1h", to: "now" },
+    panels: panels.map((p) => ({ id: p.id, title: p.id, type: "timeseries" as const, sourceId: p.sourceId ?? sourceId, sql: p.sql })),
+    ...extra,
+  };
+}
+
+async function caught(p: Promise<unknown>): Promise<AppError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+  throw new Error("expected an AppError");
+}
+
+beforeAll(async () => {
+  await loadGuardParser();
+  store = await createTestConfigStore();
+  deps = { pool: store.pool, guard: createGuard({}), minRefreshIntervalMs: 2000 };
+  const groups = (p: string) => ({ viewer_group: `${p}-v`, editor_group: `${p}-e`, admin_group: `${p}-a` });
+  ws = (await createWorkspace(store.pool, { name: "A", ...groups("a") })).id;
+  otherWs = (await createWorkspace(store.pool, { name: "B", ...groups("b") })).id;
+  const source = { name: "m", host: "127.0.0.1", database: "metrics", secretRef: "METRICS" };
+  sourceId = (await createSource(store.pool, ws, source)).id;
+  await saveCatalog(store.pool, sourceId, CATALOG, new Date());
+  otherSourceId = (await createSource(store.pool, otherWs, source)).id;
+  await saveCatalog(store.pool, otherSourceId, CATALOG, new Date());
+  neverRefreshedId = (await createSource(store.pool, ws, { ...source, name: "fresh" })).id;
+});
+afterAll(() => store.close());
+
+describe("saveDashboard refuses panel SQL the guard rejects", () => {
+  const hostile: [string, string, string][] = [
+    ["writes (DELETE)", "DELETE FROM http_requests", "keyword"],
+    ["writes (INSERT)", "INSERT INTO http_requests (ts, status) VALUES (now(), 1)", "keyword"],
+    ["writes through a CTE", "WITH d AS (DELETE FROM http_requests RETURNING *) SELECT count(*) FROM d", "keyword"],
+    ["SELECT INTO", "SELECT * INTO stolen FROM http_requests WHERE $__timeFilter(ts)", "keyword"],
+    ["sleeps", "SELECT pg_sleep(10)", "function"],
+    ["sleeps inside a query", "SELECT count(*) FROM http_requests WHERE $__timeFilter(ts) AND pg_sleep(1) IS NOT NULL", "function"],
+    ["reads a system catalog", "SELECT usename, passwd FROM pg_catalog.pg_shadow", "catalog"],
+    ["reads pg_class unqualified", "SELECT relname FROM pg_class", "catalog"],
+    ["reads information_schema", "SELECT table_name FROM information_schema.tables", "catalog"],
+    ["two statements", "SELECT 1; DROP TABLE http_requests", "structure"],
+    ["a comment", "SELECT 1 -- hi", "comment"],
+  ];
+  test.each(hostile)("%s", async (_name, sql, reason) => {
+    const before = (await listDashboards(store.pool, ws)).length;
+    const err = await caught(saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "p1", sql: GOOD_SQL }, { id: "bad", sql }]) }));
+    expect(err.code).toBe("guard_rejected");
+    expect(err.status).toBe(422);
+    expect(err.extra.panels).toEqual([{ panelId: "bad", reason, message: expect.any(String) }]);
+    expect(err.detail).toContain("bad");
+    expect((await listDashboards(store.pool, ws)).length).toBe(before);
+  });
+
+  test("an update to a hostile spec is refused and leaves the stored spec alone", async () => {
+    const saved = await saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
+    const err = await caught(
+      saveDashboard(deps, {
+        workspaceId: ws,
+        userSub: "u2",
+        dashboardId: saved.id,
+        baseVersion: saved.version,
+        spec: spec([{ id: "p1", sql: "SELECT pg_sleep(100)" }]),
+      }),
+    );
+    expect(err.code).toBe("guard_rejected");
+    const now = await getDashboard(store.pool, saved.id);
+    expect(now?.version).toBe(1);
+    expect(now?.spec.panels[0].sql).toBe(GOOD_SQL);
+  });
+
+  test("every failing panel is listed with its reason", async () => {
+    const failures = await checkPanels(deps, ws, spec([
+      { id: "a", sql: "UPDATE http_requests SET status = 1" },
+      { id: "b", sql: GOOD_SQL },
+      { id: "c", sql: "SELECT * FROM secrets_table" },
+      { id: "d", sql: "SELECT count(*) FROM http_requests" },
+    ]));
+    expect(failures.map((f) => [f.panelId, f.reason])).toEqual([["a", "keyword"], ["c", "catalog"], ["d", "time"]]);
+  });
+
+  test("a source of another workspace is treated as missing, whatever the SQL", async () => {
+    const err = await caught(
+      saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "x", sql: GOOD_SQL, sourceId: otherSourceId }, { id: "y", sql: GOOD_SQL, sourceId: "src_nope" }]) }),
+    );
+    expect(err.extra.panels).toEqual([
+      { panelId: "x", reason: "source", message: expect.any(String) },
+      { panelId: "y", reason: "source", message: expect.any(String) },
+    ]);
+  });
+
+  test("a never-refreshed catalog refuses the panel with reason catalog", async () => {
+    const err = await caught(saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "n", sql: GOOD_SQL, sourceId: neverRefreshedId }]) }));
+    expect(err.extra.panels).toMatchObject([{ panelId: "n", reason: "catalog" }]);
+  });
+});
+
+describe("spec validation", () => {
+  test.each([
+    ["refresh below the floor", { refreshIntervalMs: 500 }, "refreshIntervalMs"],
+    ["bad time expression", { time: { from: "yesterday", to: "now" } }, "time.from"],
+    ["unknown panel type", { panels: [{ id: "p", title: "p", type: "pie", sourceId: "s", sql: "SELECT 1" }] }, "panels.0.type"],
+  ])("%s is spec_invalid naming the field", async (_n, extra, path) => {
+    const err = await caught(saveDashboard(deps, { workspaceId: ws, userSub: "u", spec: spec([{ id: "p1", sql: GOOD_SQL }], extra) }));
+    expect(err.code).toBe("spec_invalid");
+    expect(err.extra.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
+  });
+
+  test("an update without a base version is refused", async () => {
+    const saved = await saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
+    const err = await caught(saveDashboard(deps, { workspaceId: ws, userSub: "u1", dashboardId: saved.id, spec: spec([]) }));
+    expect(err.code).toBe("validation_failed");
+  });
+});
+
+describe("optimistic concurrency", () => {
+  test("two saves from the same version: exactly one wins, the other gets version_conflict and overwrites nothing", async () => {
+    const base = await saveDashboard(deps, { workspaceId: ws, userSub: "creator", spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
+    const edit = (who: string) =>
+      saveDashboard(deps, {
+        workspaceId: ws,
+        userSub: who,
+        dashboardId: base.id,
+        baseVersion: base.version,
+        spec: spec([{ id: "p1", sql: GOOD_SQL }], { title: `edited by ${who}` }),
+      });
+    const results = await Promise.allSettled([edit("alice"), edit("bob")]);
+    const won = results.filter((r) => r.status === "fulfilled");
+    const lost = results.filter((r) => r.status === "rejected");
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    const err = (lost[0] as PromiseRejectedResult).reason as AppError;
+    expect(err.code).toBe("version_conflict");
+    expect(err.extra).toMatchObject({ currentVersion: 2, baseVersion: 1 });
+    const winner = (won[0] as PromiseFulfilledResult<{ updatedBy: string }>).value.updatedBy;
+    const stored = await getDashboard(store.pool, base.id);
+    expect(stored?.version).toBe(2);
+    expect(stored?.spec.title).toBe(`edited by ${winner}`);
+    expect(stored?.updatedBy).toBe(winner);
+  });
+
+  test("an update of a dashboard in another workspace is not_found", async () => {
+    const saved = await saveDashboard(deps, { workspaceId: ws, userSub: "u", spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
+    const err = await caught(
+      saveDashboard(deps, { workspaceId: otherWs, userSub: "u", dashboardId: saved.id, baseVersion: 1, spec: spec([]) }),
+    );
+    expect(err.code).toBe("not_found");
+  });
+
+  test("delete with a stale version is a conflict; with the current one it deletes", async () => {
+    const saved = await saveDashboard(deps, { workspaceId: ws, userSub: "u", spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
+    await saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 1, spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
+    expect((await caught(deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws, baseVersion: 1 }))).code).toBe("version_conflict");
+    await deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws, baseVersion: 2 });
+    expect(await getDashboard(store.pool, saved.id)).toBeNull();
+    expect((await caught(deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws }))).code).toBe("not_found");
+  });
+});
+
+describe("change notifications", () => {
+  test("create, update and delete each NOTIFY the dashboard id; a refused save does not", async () => {
+    const listener = new pg.Client({ connectionString: store.url });
+    await listener.connect();
+    const seen: string[] = [];
+    let wake: () => void = () => {};
+    listener.on("notification", (n) => {
+      if (n.channel === DASHBOARD_CHANGED_CHANNEL && n.payload) seen.push(n.payload);
+      wake();
+    });
+    await listener.query(`LISTEN ${DASHBOARD_CHANGED_CHANNEL}`);
+    const next = (count: number) =>
+      new Promise<void>((resolve) => {
+        wake = () => seen.length >= count && resolve();
+        wake();
+      });
+    try {
+      const saved = await saveDashboard(deps, { workspaceId: ws, userSub: "u", spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
+      await next(1);
+      await caught(saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 1, spec: spec([{ id: "p1", sql: "DELETE FROM x" }]) }));
+      await caught(saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 7, spec: spec([{ id: "p1", sql: GOOD_SQL }]) }));
+      await saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 1, spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
+      await next(2);
+      await deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws });
+      await next(3);
+      expect(seen).toEqual([saved.id, saved.id, saved.id]);
+    } finally {
+      await listener.end();
+    }
+  });
+});
