@@ -8,6 +8,7 @@ import { registerReady } from "../lib/probes/ready.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
 import { type OidcLogin, oidcLoginFromConfig } from "../lib/oidc/login.ts";
 import { registerPages } from "./pages/index.ts";
+import { createAiRouteDeps, registerAiRoutes } from "./routes/ai.ts";
 import { type ApiDeps, registerApiRoutes } from "./routes/api.ts";
 import { registerAuth } from "./routes/auth.ts";
 import { registerMe } from "./routes/me.ts";
@@ -41,6 +42,7 @@ export function createApp(deps: AppDeps): Hono {
   registerWorkspaces(app, deps, auth);
   // Dashboards, sources, query preview, limits and /api/openapi.json (documented zod routes).
   registerApiRoutes(app, deps, auth);
+  registerAiRoutes(app, createAiRouteDeps(deps, auth));
 
   return app;
 }

@@ -75,7 +75,7 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
   const path = api === "chat" ? "chat" : "responses";
 
   test("non-streaming text with usage", async () => {
-    const { provider } = createAiProvider(config(api)) as { ok: true; provider: { model: never } };
+    const provider = requireProvider(createAiProvider(config(api)));
     fake.enqueue({ kind: "text", text: "hello there", usage: { input: 11, output: 3 } });
     const r = await generateText({ model: provider.model, prompt: "hi", maxRetries: 0 });
     expect(r.text).toBe("hello there");
@@ -85,7 +85,7 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
   });
 
   test("streaming text with usage", async () => {
-    const { provider } = createAiProvider(config(api)) as { ok: true; provider: { model: never } };
+    const provider = requireProvider(createAiProvider(config(api)));
     fake.enqueue({ kind: "text", text: "streamed answer here", usage: { input: 7, output: 4 }, chunks: ["streamed ", "answer ", "here"] });
     const r = streamText({ model: provider.model, prompt: "hi", maxRetries: 0 });
     const parts: string[] = [];

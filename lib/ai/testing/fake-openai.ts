@@ -5,7 +5,16 @@ import type { AddressInfo } from "node:net";
 /** What the fake answers to one model request. */
 export type FakeReply =
   /** A normal answer; streaming requests get `text` split into `chunks` (default: about 8 characters each). */
-  | { kind: "text"; text: string; usage?: { input: number; output: number }; chunks?: string[] }
+  | {
+      kind: "text";
+      text: string;
+      usage?: { input: number; output: number };
+      chunks?: string[];
+      /** Streaming only: send this many chunks, then drop the connection (a provider failing mid-answer). */
+      dropAfterChunks?: number;
+      /** Resolves before the answer is sent (a gate promise, for tests that need a request held open). */
+      wait?: Promise<void>;
+    }
   /** An HTTP error with an OpenAI-style error body. */
   | { kind: "error"; status: number; message?: string }
   /** A 200 whose body is not valid JSON (or, streaming, whose events are not). */
@@ -30,6 +39,8 @@ export interface FakeOpenAI {
   requests: RecordedRequest[];
   /** Queues replies, used in order; when the queue is empty `fallback` answers. */
   enqueue(...replies: FakeReply[]): void;
+  /** Forgets queued replies and recorded requests (between tests). */
+  reset(): void;
   /** Answers requests when the queue is empty (default: a short text). */
   fallback: (req: RecordedRequest) => FakeReply;
   close(): Promise<void>;
@@ -49,6 +60,10 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
     apiKey,
     requests,
     enqueue: (...replies) => queue.push(...replies),
+    reset: () => {
+      queue.length = 0;
+      requests.length = 0;
+    },
     fallback: () => ({ kind: "text", text: "ok", usage: { input: 1, output: 1 } }),
     close: async () => {
       server.closeAllConnections();
@@ -100,6 +115,7 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
         }
         return;
       case "text":
+        if (reply.wait) await reply.wait;
         if (api === "chat") return recorded.stream ? streamChat(res, reply, body.model) : sendChat(res, reply, body.model);
         return recorded.stream ? streamResponses(res, reply, body.model) : sendResponses(res, reply, body.model);
     }
@@ -177,7 +193,11 @@ function streamChat(res: ServerResponse, reply: TextReply, model: string): void 
   const base = { id, object: "chat.completion.chunk", created: created(), model };
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   sse(res, { ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] });
-  for (const piece of chunksOf(reply)) sse(res, { ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
+  let sent = 0;
+  for (const piece of chunksOf(reply)) {
+    if (reply.dropAfterChunks !== undefined && sent++ >= reply.dropAfterChunks) return void res.socket?.destroy();
+    sse(res, { ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
+  }
   sse(res, { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
   sse(res, {
     ...base,
@@ -237,7 +257,9 @@ function streamResponses(res: ServerResponse, reply: TextReply, model: string): 
     output_index: 0,
     item: { type: "message", id: itemId, role: "assistant", status: "in_progress", content: [] },
   });
+  let sent = 0;
   for (const piece of chunksOf(reply)) {
+    if (reply.dropAfterChunks !== undefined && sent++ >= reply.dropAfterChunks) return void res.socket?.destroy();
     event("response.output_text.delta", { item_id: itemId, output_index: 0, content_index: 0, delta: piece });
   }
   event("response.output_item.done", {

@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { type AiTestApp, buildAiApp, counterValue, seedAiFixture } from "../../lib/ai/testing/harness.ts";
+import { type FakeOpenAI, startFakeOpenAI } from "../../lib/ai/testing/fake-openai.ts";
+import { loadGuardParser } from "../../lib/sql-guard/index.ts";
+import { createTestConfigStore } from "../../lib/testing/pg.ts";
+
+const GOOD = {
+  id: "rps",
+  title: "Requests per minute",
+  type: "timeseries",
+  sql: "SELECT $__timeGroup(ts, '1m') AS t, count(*) AS requests FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1",
+};
+const NO_TIME = { id: "errors", title: "Errors", type: "stat", sql: "SELECT count(*) FROM http_requests WHERE status >= 500" };
+const FIXED_ERRORS = { ...NO_TIME, sql: "SELECT count(*) FROM http_requests WHERE status >= 500 AND $__timeFilter(ts)" };
+const SYSTEM_TABLE = { id: "users", title: "Users", type: "table", sql: "SELECT usename FROM pg_catalog.pg_user" };
+const STILL_BAD = { ...SYSTEM_TABLE, sql: "SELECT * FROM secrets_table" };
+
+const spec = (panels: unknown[], extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ title: "HTTP overview", time: { from: "now-6h", to: "now" }, panels, ...extra });
+
+let store: Awaited<ReturnType<typeof createTestConfigStore>>;
+let fake: FakeOpenAI;
+const NOW = Date.UTC(2026, 3, 10, 12, 0, 0);
+const clock = { t: NOW };
+
+beforeAll(async () => {
+  await loadGuardParser();
+  store = await createTestConfigStore();
+  fake = await startFakeOpenAI();
+});
+afterAll(async () => {
+  await fake.close();
+  await store.close();
+});
+
+describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate over the %s API", (api) => {
+  let t: AiTestApp;
+  let f: Awaited<ReturnType<typeof seedAiFixture>>;
+  beforeAll(async () => {
+    t = buildAiApp({
+      pool: store.pool,
+      url: store.url,
+      clock,
+      env: {
+        AI_PROVIDER: "compat",
+        AI_MODEL: "fake-model",
+        AI_COMPAT_BASE_URL: fake.baseURL,
+        AI_COMPAT_API_KEY: fake.apiKey,
+        AI_COMPAT_API: api,
+        AI_INPUT_COST_PER_MTOK: "2",
+        AI_OUTPUT_COST_PER_MTOK: "10",
+        AI_REQUEST_TIMEOUT_MS: "500",
+        CATALOG_STALE_AFTER_DAYS: "30",
+      },
+    });
+    f = await seedAiFixture(store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW - 86_400_000) });
+  });
+  beforeEach(() => {
+    clock.t = NOW;
+    fake.reset();
+  });
+
+  const generate = (body: unknown, persona: "editor" | "admin" = "editor") =>
+    t.app.request(`/api/workspaces/${f.workspace.id}/generate`, {
+      method: "POST",
+      headers: { cookie: f.cookies[persona]!, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+
+  test("refused panels go back to the model once; repaired ones are kept, still-refused ones dropped and reported", async () => {
+    fake.enqueue(
+      { kind: "text", text: spec([GOOD, NO_TIME, SYSTEM_TABLE]), usage: { input: 1000, output: 200 } },
+      { kind: "text", text: JSON.stringify({ panels: [FIXED_ERRORS, STILL_BAD] }), usage: { input: 300, output: 50 } },
+    );
+    const res = await generate({ prompt: "requests and errors for my services", sourceId: f.sourceId });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.spec.panels.map((p: { id: string }) => p.id)).toEqual(["rps", "errors"]);
+    expect(body.spec.panels.every((p: { sourceId: string }) => p.sourceId === f.sourceId)).toBe(true);
+    expect(body.repaired).toEqual(["errors"]);
+    expect(body.dropped).toEqual([
+      expect.objectContaining({ panelId: "users", reason: "catalog", message: expect.stringContaining("secrets_table") }),
+    ]);
+    expect(body.usage).toEqual({ input: 1300, output: 250 });
+    expect(body.catalog).toMatchObject({ status: "fresh", tablesTotal: 2, tablesIncluded: 2 });
+
+    // Two model calls; the first carried the catalog and rules, the repair the guard's reasons.
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests[0]!.text).toContain("public.http_requests (time column: ts)");
+    expect(fake.requests[0]!.text).toContain("$__timeFilter");
+    expect(fake.requests[1]!.text).toContain('panel "errors"');
+    expect(fake.requests[1]!.text).toMatch(/reason time/);
+    expect(fake.requests[1]!.text).toMatch(/reason catalog/);
+
+    // Guard refusals counted; both calls admitted; tokens billed.
+    expect(await counterValue(t.metrics, "svc_sql_validation_rejections_total", { reason: "time" })).toBeGreaterThanOrEqual(1);
+    expect(await counterValue(t.metrics, "svc_llm_requests_total", { route: "generate", outcome: "admitted" })).toBeGreaterThanOrEqual(2);
+    const usage = await store.pool.query("SELECT tokens::int FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
+    expect(usage.rows[0].tokens).toBeGreaterThanOrEqual(1550);
+
+    // One generation_log row with tokens and cost.
+    const log = await store.pool.query(
+      "SELECT route, model, input_tokens, output_tokens, cost::float8 AS cost, outcome, result FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1",
+      [f.workspace.id],
+    );
+    expect(log.rows[0]).toMatchObject({ route: "generate", model: "fake-model", input_tokens: 1300, output_tokens: 250, outcome: "ok" });
+    expect(log.rows[0].cost).toBeCloseTo((1300 * 2 + 250 * 10) / 1e6);
+    expect(log.rows[0].result.dropped[0].panelId).toBe("users");
+  });
+
+  test("a panel the model leaves out of the repair stays refused and is reported", async () => {
+    fake.enqueue(
+      { kind: "text", text: spec([GOOD, NO_TIME]), usage: { input: 10, output: 10 } },
+      { kind: "text", text: JSON.stringify({ panels: [] }), usage: { input: 5, output: 1 } },
+    );
+    const body = await (await generate({ prompt: "errors", sourceId: f.sourceId })).json();
+    expect(body.spec.panels.map((p: { id: string }) => p.id)).toEqual(["rps"]);
+    expect(body.dropped).toEqual([expect.objectContaining({ panelId: "errors", reason: "time" })]);
+  });
+
+  test("no repair round when every panel passes", async () => {
+    fake.enqueue({ kind: "text", text: spec([GOOD]), usage: { input: 10, output: 10 } });
+    const body = await (await generate({ prompt: "traffic", sourceId: f.sourceId })).json();
+    expect(body).toMatchObject({ dropped: [], repaired: [], warnings: [] });
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  test("a never-refreshed catalog is a 422 telling to refresh it, and no model call is made", async () => {
+    const res = await generate({ prompt: "anything", sourceId: f.neverRefreshedId });
+    expect(res.status).toBe(422);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    const body = await res.json();
+    expect(body.code).toBe("catalog_missing");
+    expect(body.detail).toMatch(/never refreshed.*Refresh the catalog/);
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  test("a stale catalog only warns", async () => {
+    clock.t = NOW + 40 * 86_400_000;
+    fake.enqueue({ kind: "text", text: spec([GOOD]), usage: { input: 10, output: 10 } });
+    const res = await generate({ prompt: "traffic", sourceId: f.sourceId });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.catalog.status).toBe("stale");
+    expect(body.warnings).toEqual([expect.stringMatching(/last refreshed on .* more than 30 days ago/)]);
+  });
+
+  test("a source of another workspace is a 404, and unknown input a 400", async () => {
+    expect((await generate({ prompt: "x", sourceId: "src_nope" })).status).toBe(404);
+    const bad = await generate({ prompt: "", sourceId: f.sourceId });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).code).toBe("validation_failed");
+  });
+
+  test.each([
+    ["HTTP 500", { kind: "error", status: 500 } as const, 502, "provider_error", 0],
+    ["HTTP 400", { kind: "error", status: 400 } as const, 502, "provider_error", 0],
+    ["malformed body", { kind: "malformed" } as const, 502, "invalid_output", 0],
+    ["schema-violating output", { kind: "text", text: '{"title": 5}', usage: { input: 70, output: 7 } } as const, 502, "invalid_output", 77],
+    ["timeout", { kind: "hang" } as const, 504, "provider_timeout", 0],
+  ])("provider failure: %s → problem+json, a log line, a row with the outcome, reported tokens counted", async (_n, reply, status, outcome, tokens) => {
+    const before = await store.pool.query("SELECT COALESCE(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
+    const dashboardsBefore = await store.pool.query("SELECT count(*)::int AS n FROM dashboards WHERE workspace_id = $1", [f.workspace.id]);
+    const lines = t.logLines.length;
+    fake.enqueue(reply);
+    const res = await generate({ prompt: "traffic", sourceId: f.sourceId });
+    expect(res.status).toBe(status);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    const body = await res.json();
+    expect(body.code).toBe(status === 504 ? "ai_provider_timeout" : "ai_provider_error");
+    const newLines = t.logLines.slice(lines).join("");
+    expect(newLines).toContain("ai provider call failed");
+    expect(newLines).not.toContain(fake.apiKey);
+    const after = await store.pool.query("SELECT COALESCE(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
+    expect(after.rows[0].n - before.rows[0].n).toBe(tokens);
+    const row = await store.pool.query("SELECT outcome, input_tokens + output_tokens AS t FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1", [
+      f.workspace.id,
+    ]);
+    expect(row.rows[0]).toEqual({ outcome, t: tokens });
+    const dashboardsAfter = await store.pool.query("SELECT count(*)::int AS n FROM dashboards WHERE workspace_id = $1", [f.workspace.id]);
+    expect(dashboardsAfter.rows[0].n).toBe(dashboardsBefore.rows[0].n);
+  });
+});

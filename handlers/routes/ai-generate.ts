@@ -1,0 +1,42 @@
+import type { Hono } from "hono";
+import { z } from "zod";
+import { type GenerationResult, generateDashboard } from "../../lib/ai/generate.ts";
+import { workspaceFromParam } from "../../lib/auth/middleware.ts";
+import { AppError } from "../../lib/http/errors.ts";
+import { getSourceInWorkspace } from "../../lib/sources/index.ts";
+import { type AiEnv, type AiRouteDeps, countingGuard, jsonBody, limitBody } from "./ai-shared.ts";
+
+/** Body of POST /api/workspaces/:workspaceId/generate. */
+export const GenerateRequestSchema = z.object({
+  prompt: z.string().trim().min(1).max(4000),
+  sourceId: z.string().min(1).max(64),
+});
+
+/** Response: a spec for review (save it with POST /api/workspaces/:workspaceId/dashboards). */
+export type GenerateResponse = GenerationResult;
+
+/** POST /api/workspaces/:workspaceId/generate (editor): prompt + source → a dashboard spec to review. */
+export function registerAiGenerate(app: Hono<any>, deps: AiRouteDeps): void {
+  const { auth } = deps;
+  const guard = countingGuard(deps.guard, deps.metrics);
+  app.post(
+    "/api/workspaces/:workspaceId/generate",
+    auth.requireSession,
+    auth.rejectCrossSite,
+    auth.requireRole("editor", workspaceFromParam()),
+    limitBody(64 * 1024),
+    async (c) => {
+      const { workspaceId, user } = c.var as AiEnv["Variables"];
+      const body = await jsonBody(c, GenerateRequestSchema);
+      const model = deps.ai.modelDeps();
+      const source = await getSourceInWorkspace(deps.pool, workspaceId, body.sourceId);
+      if (!source) throw new AppError("not_found", "No such source in this workspace.", { field: "sourceId" });
+      const result: GenerateResponse = await generateDashboard(
+        { model, guard, generationLog: deps.ai.generationLog, config: deps.config, now: deps.now },
+        { workspaceId, userSub: user.sub, prompt: body.prompt, source },
+      );
+      c.header("cache-control", "no-store");
+      return c.json(result);
+    },
+  );
+}

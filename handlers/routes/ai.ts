@@ -1,0 +1,57 @@
+import type { Hono } from "hono";
+import type pg from "pg";
+import { createChatStore } from "../../lib/ai/chat-store.ts";
+import { type AiServices, createAiServices } from "../../lib/ai/services.ts";
+import type { Auth } from "../../lib/auth/create-auth.ts";
+import type { Config } from "../../lib/config/parse.ts";
+import type { PanelGuard } from "../../lib/dashboards/save.ts";
+import type { Logger } from "../../lib/log/logger.ts";
+import type { Metrics } from "../../lib/metrics/metrics.ts";
+import { createGuard, guardOptionsFromConfig } from "../../lib/sql-guard/index.ts";
+import type { AiRouteDeps } from "./ai-shared.ts";
+import { registerAiGenerate } from "./ai-generate.ts";
+import { registerAiSourceDraft } from "./ai-source-draft.ts";
+import { registerChat } from "./chat.ts";
+import { registerGenerationLog } from "./generation-log.ts";
+
+export type { AiRouteDeps } from "./ai-shared.ts";
+
+/** Every AI route: generate, source draft, dashboard chat (+ apply) and the generation log. */
+export function registerAiRoutes(app: Hono<any>, deps: AiRouteDeps): void {
+  registerAiGenerate(app, deps);
+  registerAiSourceDraft(app, deps);
+  registerChat(app, deps);
+  registerGenerationLog(app, deps);
+}
+
+/** Builds the AI route deps once per app: provider, gate, log, chat store, and a guard unless one is shared in. */
+export function createAiRouteDeps(
+  deps: {
+    config: Config;
+    pool: pg.Pool;
+    metrics: Metrics;
+    log: Logger;
+    now: () => number;
+    fetch?: typeof globalThis.fetch;
+    guard?: PanelGuard;
+    ai?: AiServices;
+  },
+  auth: Auth,
+): AiRouteDeps {
+  const { config } = deps;
+  return {
+    config,
+    pool: deps.pool,
+    metrics: deps.metrics,
+    now: deps.now,
+    auth,
+    guard: deps.guard ?? createGuard(guardOptionsFromConfig(config)),
+    ai: deps.ai ?? createAiServices(deps),
+    chats: createChatStore({
+      pool: deps.pool,
+      maxMessages: config.CHAT_HISTORY_MAX_MESSAGES,
+      retentionDays: config.CHAT_HISTORY_RETENTION_DAYS,
+      now: deps.now,
+    }),
+  };
+}

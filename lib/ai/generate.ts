@@ -1,0 +1,293 @@
+import { z } from "zod";
+import type { Catalog } from "../catalog/types.ts";
+import { type DashboardSpec, DashboardSpecBaseSchema, PanelSchema, TimeExpressionSchema, dashboardSpecSchema } from "../dashboard/spec.ts";
+import type { PanelGuard } from "../dashboards/save.ts";
+import { AppError } from "../http/errors.ts";
+import { type Source, catalogStatus, catalogVersion } from "../sources/index.ts";
+import type { GenerationLog } from "./generation-log.ts";
+import { ModelCallError, type ModelCallDeps, type TokenUsage, generateStructured } from "./invoke.ts";
+import { SQL_RULES, selectCatalog } from "./prompt.ts";
+
+/** A panel as the model writes it: the source is ours to set, not the model's. */
+export const GeneratedPanelSchema = PanelSchema.omit({ sourceId: true });
+
+/** What the model returns for a generation (validated, then completed into a DashboardSpec). */
+export const GeneratedSpecSchema = z.object({
+  title: DashboardSpecBaseSchema.shape.title,
+  refreshIntervalMs: z.number().int().positive().optional(),
+  time: z.object({ from: TimeExpressionSchema, to: TimeExpressionSchema }).optional(),
+  panels: z.array(GeneratedPanelSchema).max(50),
+});
+
+/** What the model returns in the repair round: corrected versions of the refused panels. */
+export const RepairSchema = z.object({ panels: z.array(GeneratedPanelSchema).max(50) });
+
+/** A panel the guard still refused after the repair round; dropped from the spec. */
+export interface DroppedPanel {
+  panelId: string;
+  title: string;
+  sql: string;
+  reason: string;
+  message: string;
+}
+
+/** The generation result, for the user to review and save through the dashboards API. */
+export interface GenerationResult {
+  spec: DashboardSpec;
+  dropped: DroppedPanel[];
+  /** Panels the guard refused at first and accepted after the repair round. */
+  repaired: string[];
+  warnings: string[];
+  catalog: { status: "fresh" | "stale"; tablesTotal: number; tablesIncluded: number; omittedTables: string[] };
+  model: string;
+  usage: TokenUsage;
+}
+
+export interface GenerateDeps {
+  model: ModelCallDeps;
+  guard: PanelGuard;
+  generationLog: GenerationLog;
+  config: {
+    MIN_REFRESH_INTERVAL_MS: number;
+    DEFAULT_TIME_FROM: string;
+    DEFAULT_TIME_TO: string;
+    CATALOG_STALE_AFTER_DAYS: number;
+  };
+  now: () => number;
+  /** Character budget of the catalog part of the prompt. */
+  maxCatalogChars?: number;
+  /** Called for each guard refusal (svc_sql_validation_rejections_total). */
+  onGuardReject?: (reason: string) => void;
+}
+
+export const DEFAULT_MAX_CATALOG_CHARS = 24_000;
+
+function system(source: Source, catalogText: string, cfg: GenerateDeps["config"]): string {
+  return [
+    "You design dashboards for Pulseboard. Answer with one JSON object: a dashboard spec.",
+    `Every panel queries the PostgreSQL source "${source.name}" with one SQL statement that follows the rules below.`,
+    'Spec shape: {"title": string, "time": {"from": string, "to": string}, "refreshIntervalMs"?: number, "panels": [{"id": string (letters, digits, _ or -, unique), "title": string, "type": "timeseries"|"stat"|"table"|"bar", "sql": string, "unit"?: string}]}.',
+    `Time expressions: now, now-<n><s|m|h|d|w> or an ISO-8601 instant (default from ${cfg.DEFAULT_TIME_FROM} to ${cfg.DEFAULT_TIME_TO}). refreshIntervalMs is at least ${cfg.MIN_REFRESH_INTERVAL_MS}.`,
+    "Use only the tables and columns listed; prefer 2 to 8 panels that answer the request.",
+    "",
+    SQL_RULES,
+    "",
+    catalogText,
+  ].join("\n");
+}
+
+/**
+ * Generates a dashboard spec for review: the catalog must have been refreshed (else `catalog_missing`),
+ * a stale one only warns; every panel goes through the guard, refused panels go back to the model
+ * once with the guard's reasons, and what is still refused is dropped and reported. Writes one
+ * generation_log row, also when the model call fails.
+ */
+export async function generateDashboard(
+  deps: GenerateDeps,
+  input: { workspaceId: string; userSub: string; prompt: string; source: Source },
+): Promise<GenerationResult> {
+  const { source } = input;
+  const status = catalogStatus(source, deps.config.CATALOG_STALE_AFTER_DAYS, deps.now());
+  if (status === "never_refreshed" || !source.catalog) {
+    throw new AppError(
+      "catalog_missing",
+      `The catalog of source "${source.name}" was never refreshed, so there is nothing to generate from. Refresh the catalog first (POST /api/sources/${source.id}/catalog/refresh or the Refresh button on the sources page).`,
+      { sourceId: source.id },
+    );
+  }
+  const catalog: Catalog = source.catalog;
+  const warnings: string[] = [];
+  if (status === "stale") {
+    warnings.push(
+      `The catalog of source "${source.name}" was last refreshed on ${source.catalogRefreshedAt!.toISOString().slice(0, 10)}, more than ${deps.config.CATALOG_STALE_AFTER_DAYS} days ago; refresh it if tables changed.`,
+    );
+  }
+  const selection = selectCatalog(catalog, {
+    question: input.prompt,
+    notes: source.notes,
+    maxChars: deps.maxCatalogChars ?? DEFAULT_MAX_CATALOG_CHARS,
+  });
+  if (selection.omittedTables.length > 0 || selection.tablesIncluded < selection.tablesTotal) {
+    warnings.push(
+      `The catalog is large: the model saw the ${selection.tablesIncluded} of ${selection.tablesTotal} tables most relevant to your request. Name a table in the prompt to include it.`,
+    );
+  }
+  if (selection.notesTruncated) warnings.push("The source notes were shortened to fit the prompt.");
+
+  const scope = { route: "generate" as const, workspaceId: input.workspaceId, userSub: input.userSub };
+  const sys = system(source, selection.text, deps.config);
+  const usage: TokenUsage = { input: 0, output: 0 };
+  const add = (u: TokenUsage) => {
+    usage.input += u.input;
+    usage.output += u.output;
+  };
+  const logFailure = async (err: unknown) => {
+    if (err instanceof ModelCallError) {
+      add(err.usage);
+      await deps.generationLog.write({
+        ...logBase(input, deps),
+        result: { sourceId: source.id, error: err.code },
+        inputTokens: usage.input,
+        outputTokens: usage.output,
+        outcome: err.outcome,
+      });
+    }
+  };
+
+  let generated: z.infer<typeof GeneratedSpecSchema>;
+  try {
+    const first = await generateStructured(deps.model, scope, {
+      system: sys,
+      prompt: `Request: ${input.prompt}`,
+      schema: GeneratedSpecSchema,
+      name: "dashboard_spec",
+      description: "A Pulseboard dashboard spec",
+    });
+    add(first.usage);
+    generated = first.value;
+  } catch (err) {
+    await logFailure(err);
+    throw err;
+  }
+
+  const version = catalogVersion(source);
+  const check = (sql: string) => {
+    const verdict = deps.guard.check(sql, catalog, version);
+    if (!verdict.ok) deps.onGuardReject?.(verdict.reason);
+    return verdict;
+  };
+
+  let panels = dedupeIds(generated.panels);
+  const refusedAtFirst = new Map<string, { reason: string; message: string }>();
+  for (const p of panels) {
+    const v = check(p.sql);
+    if (!v.ok) refusedAtFirst.set(p.id, { reason: v.reason, message: v.message });
+  }
+
+  const repaired: string[] = [];
+  let stillRefused = new Map(refusedAtFirst);
+  if (refusedAtFirst.size > 0) {
+    const refused = panels.filter((p) => refusedAtFirst.has(p.id));
+    const list = refused
+      .map((p) => {
+        const r = refusedAtFirst.get(p.id)!;
+        return `- panel "${p.id}" (${p.title}), refused with reason ${r.reason}: ${r.message}\n  SQL: ${p.sql}`;
+      })
+      .join("\n");
+    try {
+      const repair = await generateStructured(deps.model, scope, {
+        system: sys,
+        prompt: `Request: ${input.prompt}\n\nThe SQL guard refused these panels of your dashboard:\n${list}\n\nReturn {"panels": [...]} with a corrected version of each refused panel, keeping its id. Leave out a panel you cannot fix.`,
+        schema: RepairSchema,
+        name: "panel_repairs",
+        description: "Corrected versions of the refused panels",
+      });
+      add(repair.usage);
+      const fixes = new Map(repair.value.panels.filter((p) => refusedAtFirst.has(p.id)).map((p) => [p.id, p]));
+      stillRefused = new Map();
+      panels = panels.map((p) => {
+        if (!refusedAtFirst.has(p.id)) return p;
+        const fix = fixes.get(p.id);
+        if (!fix) {
+          stillRefused.set(p.id, refusedAtFirst.get(p.id)!);
+          return p;
+        }
+        const v = check(fix.sql);
+        if (v.ok) repaired.push(p.id);
+        else stillRefused.set(p.id, { reason: v.reason, message: v.message });
+        return fix;
+      });
+    } catch (err) {
+      // The first answer is still useful: refused panels are dropped and the user is told why.
+      if (err instanceof AppError && (err.code === "rate_limited" || err.code === "over_budget")) {
+        warnings.push(`The repair round was skipped (${err.code}); refused panels were dropped.`);
+      } else if (err instanceof ModelCallError) {
+        add(err.usage);
+        warnings.push(`The repair round failed (${err.code}); refused panels were dropped.`);
+      } else {
+        throw err;
+      }
+    }
+  }
+
+  const dropped: DroppedPanel[] = panels
+    .filter((p) => stillRefused.has(p.id))
+    .map((p) => ({ panelId: p.id, title: p.title, sql: p.sql, ...stillRefused.get(p.id)! }));
+  const kept = panels.filter((p) => !stillRefused.has(p.id));
+  if (kept.length === 0) warnings.push("No generated panel passed the SQL guard; try rephrasing the request.");
+
+  const spec = completeSpec(generated, kept, source.id, deps.config);
+  const parsed = dashboardSpecSchema(deps.config.MIN_REFRESH_INTERVAL_MS).safeParse(spec);
+  if (!parsed.success) {
+    const err = new ModelCallError(
+      "ai_provider_error",
+      "The AI provider returned a dashboard that does not match the dashboard schema.",
+      "invalid_output",
+      { input: 0, output: 0 },
+    );
+    await logFailure(err);
+    throw err;
+  }
+
+  const result: GenerationResult = {
+    spec: parsed.data,
+    dropped,
+    repaired,
+    warnings,
+    catalog: {
+      status,
+      tablesTotal: selection.tablesTotal,
+      tablesIncluded: selection.tablesIncluded,
+      omittedTables: selection.omittedTables,
+    },
+    model: deps.model.provider.modelId,
+    usage,
+  };
+  await deps.generationLog.write({
+    ...logBase(input, deps),
+    result: { sourceId: source.id, spec: result.spec, dropped, repaired, warnings },
+    inputTokens: usage.input,
+    outputTokens: usage.output,
+    outcome: "ok",
+  });
+  return result;
+}
+
+function logBase(input: { workspaceId: string; userSub: string; prompt: string }, deps: GenerateDeps) {
+  return {
+    workspaceId: input.workspaceId,
+    userSub: input.userSub,
+    route: "generate" as const,
+    prompt: input.prompt,
+    model: deps.model.provider.modelId,
+  };
+}
+
+/** Panel ids must be unique; a model repeating one gets a numeric suffix rather than a failed generation. */
+function dedupeIds<T extends { id: string }>(panels: T[]): T[] {
+  const seen = new Set<string>();
+  return panels.map((p) => {
+    let id = p.id;
+    for (let n = 2; seen.has(id); n++) id = `${p.id.slice(0, 60)}-${n}`;
+    seen.add(id);
+    return id === p.id ? p : { ...p, id };
+  });
+}
+
+function completeSpec(
+  generated: z.infer<typeof GeneratedSpecSchema>,
+  panels: z.infer<typeof GeneratedPanelSchema>[],
+  sourceId: string,
+  cfg: GenerateDeps["config"],
+): DashboardSpec {
+  const spec: DashboardSpec = {
+    title: generated.title,
+    time: generated.time ?? { from: cfg.DEFAULT_TIME_FROM, to: cfg.DEFAULT_TIME_TO },
+    panels: panels.map((p) => ({ ...p, sourceId })),
+  };
+  // A refresh faster than the floor is raised to it rather than failing the whole generation.
+  if (generated.refreshIntervalMs !== undefined) {
+    spec.refreshIntervalMs = Math.max(generated.refreshIntervalMs, cfg.MIN_REFRESH_INTERVAL_MS);
+  }
+  return spec;
+}

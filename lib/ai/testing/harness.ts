@@ -1,0 +1,131 @@
+import { Hono } from "hono";
+import { requestId } from "hono/request-id";
+import { Registry } from "prom-client";
+import type pg from "pg";
+import { createAiRouteDeps, registerAiRoutes } from "../../../handlers/routes/ai.ts";
+import { createAuth } from "../../auth/create-auth.ts";
+import { type RoleFixture, seedRoleFixture } from "../../auth/testing.ts";
+import { createSessionTokens, type SessionTokens } from "../../auth/session.ts";
+import type { Catalog } from "../../catalog/types.ts";
+import { type Config, parseConfig } from "../../config/parse.ts";
+import type { DashboardSpec } from "../../dashboard/spec.ts";
+import { onError } from "../../http/problem.ts";
+import { createLogger } from "../../log/logger.ts";
+import { createMetrics, type Metrics } from "../../metrics/metrics.ts";
+import { buildServiceDeps } from "../../service/build-deps.ts";
+import { createSource, saveCatalog } from "../../sources/index.ts";
+import { newId } from "../../store/ids.ts";
+
+/** Test-only: one AI-enabled app on a test database, with a clock, captured log lines and metrics. */
+export interface AiTestApp {
+  app: Hono;
+  config: Config;
+  metrics: Metrics;
+  logLines: string[];
+  sessions: SessionTokens;
+}
+
+const SECRET = "test-session-secret-0123456789-abcdefghij";
+
+/**
+ * Builds an app carrying the AI routes exactly as createApp mounts them (request id, the one
+ * problem+json error handler, createAuth, registerAiRoutes(createAiRouteDeps(...))), without the
+ * rest of the API, so these tests depend only on the AI area. `env` goes on top of a test baseline.
+ */
+export function buildAiApp(opts: {
+  pool: pg.Pool;
+  url: string;
+  env: Record<string, string | undefined>;
+  clock: { t: number };
+}): AiTestApp {
+  const { config } = parseConfig({
+    DATABASE_URL: opts.url,
+    SESSION_SECRET: SECRET,
+    SOURCE_SECRET_REFS: "DEMO:*",
+    ...opts.env,
+  });
+  const metrics = createMetrics(new Registry(), { defaultCollectors: false });
+  const logLines: string[] = [];
+  const now = () => opts.clock.t;
+  const log = createLogger({ write: (l) => logLines.push(l), now });
+  const sessions = createSessionTokens({ secret: SECRET, ttlSeconds: 400 * 86_400, now });
+  const deps = buildServiceDeps(config, { pool: opts.pool, metrics, log, now });
+  const app = new Hono();
+  app.use(requestId());
+  app.onError(onError((line) => deps.log.error(String(line.msg), line)));
+  const auth = createAuth({ ...deps, sessions });
+  registerAiRoutes(app, createAiRouteDeps(deps, auth));
+  return { app, config, metrics, logLines, sessions };
+}
+
+export const HTTP_CATALOG: Catalog = {
+  tables: [
+    {
+      schema: "public",
+      name: "http_requests",
+      timeColumn: "ts",
+      columns: [
+        { name: "ts", type: "timestamp with time zone" },
+        { name: "service", type: "text" },
+        { name: "status", type: "integer" },
+        { name: "latency_ms", type: "double precision" },
+      ],
+    },
+    { schema: "public", name: "services", timeColumn: null, columns: [{ name: "name", type: "text" }, { name: "team", type: "text" }] },
+  ],
+};
+
+/** Seeds the role fixture plus a source (refreshed at `refreshedAt`, or never) and a dashboard in its workspace. */
+export async function seedAiFixture(
+  pool: pg.Pool,
+  sessions: SessionTokens,
+  cookieName: string,
+  opts: { refreshedAt: Date },
+): Promise<RoleFixture & { sourceId: string; neverRefreshedId: string; dashboardId: string; spec: DashboardSpec }> {
+  const f = await seedRoleFixture(pool, sessions, cookieName);
+  const src = await createSource(pool, f.workspace.id, { name: "metrics", host: "127.0.0.1", database: "metrics", secretRef: "DEMO" });
+  await saveCatalog(pool, src.id, HTTP_CATALOG, opts.refreshedAt);
+  const never = await createSource(pool, f.workspace.id, { name: "fresh-install", host: "127.0.0.1", database: "m2", secretRef: "DEMO" });
+  const spec: DashboardSpec = {
+    title: "HTTP",
+    time: { from: "now-1h", to: "now" },
+    panels: [
+      {
+        id: "rps",
+        title: "Requests",
+        type: "timeseries",
+        sourceId: src.id,
+        sql: "SELECT $__timeGroup(ts, '1m') AS t, count(*) FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1",
+      },
+    ],
+  };
+  const dashboardId = newId("db");
+  await pool.query(
+    "INSERT INTO dashboards (id, workspace_id, spec, version, created_by, updated_by) VALUES ($1, $2, $3::jsonb, 1, 'seed', 'seed')",
+    [dashboardId, f.workspace.id, JSON.stringify(spec)],
+  );
+  return { ...f, sourceId: src.id, neverRefreshedId: never.id, dashboardId, spec };
+}
+
+/** Reads one counter value from a metrics registry. */
+export async function counterValue(m: Metrics, name: string, labels: Record<string, string>): Promise<number> {
+  const metric = await m.registry.getSingleMetric(name)?.get();
+  const v = metric?.values.find((x) => Object.entries(labels).every(([k, val]) => x.labels[k] === val));
+  return v?.value ?? 0;
+}
+
+/** Parses a text/event-stream body into events. */
+export function parseSse(text: string): { event: string; data: unknown }[] {
+  return text
+    .split("\n\n")
+    .filter((b) => b.trim())
+    .map((block) => {
+      let event = "message";
+      const data: string[] = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) event = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
+      }
+      return { event, data: data.length ? JSON.parse(data.join("\n")) : null };
+    });
+}
