@@ -164,6 +164,9 @@ const HOSTILE: [string, string, GuardReason][] = [
   ["JSON_TABLE", "SELECT * FROM JSON_TABLE('[1]'::jsonb, '$[*]' COLUMNS (a int PATH '$')) AS j", "function"],
   ["COLLATION FOR", "SELECT COLLATION FOR ('a')", "function"],
   ["TABLESAMPLE method", "SELECT name FROM services TABLESAMPLE BERNOULLI (10)", "function"],
+  ["operator from another schema", "SELECT 1 OPERATOR(public.+) 1", "function"],
+  ["cast to xml", "SELECT '<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><x>&e;</x>'::xml", "function"],
+  ["grammar-only helper called from another schema", "SELECT public.similar_to_escape('a')", "function"],
   ["function wins over catalog", "SELECT pg_sleep(1) FROM pg_authid", "function"],
   // ... and in every place a sub-select or expression can hide
   ["sub-select in the target list", "SELECT (SELECT pg_sleep(1)) FROM services", "function"],
@@ -313,6 +316,8 @@ describe("look hostile, are fine", () => {
     "WITH RECURSIVE a AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM a WHERE n < 3) SELECT * FROM a",
     "WITH a AS (SELECT 1 AS n), b AS (SELECT * FROM a) SELECT * FROM b",
     "SELECT CURRENT_DATE, CURRENT_TIMESTAMP, LOCALTIMESTAMP, now()",
+    "SELECT name FROM services WHERE name LIKE 'a!%' ESCAPE '!' OR name SIMILAR TO '(api|web)%' OR name ILIKE 'B%'",
+    "SELECT (now(), now()) OVERLAPS (now(), now()), overlay('abc' placing 'x' from 2), 'a' IS NORMALIZED, 1 OPERATOR(pg_catalog.+) 1",
   ])("%s", (sql) => {
     expect(guard.check(sql, DEMO_CATALOG)).toMatchObject({ ok: true });
   });

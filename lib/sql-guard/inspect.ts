@@ -77,6 +77,12 @@ const SYNTAX_FUNCTIONS: Record<string, string> = {
   MergeSupportFunc: "merge_action",
 };
 
+/**
+ * Functions the grammar itself writes, always as pg_catalog.<name>, for SQL syntax such as
+ * `x SIMILAR TO y`, `x LIKE y ESCAPE z`, `(a, b) OVERLAPS (c, d)`, `OVERLAY(...)`, `x IS NORMALIZED`.
+ */
+const SYNTAX_ONLY_FUNCTIONS = new Set(["like_escape", "similar_to_escape", "overlaps", "overlay", "normalize", "is_normalized"]);
+
 /** Types whose input functions look names up in the system catalogs. */
 const CATALOG_LOOKUP_TYPES = new Set([
   "regclass",
@@ -202,6 +208,12 @@ class Walker {
       case "TypeName":
         this.typeName(body);
         return;
+      case "A_Expr": {
+        // OPERATOR(schema.op) outside pg_catalog can run any function the schema's owner defined.
+        const name = Array.isArray(body.name) ? stringParts(body.name) : null;
+        if (name && name.length > 1 && name[0] !== "pg_catalog") this.deny(`OPERATOR(${name.join(".")})`);
+        return;
+      }
       case "XmlExpr":
         this.syntaxFunction(XML_OPS[String(body.op)] ?? "xml");
         return;
@@ -246,16 +258,20 @@ class Walker {
       return;
     }
     if (parts.length === 1 && this.allowed.has(parts[0])) return;
-    if (parts.length === 2 && parts[0] === "pg_catalog" && this.allowed.has(parts[1])) return;
+    if (parts.length === 2 && parts[0] === "pg_catalog") {
+      if (this.allowed.has(parts[1]) || SYNTAX_ONLY_FUNCTIONS.has(parts[1])) return;
+    }
     if (parts.length > 1 && this.allowedQualified.has(parts.join("."))) return;
     this.deny(parts.join("."));
   }
 
   private typeName(t: Obj): void {
-    if (!Array.isArray(t.names) || this.findings.catalog !== null) return;
+    if (!Array.isArray(t.names)) return;
     const parts = stringParts(t.names);
     const last = parts?.[parts.length - 1];
-    if (last && CATALOG_LOOKUP_TYPES.has(last)) {
+    // A cast to xml parses the text as an XML document, like XMLPARSE.
+    if (last === "xml" && !this.allowed.has("xml")) this.deny("xml");
+    if (last && CATALOG_LOOKUP_TYPES.has(last) && this.findings.catalog === null) {
       this.findings.catalog = `casts to ${last} read the system catalogs`;
     }
   }
