@@ -73,10 +73,14 @@ export const SourceViewSchema = z
   })
   .openapi("Source");
 
-const CreateSourceSchema = SourceInputSchema.openapi("CreateSource");
-const UpdateSourceSchema = SourcePatchSchema.extend({
-  version: z.number().int().positive().openapi({ description: "The version this edit is based on." }),
-}).openapi("UpdateSource");
+// Re-wrapped with this module's z: schemas built before @hono/zod-openapi loaded lack `.openapi()`.
+const CreateSourceSchema = z.object(SourceInputSchema.shape).openapi("CreateSource");
+const UpdateSourceSchema = z
+  .object({
+    ...SourcePatchSchema.shape,
+    version: z.number().int().positive().openapi({ description: "The version this edit is based on." }),
+  })
+  .openapi("UpdateSource");
 
 const ErrorSummarySchema = z.object({ code: z.string(), detail: z.string() });
 

@@ -15,7 +15,13 @@ export function problem(
   const body = { type: `about:blank#${code}`, title: code.replaceAll("_", " "), status, code, detail, requestId, ...extra };
   return new Response(JSON.stringify(body), {
     status,
-    headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...headers },
+    // A Response returned from onError does not keep headers set on the context, so the id is set here too.
+    headers: {
+      "content-type": "application/problem+json",
+      "cache-control": "no-store",
+      ...(requestId ? { "x-request-id": requestId } : {}),
+      ...headers,
+    },
   });
 }
 
