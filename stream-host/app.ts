@@ -133,6 +133,8 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
   return {
     app,
     hub,
+    /** Resolves when the dashboard change listener is LISTENing (it starts with the first stream). */
+    listenerReady: (): Promise<void> => listener?.ready ?? Promise.resolve(),
     /**
      * Drain steps 2 and 3, synchronously: every poller stops (no new metric query), then every open
      * stream gets `retry:` with its own random delay and `event: draining`, and is closed. Call it

@@ -44,6 +44,10 @@ export function createDashboardListener(opts: {
   let retryTimer: unknown = null;
   let attempt = 0;
   let everConnected = false;
+  let markReady!: () => void;
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
 
   async function open(): Promise<void> {
     if (closed) return;
@@ -73,6 +77,7 @@ export function createDashboardListener(opts: {
       attempt = 0;
       if (everConnected) opts.onResync();
       everConnected = true;
+      markReady();
     } catch (err) {
       lost(err as Error);
     }
@@ -100,9 +105,8 @@ export function createDashboardListener(opts: {
       client = null;
       if (c) await c.end().catch(() => {});
     },
-    get connected() {
-      return client !== null;
-    },
+    /** Resolves once LISTEN is in place for the first time. */
+    ready,
   };
 }
 

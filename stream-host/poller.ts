@@ -17,8 +17,12 @@ export interface TickRange {
   toMs: number;
 }
 
-/** Runs one panel's stored SQL through the guarded runner; throws (preferably an AppError) on failure. */
-export type RunPanel = (panel: Panel, dashboard: LoadedDashboard, range: TickRange) => Promise<unknown>;
+/**
+ * Runs one panel's stored SQL through the guarded runner; throws (preferably an AppError) on failure.
+ * `signal` aborts when the poller stops: a runner that does config-store work first must check it
+ * before it starts the metric query.
+ */
+export type RunPanel = (panel: Panel, dashboard: LoadedDashboard, range: TickRange, signal: AbortSignal) => Promise<unknown>;
 
 /** What a panel failure looks like on the wire: the guard's reason when there is one, and a safe message. */
 export interface PanelError {
@@ -72,6 +76,7 @@ export function createPoller(opts: PollerOptions) {
   let ticking: Promise<void> | null = null;
   let again = false;
   let queriesStarted = 0;
+  let abort = new AbortController();
 
   function schedule(delayMs: number) {
     if (stopped) return;
@@ -89,7 +94,7 @@ export function createPoller(opts: PollerOptions) {
       queriesStarted++;
       let update: PanelUpdate;
       try {
-        const result = await opts.runPanel(panel, dashboard, range);
+        const result = await opts.runPanel(panel, dashboard, range, abort.signal);
         update = { panelId: panel.id, at: opts.now(), result };
       } catch (err) {
         update = { panelId: panel.id, at: opts.now(), error: panelError(err) };
@@ -147,11 +152,13 @@ export function createPoller(opts: PollerOptions) {
     start() {
       if (!stopped) return;
       stopped = false;
+      abort = new AbortController();
       schedule(0);
     },
     /** Stops synchronously: no timer left, no further query. A running tick finishes its started queries. */
     stop() {
       stopped = true;
+      abort.abort();
       if (timer !== null) opts.timers.clearTimeout(timer);
       timer = null;
       again = false;

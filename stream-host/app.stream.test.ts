@@ -1,0 +1,284 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createTestConfigStore } from "../lib/testing/pg.ts";
+import { listenerClientFactory } from "./dashboards.ts";
+import { createTestHost, flush, panel, seedDashboard, spec, updateDashboard } from "./testing/fixture.ts";
+import { type SseFrame, webStreamReader } from "./testing/sse-parse.ts";
+
+let store: Awaited<ReturnType<typeof createTestConfigStore>>;
+beforeAll(async () => {
+  store = await createTestConfigStore();
+});
+afterAll(async () => {
+  await store.close();
+});
+
+const json = (f: SseFrame | null) => JSON.parse(f?.data ?? "null");
+
+async function open(app: { request: (p: string, i?: RequestInit) => Response | Promise<Response> }, id: string, cookie?: string) {
+  const res = await app.request(`/api/dashboards/${id}/stream`, { headers: cookie ? { cookie } : {} });
+  return { res, reader: res.body ? webStreamReader(res.body) : null };
+}
+
+describe("authentication and membership", () => {
+  test.each([
+    ["no cookie", undefined, 401],
+    ["garbage token", "svc_session=not-a-jwt", 401],
+    ["a token signed with another secret", "svc_session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl", 401],
+  ])("%s → %s", async (_name, cookie, status) => {
+    const t = createTestHost({ url: store.url, pool: store.pool });
+    const { dashboardId } = await seedDashboard(store.pool, spec([panel("a")]));
+    const { res } = await open(t.app, dashboardId, cookie);
+    expect(res.status).toBe(status);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(t.calls).toHaveLength(0);
+  });
+
+  test("a dashboard that does not exist, one in a workspace where the caller has no role, and a malformed id are the same 404", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
+    const member = await t.cookieFor([workspace.viewer_group]);
+    const outsider = await t.cookieFor(["someone-else"]);
+    expect((await open(t.app, "db_missing", member)).res.status).toBe(404);
+    expect((await open(t.app, dashboardId, outsider)).res.status).toBe(404);
+    expect((await open(t.app, "db_%27%3B--", member)).res.status).toBe(404);
+    expect(t.calls).toHaveLength(0);
+  });
+
+  test.each(["viewer_group", "editor_group", "admin_group"] as const)("%s members may stream", async (group) => {
+    const t = createTestHost({ url: store.url, pool: store.pool });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
+    const { res, reader } = await open(t.app, dashboardId, await t.cookieFor([workspace[group]]));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    expect(res.headers.get("cache-control")).toBe("no-cache, no-transform");
+    expect(res.headers.get("x-accel-buffering")).toBe("no");
+    expect((await reader!.next())?.event).toBe("snapshot");
+    await reader!.cancel();
+  });
+});
+
+describe("the event protocol", () => {
+  test("snapshot on attach, one query per panel per tick shared by every subscriber, latest results for late subscribers without a query", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a"), panel("b")]));
+    const cookie = await t.cookieFor([workspace.viewer_group]);
+
+    const first = await open(t.app, dashboardId, cookie);
+    const snap = json(await first.reader!.next());
+    expect(snap.dashboard).toMatchObject({ id: dashboardId, version: 1, title: "Traffic", refreshIntervalMs: 5000 });
+    expect(snap.dashboard.panels).toEqual([
+      { id: "a", title: "Panel a", type: "stat" },
+      { id: "b", title: "Panel b", type: "stat" },
+    ]);
+    // Subscribers never see the panels' SQL.
+    expect(JSON.stringify(snap)).not.toContain("SELECT");
+    expect(snap.panels).toEqual([]);
+
+    const others = await Promise.all(Array.from({ length: 20 }, () => open(t.app, dashboardId, cookie)));
+    for (const o of others) expect((await o.reader!.next())?.event).toBe("snapshot");
+    expect(t.host.hub.subscribersOf(dashboardId)).toBe(21);
+    expect(await t.registry.getSingleMetricAsString("svc_sse_subscribers")).toContain(`{dashboard="${dashboardId}"} 21`);
+    expect(await t.registry.getSingleMetricAsString("svc_pollers_active")).toContain("svc_pollers_active 1");
+
+    t.clock.runNext();
+    await flush();
+    expect(t.calls.map((c) => c.panelId).sort()).toEqual(["a", "b"]);
+    for (const s of [first, ...others]) {
+      const got = [json(await s.reader!.next()), json(await s.reader!.next())];
+      expect(got.map((u) => u.panelId).sort()).toEqual(["a", "b"]);
+      expect(got[0]).toMatchObject({ at: t.clock.now(), result: { rows: expect.any(Array) } });
+    }
+
+    const late = await open(t.app, dashboardId, cookie);
+    const lateSnap = json(await late.reader!.next());
+    expect(lateSnap.panels.map((p: { panelId: string }) => p.panelId).sort()).toEqual(["a", "b"]);
+    expect(t.calls).toHaveLength(2);
+
+    for (const s of [first, late, ...others]) await s.reader!.cancel();
+  });
+
+  test("a failing panel arrives as that panel's error while the others arrive as results", async () => {
+    const { AppError } = await import("../lib/http/errors.ts");
+    const t = createTestHost({
+      url: store.url,
+      pool: store.pool,
+      runPanel: async (p) => {
+        if (p.id === "bad") throw new AppError("guard_rejected", "function pg_sleep is not allowed", { reason: "function" });
+        return { rows: [[1]] };
+      },
+    });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("bad"), panel("good")]));
+    const s = await open(t.app, dashboardId, await t.cookieFor([workspace.viewer_group]));
+    await s.reader!.next();
+    t.clock.runNext();
+    await flush();
+    const frames = [json(await s.reader!.next()), json(await s.reader!.next())];
+    expect(frames).toContainEqual({ panelId: "bad", at: t.clock.now(), error: { reason: "function", message: "function pg_sleep is not allowed" } });
+    expect(frames).toContainEqual({ panelId: "good", at: t.clock.now(), result: { rows: [[1]] } });
+    await s.reader!.cancel();
+  });
+
+  test("a comment heartbeat every 15 s", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool, env: { DEFAULT_REFRESH_INTERVAL_MS: "60000" } });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")], { refreshIntervalMs: 60_000 }));
+    const s = await open(t.app, dashboardId, await t.cookieFor([workspace.viewer_group]));
+    await s.reader!.next();
+    t.clock.runNext(); // first tick
+    await flush();
+    await s.reader!.next();
+    t.clock.advance(14_999);
+    t.clock.advance(1);
+    expect(await s.reader!.next({ comments: true })).toEqual({ comment: "heartbeat" });
+    await s.reader!.cancel();
+  });
+
+  test("disconnects are noticed: counts and gauges follow, the last one stops the poller and removes its series", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
+    const cookie = await t.cookieFor([workspace.viewer_group]);
+    const a = await open(t.app, dashboardId, cookie);
+    const b = await open(t.app, dashboardId, cookie);
+    await a.reader!.next();
+    await b.reader!.next();
+    t.clock.runNext();
+    await flush();
+    expect(await t.registry.metrics()).toContain(`svc_poller_tick_duration_seconds_count{dashboard="${dashboardId}"} 1`);
+
+    await a.reader!.cancel();
+    await flush();
+    expect(t.host.hub.subscribersOf(dashboardId)).toBe(1);
+    expect(await t.registry.getSingleMetricAsString("svc_sse_subscribers")).toContain(`{dashboard="${dashboardId}"} 1`);
+
+    await b.reader!.cancel();
+    await flush();
+    expect(t.host.hub.dashboards).toBe(0);
+    const scrape = await t.registry.metrics();
+    expect(scrape).not.toContain(dashboardId);
+    expect(scrape).toContain("svc_pollers_active 0");
+    // No timer of the stopped poller is left, so no query can start later.
+    const before = t.calls.length;
+    t.clock.advance(60_000);
+    await flush();
+    expect(t.calls).toHaveLength(before);
+  });
+
+  test("a subscriber that stops reading is dropped instead of buffered without bound; the others keep streaming", async () => {
+    const t = createTestHost({
+      url: store.url,
+      pool: store.pool,
+      host: { maxBufferedBytes: 2048 },
+      runPanel: async () => ({ rows: [["x".repeat(1000)]] }),
+    });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
+    const cookie = await t.cookieFor([workspace.viewer_group]);
+    const reading = await open(t.app, dashboardId, cookie);
+    const stuck = await open(t.app, dashboardId, cookie);
+    await reading.reader!.next();
+    t.clock.runNext();
+    for (let i = 0; i < 6; i++) {
+      if (i > 0) t.clock.advance(5000);
+      await flush();
+      expect((await reading.reader!.next())?.event).toBe("panel");
+    }
+    expect(t.host.hub.subscribersOf(dashboardId)).toBe(1);
+    expect(await t.registry.getSingleMetricAsString("svc_sse_subscribers")).toContain(`{dashboard="${dashboardId}"} 1`);
+    await expect(
+      (async () => {
+        while (await stuck.reader!.next()) {}
+      })(),
+    ).rejects.toThrow();
+    await reading.reader!.cancel();
+  });
+});
+
+describe("spec changes reach a running poller without a restart", () => {
+  test("NOTIFY → event: dashboard, and the new panel is queried at once", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool, host: { listen: listenerClientFactory(store.url) } });
+    try {
+      const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
+      const s = await open(t.app, dashboardId, await t.cookieFor([workspace.viewer_group]));
+      await s.reader!.next();
+      t.clock.runNext();
+      await flush();
+      expect(json(await s.reader!.next()).panelId).toBe("a");
+      // The listener connects in the background with the first subscriber.
+      await t.host.listenerReady();
+      await updateDashboard(store.pool, dashboardId, spec([panel("a"), panel("b")], { title: "Traffic v2" }));
+      const changed = await s.reader!.next();
+      expect(changed?.event).toBe("dashboard");
+      expect(json(changed)).toMatchObject({ id: dashboardId, version: 2, title: "Traffic v2" });
+      t.clock.runNext();
+      await flush();
+      expect(t.calls.filter((c) => c.panelId === "b")[0].dashboard.version).toBe(2);
+      await s.reader!.cancel();
+    } finally {
+      await t.host.beginDrain();
+      await t.host.settle();
+    }
+  });
+
+  test("a deleted dashboard ends its streams", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool, host: { listen: listenerClientFactory(store.url) } });
+    try {
+      const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
+      const s = await open(t.app, dashboardId, await t.cookieFor([workspace.viewer_group]));
+      await s.reader!.next();
+      await t.host.listenerReady();
+      await store.pool.query("DELETE FROM dashboards WHERE id = $1", [dashboardId]);
+      await store.pool.query("SELECT pg_notify('pulseboard_dashboard_changed', $1)", [dashboardId]);
+      const frame = await s.reader!.next();
+      expect(frame?.event).toBe("dashboard");
+      expect(json(frame)).toEqual({ id: dashboardId, deleted: true });
+      expect(await s.reader!.next()).toBeNull();
+      expect(t.host.hub.dashboards).toBe(0);
+    } finally {
+      await t.host.beginDrain();
+      await t.host.settle();
+    }
+  });
+});
+
+describe("drain (in process)", () => {
+  test("every stream gets retry with its own delay in 2000..10000 and event: draining, then closes; pollers stop first", async () => {
+    let r = 0;
+    const randoms = [0, 0.999999, 0.5, 0.25];
+    const t = createTestHost({ url: store.url, pool: store.pool, host: { random: () => randoms[r++ % randoms.length] } });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
+    const cookie = await t.cookieFor([workspace.viewer_group]);
+    const streams = await Promise.all(Array.from({ length: 4 }, () => open(t.app, dashboardId, cookie)));
+    for (const s of streams) await s.reader!.next();
+
+    t.deps.drain.start();
+    const flushed = t.host.beginDrain();
+    expect(t.host.hub.pollerOf(dashboardId)).toBeUndefined();
+    const retries: number[] = [];
+    for (const s of streams) {
+      const frame = await s.reader!.next();
+      expect(frame?.event).toBe("draining");
+      retries.push(frame!.retry!);
+      expect(await s.reader!.next()).toBeNull();
+    }
+    await flushed;
+    expect(retries.sort((x, y) => x - y)).toEqual([2000, 4000, 6000, 10000]);
+    // No tick may run any more.
+    t.clock.advance(60_000);
+    await flush();
+    expect(t.calls).toHaveLength(0);
+    expect(await t.registry.metrics()).toContain("svc_pollers_active 0");
+
+    // A stream opened while draining gets 200 and the terminal frame at once, without authentication.
+    const late = await open(t.app, dashboardId);
+    expect(late.res.status).toBe(200);
+    const frame = await late.reader!.next();
+    expect(frame?.event).toBe("draining");
+    expect(frame!.retry).toBeGreaterThanOrEqual(2000);
+    expect(await late.reader!.next()).toBeNull();
+
+    const ready = await t.app.request("/api/ready");
+    expect(ready.status).toBe(503);
+    expect((await ready.json()).status).toBe("draining");
+    expect((await t.app.request("/api/health")).status).toBe(200);
+    await t.host.settle();
+  });
+});
+

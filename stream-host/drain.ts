@@ -1,0 +1,112 @@
+import type { Config } from "../lib/config/parse.ts";
+import type { DrainState } from "../lib/lifecycle/drain-state.ts";
+import type { Logger } from "../lib/log/logger.ts";
+import type { Timers } from "./timers.ts";
+
+/** The two halves of the stream host's part of the drain (createStreamHost returns both). */
+export interface Drainable {
+  /** Steps 2 and 3, synchronously: pollers stopped, terminal frame to every stream, streams closed. */
+  beginDrain(): Promise<void>;
+  /** Step 4: in-flight metric queries and config-store work settle, the runner's pools are released. */
+  settle(): Promise<void>;
+}
+
+export type ShutdownSignal = "SIGTERM" | "SIGINT";
+
+/** 128 + signal number: what a shell reports for a process ended by that signal. */
+export const SIGNAL_EXIT_CODE: Record<ShutdownSignal, number> = { SIGTERM: 143, SIGINT: 130 };
+
+/**
+ * The instance lifecycle of the spec: serving → draining on the first signal, → exited when the
+ * drain finishes or SHUTDOWN_GRACE_MS elapses (exit 0 in both cases), or at once on a second
+ * SIGTERM or a SIGINT while draining. The listener is never closed: requests that still arrive are
+ * served (readiness answers 503 `draining`, health 200, new streams get the terminal frame).
+ */
+export function createShutdown(opts: {
+  drain: DrainState;
+  host: Drainable;
+  /** The rest of step 4 after the host settled: ends the config-store pool once every client is back. */
+  closeStores(): Promise<void>;
+  graceMs: number;
+  timers: Timers;
+  log: Logger;
+  exit(code: number): void;
+  /** Monotonic milliseconds, for the log line. */
+  monotonic?: () => number;
+}) {
+  const monotonic = opts.monotonic ?? (() => performance.now());
+  let state: "serving" | "draining" | "exited" = "serving";
+  let grace: unknown = null;
+  let started = 0;
+  let done!: Promise<void>;
+
+  function exitOnce(code: number, why: string) {
+    if (state === "exited") return;
+    state = "exited";
+    if (grace !== null) opts.timers.clearTimeout(grace);
+    opts.log.info("exiting", { code, why, drainMs: Math.round(monotonic() - started) });
+    opts.exit(code);
+  }
+
+  return {
+    /** Handles one shutdown signal. */
+    signal(sig: ShutdownSignal): void {
+      if (state === "exited") return;
+      if (state === "draining") {
+        // The remaining wait is skipped.
+        exitOnce(SIGNAL_EXIT_CODE[sig], `second signal ${sig} while draining`);
+        return;
+      }
+      state = "draining";
+      started = monotonic();
+      // Step 1, synchronously: readiness answers 503 `draining` from this instant.
+      opts.drain.start();
+      opts.log.info("draining", { signal: sig, graceMs: opts.graceMs });
+      grace = opts.timers.setTimeout(() => exitOnce(0, "grace elapsed"), opts.graceMs);
+      // Steps 2 and 3 run synchronously inside beginDrain, before anything else can be scheduled.
+      const flushed = opts.host.beginDrain();
+      done = (async () => {
+        try {
+          await flushed;
+          await opts.host.settle();
+          await opts.closeStores();
+          exitOnce(0, "drained");
+        } catch (err) {
+          opts.log.error("drain failed", { error: err instanceof Error ? err.name : "error" });
+          exitOnce(0, "drain failed");
+        }
+      })();
+    },
+    get state() {
+      return state;
+    },
+    /** Resolves when the drain sequence has run to its end (tests). */
+    finished: () => done ?? Promise.resolve(),
+  };
+}
+
+export type Shutdown = ReturnType<typeof createShutdown>;
+
+/** The subset of `process` the handlers need (tests pass an EventEmitter). */
+export interface SignalSource {
+  on(signal: ShutdownSignal, listener: () => void): unknown;
+}
+
+/**
+ * Installs the signal handlers. With FRAMEWORK_MANUAL_SIG_HANDLE=true (and not in development mode)
+ * SIGTERM and SIGINT drain. Otherwise a signal ends the process at once with 128 + its number
+ * (SIGTERM → 143) and no drain: the code is set explicitly so a parent process sees exit code 143,
+ * the same value a shell reports for a process killed by SIGTERM.
+ */
+export function installSignalHandlers(opts: {
+  proc: SignalSource;
+  config: Pick<Config, "FRAMEWORK_MANUAL_SIG_HANDLE" | "isDevelopment">;
+  shutdown: Pick<Shutdown, "signal">;
+  exit(code: number): void;
+}): "drain" | "immediate" {
+  const manual = opts.config.FRAMEWORK_MANUAL_SIG_HANDLE && !opts.config.isDevelopment;
+  for (const sig of ["SIGTERM", "SIGINT"] as const) {
+    opts.proc.on(sig, manual ? () => opts.shutdown.signal(sig) : () => opts.exit(SIGNAL_EXIT_CODE[sig]));
+  }
+  return manual ? "drain" : "immediate";
+}

@@ -1,0 +1,5 @@
+// Entry point of the stream host (`npm run start:stream-host`, the container's command): pollers,
+// SSE streams, /api/metrics and the probes on STREAM_PORT, with the drain of the spec on SIGTERM.
+import { startStreamHost } from "./server.ts";
+
+await startStreamHost();

@@ -1,0 +1,43 @@
+import { serve } from "@hono/node-server";
+import { buildServiceDeps } from "../lib/service/build-deps.ts";
+import { loadConfigOrExit } from "../lib/service/load-config.ts";
+import { type StreamHostOptions, createStreamHost } from "./app.ts";
+import { createShutdown, installSignalHandlers } from "./drain.ts";
+import { createGuardedRunner } from "./run-panel.ts";
+import { systemTimers } from "./timers.ts";
+
+/**
+ * Runs the stream host as its own process: validated config (every problem printed, exit 1),
+ * dependencies built once, the guarded runner, the HTTP listener on STREAM_PORT and the signal
+ * handlers of the spec's lifecycle. `options` replaces seams (the runner) for tests and benches.
+ */
+export async function startStreamHost(
+  opts: { env?: Record<string, string | undefined>; options?: StreamHostOptions; exit?: (code: number) => void } = {},
+) {
+  const config = loadConfigOrExit(opts.env ?? process.env);
+  const deps = buildServiceDeps(config);
+  const exit = opts.exit ?? ((code: number) => process.exit(code));
+  const wired = opts.options?.runPanel ? {} : await createGuardedRunner(config, deps);
+  const host = createStreamHost(deps, { ...wired, ...opts.options });
+
+  const shutdown = createShutdown({
+    drain: deps.drain,
+    host,
+    // pg-pool's end() resolves only once every checked-out client has been released and closed.
+    closeStores: async () => {
+      await deps.pool.end();
+      const { totalCount, idleCount, waitingCount } = deps.pool;
+      deps.log.info("config store released", { totalCount, idleCount, waitingCount });
+    },
+    graceMs: config.SHUTDOWN_GRACE_MS,
+    timers: systemTimers,
+    log: deps.log,
+    exit,
+  });
+  const signals = installSignalHandlers({ proc: process, config, shutdown, exit });
+
+  const server = serve({ fetch: host.app.fetch, port: config.STREAM_PORT }, (info) => {
+    deps.log.info("stream host listening", { port: info.port, signals });
+  });
+  return { config, deps, host, server, shutdown };
+}
