@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type ApiFixture, call, createApiFixture } from "./routes/api-fixture.ts";
+
+let fx: ApiFixture;
+let doc: any;
+
+const OPERATIONS = [
+  "get /api/workspaces/{workspaceId}/dashboards",
+  "post /api/workspaces/{workspaceId}/dashboards",
+  "get /api/dashboards/{dashboardId}",
+  "put /api/dashboards/{dashboardId}",
+  "delete /api/dashboards/{dashboardId}",
+  "get /api/workspaces/{workspaceId}/sources",
+  "post /api/workspaces/{workspaceId}/sources",
+  "get /api/sources/{sourceId}",
+  "put /api/sources/{sourceId}",
+  "delete /api/sources/{sourceId}",
+  "post /api/sources/{sourceId}/test",
+  "post /api/sources/{sourceId}/catalog/refresh",
+  "post /api/workspaces/{workspaceId}/query-preview",
+  "get /api/workspaces/{workspaceId}/limits",
+  "put /api/workspaces/{workspaceId}/limits",
+];
+
+beforeAll(async () => {
+  fx = await createApiFixture();
+  const res = await fx.app.request("/api/openapi.json");
+  expect(res.status).toBe(200);
+  doc = await res.json();
+});
+afterAll(() => fx.close());
+
+function operations(d: any): string[] {
+  return Object.entries(d.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) =>
+    Object.keys(ops)
+      .filter((m) => ["get", "post", "put", "delete", "patch"].includes(m))
+      .map((m) => `${m} ${p}`),
+  );
+}
+
+describe("/api/openapi.json", () => {
+  test("is an OpenAPI 3.1 document served without a session", () => {
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.info.title).toBe("Pulseboard API");
+    expect(doc.components.securitySchemes.session).toMatchObject({ type: "apiKey", in: "cookie", name: fx.config.SESSION_COOKIE_NAME });
+  });
+
+  test("describes every dashboard, source, preview and limits operation", () => {
+    expect(operations(doc)).toEqual(expect.arrayContaining(OPERATIONS));
+  });
+
+  test.each(OPERATIONS)("%s is served by a real route (no drift)", async (op) => {
+    const [method, path] = op.split(" ");
+    const concrete = path.replace(/\{[^}]+\}/g, "x_missing");
+    // Anonymous: the route's own auth answers 401; an undocumented or renamed route would 404.
+    const res = await call(fx.app, null, method.toUpperCase(), concrete);
+    expect(res.status).toBe(401);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+  });
+
+  test("request bodies are the zod schemas the routes validate with", () => {
+    const upd = doc.components.schemas.UpdateDashboard;
+    expect(upd.required).toEqual(expect.arrayContaining(["version", "spec"]));
+    const spec = doc.components.schemas.DashboardSpec;
+    expect(spec.required).toEqual(expect.arrayContaining(["title", "time", "panels"]));
+    expect(JSON.stringify(spec)).toContain("timeseries");
+    const preview = doc.components.schemas.QueryPreview;
+    expect(preview.required).toEqual(expect.arrayContaining(["sourceId", "sql", "time"]));
+    expect(doc.components.schemas.CreateSource.required).toEqual(expect.arrayContaining(["name", "host", "database", "secretRef"]));
+    expect(doc.components.schemas.UpdateSource.required).toEqual(["version"]);
+  });
+
+  test("errors are documented as problem+json with the stable codes", () => {
+    const put = doc.paths["/api/dashboards/{dashboardId}"].put;
+    expect(Object.keys(put.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "403", "404", "409", "422"]));
+    expect(put.responses["409"].content["application/problem+json"]).toBeDefined();
+    const codes = doc.components.schemas.Problem.properties.code.enum;
+    expect(codes).toEqual(expect.arrayContaining(["version_conflict", "guard_rejected", "result_too_large", "validation_failed"]));
+  });
+
+  test("the source schema documents secretRef as a name and has no credential fields", () => {
+    const props = Object.keys(doc.components.schemas.Source.properties);
+    expect(props).toContain("secretRef");
+    expect(props.filter((p) => /password|username|credential/i.test(p))).toEqual([]);
+  });
+});
