@@ -16,6 +16,7 @@ export async function runAllInOne(opts: {
   demo?: { workspaceId: string; sourceId: string; dashboardId: string };
   say: (line: string) => void;
   cleanups: (() => Promise<void>)[];
+  notes?: string[];
 }): Promise<void> {
   const { config, say, cleanups } = opts;
   const deps = buildServiceDeps(config);
@@ -30,6 +31,7 @@ export async function runAllInOne(opts: {
     (info) => {
       say(`Pulseboard is running: http://localhost:${info.port}`);
       if (opts.demo) say(`  demo dashboard: http://localhost:${info.port}/dashboards/${opts.demo.dashboardId}`);
+      for (const note of opts.notes ?? []) say(note);
       say("  Ctrl-C drains and stops (embedded PostgreSQL included).");
     },
   );

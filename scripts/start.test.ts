@@ -62,7 +62,16 @@ test("npm start serves probes on embedded defaults, Ctrl-C stops PostgreSQL, and
   const body = await ready.json();
   expect(ready.status).toBe(200);
   expect(body.checks.database).toEqual({ status: "ok" });
+  // With no OIDC_ISSUER the development identity provider runs in process and answers discovery.
+  expect(body.checks.identityProvider).toEqual({ status: "ok" });
+  expect(body.status).toBe("degraded");
   expect(body.checks.aiProvider).toEqual({ status: "failed", reason: "AI_PROVIDER" });
+  // Login redirects to the development identity provider with PKCE.
+  const login = await fetch(`http://127.0.0.1:${port}/api/auth/login`, { redirect: "manual" });
+  expect(login.status).toBe(302);
+  const location = new URL(login.headers.get("location")!);
+  expect(location.searchParams.get("code_challenge_method")).toBe("S256");
+  expect(location.searchParams.get("redirect_uri")).toBe(`http://localhost:${port}/api/auth/callback`);
   const dashboardLine = /demo dashboard: \S+\/dashboards\/(db_\S+)/.exec(first.output());
   expect(dashboardLine).not.toBeNull();
 

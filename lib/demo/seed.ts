@@ -3,8 +3,7 @@ import type { DashboardSpec } from "../dashboard/spec.ts";
 import { newId } from "../store/ids.ts";
 import { DEMO_METRICS_DB, DEMO_SECRET_REF } from "./metrics-db.ts";
 
-/** OIDC groups of the demo workspace; the embedded identity provider's demo users carry them. */
-export const DEMO_GROUPS = { viewer: "demo-viewers", editor: "demo-editors", admin: "demo-admins" } as const;
+import { DEMO_WORKSPACE_GROUPS } from "../dev-idp/users.ts";
 
 export interface DemoIds {
   workspaceId: string;
@@ -83,7 +82,7 @@ export async function seedDemo(pool: pg.Pool, metrics: { host: string; port: num
       ws = newId("ws");
       await client.query(
         "INSERT INTO workspaces (id, name, viewer_group, editor_group, admin_group) VALUES ($1, 'Demo', $2, $3, $4)",
-        [ws, DEMO_GROUPS.viewer, DEMO_GROUPS.editor, DEMO_GROUPS.admin],
+        [ws, DEMO_WORKSPACE_GROUPS.viewer_group, DEMO_WORKSPACE_GROUPS.editor_group, DEMO_WORKSPACE_GROUPS.admin_group],
       );
     }
     let src = (
