@@ -1,0 +1,55 @@
+import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { basename, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+/** What buildWebAssets wrote: logical name → hashed file name (also written to manifest.json). */
+export type WebManifest = { "main.js": string; "main.css"?: string };
+
+export interface BuildWebAssetsOptions {
+  /** Output folder; files in it from an earlier build of ours are replaced. */
+  outdir: string;
+  /** Minify (production); off keeps the bundle readable while debugging. */
+  minify?: boolean;
+  /** Source maps next to the files (default true; they reveal only our own browser code). */
+  sourcemap?: boolean;
+}
+
+const ENTRY = fileURLToPath(new URL("./main.ts", import.meta.url));
+/** Files a previous build of ours left: main-<HASH>.js/.css/.map and the manifest. */
+const OURS = /^(main-[A-Z0-9]+\.(js|css)(\.map)?|manifest\.json)$/;
+
+/**
+ * Bundles the browser code (web/main.ts and the CSS it imports) with esbuild into content-hashed
+ * files plus manifest.json, which the pages read to reference them. Serve the folder at /assets/
+ * (createApp's `webAssetsDir`): the hashed names are cached for a year.
+ */
+export async function buildWebAssets(opts: BuildWebAssetsOptions): Promise<{ outdir: string; manifest: WebManifest; files: string[] }> {
+  const outdir = resolve(opts.outdir);
+  await mkdir(outdir, { recursive: true });
+  for (const name of await readdir(outdir)) if (OURS.test(name)) await rm(join(outdir, name), { force: true });
+
+  const result = await esbuild.build({
+    entryPoints: { main: ENTRY },
+    outdir,
+    entryNames: "[name]-[hash]",
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: ["es2022", "chrome111", "firefox113", "safari16.4"],
+    minify: opts.minify ?? false,
+    sourcemap: opts.sourcemap ?? true,
+    metafile: true,
+    logLevel: "silent",
+    legalComments: "none",
+    define: { "process.env.NODE_ENV": JSON.stringify(opts.minify ? "production" : "development") },
+  });
+
+  const files = Object.keys(result.metafile.outputs).map((p) => basename(p));
+  const js = files.find((f) => /^main-[A-Z0-9]+\.js$/.test(f));
+  const css = files.find((f) => /^main-[A-Z0-9]+\.css$/.test(f));
+  if (!js) throw new Error("web build produced no main-<hash>.js");
+  const manifest: WebManifest = { "main.js": js, ...(css ? { "main.css": css } : {}) };
+  await writeFile(join(outdir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  return { outdir, manifest, files: [...files, "manifest.json"] };
+}

@@ -1,0 +1,219 @@
+import { type PanelType, renderResult } from "../charts/index.ts";
+import { api, type Dashboard, errorText, loginHref, type Me, type Workspace } from "../lib/api.ts";
+import { byId, h, notify, replace, stateBox } from "../lib/dom.ts";
+import { describeRange, formatAgo, formatDuration } from "../lib/format.ts";
+import { chatResult, mergeResult } from "../lib/panel-window.ts";
+import type { PanelUpdate } from "../lib/result.ts";
+import { RollingWindow } from "../lib/rolling-window.ts";
+import { openStream, type StreamState } from "../lib/sse-client.ts";
+import { resolveRange } from "../lib/time-range.ts";
+import { mountChat } from "./chat.ts";
+
+/** What the stream says about the dashboard (no SQL). */
+interface Summary {
+  id: string;
+  version: number;
+  title: string;
+  refreshIntervalMs: number;
+  time: { from: string; to: string };
+  panels: { id: string; title: string; type: PanelType; unit?: string }[];
+}
+
+interface PanelView {
+  spec: Summary["panels"][number];
+  card: HTMLElement;
+  body: HTMLElement;
+  meta: HTMLElement;
+  window: RollingWindow;
+  last: PanelUpdate | null;
+}
+
+/** The live dashboard: layout from the stream's snapshot, panels updated per `panel` event. */
+export function bootLive(): void {
+  const body = document.body;
+  const dashboardId = body.dataset.dashboardId!;
+  const maxPoints = Math.max(1, Number(body.dataset.maxWindowPoints) || 720);
+  const grid = byId("panels");
+  const status = byId("status");
+  const rangeEl = byId("range");
+  const message = byId("message");
+  const title = byId("title");
+  const panels = new Map<string, PanelView>();
+  let summary: Summary | null = null;
+  let lastUpdate: number | null = null;
+  let streamState: StreamState = "connecting";
+  let retryAt: number | null = null;
+  let role: Workspace["role"] | null = null;
+
+  // Role for the Edit link; the stream itself only needs viewer.
+  void (async () => {
+    try {
+      const [dash, me] = await Promise.all([api<Dashboard>("GET", `/api/dashboards/${dashboardId}`), api<Me>("GET", "/api/me")]);
+      const ws: Workspace | undefined = me.workspaces?.find((w) => w.id === dash.workspaceId);
+      role = ws?.role ?? null;
+      if (role && role !== "viewer") byId("edit-link").hidden = false;
+      if (!summary) {
+        title.textContent = dash.spec.title;
+        document.title = `${dash.spec.title} · Pulseboard`;
+      }
+    } catch (err) {
+      if ((err as { status?: number }).status === 404) fatal(404);
+    }
+  })();
+
+  function setSummary(next: Summary): void {
+    const changed = !summary || summary.version !== next.version || panels.size === 0;
+    summary = next;
+    title.textContent = next.title;
+    document.title = `${next.title} · Pulseboard`;
+    rangeEl.textContent = `${describeRange(next.time)} · every ${formatDuration(next.refreshIntervalMs)}`;
+    if (!changed) return;
+    // A new spec: rebuild the grid; windows restart because queries may have changed.
+    panels.clear();
+    grid.removeAttribute("aria-busy");
+    if (next.panels.length === 0) {
+      replace(grid, stateBox("empty", "This dashboard has no panels yet.", byId("edit-link").hidden ? null : h("a", { href: `/dashboards/${dashboardId}/edit`, class: "button" }, "Add panels")));
+      return;
+    }
+    replace(grid);
+    for (const p of next.panels) {
+      const bodyEl = h("div", { class: "panel-body" }, stateBox("loading", "Waiting for the first result…"));
+      const meta = h("span", { class: "panel-meta muted" });
+      const card = h(
+        "article",
+        { class: `panel panel-${p.type}`, "aria-labelledby": `panel-${p.id}-title` },
+        h("header", { class: "panel-head" }, h("h2", { id: `panel-${p.id}-title` }, p.title, p.unit ? h("span", { class: "unit" }, ` (${p.unit})`) : null), meta),
+        bodyEl,
+      );
+      grid.append(card);
+      panels.set(p.id, { spec: p, card, body: bodyEl, meta, window: new RollingWindow(maxPoints), last: null });
+    }
+  }
+
+  function draw(view: PanelView): void {
+    const u = view.last;
+    if (!u) return;
+    if ("error" in u) {
+      view.card.classList.add("has-error");
+      replace(view.body, stateBox("error", u.error.message, u.error.reason ? h("code", { class: "reason" }, u.error.reason) : null));
+      view.meta.textContent = "failed";
+      return;
+    }
+    view.card.classList.remove("has-error");
+    const range = summary ? resolveRange(summary.time, u.at) : null;
+    renderResult(view.body, view.spec.type, u.result, {
+      unit: view.spec.unit,
+      window: view.spec.type === "timeseries" || view.spec.type === "stat" ? view.window : undefined,
+      range,
+    });
+    const bits = [u.result.elapsedMs !== undefined ? `${Math.round(u.result.elapsedMs)} ms` : null, u.result.truncated ? "truncated" : null].filter(Boolean);
+    view.meta.textContent = bits.join(" · ");
+    if (u.result.truncated) view.meta.title = "The result hit the row or size cap; narrow the query or the time range.";
+  }
+
+  function applyUpdate(u: PanelUpdate): void {
+    const view = panels.get(u.panelId);
+    if (!view) return;
+    view.last = u;
+    lastUpdate = Math.max(lastUpdate ?? 0, u.at);
+    if ("result" in u && (view.spec.type === "timeseries" || view.spec.type === "stat")) {
+      mergeResult(view.window, u.result, summary ? resolveRange(summary.time, u.at) : null);
+    }
+    draw(view);
+  }
+
+  function fatal(statusCode: number): void {
+    if (statusCode === 401) {
+      location.assign(loginHref());
+      return;
+    }
+    grid.removeAttribute("aria-busy");
+    replace(
+      grid,
+      stateBox("error", statusCode === 404 ? "This dashboard does not exist, or you do not have access to it." : "You do not have access to this dashboard.", h("a", { href: "/", class: "button" }, "All dashboards")),
+    );
+    status.textContent = "Offline";
+    status.className = "pill bad";
+  }
+
+  function renderStatus(): void {
+    const now = Date.now();
+    let text: string;
+    let cls = "pill";
+    switch (streamState) {
+      case "open":
+        text = lastUpdate ? `Live · updated ${formatAgo(lastUpdate, now)}` : "Live";
+        cls += " ok";
+        break;
+      case "connecting":
+        text = "Connecting…";
+        break;
+      case "draining":
+      case "reconnecting": {
+        const secs = retryAt ? Math.max(0, Math.ceil((retryAt - now) / 1000)) : 0;
+        text = streamState === "draining" ? `Server restarting · reconnecting${secs ? ` in ${secs} s` : "…"}` : `Reconnecting${secs ? ` in ${secs} s` : "…"}`;
+        cls += " warn";
+        break;
+      }
+      default:
+        text = "Offline";
+        cls += " bad";
+    }
+    if (status.textContent !== text) status.textContent = text;
+    status.className = cls;
+  }
+
+  const stream = openStream(`/api/dashboards/${encodeURIComponent(dashboardId)}/stream`, {
+    onEvent(event, data) {
+      let payload: unknown;
+      try {
+        payload = JSON.parse(data);
+      } catch {
+        return;
+      }
+      if (event === "snapshot") {
+        const snap = payload as { dashboard: Summary; panels: PanelUpdate[] };
+        setSummary(snap.dashboard);
+        for (const u of snap.panels) applyUpdate(u);
+        notify(message, null);
+      } else if (event === "panel") {
+        applyUpdate(payload as PanelUpdate);
+      } else if (event === "dashboard") {
+        const d = payload as Summary & { deleted?: boolean };
+        if (d.deleted) {
+          stream.close();
+          replace(grid, stateBox("empty", "This dashboard was deleted.", h("a", { href: "/", class: "button" }, "All dashboards")));
+          return;
+        }
+        setSummary(d);
+        notify(message, "The dashboard was changed; showing the new version.", "info");
+      }
+    },
+    onState(state, info) {
+      streamState = state;
+      retryAt = info.retryInMs !== undefined ? Date.now() + info.retryInMs : null;
+      renderStatus();
+    },
+    onFatal: fatal,
+  });
+  window.addEventListener("pagehide", () => stream.close());
+  setInterval(renderStatus, 1000);
+
+  // Charts size to their card; redraw when the layout width changes.
+  let lastWidth = grid.clientWidth;
+  new ResizeObserver(() => {
+    if (Math.abs(grid.clientWidth - lastWidth) < 8) return;
+    lastWidth = grid.clientWidth;
+    for (const v of panels.values()) draw(v);
+  }).observe(grid);
+
+  mountChat({
+    dashboardId,
+    toggle: byId("chat-toggle"),
+    aside: byId("chat"),
+    canApply: () => role === "editor" || role === "admin",
+    panelResults: () =>
+      [...panels.values()].map((v) => chatResult(v.spec.id, v.last && ("result" in v.last ? { result: v.last.result } : { error: v.last.error }))),
+    onError: (e) => notify(message, errorText(e), "error"),
+  });
+}
