@@ -196,25 +196,24 @@ export function createGuard(opts: GuardOptions = {}): Guard {
 
   return {
     check(sql, catalog, catalogVersion) {
-      if (!parserLoaded()) {
-        return reject("structure", "the SQL parser is not loaded yet (await loadGuardParser() at startup)");
-      }
-      const key = catalogVersion === undefined || typeof sql !== "string" ? undefined : cache.key(sql, catalogVersion);
-      if (key !== undefined) {
-        const hit = cache.get(key);
-        if (hit !== undefined) return hit;
-      }
-      let verdict: GuardVerdict;
       try {
-        verdict = evaluate(sql, catalog);
+        if (!parserLoaded()) {
+          return reject("structure", "the SQL parser is not loaded yet (await loadGuardParser() at startup)");
+        }
+        const key =
+          typeof catalogVersion === "string" && typeof sql === "string" ? cache.key(sql, catalogVersion) : undefined;
+        if (key !== undefined) {
+          const hit = cache.get(key);
+          if (hit !== undefined) return hit;
+        }
+        const verdict = evaluate(sql, catalog);
+        if (key !== undefined) cache.set(key, verdict);
+        return verdict;
       } catch (err) {
-        verdict =
-          err instanceof RangeError
-            ? reject("structure", "the statement is nested too deeply")
-            : reject("structure", "the statement could not be checked");
+        return err instanceof RangeError
+          ? reject("structure", "the statement is nested too deeply")
+          : reject("structure", "the statement could not be checked");
       }
-      if (key !== undefined) cache.set(key, verdict);
-      return verdict;
     },
   };
 }

@@ -168,73 +168,106 @@ class Walker {
       for (let i = 0; i < v.length; i++) this.visit(v[i]);
       return;
     }
-    const o = v as Obj;
-    if (typeof o.relname === "string") this.relation(o);
-    if (Array.isArray(o.funcname)) this.call(o.funcname);
-    if (o.intoClause) this.keyword("INTO");
-    const withClause = o.withClause as Obj | undefined;
-    if (withClause && typeof withClause === "object") this.enterWith(withClause);
-    for (const key in o) {
-      const child = o[key];
-      if (typeof child !== "object" || child === null || key === "withClause") continue;
-      const c0 = key.charCodeAt(0);
-      if (c0 >= 65 && c0 <= 90) this.node(key, child as Obj);
-      else if (key === "typeName") this.typeName(child as Obj);
-      this.visit(child);
-    }
-    if (withClause && typeof withClause === "object") this.scopes.pop();
+    this.fields(v as Obj, false);
   }
 
-  /** A node wrapper key (node type name) and its body. */
-  private node(type: string, body: Obj): void {
+  /**
+   * Visits every field of a node. What a field means is read from its key in the same pass (one
+   * lookup per key instead of probing every object for every interesting property).
+   */
+  private fields(o: Obj, withEntered: boolean): void {
+    for (const key in o) {
+      const child = o[key];
+      if (typeof child !== "object" || child === null) {
+        if (key === "relname" && typeof child === "string") this.relation(o);
+        continue;
+      }
+      const c0 = key.charCodeAt(0);
+      if (c0 >= 65 && c0 <= 90) {
+        if (this.node(key, child as Obj)) continue;
+      } else if (key === "funcname") {
+        if (Array.isArray(child)) this.call(child);
+      } else if (key === "intoClause") {
+        this.keyword("INTO");
+      } else if (key === "typeName") {
+        this.typeName(child as Obj);
+      } else if (key === "withClause") {
+        if (withEntered) continue;
+        // Not seen through its statement node: visit it anyway (its names then scope nothing, stricter).
+        this.enterWith(child as Obj);
+        this.scopes.pop();
+        continue;
+      }
+      this.visit(child);
+    }
+  }
+
+  /** A statement body: its WITH names are in scope for all of it, whatever the key order. */
+  private statement(body: Obj): void {
+    const w = body.withClause;
+    if (w && typeof w === "object") {
+      this.enterWith(w as Obj);
+      this.fields(body, true);
+      this.scopes.pop();
+    } else this.fields(body, false);
+  }
+
+  /** A node wrapper key (node type name) and its body; true when the body has been visited here. */
+  private node(type: string, body: Obj): boolean {
     switch (type) {
       case "ParamRef": {
         this.findings.paramRefs++;
         const n = typeof body.number === "number" ? body.number : 0;
         if (n > this.findings.maxParam) this.findings.maxParam = n;
-        return;
+        return false;
       }
       case "SQLValueFunction": {
         const name = DENIED_VALUE_FUNCTIONS[String(body.op)];
         if (name) this.deny(name);
-        return;
+        return false;
       }
       case "LockingClause":
         this.keyword(LOCK_STRENGTH[String(body.strength)] ?? "FOR UPDATE");
-        return;
+        return false;
       case "IntoClause":
         this.keyword("INTO");
-        return;
+        return false;
       case "TypeName":
         this.typeName(body);
-        return;
+        return false;
       case "A_Expr": {
         // OPERATOR(schema.op) outside pg_catalog can run any function the schema's owner defined.
         const name = Array.isArray(body.name) ? stringParts(body.name) : null;
         if (name && name.length > 1 && name[0] !== "pg_catalog") this.deny(`OPERATOR(${name.join(".")})`);
-        return;
+        return false;
       }
       case "XmlExpr":
         this.syntaxFunction(XML_OPS[String(body.op)] ?? "xml");
-        return;
+        return false;
       case "JsonFuncExpr":
         this.syntaxFunction(JSON_OPS[String(body.op)] ?? "json_query");
-        return;
+        return false;
       case "RangeTableSample": {
         const method = Array.isArray(body.method) ? stringParts(body.method) : null;
         const name = method ? method.join(".") : "tablesample";
         if (method?.length !== 1 || !this.allowed.has(method[0])) this.deny(`TABLESAMPLE ${name}`);
-        return;
+        return false;
       }
       case "SelectStmt":
-        return;
+        this.statement(body);
+        return true;
       default: {
         const fn = SYNTAX_FUNCTIONS[type];
         if (fn) {
           this.syntaxFunction(fn);
-          return;
+          return false;
         }
-        if (type.endsWith("Stmt")) this.keyword(NESTED_STATEMENT[type] ?? "");
+        if (type.endsWith("Stmt")) {
+          this.keyword(NESTED_STATEMENT[type] ?? "");
+          this.statement(body);
+          return true;
+        }
+        return false;
       }
     }
   }
