@@ -1,7 +1,7 @@
 // Bundles the Pulseboard processes with esbuild (`npm run build`). See docs/build.md.
 //
 //   node esbuild.config.mjs                      every target whose entry exists; fails if a required one is missing
-//   node esbuild.config.mjs --only handlers      just these targets (repeatable); each must exist
+//   node esbuild.config.mjs --only handlers,web  just these targets (comma list or repeated flag)
 //   node esbuild.config.mjs --outdir /tmp/out    another output folder (default dist/)
 //
 // Server targets become one ESM file each (dist/<target>/main.mjs) plus the side files their bundle needs:
@@ -23,7 +23,8 @@ export const TARGETS = [
   { name: "handlers", entries: ["handlers/main.ts"], platform: "node", required: true },
   { name: "stream-host", entries: ["stream-host/main.ts"], platform: "node", required: true },
   { name: "migrate", entries: ["scripts/migrate.ts"], platform: "node", required: false },
-  { name: "web", entries: ["web/main.ts", "web/main.tsx"], platform: "browser", required: false },
+  // The browser bundle is web/build.ts's job (content-hashed files plus manifest.json, which the pages read).
+  { name: "web", entries: ["web/build.ts"], platform: "web-assets", required: false },
 ];
 
 /**
@@ -84,7 +85,7 @@ export async function build(opts = {}) {
   for (const target of selected) {
     const entry = findEntry(target, root);
     if (entry) plan.push({ target, entry });
-    else if (target.required || opts.only?.includes(target.name)) missing.push(target);
+    else if (target.required) missing.push(target);
     else skipped.push(target.name);
   }
   if (missing.length > 0) {
@@ -98,6 +99,10 @@ export async function build(opts = {}) {
     const dir = join(outdir, target.name);
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
+    if (target.platform === "web-assets") {
+      built.push(await buildWebAssets(root, entry, target.name, dir, log));
+      continue;
+    }
     const server = target.platform === "node";
     const result = await esbuild.build({
       absWorkingDir: root,
@@ -160,6 +165,20 @@ export async function build(opts = {}) {
   }
   for (const name of skipped) log(`skipped ${name}: no entry point yet`);
   return { version, built, skipped };
+}
+
+/**
+ * Runs `buildWebAssets({ outdir, minify })` exported by a TypeScript module (web/build.ts), loaded through tsx
+ * because this script is plain Node. The browser code's own build decides names and the manifest.
+ */
+async function buildWebAssets(root, entry, name, dir, log) {
+  const { tsImport } = await import("tsx/esm/api");
+  const mod = await tsImport(pathToFileURL(join(root, entry)).href, import.meta.url);
+  if (typeof mod.buildWebAssets !== "function") throw new Error(`${entry} exports no buildWebAssets()`);
+  const result = await mod.buildWebAssets({ outdir: dir, minify: true });
+  const shown = relative(root, dir).startsWith("..") ? dir : relative(root, dir);
+  log(`built ${name}: ${shown}/ (${result.files.join(", ")})`);
+  return { name, entry, dir, extras: result.files };
 }
 
 function parseArgs(argv) {

@@ -198,7 +198,7 @@ describe("build rules", () => {
     const byName = Object.fromEntries(TARGETS.map((t) => [t.name, t]));
     expect(byName.handlers).toMatchObject({ entries: ["handlers/main.ts"], platform: "node", required: true });
     expect(byName["stream-host"]).toMatchObject({ entries: ["stream-host/main.ts"], platform: "node", required: true });
-    expect(byName.web).toMatchObject({ platform: "browser", required: false });
+    expect(byName.web).toMatchObject({ entries: ["web/build.ts"], platform: "web-assets", required: false });
   });
 });
 

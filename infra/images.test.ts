@@ -1,0 +1,235 @@
+// The Dockerfiles cannot be built here (no Docker engine), so this checks what they promise and then runs the
+// final stage's layout for real: the same build command into dist/, the image's ENV and its exec-form CMD,
+// from a folder with no node_modules, in production mode.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../lib/embedded/postgres.ts";
+import { createDatabase } from "../lib/testing/pg.ts";
+import {
+  HANDLERS_PORT,
+  HEALTH_PATH,
+  SERVICE_DISCOVERY_NAMESPACE,
+  STREAM_HOST_DISCOVERY_NAME,
+  STREAM_HOST_PORT,
+} from "./cdk/constants.ts";
+import { DOCKER_CONTEXT_EXCLUDES } from "./cdk/images.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const { build } = (await import(pathToFileURL(join(ROOT, "esbuild.config.mjs")).href)) as {
+  build(opts: { outdir: string; only: string[]; log?: (l: string) => void }): Promise<unknown>;
+};
+
+interface Instruction {
+  op: string;
+  args: string;
+}
+
+/** Dockerfile instructions with line continuations joined and comments dropped. */
+function parseDockerfile(file: string): Instruction[] {
+  const text = readFileSync(join(ROOT, "infra", file), "utf8");
+  const lines = text.split("\n").filter((l) => !/^\s*#/.test(l));
+  const joined = lines.join("\n").replace(/\\\n\s*/g, " ");
+  return joined
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .map((l) => {
+      const m = /^(\S+)\s+(.*)$/.exec(l)!;
+      return { op: m[1].toUpperCase(), args: m[2] };
+    });
+}
+
+/** The instructions of the last stage (what the image runs). */
+function finalStage(ins: Instruction[]): Instruction[] {
+  const last = ins.map((i) => i.op).lastIndexOf("FROM");
+  return ins.slice(last);
+}
+
+/** ENV of a stage (`KEY=value` pairs); `${ARG}` references resolve to the ARG's default. */
+function envOf(stage: Instruction[]): Record<string, string> {
+  const args: Record<string, string> = {};
+  const env: Record<string, string> = {};
+  for (const i of stage) {
+    if (i.op === "ARG") {
+      const [k, v = ""] = i.args.split("=");
+      args[k] = v.replace(/^"|"$/g, "");
+    }
+    if (i.op === "ENV") {
+      for (const pair of i.args.split(/\s+/)) {
+        const [k, v] = pair.split("=");
+        env[k] = v.replace(/\$\{(\w+)\}/g, (_, name) => args[name] ?? "");
+      }
+    }
+  }
+  return env;
+}
+
+function execForm(stage: Instruction[], op: string): string[] {
+  const hit = stage.filter((i) => i.op === op).pop();
+  expect(hit, op).toBeDefined();
+  // Exec form is a JSON array: no shell, so node itself is the process that receives SIGTERM.
+  const parsed = JSON.parse(hit!.args);
+  expect(Array.isArray(parsed)).toBe(true);
+  return parsed;
+}
+
+function buildTargets(ins: Instruction[]): string[] {
+  const run = ins.find((i) => i.op === "RUN" && i.args.includes("esbuild.config.mjs"));
+  expect(run).toBeDefined();
+  return /--only\s+(\S+)/.exec(run!.args)![1].split(",");
+}
+
+const handlers = parseDockerfile("Dockerfile.handlers");
+const streamHost = parseDockerfile("Dockerfile.stream-host");
+
+describe("Dockerfile.handlers", () => {
+  const stage = finalStage(handlers);
+
+  it("copies the Lambda Web Adapter extension into /opt/extensions from the public ECR image", () => {
+    const from = handlers.find((i) => i.op === "FROM" && i.args.includes("public.ecr.aws/awsguru/aws-lambda-adapter"));
+    expect(from?.args).toMatch(/ AS lambda-adapter$/);
+    expect(stage).toContainEqual({ op: "COPY", args: "--from=lambda-adapter /lambda-adapter /opt/extensions/lambda-adapter" });
+  });
+
+  it("runs on a Node 20 base image with the adapter's readiness check on /api/health and PORT 8080", () => {
+    expect(handlers.find((i) => i.op === "ARG" && i.args.startsWith("NODE_VERSION="))?.args).toBe("NODE_VERSION=20");
+    expect(stage[0].args).toContain("public.ecr.aws/docker/library/node:$" + "{NODE_VERSION}-bookworm-slim");
+    expect(envOf(stage)).toMatchObject({
+      NODE_ENV: "production",
+      PORT: String(HANDLERS_PORT),
+      AWS_LWA_READINESS_CHECK_PATH: HEALTH_PATH,
+    });
+    expect(execForm(stage, "CMD")).toEqual(["node", "dist/handlers/main.mjs"]);
+    expect(buildTargets(handlers)).toContain("handlers");
+  });
+});
+
+describe("Dockerfile.stream-host", () => {
+  const stage = finalStage(streamHost);
+
+  it("stops with SIGTERM delivered to node, which drains because FRAMEWORK_MANUAL_SIG_HANDLE is on", () => {
+    expect(stage).toContainEqual({ op: "STOPSIGNAL", args: "SIGTERM" });
+    expect(envOf(stage)).toMatchObject({
+      NODE_ENV: "production",
+      FRAMEWORK_MANUAL_SIG_HANDLE: "true",
+      STREAM_PORT: String(STREAM_HOST_PORT),
+    });
+    expect(execForm(stage, "CMD")).toEqual(["node", "dist/stream-host/main.mjs"]);
+  });
+
+  it("carries the migrate bundle that the task's migrate container runs", () => {
+    expect(buildTargets(streamHost)).toEqual(expect.arrayContaining(["stream-host", "migrate"]));
+  });
+});
+
+describe("build context and scrape config", () => {
+  it("both .dockerignore files list what the CDK asset excludes", () => {
+    for (const file of ["Dockerfile.handlers.dockerignore", "Dockerfile.stream-host.dockerignore"]) {
+      const entries = readFileSync(join(ROOT, "infra", file), "utf8")
+        .split("\n")
+        .map((l) => l.trim())
+        .filter((l) => l && !l.startsWith("#"));
+      expect(entries, file).toEqual(DOCKER_CONTEXT_EXCLUDES);
+    }
+  });
+
+  it("Prometheus scrapes every stream host task by its Cloud Map name, with the bearer token file", () => {
+    const yml = readFileSync(join(ROOT, "infra/prometheus/scrape.yml"), "utf8");
+    expect(yml).toMatch(/^\s+metrics_path: \/api\/metrics$/m);
+    expect(yml).toMatch(/^\s+type: Bearer$/m);
+    expect(yml).toMatch(/^\s+credentials_file: \/\S+$/m);
+    expect(yml).toContain(`- ${STREAM_HOST_DISCOVERY_NAME}.${SERVICE_DISCOVERY_NAMESPACE}\n`);
+    expect(yml).toMatch(new RegExp(`^\\s+port: ${STREAM_HOST_PORT}$`, "m"));
+    expect(yml).not.toMatch(/\t/);
+  });
+});
+
+// The final stage, run as the image would run it.
+describe.each([
+  { name: "handlers", dockerfile: handlers, entry: "handlers/main.ts", portVar: "PORT" },
+  { name: "stream-host", dockerfile: streamHost, entry: "stream-host/main.ts", portVar: "STREAM_PORT" },
+])("$name image layout", ({ dockerfile, entry, portVar }) => {
+  let workdir: string;
+  let child: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    workdir = await mkdtemp(join(tmpdir(), "pulseboard-image-"));
+  });
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((r) => child!.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    }
+    await rm(workdir, { recursive: true, force: true });
+  });
+
+  it.skipIf(!existsSync(join(ROOT, entry)))("starts from its CMD with its ENV in production, answers its health check and exits 0 on SIGTERM", async () => {
+    const stage = finalStage(dockerfile);
+    await build({ outdir: join(workdir, "dist"), only: buildTargets(dockerfile), log: () => {} });
+    const { url } = await createDatabase("image");
+    const port = await freePort();
+    const imageEnv = envOf(stage);
+    // The RDS CA bundle is downloaded during a real image build; node only warns when it is absent.
+    delete imageEnv.NODE_EXTRA_CA_CERTS;
+    const [cmd, ...args] = execForm(stage, "CMD");
+    expect(cmd).toBe("node");
+    child = spawn(process.execPath, args, {
+      cwd: workdir,
+      env: {
+        PATH: process.env.PATH ?? "",
+        ...imageEnv,
+        // What the CDK stack adds at deploy time (the secrets come from Secrets Manager there).
+        DATABASE_URL: url,
+        SESSION_SECRET: "s".repeat(64),
+        SOURCE_SECRET_REFS: "DEMO:*",
+        [portVar]: String(port),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout?.on("data", (d) => {
+      output += d;
+    });
+    child.stderr?.on("data", (d) => {
+      output += d;
+    });
+
+    // The image's own health check command, when it has one, else a plain request.
+    const healthcheck = stage.find((i) => i.op === "HEALTHCHECK");
+    const probe = healthcheck
+      ? () => runHealthcheck(healthcheck.args, String(port))
+      : () => fetch(`http://127.0.0.1:${port}${HEALTH_PATH}`).then((r) => r.status === 200, () => false);
+    let healthy = false;
+    for (let attempt = 0; attempt < 200 && !healthy; attempt++) {
+      if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}:\n${output}`);
+      healthy = await probe();
+      if (!healthy) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(healthy, output).toBe(true);
+    const res = await fetch(`http://127.0.0.1:${port}${HEALTH_PATH}`);
+    expect(await res.json()).toMatchObject({ status: "ok" });
+
+    // The orchestrator's stop: SIGTERM to node (exec-form CMD), which handles it and exits 0, not 143.
+    const exited = new Promise<number | null>((r) => child!.once("exit", (code) => r(code)));
+    child.kill("SIGTERM");
+    expect(await exited, output).toBe(0);
+  });
+});
+
+/** Runs a HEALTHCHECK's exec-form command (after its options) against `port`; true when it exits 0. */
+function runHealthcheck(args: string, port: string): Promise<boolean> {
+  const json = args.slice(args.indexOf("CMD ") + 4);
+  const [cmd, ...rest] = JSON.parse(json) as string[];
+  expect(cmd).toBe("node");
+  const patched = rest.map((a) => a.replaceAll(String(STREAM_HOST_PORT), port));
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, patched, { stdio: "ignore" });
+    p.once("exit", (code) => resolve(code === 0));
+  });
+}
