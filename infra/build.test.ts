@@ -202,6 +202,29 @@ describe("build rules", () => {
   });
 });
 
+describe("migrate bundle (what the stream host task's migrate container runs)", () => {
+  it.skipIf(!existsSync(join(ROOT, "scripts/migrate.ts")))(
+    "applies the migrations copied beside it to an empty database, then finds nothing to do",
+    async () => {
+      const result = await build({ outdir: join(outRoot, "migrate"), only: ["migrate"], log: silent });
+      expect(result.built[0].extras).toContain("migrations/");
+      const file = join(result.built[0].dir, "main.mjs");
+      const { url } = await createDatabase("migrate");
+      const run = async () => {
+        const { child, output } = startBundle(file, { DATABASE_URL: url });
+        const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+        return { code, output: output() };
+      };
+      const first = await run();
+      expect(first.code, first.output).toBe(0);
+      expect(first.output).toMatch(/applied: .*0001_init\.sql/);
+      const second = await run();
+      expect(second.code, second.output).toBe(0);
+      expect(second.output).toContain("config store is up to date");
+    },
+  );
+});
+
 // The real entry points are written by other contributors; these run as soon as each file exists.
 describe.each([
   { name: "handlers", entry: "handlers/main.ts", portVar: "PORT" },
