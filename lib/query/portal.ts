@@ -25,6 +25,11 @@ export interface PortalOptions {
   timeoutMs: number;
   /** Ends the connection at once; the portal then fails with its own stop reason. */
   abort: () => void;
+  /**
+   * Connections that already hold the fixed statements (BEGIN READ ONLY, SET LOCAL, ROLLBACK) as named
+   * prepared statements. A connection not in the set gets them parsed in this same pipeline.
+   */
+  prepared: WeakSet<object>;
 }
 
 export interface PortalResult {
@@ -67,6 +72,8 @@ function wireLimit(maxBytes: number): number {
  * One guarded statement as a single pipelined round trip on the extended protocol:
  *
  *   BEGIN READ ONLY · SET LOCAL statement_timeout · Parse/Bind/Describe/Execute(maxRows + 1) · ROLLBACK · Sync
+ *
+ * (the three fixed statements as named prepared statements, parsed once per connection)
  *
  * The server runs them in order; nothing waits on a reply in between, so the read-only transaction and the
  * timeout cost no extra round trip. After an error the server skips to Sync, so the ROLLBACK never runs on a
@@ -119,22 +126,33 @@ export class ReadOnlyPortal {
     this.stream = connection.stream;
     this.stream.on("data", this.onWire);
     const timeout = Math.max(1, Math.floor(opts.timeoutMs));
+    const names = { begin: "pb_ro_begin", timeout: `pb_ro_timeout_${timeout}`, rollback: "pb_ro_rollback" };
+    // Named once per connection: Bind/Execute of a prepared statement skips the parse and analysis the
+    // server would otherwise repeat three times per query. The texts are fixed on a fresh connection before
+    // any user statement runs; a statement that deallocates them only makes the next Bind fail, and a
+    // failed client is destroyed.
+    const parseFixed = !opts.prepared.has(connection);
+    if (parseFixed) opts.prepared.add(connection);
+    const run = (name: string) => {
+      connection.bind({ statement: name });
+      connection.execute({});
+    };
     // Cork so the whole pipeline leaves in one write (one TCP segment for small statements).
     connection.stream.cork();
     try {
-      connection.parse({ text: "BEGIN READ ONLY" });
-      connection.bind({});
-      connection.execute({});
-      connection.parse({ text: `SET LOCAL statement_timeout = ${timeout}` });
-      connection.bind({});
-      connection.execute({});
+      if (parseFixed) {
+        // All three before the user statement, so nothing it does can precede or replace them.
+        connection.parse({ name: names.begin, text: "BEGIN READ ONLY" });
+        connection.parse({ name: names.timeout, text: `SET LOCAL statement_timeout = ${timeout}` });
+        connection.parse({ name: names.rollback, text: "ROLLBACK" });
+      }
+      run(names.begin);
+      run(names.timeout);
       connection.parse({ text: opts.text, types: opts.paramTypes });
       connection.bind({ values: opts.values });
       connection.describe({ type: "P" });
       connection.execute({ rows: opts.maxRows + 1 });
-      connection.parse({ text: "ROLLBACK" });
-      connection.bind({});
-      connection.execute({});
+      run(names.rollback);
       connection.sync();
     } finally {
       connection.stream.uncork();

@@ -213,6 +213,19 @@ describe("read-only holds even with the guard bypassed", () => {
     expect(err.extra).toEqual({ sqlstate: "25006" });
   });
 
+  test("the fixed statements cannot be replaced: DEALLOCATE fails its own call, PREPARE cannot take the name", async () => {
+    const { runner } = setup({ poolMax: 1 });
+    const source = fx.source({ secretRef: "WRITER" });
+    const dealloc = await rejection(runner.execute({ source, sql: "DEALLOCATE ALL" }));
+    expect(dealloc.extra).toEqual({ sqlstate: "26000" });
+    expect(runner.poolStats(source.id)?.totalCount).toBe(0);
+    const prep = await rejection(runner.execute({ source, sql: "PREPARE pb_ro_begin AS SELECT 1" }));
+    expect(prep.extra).toEqual({ sqlstate: "42P05" });
+    const err = await rejection(runner.execute({ source, sql: "INSERT INTO samples VALUES (now(), 'x', 1)" }));
+    expect(err.extra).toEqual({ sqlstate: "25006" });
+    expectAllReturned(runner, source.id);
+  });
+
   test("two statements in one call are refused by the protocol", async () => {
     const { runner } = setup();
     const source = fx.source({ secretRef: "WRITER" });

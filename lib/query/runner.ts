@@ -93,6 +93,8 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   const stallGraceMs = opts.stallGraceMs ?? 5_000;
   const pools = new Map<string, PoolEntry>();
   const ending = new Set<Promise<void>>();
+  // Connections holding the pipeline's fixed named statements (entries die with their connection).
+  const prepared = new WeakSet<object>();
   let running = 0;
   let closed = false;
 
@@ -164,6 +166,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         timeoutMs,
         // Stop at once: ending the client destroys the socket, so the server stops sending.
         abort: () => void client.end().catch(() => {}),
+        prepared,
       });
       // A checked-out client has no pool listener; a dying socket must reach the portal, not crash the process.
       const onClientError = () => {};

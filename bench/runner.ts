@@ -1,0 +1,233 @@
+// npm run bench -- runner: guarded query time against a bare `pg` query of the same SQL on the same database
+// (1 row and 5,000 rows), the alternatives for the read-only/timeout set-up side by side, and peak RSS growth
+// while a would-be >1 GB result is stopped by the byte cap. Starts its own embedded PostgreSQL.
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import Cursor from "pg-cursor";
+import { Registry } from "prom-client";
+import type { Catalog } from "../lib/catalog/types.ts";
+import { parseConfig } from "../lib/config/parse.ts";
+import { startEmbeddedPostgres } from "../lib/embedded/postgres.ts";
+import { AppError } from "../lib/http/errors.ts";
+import { createMetrics } from "../lib/metrics/metrics.ts";
+import { startupOptions } from "../lib/query/pools.ts";
+import { type ReadStats, createQueryRunner } from "../lib/query/runner.ts";
+import { createSecretResolver } from "../lib/secrets/resolver.ts";
+import type { Source } from "../lib/sources/store.ts";
+import { createGuard, loadGuardParser } from "../lib/sql-guard/index.ts";
+
+const DB = "bench_metrics";
+const ROLE = "bench_reader";
+const PASSWORD = "bench-reader-pw";
+const ROWS = 20_000;
+const T0 = Date.UTC(2026, 0, 1);
+
+const catalog: Catalog = {
+  tables: [
+    {
+      schema: "public",
+      name: "samples",
+      timeColumn: "ts",
+      columns: [
+        { name: "ts", type: "timestamp with time zone" },
+        { name: "host", type: "text" },
+        { name: "value", type: "double precision" },
+      ],
+    },
+  ],
+};
+
+const PANELS = {
+  "1 row": "SELECT ts, host, value FROM samples WHERE $__timeFilter(ts) ORDER BY ts LIMIT 1",
+  "5,000 rows": "SELECT ts, host, value FROM samples WHERE $__timeFilter(ts) ORDER BY ts LIMIT 5000",
+} as const;
+const RANGE = { fromMs: T0, toMs: T0 + ROWS * 1000 };
+
+type Op = () => Promise<unknown>;
+
+/**
+ * Runs the variants op by op in turn (A, B, C, A, B, C, ...) so load from other processes hits all alike,
+ * and returns the 10th and 50th percentile of each variant's per-op time in microseconds.
+ */
+async function measure(
+  variants: [string, Op][],
+  samples: number,
+): Promise<Map<string, { p10: number; p50: number }>> {
+  const times = variants.map(() => [] as number[]);
+  for (let i = 0; i < Math.max(20, samples / 5); i++) for (const [, op] of variants) await op(); // JIT, plans
+  for (let i = 0; i < samples; i++) {
+    for (let k = 0; k < variants.length; k++) {
+      const start = performance.now();
+      await (variants[k] as [string, Op])[1]();
+      times[k]?.push((performance.now() - start) * 1000);
+    }
+  }
+  const out = new Map<string, { p10: number; p50: number }>();
+  variants.forEach(([name], k) => {
+    const s = (times[k] as number[]).sort((a, b) => a - b);
+    const q = (f: number) => s[Math.floor(s.length * f)] as number;
+    out.set(name, { p10: q(0.1), p50: q(0.5) });
+  });
+  return out;
+}
+
+export async function run(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "pulseboard-bench-runner-"));
+  // As root the server runs as a separate postgres user that must be able to enter the folder.
+  await chmod(dir, 0o755);
+  const server = await startEmbeddedPostgres({ dataDir: join(dir, "data") });
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    const admin = new pg.Client({ connectionString: server.url("postgres") });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${DB}`);
+    await admin.query(`CREATE ROLE ${ROLE} LOGIN PASSWORD '${PASSWORD}'`);
+    await admin.end();
+    const setup = new pg.Client({ connectionString: server.url(DB) });
+    await setup.connect();
+    await setup.query(`
+      CREATE TABLE samples (ts timestamptz NOT NULL, host text NOT NULL, value double precision NOT NULL);
+      INSERT INTO samples SELECT to_timestamp(${T0 / 1000} + g), 'web-' || (g % 8), random() * 100
+        FROM generate_series(0, ${ROWS - 1}) g;
+      CREATE INDEX samples_ts ON samples (ts);
+      ANALYZE samples;
+      GRANT SELECT ON samples TO ${ROLE};
+    `);
+    await setup.end();
+
+    await loadGuardParser();
+    const config = parseConfig({
+      DATABASE_URL: server.url(DB),
+      SOURCE_SECRET_REFS: "BENCH:ws_bench",
+      MAX_QUERY_ROWS: "5000",
+      MAX_RESULT_BYTES: "4194304",
+    }).config;
+    const runner = createQueryRunner({
+      config,
+      metrics: createMetrics(new Registry(), { defaultCollectors: false }),
+      guard: createGuard(),
+      secrets: createSecretResolver({ config, env: { BENCH_USERNAME: ROLE, BENCH_PASSWORD: PASSWORD } }),
+      poolMax: 1,
+    });
+    cleanups.push(() => runner.closeAll());
+    const source: Source = {
+      id: "src_bench",
+      workspaceId: "ws_bench",
+      name: "bench",
+      host: "127.0.0.1",
+      port: server.port,
+      database: DB,
+      sslmode: "disable",
+      secretRef: "BENCH",
+      schemas: ["public"],
+      catalog,
+      catalogRefreshedAt: new Date(0),
+      notes: "",
+      version: 1,
+      createdAt: new Date(0),
+      updatedAt: new Date(0),
+    };
+    const conn = { host: "127.0.0.1", port: server.port, database: DB, user: ROLE, password: PASSWORD };
+    const bare = new pg.Pool({ ...conn, max: 1 });
+    const withOptions = new pg.Pool({ ...conn, max: 1, options: startupOptions(20_000) });
+    cleanups.push(
+      () => bare.end(),
+      () => withOptions.end(),
+    );
+    const naiveClient = new pg.Client(conn);
+    await naiveClient.connect();
+    cleanups.push(() => naiveClient.end());
+
+    // ---- Byte cap first, while the heap is small: a would-be 1.28 GB result (5,000 rows of 256 KB).
+    await runner.run({ source, sql: PANELS["1 row"], range: RANGE });
+    const hugeSql = "SELECT repeat(md5(g::text), 8192) AS blob FROM generate_series(1, 5000) g";
+    const stats: ReadStats = { rowsRead: 0, bytes: 0, wireBytes: 0 };
+    const rssBefore = process.memoryUsage.rss();
+    const maxRssBefore = process.resourceUsage().maxRSS * 1024;
+    let peak = rssBefore;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage.rss());
+    }, 1);
+    const capStart = performance.now();
+    let capError: unknown;
+    try {
+      await runner.execute({ source, sql: hugeSql, stats });
+    } catch (err) {
+      capError = err;
+    }
+    const capMs = performance.now() - capStart;
+    clearInterval(sampler);
+    peak = Math.max(peak, process.memoryUsage.rss(), process.resourceUsage().maxRSS * 1024);
+    const growth = Math.max(peak - rssBefore, process.resourceUsage().maxRSS * 1024 - maxRssBefore);
+    const capCode = capError instanceof AppError ? capError.code : String(capError);
+
+    // ---- Query overhead.
+    const values = [new Date(RANGE.fromMs).toISOString(), new Date(RANGE.toMs).toISOString()];
+    const results: { label: string; samples: number; times: Map<string, { p10: number; p50: number }>; rows: number }[] =
+      [];
+    for (const [label, panelSql] of Object.entries(PANELS)) {
+      const verdict = createGuard().check(panelSql, catalog);
+      if (!verdict.ok) throw new Error(`bench panel rejected: ${verdict.message}`);
+      const text = verdict.sql;
+      const rowsExpected = (await runner.run({ source, sql: panelSql, range: RANGE })).rows.length;
+      const types = [1184, 1184];
+      const variants: [string, Op][] = [
+        ["bare pg (pool.query)", () => bare.query(text, values)],
+        ["guarded runner.run (chosen)", () => runner.run({ source, sql: panelSql, range: RANGE })],
+        ["  its execution step alone", () => runner.execute({ source, sql: text, values, paramTypes: types })],
+        [
+          "4 awaited statements + pg-cursor",
+          async () => {
+            await naiveClient.query("BEGIN READ ONLY");
+            await naiveClient.query("SET LOCAL statement_timeout = 20000");
+            const cursor = naiveClient.query(new Cursor(text, values));
+            await cursor.read(5001);
+            await cursor.close();
+            await naiveClient.query("ROLLBACK");
+          },
+        ],
+        [
+          "1 message BEGIN+SET, query, ROLLBACK",
+          async () => {
+            await naiveClient.query("BEGIN READ ONLY; SET LOCAL statement_timeout = 20000");
+            await naiveClient.query(text, values);
+            await naiveClient.query("ROLLBACK");
+          },
+        ],
+        ["startup options only (weaker)", () => withOptions.query(text, values)],
+      ];
+      const samples = label === "1 row" ? 3000 : 60;
+      results.push({ label, samples, times: await measure(variants, samples), rows: rowsExpected });
+    }
+
+    const us = (n: number) => `${n >= 100 ? n.toFixed(0) : n.toFixed(1)} us`.padStart(10);
+    const mb = (n: number) => `${(n / 1_048_576).toFixed(1)} MB`;
+    for (const r of results) {
+      const base = r.times.get("bare pg (pool.query)") as { p10: number; p50: number };
+      const target = r.label === "1 row" ? 1.5 : 1.1;
+      console.log(`\n${r.label} (${r.rows} rows returned; ${r.samples} samples per variant, interleaved op by op)`);
+      console.log(`  ${"variant".padEnd(38)} ${"median".padStart(10)}  ratio  ${"p10".padStart(10)}  ratio`);
+      for (const [name, t] of r.times) {
+        console.log(
+          `  ${name.padEnd(38)} ${us(t.p50)}  ${(t.p50 / base.p50).toFixed(2)}x ${us(t.p10)}  ${(t.p10 / base.p10).toFixed(2)}x`,
+        );
+      }
+      const g = r.times.get("guarded runner.run (chosen)") as { p10: number; p50: number };
+      console.log(
+        `  => guarded / bare = ${(g.p50 / base.p50).toFixed(2)}x median, ${(g.p10 / base.p10).toFixed(2)}x p10 (target <= ${target}x)`,
+      );
+    }
+    console.log("\nbyte cap (MAX_RESULT_BYTES 4 MiB, MAX_QUERY_ROWS 5000) on a would-be 1.28 GB result:");
+    console.log(`  outcome                       ${capCode}`);
+    console.log(`  rows read before the stop     ${stats.rowsRead} of 5000`);
+    console.log(`  bytes received on the wire    ${mb(stats.wireBytes)}`);
+    console.log(`  time to refuse                ${capMs.toFixed(0)} ms`);
+    console.log(`  peak RSS growth               ${mb(growth)} (target < 64 MB)`);
+  } finally {
+    for (const c of cleanups.reverse()) await c().catch(() => {});
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
