@@ -187,6 +187,9 @@ class Walker {
         if (this.node(key, child as Obj)) continue;
       } else if (key === "funcname") {
         if (Array.isArray(child)) this.call(child);
+      } else if (key === "useOp" || key === "operName") {
+        // ORDER BY x USING op, x op ANY (sub-select): the operator can be schema-qualified too.
+        if (Array.isArray(child)) this.operator(child);
       } else if (key === "intoClause") {
         this.keyword("INTO");
       } else if (key === "typeName") {
@@ -235,12 +238,9 @@ class Walker {
       case "TypeName":
         this.typeName(body);
         return false;
-      case "A_Expr": {
-        // OPERATOR(schema.op) outside pg_catalog can run any function the schema's owner defined.
-        const name = Array.isArray(body.name) ? stringParts(body.name) : null;
-        if (name && name.length > 1 && name[0] !== "pg_catalog") this.deny(`OPERATOR(${name.join(".")})`);
+      case "A_Expr":
+        if (Array.isArray(body.name)) this.operator(body.name);
         return false;
-      }
       case "XmlExpr":
         this.syntaxFunction(XML_OPS[String(body.op)] ?? "xml");
         return false;
@@ -270,6 +270,12 @@ class Walker {
         return false;
       }
     }
+  }
+
+  /** OPERATOR(schema.op) outside pg_catalog can run any function the schema's owner defined. */
+  private operator(list: unknown[]): void {
+    const name = stringParts(list);
+    if (name && name.length > 1 && name[0] !== "pg_catalog") this.deny(`OPERATOR(${name.join(".")})`);
   }
 
   private keyword(name: string): void {
