@@ -51,7 +51,7 @@ ${o.assets.script ? html`<script type="module" src="${o.assets.script}"></script
 <header class="topbar">
   <a class="brand" href="/" aria-label="Pulseboard home"><span class="brand-mark" aria-hidden="true"></span>Pulseboard</a>
   <nav aria-label="Main">
-    <ul>
+    <ul class="nav-list">
       ${NAV.map((n) => html`<li><a href="${n.href}"${n.key === o.nav ? html` aria-current="page"` : ""}>${n.label}</a></li>`)}
     </ul>
   </nav>

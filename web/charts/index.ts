@@ -20,11 +20,18 @@ export function renderResult(
   result: QueryResult,
   opts: { unit?: string; window?: RollingWindow; range?: [number, number] | null } = {},
 ): void {
-  if (type === "table") return renderTable(el, result);
-  if (type === "bar") return renderBar(el, result, opts);
+  if (type === "table") {
+    renderTable(el, result);
+    return;
+  }
+  if (type === "bar") {
+    renderBar(el, result, opts);
+    return;
+  }
   if (type === "stat") {
     const history = opts.window ? opts.window.get(opts.window.keys()[0] ?? "") : toSeries(result)?.[0]?.points;
-    return renderStat(el, result, { unit: opts.unit, history });
+    renderStat(el, result, { unit: opts.unit, history });
+    return;
   }
   let series: LineSeries[] | null;
   if (opts.window) series = opts.window.keys().map((key) => ({ key, points: opts.window!.get(key) }));

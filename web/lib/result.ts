@@ -77,7 +77,10 @@ export function toSeries(result: QueryResult): Series[] | null {
     for (const v of roles.values) {
       const name = roles.values.length === 1 && label ? label : label ? `${label} · ${result.columns[v].name}` : result.columns[v].name;
       let list = byKey.get(name);
-      if (!list) byKey.set(name, (list = []));
+      if (!list) {
+        list = [];
+        byKey.set(name, list);
+      }
       list.push([at, toNumber(row[v])]);
     }
   }

@@ -8,15 +8,18 @@ export function parseSpecText(text: string): ParsedSpec {
     return { ok: true, value: JSON.parse(text) };
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
+    // Engines differ: V8 says "at position N" (or quotes the text), Firefox "at line L column C".
     const pos = /position (\d+)/.exec(msg);
+    const lc = /line (\d+) column (\d+)/.exec(msg);
     if (pos) {
       const at = Number(pos[1]);
       const before = text.slice(0, at);
       const line = before.split("\n").length;
       const column = at - before.lastIndexOf("\n");
-      return { ok: false, message: `Invalid JSON at line ${line}, column ${column}: ${msg.replace(/ in JSON at position \d+.*$/, "")}` };
+      return { ok: false, message: `Invalid JSON at line ${line}, column ${column}: ${msg.replace(/ in JSON at position \d+.*$/s, "")}` };
     }
-    return { ok: false, message: `Invalid JSON: ${msg}` };
+    if (lc) return { ok: false, message: `Invalid JSON at line ${lc[1]}, column ${lc[2]}: ${msg.replace(/^JSON\.parse: /, "").replace(/ at line \d+ column \d+.*$/s, "")}` };
+    return { ok: false, message: `Invalid JSON: ${msg.replace(/, ".*" is not valid JSON$/s, "").replace(/\s+/g, " ").slice(0, 200)}` };
   }
 }
 
@@ -33,7 +36,10 @@ export function specProblems(value: unknown): string[] {
     const ids = new Set<string>();
     v.panels.forEach((p, i) => {
       const panel = p as Record<string, unknown>;
-      if (!panel || typeof panel !== "object") return out.push(`panels[${i}]: must be an object.`);
+      if (!panel || typeof panel !== "object") {
+        out.push(`panels[${i}]: must be an object.`);
+        return;
+      }
       if (typeof panel.id !== "string" || !/^[A-Za-z0-9_-]+$/.test(panel.id)) out.push(`panels[${i}].id: letters, digits, _ or - required.`);
       else if (ids.has(panel.id)) out.push(`panels[${i}].id: duplicate id ${panel.id}.`);
       else ids.add(panel.id);

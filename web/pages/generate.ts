@@ -122,7 +122,7 @@ export function bootGenerate(): void {
               h("ul", null, r.dropped.map((d) => h("li", null, h("strong", null, d.title), ` — ${d.message} `, h("code", { class: "reason" }, d.reason)))),
             )
           : null,
-        r.catalog && r.catalog.omittedTables.length
+        r.catalog?.omittedTables.length
           ? h("p", { class: "muted small" }, `The model saw ${r.catalog.tablesIncluded} of ${r.catalog.tablesTotal} tables (catalog ${r.catalog.status}).`)
           : null,
         h("div", { class: "row" }, r.spec.panels.length ? save : null, saveNote),

@@ -1,0 +1,33 @@
+import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { buildWebAssets } from "./build.ts";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "pulseboard-web-build-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+test("builds hashed JS and CSS with a manifest; a rebuild replaces only its own files", async () => {
+  await writeFile(join(dir, "keep.txt"), "not ours");
+  await writeFile(join(dir, "main-OLDHASH1.js"), "old");
+  const { manifest, files } = await buildWebAssets({ outdir: dir, minify: true });
+  expect(manifest["main.js"]).toMatch(/^main-[A-Z0-9]+\.js$/);
+  expect(manifest["main.css"]).toMatch(/^main-[A-Z0-9]+\.css$/);
+  expect(JSON.parse(await readFile(join(dir, "manifest.json"), "utf8"))).toEqual(manifest);
+  const names = await readdir(dir);
+  expect(names).toContain("keep.txt");
+  expect(names).not.toContain("main-OLDHASH1.js");
+  expect(files).toContain(manifest["main.js"]);
+
+  const js = await readFile(join(dir, manifest["main.js"]), "utf8");
+  // Browser code only: no Node built-ins, no server modules, no external URLs to fetch from.
+  expect(js).not.toMatch(/from\s*["']node:|require\(["'](fs|pg)["']\)/);
+  expect(js).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)[a-z]/i);
+  const css = await readFile(join(dir, manifest["main.css"]!), "utf8");
+  expect(css).not.toMatch(/@import|url\(\s*["']?https?:/);
+});
