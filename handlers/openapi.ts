@@ -1,5 +1,6 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Env } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import type { ZodError } from "zod";
 import { ERROR_STATUS, type ErrorCode } from "../lib/http/errors.ts";
 import { AppError } from "../lib/http/errors.ts";
@@ -42,6 +43,16 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   502: "The metrics store could not be reached (`source_unavailable`)",
   504: "The query exceeded QUERY_TIMEOUT_SECONDS (`query_timeout`)",
 };
+
+/** Refuses request bodies over `maxBytes` (400 `bad_request`) before anything parses them. */
+export function maxBody(maxBytes: number) {
+  return bodyLimit({
+    maxSize: maxBytes,
+    onError: () => {
+      throw new AppError("bad_request", `The request body is larger than ${maxBytes} bytes.`, { limit: maxBytes });
+    },
+  });
+}
 
 /** Turns a zod error into field issues with dotted paths. */
 export function fieldIssues(error: ZodError): { path: string; message: string }[] {

@@ -166,6 +166,13 @@ describe("dashboards: input validation at the edge", () => {
     expect((await res.json()).issues).toEqual([expect.objectContaining({ path: "version" })]);
   });
 
+  test("a body over the size limit is refused before it is parsed", async () => {
+    const spec = dashboardSpec(fx.source.id, { title: "x".repeat(3 * 1024 * 1024) });
+    const res = await call(fx.app, editor, "POST", base, { spec });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: "bad_request", limit: 2 * 1024 * 1024 });
+  });
+
   test("malformed JSON is a 400 problem", async () => {
     const res = await fx.app.request(base, {
       method: "POST",

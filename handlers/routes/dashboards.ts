@@ -8,7 +8,10 @@ import { type DashboardSpec, dashboardSpecSchema, effectiveRefreshMs } from "../
 import { deleteDashboard, type PanelGuard, saveDashboard } from "../../lib/dashboards/save.ts";
 import { type Dashboard, dashboardWorkspaceId, getDashboard, listDashboards } from "../../lib/dashboards/store.ts";
 import { AppError } from "../../lib/http/errors.ts";
-import { problems } from "../openapi.ts";
+import { maxBody, problems } from "../openapi.ts";
+
+// 50 panels of up to 20,000 characters of SQL, with room for titles and options.
+const MAX_DASHBOARD_BODY = 2 * 1024 * 1024;
 
 export interface DashboardRouteDeps {
   config: Pick<Config, "MIN_REFRESH_INTERVAL_MS" | "DEFAULT_REFRESH_INTERVAL_MS">;
@@ -111,7 +114,7 @@ export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRo
     path: "/api/workspaces/{workspaceId}/dashboards",
     tags: ["dashboards"],
     summary: "Create a dashboard (editor); every panel's SQL must pass the guard",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", inWorkspace)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", inWorkspace), maxBody(MAX_DASHBOARD_BODY)] as const,
     request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: s.createBody } } } },
     responses: {
       201: { description: "Created", content: { "application/json": { schema: s.dashboard } } },
@@ -148,7 +151,7 @@ export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRo
     path: "/api/dashboards/{dashboardId}",
     tags: ["dashboards"],
     summary: "Replace a dashboard's spec (editor); a stale version gets 409",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", ofDashboard)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", ofDashboard), maxBody(MAX_DASHBOARD_BODY)] as const,
     request: { params: DashboardParamsSchema, body: { required: true, content: { "application/json": { schema: s.updateBody } } } },
     responses: {
       200: { description: "Saved; the new version", content: { "application/json": { schema: s.dashboard } } },

@@ -6,7 +6,7 @@ import type { AuthVariables } from "../../lib/auth/types.ts";
 import type { Config } from "../../lib/config/parse.ts";
 import { AppError } from "../../lib/http/errors.ts";
 import { getWorkspaceLimits, setWorkspaceLimits, type WorkspaceLimits } from "../../lib/workspaces/store.ts";
-import { problems } from "../openapi.ts";
+import { maxBody, problems } from "../openapi.ts";
 import { WorkspaceParamsSchema } from "./dashboards.ts";
 
 export interface LimitRouteDeps {
@@ -81,7 +81,7 @@ export function registerLimitRoutes(api: OpenAPIHono<any>, deps: LimitRouteDeps)
     path: "/api/workspaces/{workspaceId}/limits",
     tags: ["limits"],
     summary: "Set the workspace's AI limit overrides (admin)",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", inWorkspace)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", inWorkspace), maxBody(64 * 1024)] as const,
     request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: LimitsUpdateSchema } } } },
     responses: {
       200: { description: "The limits now", content: { "application/json": { schema: LimitsSchema } } },

@@ -7,7 +7,7 @@ import { resolveTime, TimeExpressionSchema } from "../../lib/dashboard/spec.ts";
 import { AppError } from "../../lib/http/errors.ts";
 import type { QueryRunner } from "../../lib/query/runner.ts";
 import { getSourceInWorkspace } from "../../lib/sources/index.ts";
-import { problems } from "../openapi.ts";
+import { maxBody, problems } from "../openapi.ts";
 import { WorkspaceParamsSchema } from "./dashboards.ts";
 
 export interface QueryPreviewRouteDeps {
@@ -48,7 +48,7 @@ export function registerQueryPreviewRoutes(api: OpenAPIHono<any>, deps: QueryPre
     path: "/api/workspaces/{workspaceId}/query-preview",
     tags: ["query"],
     summary: "Run ad-hoc SQL through the guard against a source and time range (editor)",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", workspaceFromParam("workspaceId"))] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", workspaceFromParam("workspaceId")), maxBody(64 * 1024)] as const,
     request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: QueryPreviewBodySchema } } } },
     responses: {
       200: { description: "The result", content: { "application/json": { schema: QueryResultSchema } } },

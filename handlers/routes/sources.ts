@@ -21,7 +21,7 @@ import {
   updateSource,
 } from "../../lib/sources/index.ts";
 import { newId } from "../../lib/store/ids.ts";
-import { problems } from "../openapi.ts";
+import { maxBody, problems } from "../openapi.ts";
 import { WorkspaceParamsSchema } from "./dashboards.ts";
 
 export interface SourceRouteDeps {
@@ -159,7 +159,7 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
     path: "/api/workspaces/{workspaceId}/sources",
     tags: ["sources"],
     summary: "Add a source (admin): tests the connection first, then refreshes the catalog once",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", inWorkspace)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", inWorkspace), maxBody(64 * 1024)] as const,
     request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: CreateSourceSchema } } } },
     responses: {
       201: {
@@ -218,7 +218,7 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
     path: "/api/sources/{sourceId}",
     tags: ["sources"],
     summary: "Change a source's fields (admin); a stale version gets 409",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", ofSource)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", ofSource), maxBody(64 * 1024)] as const,
     request: { params: SourceParamsSchema, body: { required: true, content: { "application/json": { schema: UpdateSourceSchema } } } },
     responses: {
       200: { description: "Saved; the new version", content: { "application/json": { schema: SourceViewSchema } } },
