@@ -1,5 +1,4 @@
 import type { Hono } from "hono";
-import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import { type ChatEvent, ChatRequestSchema, startChat } from "../../lib/ai/chat.ts";
 import type { ChatMessage } from "../../lib/ai/chat-store.ts";
@@ -73,24 +72,9 @@ export function registerChat(app: Hono<any>, deps: AiRouteDeps): void {
         { model, pool, guard, chats: deps.chats, generationLog: deps.ai.generationLog, config },
         { workspaceId: t.workspaceId, userSub: t.userSub, dashboard, request, signal: c.req.raw.signal },
       );
-      c.header("cache-control", "no-cache, no-transform");
-      c.header("x-accel-buffering", "no");
-      return streamSSE(
-        c,
-        async (stream) => {
-          stream.onAbort(() => {
-            void events.return(undefined);
-          });
-          for await (const e of events) {
-            await stream.writeSSE({ event: e.type, data: JSON.stringify(eventData(e)) });
-          }
-        },
-        async (err, stream) => {
-          // Headers are gone already: the failure becomes the stream's last event (details in the log only).
-          deps.ai.log.error("chat stream failed", { error: err instanceof Error ? err.name : "unknown" });
-          await stream.writeSSE({ event: "error", data: JSON.stringify({ code: "internal", detail: "The answer could not be completed." }) });
-        },
-      );
+      return sseResponse(events, c.req.raw.signal, (err) => {
+        deps.ai.log.error("chat stream failed", { error: err instanceof Error ? err.name : "unknown" });
+      });
     },
   );
 
@@ -126,6 +110,41 @@ export function registerChat(app: Hono<any>, deps: AiRouteDeps): void {
       });
     },
   );
+}
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no",
+};
+
+/**
+ * Writes chat events as Server-Sent Events (`event: <type>` + `data: <json>`). A browser that goes
+ * away cancels the stream, which stops the generator and with it the model call.
+ */
+function sseResponse(events: AsyncGenerator<ChatEvent>, signal: AbortSignal, onFailure: (err: unknown) => void): Response {
+  const encoder = new TextEncoder();
+  const frame = (e: ChatEvent | { type: "error"; code: string; detail: string }) =>
+    encoder.encode(`event: ${e.type}\ndata: ${JSON.stringify(eventData(e as ChatEvent))}\n\n`);
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await events.next();
+        if (next.done) controller.close();
+        else controller.enqueue(frame(next.value));
+      } catch (err) {
+        // Headers are gone already: the failure becomes the stream's last event (details in the log only).
+        onFailure(err);
+        controller.enqueue(frame({ type: "error", code: "internal", detail: "The answer could not be completed." }));
+        controller.close();
+      }
+    },
+    async cancel() {
+      await events.return(undefined);
+    },
+  });
+  signal.addEventListener("abort", () => void events.return(undefined), { once: true });
+  return new Response(body, { status: 200, headers: SSE_HEADERS });
 }
 
 function eventData(e: ChatEvent): unknown {

@@ -235,7 +235,19 @@ export async function startChat(
     abortSignal: signal,
     onError: () => {}, // errors arrive as `error` parts below; the default handler would print them
   });
-  const parts = result.fullStream[Symbol.asyncIterator]();
+  const iterator = result.fullStream[Symbol.asyncIterator]();
+  // A broken connection can surface as a thrown read instead of an `error` part; treat both alike.
+  type Part = Awaited<ReturnType<typeof iterator.next>>;
+  const parts = {
+    next: async (): Promise<Part> => {
+      try {
+        return await iterator.next();
+      } catch (error) {
+        return { done: false, value: { type: "error", error } } as Part;
+      }
+    },
+    return: () => iterator.return?.(),
+  };
   const splitter = new ProposalSplitter();
 
   /** Turns an error or abort part into a ModelCallError (with a log line), recording what was reported. */
@@ -325,7 +337,7 @@ export async function startChat(
     } finally {
       clock.clear();
       // A consumer that stopped early (browser gone) must not leave the model stream running.
-      await parts.return?.();
+      await parts.return()?.catch(() => {});
     }
   }
   return events();

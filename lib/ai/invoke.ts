@@ -81,8 +81,8 @@ export function classifyFailure(
       "provider_timeout",
       usage,
     );
-  } else if (APICallError.isInstance(inner) && inner.statusCode !== undefined && inner.statusCode < 300) {
-    // A 2xx whose body did not parse: the SDK reports it as an API call error.
+  } else if (APICallError.isInstance(inner) && inner.statusCode !== undefined && inner.statusCode < 300 && isOutputError(inner.cause)) {
+    // A 2xx whose body did not parse: the SDK reports it as an API call error caused by a parse error.
     status = inner.statusCode;
     failure = new ModelCallError(
       "ai_provider_error",

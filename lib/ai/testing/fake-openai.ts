@@ -12,6 +12,8 @@ export type FakeReply =
       chunks?: string[];
       /** Streaming only: send this many chunks, then drop the connection (a provider failing mid-answer). */
       dropAfterChunks?: number;
+      /** With dropAfterChunks: the drop waits for this (so the client has seen the first chunks). */
+      dropWhen?: Promise<void>;
       /** Resolves before the answer is sent (a gate promise, for tests that need a request held open). */
       wait?: Promise<void>;
     }
@@ -187,7 +189,12 @@ function sse(res: ServerResponse, data: unknown): void {
   res.write(`data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
 }
 
-function streamChat(res: ServerResponse, reply: TextReply, model: string): void {
+async function drop(res: ServerResponse, reply: TextReply): Promise<void> {
+  await reply.dropWhen;
+  res.socket?.destroy();
+}
+
+async function streamChat(res: ServerResponse, reply: TextReply, model: string): Promise<void> {
   const usage = reply.usage ?? { input: 0, output: 0 };
   const id = `chatcmpl-${randomBytes(6).toString("hex")}`;
   const base = { id, object: "chat.completion.chunk", created: created(), model };
@@ -195,7 +202,7 @@ function streamChat(res: ServerResponse, reply: TextReply, model: string): void 
   sse(res, { ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] });
   let sent = 0;
   for (const piece of chunksOf(reply)) {
-    if (reply.dropAfterChunks !== undefined && sent++ >= reply.dropAfterChunks) return void res.socket?.destroy();
+    if (reply.dropAfterChunks !== undefined && sent++ >= reply.dropAfterChunks) return drop(res, reply);
     sse(res, { ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
   }
   sse(res, { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
@@ -244,7 +251,7 @@ function sendResponses(res: ServerResponse, reply: TextReply, model: string): vo
   );
 }
 
-function streamResponses(res: ServerResponse, reply: TextReply, model: string): void {
+async function streamResponses(res: ServerResponse, reply: TextReply, model: string): Promise<void> {
   const id = `resp_${randomBytes(6).toString("hex")}`;
   const itemId = `msg_${randomBytes(6).toString("hex")}`;
   let seq = 0;
@@ -259,7 +266,7 @@ function streamResponses(res: ServerResponse, reply: TextReply, model: string): 
   });
   let sent = 0;
   for (const piece of chunksOf(reply)) {
-    if (reply.dropAfterChunks !== undefined && sent++ >= reply.dropAfterChunks) return void res.socket?.destroy();
+    if (reply.dropAfterChunks !== undefined && sent++ >= reply.dropAfterChunks) return drop(res, reply);
     event("response.output_text.delta", { item_id: itemId, output_index: 0, content_index: 0, delta: piece });
   }
   event("response.output_item.done", {
