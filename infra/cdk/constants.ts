@@ -33,3 +33,11 @@ export const CONFIG_STORE_USER = "pulseboard";
 
 /** Amazon RDS CA bundle inside both images (NODE_EXTRA_CA_CERTS), so `sslmode=verify-full` verifies RDS. */
 export const RDS_CA_BUNDLE_PATH = "/etc/ssl/certs/rds-global-bundle.pem";
+
+/**
+ * CloudFront ends a response when the origin sends nothing for this long (the default quota's maximum).
+ * The stream host's SSE heartbeat (stream-host/app.ts HEARTBEAT_MS) must stay well inside it.
+ */
+export const STREAM_ORIGIN_READ_TIMEOUT_SECONDS = 120;
+/** ALB idle timeout: longer than the origin read timeout, so the edge, not the ALB, ends a quiet stream. */
+export const ALB_IDLE_TIMEOUT_SECONDS = 180;

@@ -4,7 +4,7 @@ import * as origins from "aws-cdk-lib/aws-cloudfront-origins";
 import type * as elbv2 from "aws-cdk-lib/aws-elasticloadbalancingv2";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
 import { Construct } from "constructs";
-import { STREAM_HOST_PATHS } from "./constants.ts";
+import { STREAM_HOST_PATHS, STREAM_ORIGIN_READ_TIMEOUT_SECONDS } from "./constants.ts";
 
 export interface EdgeProps {
   handlersUrl: lambda.IFunctionUrl;
@@ -27,11 +27,11 @@ export class Edge extends Construct {
       readTimeout: Duration.seconds(90),
     });
     // SSE: CloudFront ends a response when the origin sends nothing for readTimeout, so it is set to the
-    // default quota's maximum; the streams' periodic frames keep well inside it. No total-response limit
+    // default quota's maximum; the streams' heartbeat keeps well inside it. No total-response limit
     // (responseCompletionTimeout) is set, so a live stream may stay open for as long as the viewer keeps it.
     const streamHostOrigin = new origins.LoadBalancerV2Origin(props.streamHostLoadBalancer, {
       protocolPolicy: cloudfront.OriginProtocolPolicy.HTTP_ONLY,
-      readTimeout: Duration.seconds(120),
+      readTimeout: Duration.seconds(STREAM_ORIGIN_READ_TIMEOUT_SECONDS),
       keepaliveTimeout: Duration.seconds(60),
     });
 

@@ -6,12 +6,14 @@ import { fileURLToPath } from "node:url";
 import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HEARTBEAT_MS } from "../../stream-host/app.ts";
 import {
   DEREGISTRATION_DELAY_SECONDS,
   SERVICE_DISCOVERY_NAMESPACE,
   SHUTDOWN_GRACE_MS,
   STOP_TIMEOUT_SECONDS,
   STREAM_HOST_DISCOVERY_NAME,
+  STREAM_ORIGIN_READ_TIMEOUT_SECONDS,
 } from "./constants.ts";
 import { PulseboardStack } from "./pulseboard-stack.ts";
 import { synthTestStack } from "./test-stack.ts";
@@ -206,7 +208,7 @@ describe("stream host: ECS Fargate behind an ALB", () => {
       (alb.Properties.LoadBalancerAttributes as { Key: string; Value: string }[]).map((a) => [a.Key, a.Value]),
     );
     expect(attrs["routing.http.xff_header_processing.mode"]).toBe("append");
-    expect(Number(attrs["idle_timeout.timeout_seconds"])).toBeGreaterThan(120);
+    expect(Number(attrs["idle_timeout.timeout_seconds"])).toBeGreaterThan(STREAM_ORIGIN_READ_TIMEOUT_SECONDS);
   });
 
   it("admits only CloudFront's origin-facing prefix list at the ALB", () => {
@@ -287,7 +289,15 @@ describe("CloudFront path routing", () => {
       });
     }
     const origin = config.Origins.find((o: { Id: string }) => o.Id === alb);
-    expect(origin.CustomOriginConfig).toMatchObject({ OriginProtocolPolicy: "http-only", OriginReadTimeout: 120 });
+    expect(origin.CustomOriginConfig).toMatchObject({
+      OriginProtocolPolicy: "http-only",
+      OriginReadTimeout: STREAM_ORIGIN_READ_TIMEOUT_SECONDS,
+    });
+    expect(origin.CustomOriginConfig.ResponseCompletionTimeout).toBeUndefined();
+  });
+
+  it("keeps a quiet stream open: the stream host's heartbeat comes well within the origin read timeout", () => {
+    expect(HEARTBEAT_MS * 2).toBeLessThan(STREAM_ORIGIN_READ_TIMEOUT_SECONDS * 1000);
   });
 
   it("sends everything else to the handlers' function URL, uncached, all methods", () => {

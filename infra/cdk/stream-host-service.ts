@@ -7,6 +7,7 @@ import * as servicediscovery from "aws-cdk-lib/aws-servicediscovery";
 import * as cr from "aws-cdk-lib/custom-resources";
 import { Construct } from "constructs";
 import {
+  ALB_IDLE_TIMEOUT_SECONDS,
   DEREGISTRATION_DELAY_SECONDS,
   HEALTH_PATH,
   READY_PATH,
@@ -166,8 +167,7 @@ export class StreamHostService extends Construct {
       internetFacing: true,
       securityGroup: albSecurityGroup,
       vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
-      // Longer than CloudFront's origin read timeout, so the edge, not the ALB, decides when a quiet stream ends.
-      idleTimeout: Duration.seconds(180),
+      idleTimeout: Duration.seconds(ALB_IDLE_TIMEOUT_SECONDS),
       dropInvalidHeaderFields: true,
       xffHeaderProcessingMode: elbv2.XffHeaderProcessingMode.APPEND,
     });
