@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type Expectation, PERSONAS, type RoleCase, expectFor, roleTable } from "../lib/auth/testing.ts";
 import { saveDashboard } from "../lib/dashboards/save.ts";
 import type { Source } from "../lib/sources/index.ts";
-import { type ApiFixture, call, createApiFixture, dashboardSpec, FIXTURE_CATALOG } from "./routes/api-fixture.ts";
+import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./routes/api-fixture.ts";
 
 // Every route of the JSON API × {anonymous, viewer, editor, admin, admin of another workspace}.
 // Routes that succeed for several personas and consume their resource (PUT, DELETE) take a fresh
@@ -24,13 +24,7 @@ async function newDashboard(workspaceId: string, source: Source): Promise<string
 }
 
 beforeAll(async () => {
-  fx = await createApiFixture({
-    // The catalog refresh the app uses: stores the fixture catalog (the real refresh is tested where it lives).
-    refreshCatalog: async (s) => {
-      const { saveCatalog } = await import("../lib/sources/index.ts");
-      return (await saveCatalog(fx.pool, s.id, FIXTURE_CATALOG, new Date()))!;
-    },
-  });
+  fx = await createApiFixture();
   const ws = fx.roles.workspace.id;
   dashboardId = await newDashboard(ws, fx.source);
   otherDashboardId = await newDashboard(fx.roles.otherWorkspace.id, fx.otherSource);

@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import type pg from "pg";
 import type { Auth } from "../../lib/auth/create-auth.ts";
+import { refreshCatalog as refreshSourceCatalog } from "../../lib/catalog/refresh.ts";
 import type { Config } from "../../lib/config/parse.ts";
 import type { Metrics } from "../../lib/metrics/metrics.ts";
 import type { BuildInfo } from "../../lib/probes/health.ts";
@@ -24,7 +25,7 @@ export interface ApiDeps {
   guard?: Guard;
   /** Built from config (source pools, secrets) when omitted; tests pass their own to close it. */
   queryRunner?: QueryRunner;
-  /** Catalog refresh (lib/catalog); when omitted the refresh routes answer with the runner-backed default. */
+  /** Catalog refresh; lib/catalog's refresh through the query runner when omitted. */
   refreshCatalog?: (source: Source) => Promise<Source>;
 }
 
@@ -51,11 +52,7 @@ export function registerApiRoutes(app: Hono<any>, deps: ApiDeps, auth: Auth): Ap
       intervalFor,
       secrets: createSecretResolverFromConfig(config),
     });
-  const refreshCatalog =
-    deps.refreshCatalog ??
-    (async () => {
-      throw new Error("catalog refresh is not wired");
-    });
+  const refreshCatalog = deps.refreshCatalog ?? ((source: Source) => refreshSourceCatalog({ db: pool, runner: queryRunner, now: deps.now }, source));
 
   const api = createApiRouter();
   registerDashboardRoutes(api, { config, pool, auth, guard });
