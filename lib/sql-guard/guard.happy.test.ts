@@ -110,6 +110,13 @@ describe("catalog resolution", () => {
     expect(guard.check("SELECT * FROM public.only_here", catalog)).toMatchObject({ ok: false, reason: "catalog" });
   });
 
+  test("a table added to the same catalog object is seen (no stale index)", () => {
+    const c: Catalog = { tables: [] };
+    expect(guard.check("SELECT * FROM added", c)).toMatchObject({ reason: "catalog" });
+    c.tables.push({ schema: "public", name: "added", timeColumn: null, columns: [] });
+    expect(guard.check("SELECT * FROM added", c)).toMatchObject({ ok: true });
+  });
+
   test("an empty catalog refuses every table but not a table-less query", () => {
     expect(guard.check("SELECT * FROM samples", { tables: [] })).toMatchObject({ reason: "catalog" });
     expect(guard.check("SELECT 1", { tables: [] })).toMatchObject({ ok: true });

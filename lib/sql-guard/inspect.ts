@@ -99,6 +99,8 @@ const CATALOG_LOOKUP_TYPES = new Set([
 ]);
 
 interface CatalogIndex {
+  tables: unknown;
+  count: number;
   qualified: Map<string, CatalogTable>;
   unqualified: Map<string, CatalogTable>;
 }
@@ -107,18 +109,19 @@ const indexes = new WeakMap<Catalog, CatalogIndex>();
 
 /** Unqualified names resolve in `public` first, else in the first catalog schema that has them. */
 function indexOf(catalog: Catalog): CatalogIndex {
+  const tables = Array.isArray(catalog.tables) ? catalog.tables : [];
   let idx = indexes.get(catalog);
-  if (idx) return idx;
+  // Rebuilt when the catalog object got a new or resized table list (callers should pass a fresh object).
+  if (idx && idx.tables === catalog.tables && idx.count === tables.length) return idx;
   const qualified = new Map<string, CatalogTable>();
   const unqualified = new Map<string, CatalogTable>();
-  const tables = Array.isArray(catalog.tables) ? catalog.tables : [];
   for (const t of tables) {
     if (!t || typeof t.name !== "string" || typeof t.schema !== "string") continue;
     qualified.set(`${t.schema}\u0000${t.name}`, t);
     const prior = unqualified.get(t.name);
     if (!prior || (prior.schema !== "public" && t.schema === "public")) unqualified.set(t.name, t);
   }
-  idx = { qualified, unqualified };
+  idx = { tables: catalog.tables, count: tables.length, qualified, unqualified };
   indexes.set(catalog, idx);
   return idx;
 }
