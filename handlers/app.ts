@@ -41,8 +41,8 @@ export function createApp(deps: AppDeps): Hono {
   registerMe(app, deps, auth);
   registerWorkspaces(app, deps, auth);
   // Dashboards, sources, query preview, limits and /api/openapi.json (documented zod routes).
-  registerApiRoutes(app, deps, auth);
-  registerAiRoutes(app, createAiRouteDeps(deps, auth));
+  const api = registerApiRoutes(app, deps, auth);
+  registerAiRoutes(app, createAiRouteDeps({ ...deps, guard: api.guard }, auth));
 
   return app;
 }

@@ -26,7 +26,8 @@ export function registerAiSourceDraft(app: Hono<any>, deps: AiRouteDeps): void {
     limitBody(16 * 1024),
     async (c) => {
       const { workspaceId, user } = c.var as AiEnv["Variables"];
-      const hasBody = (c.req.header("content-length") ?? "0") !== "0";
+      // The body is optional: no body (or no JSON content type) means no instructions.
+      const hasBody = (c.req.header("content-type") ?? "").includes("json");
       const body = hasBody ? await jsonBody(c, SourceDraftRequestSchema) : {};
       const model = deps.ai.modelDeps();
       const source = await getSourceInWorkspace(deps.pool, workspaceId, c.req.param("sourceId"));
