@@ -29,7 +29,8 @@ export class Edge extends Construct {
     // SSE: CloudFront ends a response when the origin sends nothing for readTimeout, so it is set to the
     // default quota's maximum; the streams' heartbeat keeps well inside it. No total-response limit
     // (responseCompletionTimeout) is set, so a live stream may stay open for as long as the viewer keeps it.
-    const streamHostOrigin = new origins.LoadBalancerV2Origin(props.streamHostLoadBalancer, {
+    // The ALB is internal: CloudFront reaches it as a VPC origin, so HTTP stays on AWS's private network.
+    const streamHostOrigin = origins.VpcOrigin.withApplicationLoadBalancer(props.streamHostLoadBalancer, {
       protocolPolicy: cloudfront.OriginProtocolPolicy.HTTP_ONLY,
       readTimeout: Duration.seconds(STREAM_ORIGIN_READ_TIMEOUT_SECONDS),
       keepaliveTimeout: Duration.seconds(60),

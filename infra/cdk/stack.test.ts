@@ -211,7 +211,8 @@ describe("stream host: ECS Fargate behind an ALB", () => {
     expect(Number(attrs["idle_timeout.timeout_seconds"])).toBeGreaterThan(STREAM_ORIGIN_READ_TIMEOUT_SECONDS);
   });
 
-  it("admits only CloudFront's origin-facing prefix list at the ALB", () => {
+  it("has an internal ALB that admits only CloudFront's origin-facing prefix list", () => {
+    expect(only("AWS::ElasticLoadBalancingV2::LoadBalancer")[1].Properties.Scheme).toBe("internal");
     const albSg = logicalIdOf("AWS::EC2::SecurityGroup", (r) =>
       String(r.Properties.GroupDescription).includes("ALB"),
     );
@@ -288,12 +289,17 @@ describe("CloudFront path routing", () => {
         ViewerProtocolPolicy: "redirect-to-https",
       });
     }
+    // A VPC origin: the internal ALB is reached over AWS's network, HTTP never crosses the internet.
     const origin = config.Origins.find((o: { Id: string }) => o.Id === alb);
-    expect(origin.CustomOriginConfig).toMatchObject({
+    expect(origin.CustomOriginConfig).toBeUndefined();
+    expect(origin.VpcOriginConfig).toMatchObject({ OriginReadTimeout: STREAM_ORIGIN_READ_TIMEOUT_SECONDS });
+    expect(origin.VpcOriginConfig.ResponseCompletionTimeout).toBeUndefined();
+    const [vpcOriginId, vpcOrigin] = only("AWS::CloudFront::VpcOrigin");
+    expect(origin.VpcOriginConfig.VpcOriginId).toEqual({ "Fn::GetAtt": [vpcOriginId, "Id"] });
+    expect(vpcOrigin.Properties.VpcOriginEndpointConfig).toMatchObject({
+      Arn: { Ref: only("AWS::ElasticLoadBalancingV2::LoadBalancer")[0] },
       OriginProtocolPolicy: "http-only",
-      OriginReadTimeout: STREAM_ORIGIN_READ_TIMEOUT_SECONDS,
     });
-    expect(origin.CustomOriginConfig.ResponseCompletionTimeout).toBeUndefined();
   });
 
   it("keeps a quiet stream open: the stream host's heartbeat comes well within the origin read timeout", () => {

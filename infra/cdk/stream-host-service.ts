@@ -34,7 +34,7 @@ const CLOUDFRONT_ORIGIN_FACING = "com.amazonaws.global.cloudfront.origin-facing"
 const LIVENESS_COMMAND = `node -e "fetch('http://127.0.0.1:${STREAM_HOST_PORT}${HEALTH_PATH}').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"`;
 
 /**
- * The always-on stream host: Fargate tasks behind an ALB whose target group checks /api/ready, a 20 s stop
+ * The always-on stream host: Fargate tasks behind an internal ALB whose target group checks /api/ready, a 20 s stop
  * timeout above the 10 s drain budget, and Cloud Map A records so Prometheus can scrape every task.
  * Each task first runs the config-store migrations in a short-lived `migrate` container (advisory-locked,
  * so concurrent tasks are safe); the stream host starts only when that container exited 0.
@@ -141,10 +141,11 @@ export class StreamHostService extends Construct {
 
     const albSecurityGroup = new ec2.SecurityGroup(this, "LoadBalancerSecurityGroup", {
       vpc,
-      description: "Pulseboard stream host ALB: CloudFront origin-facing addresses only",
+      description: "Pulseboard stream host ALB (internal): CloudFront origin-facing addresses only",
       allowAllOutbound: false,
     });
-    // The prefix list id differs per region; read it at deploy time instead of hard-coding one region's id.
+    // VPC origin traffic arrives from CloudFront's origin-facing ranges. The prefix list id differs per region,
+    // so it is read at deploy time instead of hard-coding one region's id.
     const prefixList = new cr.AwsCustomResource(this, "CloudFrontPrefixList", {
       onUpdate: {
         service: "EC2",
@@ -162,11 +163,13 @@ export class StreamHostService extends Construct {
       "CloudFront origin-facing",
     );
 
+    // Internal: CloudFront reaches it as a VPC origin over AWS's network, so it has no public address and
+    // the plain-HTTP hop never crosses the internet.
     this.loadBalancer = new elbv2.ApplicationLoadBalancer(this, "LoadBalancer", {
       vpc,
-      internetFacing: true,
+      internetFacing: false,
       securityGroup: albSecurityGroup,
-      vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
       idleTimeout: Duration.seconds(ALB_IDLE_TIMEOUT_SECONDS),
       dropInvalidHeaderFields: true,
       xffHeaderProcessingMode: elbv2.XffHeaderProcessingMode.APPEND,
