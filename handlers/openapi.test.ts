@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type ApiFixture, call, createApiFixture } from "./routes/api-fixture.ts";
+import { MeSchema, WorkspaceViewSchema } from "./routes/openapi.ts";
 
 let fx: ApiFixture;
 let doc: any;
@@ -82,5 +83,36 @@ describe("/api/openapi.json", () => {
     const props = Object.keys(doc.components.schemas.Source.properties);
     expect(props).toContain("secretRef");
     expect(props.filter((p) => /password|username|credential/i.test(p))).toEqual([]);
+  });
+
+  test("every /api route the handlers app serves is described (a new undocumented route fails here)", () => {
+    const documented = new Set(operations(doc));
+    const served = new Set(
+      ((fx.app as unknown as { routes: { method: string; path: string }[] }).routes)
+        .filter((r) => r.method !== "ALL" && r.path.startsWith("/api/"))
+        .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`),
+    );
+    expect([...served].filter((op) => !documented.has(op))).toEqual([]);
+    // And nothing is described that no process serves (the stream host serves these two).
+    const streamHost = ["get /api/dashboards/{dashboardId}/stream", "get /api/metrics"];
+    expect([...documented].filter((op) => !served.has(op) && !streamHost.includes(op))).toEqual([]);
+  });
+
+  test("the described /api/me and /api/workspaces shapes match real responses", async () => {
+    for (const persona of ["viewer", "admin"] as const) {
+      const me = await (await call(fx.app, fx.roles.cookies[persona], "GET", "/api/me")).json();
+      expect(MeSchema.strict().safeParse(me).error).toBeUndefined();
+      const list = await (await call(fx.app, fx.roles.cookies[persona], "GET", "/api/workspaces")).json();
+      for (const w of list.workspaces) expect(WorkspaceViewSchema.strict().safeParse(w).error).toBeUndefined();
+      const one = await (await call(fx.app, fx.roles.cookies[persona], "GET", `/api/workspaces/${fx.roles.workspace.id}`)).json();
+      expect(WorkspaceViewSchema.strict().safeParse(one).error).toBeUndefined();
+    }
+  });
+
+  test("the AI routes are described with the request schemas their handlers validate with", () => {
+    const gen = doc.paths["/api/workspaces/{workspaceId}/generate"].post;
+    expect(gen.requestBody.content["application/json"].schema.required).toEqual(expect.arrayContaining(["prompt", "sourceId"]));
+    const apply = doc.paths["/api/dashboards/{dashboardId}/chat/apply"].post;
+    expect(apply.requestBody.content["application/json"].schema.required).toEqual(["messageId"]);
   });
 });

@@ -89,6 +89,14 @@ export function registerOpenApiDocument(api: OpenAPIHono<any>, opts: { version: 
     name: opts.cookieName,
     description: "The session cookie set by /api/auth/callback (or minted with `npm run session:mint`).",
   });
+  api.openAPIRegistry.registerPath({
+    method: "get",
+    path: OPENAPI_PATH,
+    tags: ["meta"],
+    summary: "This document (public)",
+    security: [],
+    responses: { 200: { description: "OpenAPI 3.1", content: { "application/json": { schema: z.looseObject({ openapi: z.string() }) } } } },
+  });
   let cached: unknown;
   api.get(OPENAPI_PATH, (c) => {
     cached ??= api.getOpenAPI31Document({

@@ -12,6 +12,7 @@ import { createGuard, type Guard, guardOptionsFromConfig, intervalFor } from "..
 import { createApiRouter, registerOpenApiDocument } from "../openapi.ts";
 import { registerDashboardRoutes } from "./dashboards.ts";
 import { registerLimitRoutes } from "./limits.ts";
+import { documentOtherRoutes } from "./openapi.ts";
 import { registerQueryPreviewRoutes } from "./query-preview.ts";
 import { registerSourceRoutes } from "./sources.ts";
 
@@ -59,6 +60,7 @@ export function registerApiRoutes(app: Hono<any>, deps: ApiDeps, auth: Auth): Ap
   registerSourceRoutes(api, { config, pool, auth, runner: queryRunner, refreshCatalog, now: deps.now });
   registerQueryPreviewRoutes(api, { pool, auth, runner: queryRunner, now: deps.now });
   registerLimitRoutes(api, { config, pool, auth });
+  documentOtherRoutes(api.openAPIRegistry);
   registerOpenApiDocument(api, { version: deps.build.version, cookieName: auth.cookieName });
   app.route("/", api);
   return { guard, queryRunner };
