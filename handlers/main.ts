@@ -3,17 +3,20 @@
 import { serve } from "@hono/node-server";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";
 import { loadConfigOrExit } from "../lib/service/load-config.ts";
+import { buildQueryServices } from "../lib/service/query-services.ts";
 import { createApp } from "./app.ts";
 
 const config = loadConfigOrExit();
 const deps = buildServiceDeps(config);
-const app = createApp(deps);
+const { guard, queryRunner } = await buildQueryServices(config, deps.metrics);
+const app = createApp({ ...deps, guard, queryRunner });
 const server = serve({ fetch: app.fetch, port: config.PORT }, (info) => {
   deps.log.info("handlers listening", { port: info.port });
 });
 
-// Lambda freezes idle handlers and the adapter stops them with SIGTERM; close the pool so connections do not linger.
+// The adapter (or any orchestrator) stops the process with SIGTERM: stop accepting, let source and
+// config-store clients finish, then exit.
 process.once("SIGTERM", () => {
   server.close();
-  void deps.pool.end().finally(() => process.exit(0));
+  void Promise.allSettled([queryRunner.closeAll(), deps.pool.end()]).finally(() => process.exit(0));
 });
