@@ -11,6 +11,11 @@ export interface HandlersFunctionProps {
   vpc: ec2.IVpc;
   image: ImageRef;
   settings: RuntimeSettings;
+  /**
+   * CloudFormation resolves the secrets' dynamic references only when it updates the function, and it does not
+   * notice a changed secret value. Changing this revision (it is part of the description) forces that update.
+   */
+  secretsRevision: string;
 }
 
 /**
@@ -37,7 +42,7 @@ export class HandlersFunction extends Construct {
       secrets: {},
     });
     this.function = new lambda.DockerImageFunction(this, "Function", {
-      description: "Pulseboard handlers (Hono behind the Lambda Web Adapter)",
+      description: `Pulseboard handlers (Hono behind the Lambda Web Adapter), secrets revision ${props.secretsRevision}`,
       code: lambda.DockerImageCode.fromEcr(props.image.repository, { tagOrDigest: props.image.tag }),
       architecture: lambda.Architecture.X86_64,
       memorySize: 1024,

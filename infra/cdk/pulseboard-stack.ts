@@ -54,6 +54,11 @@ export class PulseboardStack extends Stack {
     });
     const aiModel = param("AiModel", "AI_MODEL (empty: unset)", { default: "" });
     const aiCompatBaseUrl = param("AiCompatBaseUrl", "AI_COMPAT_BASE_URL when AiProvider is compat", { default: "" });
+    const secretsRevision = param(
+      "SecretsRevision",
+      "Change it (1, 2, ...) after putting new secret values, so the handlers function picks them up",
+      { default: "1" },
+    );
 
     const vpc = new ec2.Vpc(this, "Vpc", {
       maxAzs: 2,
@@ -106,7 +111,12 @@ export class PulseboardStack extends Stack {
       desiredCount: props.streamHostDesiredCount ?? 2,
       settings: { plain: shared.plain, secrets: { ...shared.secrets, METRICS_TOKEN: { secret: secrets.metricsToken } } },
     });
-    const handlers = new HandlersFunction(this, "Handlers", { vpc, image: images.handlers, settings: shared });
+    const handlers = new HandlersFunction(this, "Handlers", {
+      vpc,
+      image: images.handlers,
+      settings: shared,
+      secretsRevision,
+    });
 
     // The stream host's tasks migrate the config store before they start; updating the function only after
     // the service is stable means new handler code never meets an old schema.

@@ -108,6 +108,8 @@ describe("handlers: Lambda from the container image", () => {
       expect(JSON.stringify(env[name]), name).toMatch(/\{\{resolve:secretsmanager:".*":SecretString:::\}\}/);
     }
     expect(JSON.stringify(env.PGPASSWORD)).toContain(":SecretString:password::}}");
+    // A new SecretsRevision changes the function, which makes CloudFormation resolve the references again.
+    expect(JSON.stringify(handlersFunction().Properties.Description)).toContain('{"Ref":"SecretsRevision"}');
     // The stream host alone serves /api/metrics.
     expect(env.METRICS_TOKEN).toBeUndefined();
   });
