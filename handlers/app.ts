@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { createAuth } from "../lib/auth/create-auth.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
-import { onError } from "../lib/http/problem.ts";
+import { onError, problem } from "../lib/http/problem.ts";
 import { registerHealth } from "../lib/probes/health.ts";
 import { registerReady } from "../lib/probes/ready.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
@@ -28,6 +28,8 @@ export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   app.use(requestId());
   app.onError(onError((line) => deps.log.error(String(line.msg), line)));
+  // An unknown API path is a problem+json 404 with the request id, like every other API error.
+  app.notFound((c) => (c.req.path.startsWith("/api/") ? problem(c, "not_found", "No such route.") : c.text("404 Not Found", 404)));
 
   registerHealth(app, deps.build);
   registerReady(app, deps.readiness);

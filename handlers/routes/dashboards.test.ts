@@ -193,6 +193,13 @@ describe("dashboards: errors carry the request id", () => {
     expect((await res.json()).requestId).toBe(id);
   });
 
+  test("an unknown /api route is a problem+json 404 with the request id", async () => {
+    const res = await call(fx.app, viewer, "GET", "/api/no-such-thing");
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    expect((await res.json()).requestId).toBe(res.headers.get("x-request-id"));
+  });
+
   test("success responses carry X-Request-Id too", async () => {
     const res = await call(fx.app, viewer, "GET", base);
     expect(res.status).toBe(200);
