@@ -30,7 +30,17 @@ interface Channel {
   /** The serialized snapshot, built once and reused until a panel or the spec changes. */
   snapshot: Buffer | null;
   poller: Poller;
+  /** Panel frames of the running tick not yet written; sent together in one write per subscriber. */
+  outbox: Buffer[];
+  outboxTimer: unknown;
 }
+
+/**
+ * Longest a panel frame waits for the other panels of its tick. Writing to a socket costs a system
+ * call however small the frame, so a tick's frames go out in one write per subscriber; a slow panel
+ * holds the others for at most this long.
+ */
+export const COALESCE_MS = 250;
 
 export interface HubOptions {
   metrics: Metrics;
@@ -86,6 +96,8 @@ export function createHub(opts: HubOptions) {
       subscribers: new Set<Subscriber>(),
       latest: new Map<string, PanelUpdate>(),
       snapshot: null,
+      outbox: [],
+      outboxTimer: null,
     } as unknown as Channel;
     ch.poller = createPoller({
       current: () => ch.dashboard,
@@ -98,13 +110,27 @@ export function createHub(opts: HubOptions) {
       onPanel: (update) => {
         ch.latest.set(update.panelId, update);
         ch.snapshot = null;
-        broadcast(ch, encodeEvent("panel", update));
+        ch.outbox.push(encodeEvent("panel", update));
+        if (ch.outboxTimer === null) ch.outboxTimer = opts.timers.setTimeout(() => flush(ch), COALESCE_MS);
       },
-      onTick: (seconds) => opts.metrics.observePollerTick(ch.dashboard.id, seconds),
+      onTick: (seconds) => {
+        flush(ch);
+        opts.metrics.observePollerTick(ch.dashboard.id, seconds);
+      },
       onFault: (err) =>
         opts.log.error("poller tick failed", { dashboard: ch.dashboard.id, error: err instanceof Error ? err.name : "error" }),
     });
     return ch;
+  }
+
+  /** Writes the frames waiting in the outbox as one buffer to every subscriber. */
+  function flush(ch: Channel) {
+    if (ch.outboxTimer !== null) opts.timers.clearTimeout(ch.outboxTimer);
+    ch.outboxTimer = null;
+    if (ch.outbox.length === 0) return;
+    const frames = ch.outbox.length === 1 ? ch.outbox[0] : Buffer.concat(ch.outbox);
+    ch.outbox = [];
+    broadcast(ch, frames);
   }
 
   function broadcast(ch: Channel, frame: Buffer) {
@@ -134,6 +160,8 @@ export function createHub(opts: HubOptions) {
   /** The last subscriber left (or the dashboard is gone): stop its poller and drop its series. */
   function stopChannel(ch: Channel) {
     ch.poller.stop();
+    if (ch.outboxTimer !== null) opts.timers.clearTimeout(ch.outboxTimer);
+    ch.outboxTimer = null;
     if (ch.poller.ticking) {
       stopping.add(ch.poller);
       void ch.poller.idle().then(() => stopping.delete(ch.poller));
@@ -199,6 +227,7 @@ export function createHub(opts: HubOptions) {
         if (key === undefined || key !== panelKey(before, panelId)) ch.latest.delete(panelId);
       }
       ch.snapshot = null;
+      flush(ch);
       broadcast(ch, encodeEvent("dashboard", summary(dashboard)));
       ch.poller.tickNow();
     },
@@ -217,7 +246,10 @@ export function createHub(opts: HubOptions) {
 
     /** Writes the comment heartbeat to every subscriber; one that stopped draining is dropped. */
     heartbeat(): void {
-      for (const ch of [...channels.values()]) broadcast(ch, HEARTBEAT_FRAME);
+      for (const ch of [...channels.values()]) {
+        flush(ch);
+        broadcast(ch, HEARTBEAT_FRAME);
+      }
     },
 
     /** Drain step 2: stops every poller synchronously so no new metric query starts. */
@@ -239,9 +271,13 @@ export function createHub(opts: HubOptions) {
     closeAll(frameFor: () => Uint8Array): Promise<void> {
       const ends: Promise<void>[] = [];
       for (const ch of [...channels.values()]) {
+        // Results already in go out before the terminal frame.
+        const pending = ch.outbox.length > 0 ? Buffer.concat(ch.outbox) : null;
+        ch.outbox = [];
         stopChannel(ch);
         for (const sub of [...ch.subscribers]) {
           leave(sub);
+          if (pending) sub.sink.write(pending);
           ends.push(sub.sink.end(frameFor()));
         }
       }

@@ -54,7 +54,7 @@ export interface PollerOptions {
   /** Tick cadence for a spec (the dashboard's value or the default, clamped to the floor). */
   refreshMs(spec: DashboardSpec): number;
   onPanel(update: PanelUpdate): void;
-  /** Wall time of a whole tick, in seconds (observed only while the poller runs). */
+  /** Wall time of a whole tick, in seconds, when it ends (only while the poller runs). */
   onTick(seconds: number): void;
   /** Unexpected failures (never a panel's own error, which goes to onPanel). */
   onFault?(err: unknown): void;

@@ -44,9 +44,26 @@ export interface Sink {
 /** Default bound of bytes a subscriber may leave unread before it is dropped. */
 export const DEFAULT_MAX_BUFFERED_BYTES = 1 << 20;
 
+let lastFrame: Uint8Array | null = null;
+let lastChunk: Buffer | null = null;
+
 /**
- * A sink writing straight to Node's response: no per-subscriber stream machinery, so one frame
- * buffer is handed to every socket as is. Writes the 200 and the headers at once.
+ * The HTTP/1.1 chunk carrying `frame`. Built once per frame: every subscriber gets the same frame in
+ * turn, so a one-entry cache serves the whole fan-out.
+ */
+function chunkOf(frame: Uint8Array): Buffer {
+  if (frame !== lastFrame) {
+    lastChunk = Buffer.concat([Buffer.from(`${frame.byteLength.toString(16)}\r\n`), frame, Buffer.from("\r\n")]);
+    lastFrame = frame;
+  }
+  return lastChunk!;
+}
+
+/**
+ * A sink writing straight to the socket under Node's response: after the headers went out, each
+ * frame is one pre-framed chunk handed to the socket with no per-subscriber stream machinery and no
+ * corking, so the first subscribers receive it while the fan-out loop still runs. The response
+ * object ends the stream (last chunk and terminator) so Node's HTTP state stays consistent.
  */
 export function nodeSink(res: ServerResponse, opts: { maxBufferedBytes?: number } = {}): Sink {
   const bound = opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
@@ -63,16 +80,18 @@ export function nodeSink(res: ServerResponse, opts: { maxBufferedBytes?: number 
   res.socket?.setTimeout(0);
   res.writeHead(200, SSE_HEADERS);
   res.flushHeaders();
+  const chunked = (res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true;
 
   return {
     get closed() {
       return closed || res.destroyed;
     },
     write(frame) {
-      if (closed || res.destroyed || res.writableEnded) return false;
+      const socket = res.socket;
+      if (closed || res.destroyed || res.writableEnded || !socket || socket.destroyed) return false;
       // A subscriber whose earlier frames still sit in our buffer beyond the bound is not reading.
-      if (res.writableLength > bound) return false;
-      res.write(frame);
+      if (socket.writableLength > bound) return false;
+      socket.write(chunked ? chunkOf(frame) : frame);
       return true;
     },
     end(frame) {

@@ -1,0 +1,215 @@
+// Shared set-up of the stream-host benchmarks (bench/fanout.ts, scrape.ts, drain.ts): an embedded
+// PostgreSQL with a migrated config store and a counting metrics database, a real stream host child
+// process over loopback, and a light SSE client that can hold thousands of connections.
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { createSessionTokens } from "../../lib/auth/session.ts";
+import { freePort, startEmbeddedPostgres } from "../../lib/embedded/postgres.ts";
+import { migrate } from "../../lib/store/migrate.ts";
+import { type HostProcess, spawnStreamHost } from "./child.ts";
+import { prepareCountingMetricsDb, seedStreamFixture } from "./seed.ts";
+
+export const BENCH_SESSION_SECRET = "bench-session-secret-0123456789abcdef";
+
+/** Starts PostgreSQL, a config store and a counting metrics database; `stop` removes everything. */
+export async function startBenchDatabases() {
+  const dir = await mkdtemp(join(tmpdir(), "pulseboard-bench-pg-"));
+  const { chmod } = await import("node:fs/promises");
+  await chmod(dir, 0o755);
+  const server = await startEmbeddedPostgres({ dataDir: join(dir, "data") });
+  const admin = new pg.Client({ connectionString: server.url("postgres") });
+  await admin.connect();
+  await admin.query("CREATE DATABASE bench_config");
+  await admin.query("CREATE DATABASE bench_metrics");
+  await admin.end();
+  const configUrl = server.url("bench_config");
+  const metricsUrl = server.url("bench_metrics");
+  const pool = new pg.Pool({ connectionString: configUrl, max: 4 });
+  pool.on("error", () => {});
+  await migrate(pool);
+  const metrics = await prepareCountingMetricsDb(metricsUrl);
+  return {
+    configUrl,
+    metricsUrl,
+    pool,
+    metrics,
+    async stop() {
+      await metrics.close().catch(() => {});
+      await pool.end().catch(() => {});
+      await server.stop().catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type BenchDatabases = Awaited<ReturnType<typeof startBenchDatabases>>;
+
+/** Seeds dashboards and starts a stream host child for them. */
+export async function startBenchHost(
+  db: BenchDatabases,
+  opts: {
+    dashboards: number;
+    panels: { id: string; view: string }[];
+    refreshIntervalMs: number;
+    env?: Record<string, string>;
+  },
+) {
+  const fixture = await seedStreamFixture(db.pool, {
+    metricsUrl: db.metricsUrl,
+    panels: opts.panels,
+    refreshIntervalMs: opts.refreshIntervalMs,
+    dashboards: opts.dashboards,
+  });
+  const host = await spawnStreamHost({
+    DATABASE_URL: db.configUrl,
+    SESSION_SECRET: BENCH_SESSION_SECRET,
+    STREAM_PORT: String(await freePort()),
+    NODE_ENV: "test",
+    MIN_REFRESH_INTERVAL_MS: String(Math.min(2000, opts.refreshIntervalMs)),
+    FRAMEWORK_MANUAL_SIG_HANDLE: "true",
+    ...fixture.env,
+    ...opts.env,
+  });
+  const token = await createSessionTokens({ secret: BENCH_SESSION_SECRET, ttlSeconds: 3600 }).mint({
+    sub: "bench",
+    groups: [fixture.workspace.viewer_group],
+  });
+  return { host, fixture, cookie: `svc_session=${token}` };
+}
+
+/** Resident set size of a process in bytes (current and peak), from /proc. */
+export function rssOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kb("VmRSS"), peak: kb("VmHWM") };
+}
+
+/**
+ * A minimal SSE subscriber for benchmarks: no frame objects, only what the figures need. For every
+ * `panel` frame it records receipt time minus the frame's `at` (the instant the panel's result was
+ * in, i.e. the poller's completion), and it notices the terminal `draining` frame.
+ */
+export interface BenchSubscriber {
+  status: number;
+  latencies: number[];
+  panelFrames: number;
+  /** For sample subscribers only: every (panel, at) seen, one per panel per tick. */
+  seen: { panelId: string; at: number }[] | null;
+  snapshot: boolean;
+  draining: boolean;
+  terminalAt: number;
+  closed: boolean;
+  destroy(): void;
+}
+
+const PANEL_AT = /"panelId":"([^"]+)","at":(\d+)/;
+
+export function subscribe(
+  port: number,
+  path: string,
+  cookie: string,
+  opts: { sample?: boolean; now?: () => number } = {},
+): Promise<BenchSubscriber> {
+  const now = opts.now ?? Date.now;
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: "127.0.0.1", port, path, headers: { cookie }, agent: false }, (res) => {
+      const sub: BenchSubscriber = {
+        status: res.statusCode ?? 0,
+        latencies: [],
+        panelFrames: 0,
+        seen: opts.sample ? [] : null,
+        snapshot: false,
+        draining: false,
+        terminalAt: 0,
+        closed: false,
+        destroy: () => req.destroy(),
+      };
+      let rest = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        const t = now();
+        const text = rest + chunk;
+        const blocks = text.split("\n\n");
+        rest = blocks.pop() ?? "";
+        // A tick's panel frames arrive together when the tick completes; latency is counted from the
+        // latest `at` among them (the tick's completion), for each frame delivered.
+        let latest = 0;
+        let panelsHere = 0;
+        for (const b of blocks) {
+          if (b.startsWith("event: panel")) {
+            const m = PANEL_AT.exec(b);
+            if (m) {
+              const at = Number(m[2]);
+              if (at > latest) latest = at;
+              panelsHere++;
+              sub.seen?.push({ panelId: m[1], at });
+            }
+            sub.panelFrames++;
+          } else if (b.startsWith("event: snapshot")) sub.snapshot = true;
+          else if (b.includes("event: draining")) {
+            sub.draining = true;
+            sub.terminalAt = t;
+          }
+        }
+        for (let i = 0; i < panelsHere; i++) sub.latencies.push(t - latest);
+      });
+      res.on("close", () => {
+        sub.closed = true;
+      });
+      res.on("error", () => {});
+      resolve(sub);
+    });
+    req.on("error", reject);
+  });
+}
+
+/** Opens `count` subscribers with at most `concurrency` connection attempts at a time. */
+export async function subscribeMany(
+  port: number,
+  paths: string[],
+  cookie: string,
+  concurrency = 250,
+): Promise<BenchSubscriber[]> {
+  const subs: BenchSubscriber[] = new Array(paths.length);
+  let next = 0;
+  async function worker() {
+    while (next < paths.length) {
+      const i = next++;
+      // The first subscriber of every dashboard keeps a record of each (panel, tick) it saw.
+      subs[i] = await subscribe(port, paths[i], cookie, { sample: paths.indexOf(paths[i]) === i });
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const bad = subs.filter((s) => s.status !== 200).length;
+  if (bad > 0) throw new Error(`${bad} subscribers were refused`);
+  return subs;
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Polls `cond` every 50 ms (benchmarks only). */
+export async function until(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string) {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function stopHost(host: HostProcess) {
+  if (host.child.exitCode === null && host.child.signalCode === null) {
+    host.kill("SIGKILL");
+    await host.exited;
+  }
+}
+
+export const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
+export const ms = (v: number) => `${v.toFixed(1)} ms`;
