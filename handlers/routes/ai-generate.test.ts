@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { type AiTestApp, buildAiApp, counterValue, seedAiFixture } from "../../lib/ai/testing/harness.ts";
+import { type AiTestApp, HTTP_CATALOG, buildAiApp, counterValue, seedAiFixture } from "../../lib/ai/testing/harness.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../../lib/ai/testing/fake-openai.ts";
 import { loadGuardParser } from "../../lib/sql-guard/index.ts";
 import { createTestConfigStore } from "../../lib/testing/pg.ts";
@@ -143,6 +143,29 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
     const body = await res.json();
     expect(body.catalog.status).toBe("stale");
     expect(body.warnings).toEqual([expect.stringMatching(/last refreshed on .* more than 30 days ago/)]);
+  });
+
+  test("a large catalog is cut to the relevant tables and the response says so", async () => {
+    const tables = Array.from({ length: 400 }, (_, i) => ({
+      schema: "public",
+      name: i === 321 ? "checkout_latency" : `wide_table_${i}`,
+      timeColumn: "ts",
+      columns: Array.from({ length: 40 }, (_, c) => ({ name: c ? `metric_${c}` : "ts", type: "double precision" })),
+    }));
+    await store.pool.query("UPDATE sources SET catalog = $2::jsonb WHERE id = $1", [f.sourceId, JSON.stringify({ tables })]);
+    try {
+      fake.enqueue({ kind: "text", text: spec([]) });
+      const body = await (await generate({ prompt: "checkout latency p95", sourceId: f.sourceId })).json();
+      expect(body.catalog.tablesTotal).toBe(400);
+      expect(body.catalog.tablesIncluded).toBeLessThan(400);
+      expect(body.catalog.omittedTables.length).toBeGreaterThan(0);
+      expect(body.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/catalog is large/)]));
+      const sent = fake.requests[0]!.text;
+      expect(sent).toContain("public.checkout_latency");
+      expect(sent.length).toBeLessThan(40_000);
+    } finally {
+      await store.pool.query("UPDATE sources SET catalog = $2::jsonb WHERE id = $1", [f.sourceId, JSON.stringify(HTTP_CATALOG)]);
+    }
   });
 
   test("a source of another workspace is a 404, and unknown input a 400", async () => {

@@ -6,7 +6,7 @@ import type { Dashboard } from "../dashboards/store.ts";
 import { AppError } from "../http/errors.ts";
 import type pg from "pg";
 import type { ChatProposal, ChatStore, ChatThread } from "./chat-store.ts";
-import type { GenerationLog } from "./generation-log.ts";
+import type { GenerationLog, GenerationOutcome } from "./generation-log.ts";
 import { type ModelCallError, type ModelCallDeps, type TokenUsage, classifyFailure, deadline, tokensOf } from "./invoke.ts";
 import { SQL_RULES, bounded } from "./prompt.ts";
 
@@ -213,7 +213,7 @@ export async function startChat(
     usageRecorded = true;
     await model.gate.recordUsage(input.workspaceId, model.provider.modelId, usage);
   };
-  const logTurn = (outcome: "ok" | "provider_error" | "provider_timeout" | "invalid_output" | "cancelled", result: unknown) =>
+  const logTurn = (outcome: GenerationOutcome, result: unknown) =>
     deps.generationLog.write({
       workspaceId: input.workspaceId,
       userSub: input.userSub,
@@ -223,8 +223,7 @@ export async function startChat(
       model: model.provider.modelId,
       inputTokens: usage.input,
       outputTokens: usage.output,
-      // generation_log.outcome is free text; "cancelled" marks a browser that went away mid-answer.
-      outcome: outcome as "ok",
+      outcome,
     });
 
   const result = streamText({

@@ -3,7 +3,7 @@ import type { LlmRoute } from "../metrics/metrics.ts";
 import { redact } from "./redact.ts";
 
 /** What happened to one model interaction, as stored in generation_log.outcome. */
-export type GenerationOutcome = "ok" | "provider_error" | "provider_timeout" | "invalid_output";
+export type GenerationOutcome = "ok" | "provider_error" | "provider_timeout" | "invalid_output" | "cancelled";
 
 /** One generation, source draft or chat turn to record. The prompt is redacted before it is stored. */
 export interface GenerationLogInput {
