@@ -16,7 +16,9 @@ export function renderBar(el: HTMLElement, result: QueryResult, opts: { unit?: s
   const shown = data.slice(0, MAX_BARS);
   const { width } = measure(el, { width: 480, height: 220 });
   const rowH = 24;
-  const labelW = Math.min(160, Math.max(60, Math.round(width * 0.3)));
+  // Labels are cut at 24 characters; the label column fits the longest one shown (about 7 px per character).
+  const longest = Math.max(...shown.map((d) => Math.min(24, d.label.length)));
+  const labelW = Math.min(Math.round(width * 0.4), 16 + longest * 7);
   const valueW = 64;
   const height = shown.length * rowH + 4;
   const vals = shown.map((d) => d.value ?? 0);

@@ -1,5 +1,5 @@
 import { h, replace, s } from "../lib/dom.ts";
-import { formatTime, formatTimestamp, formatValue } from "../lib/format.ts";
+import { formatAxisValue, formatTime, formatTimestamp, formatValue } from "../lib/format.ts";
 import type { Point } from "../lib/rolling-window.ts";
 import { linear, niceTicks, timeTicks, valueDomain } from "../lib/scale.ts";
 import { measure, seriesClass } from "./common.ts";
@@ -9,7 +9,7 @@ export interface LineSeries {
   points: readonly Point[];
 }
 
-const M = { top: 10, right: 12, bottom: 22, left: 48 };
+const M = { top: 10, right: 12, bottom: 22 };
 
 /**
  * A multi-series line chart in SVG with time and value axes, a legend and a hover read-out.
@@ -28,16 +28,24 @@ export function renderTimeseries(el: HTMLElement, series: LineSeries[], opts: { 
   const { width } = measure(el, { width: 480, height: 220 });
   const height = opts.height ?? 220;
   const [v0, v1] = valueDomain(values);
-  const x = linear([t0, t1 > t0 ? t1 : t0 + 1], [M.left, width - M.right]);
+  const yTicks = niceTicks(v0, v1, 4).filter((v) => v >= v0 && v <= v1);
+  const yLabels = yTicks.map((v) => formatAxisValue(v, opts.unit));
+  // The left margin fits the longest value label (about 6.5 px per character at 11 px).
+  const left = Math.min(90, 14 + Math.max(2, ...yLabels.map((l) => l.length)) * 6.5);
+  const M2 = { ...M, left };
+  const x = linear([t0, t1 > t0 ? t1 : t0 + 1], [M2.left, width - M.right]);
   const y = linear([v0, v1], [height - M.bottom, M.top]);
 
-  const yTicks = niceTicks(v0, v1, 4).filter((v) => v >= v0 && v <= v1);
   const xTicks = timeTicks(t0, t1, Math.max(2, Math.floor(width / 90)));
   const span = t1 - t0;
 
-  const grid = yTicks.map((v) =>
-    s("g", { class: "tick" }, s("line", { x1: M.left, x2: width - M.right, y1: y(v), y2: y(v), class: "grid" }),
-      s("text", { x: M.left - 6, y: y(v), dy: "0.32em", "text-anchor": "end" }, formatValue(v, opts.unit))),
+  const grid = yTicks.map((v, i) =>
+    s(
+      "g",
+      { class: "tick" },
+      s("line", { x1: M2.left, x2: width - M.right, y1: y(v), y2: y(v), class: "grid" }),
+      s("text", { x: M2.left - 6, y: y(v), dy: "0.32em", "text-anchor": "end" }, yLabels[i]),
+    ),
   );
   const xAxis = xTicks.map((t) =>
     s("text", { x: x(t), y: height - 6, "text-anchor": "middle", class: "tick" }, formatTime(t, span)),
@@ -60,7 +68,7 @@ export function renderTimeseries(el: HTMLElement, series: LineSeries[], opts: { 
     return s("g", null, s("path", { d, class: `line ${seriesClass(i)}`, fill: "none" }), dots);
   });
 
-  const cursor = s("line", { class: "cursor", y1: M.top, y2: height - M.bottom, x1: -10, x2: -10 });
+  const cursor = s("line", { class: "cursor", y1: M.top, y2: height - M.bottom, x1: 0, x2: 0, visibility: "hidden" });
   const svg = s(
     "svg",
     { viewBox: `0 0 ${width} ${height}`, width, height, class: "chart", role: "img", "aria-label": `Line chart of ${series.length} series` },
@@ -73,14 +81,15 @@ export function renderTimeseries(el: HTMLElement, series: LineSeries[], opts: { 
   svg.addEventListener("pointermove", (ev) => {
     const box = svg.getBoundingClientRect();
     const px = ((ev.clientX - box.left) / box.width) * width;
-    if (px < M.left || px > width - M.right) return hide();
-    const t = t0 + ((px - M.left) / (width - M.left - M.right)) * (t1 - t0);
+    if (px < M2.left || px > width - M.right) return hide();
+    const t = t0 + ((px - M2.left) / (width - M2.left - M.right)) * (t1 - t0);
     let best: number | null = null;
     for (const p of all) if (best === null || Math.abs(p[0] - t) < Math.abs(best - t)) best = p[0];
     if (best === null) return hide();
     const at = best;
     cursor.setAttribute("x1", String(x(at)));
     cursor.setAttribute("x2", String(x(at)));
+    cursor.setAttribute("visibility", "visible");
     const rows = series
       .map((ser, i) => ({ ser, i, p: ser.points.find((q) => q[0] === at) }))
       .filter((r) => r.p !== undefined)
@@ -93,8 +102,7 @@ export function renderTimeseries(el: HTMLElement, series: LineSeries[], opts: { 
   svg.addEventListener("pointerleave", () => hide());
   function hide() {
     tip.hidden = true;
-    cursor.setAttribute("x1", "-10");
-    cursor.setAttribute("x2", "-10");
+    cursor.setAttribute("visibility", "hidden");
   }
 
   const legend =

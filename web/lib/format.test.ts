@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { describeRange, formatAgo, formatCell, formatDuration, formatNumber, formatTime, formatTimestamp, formatValue } from "./format.ts";
+import { describeRange, formatAgo, formatAxisValue, formatCell, formatDuration, formatNumber, formatTime, formatTimestamp, formatValue } from "./format.ts";
 
 const T = Date.UTC(2026, 10, 21, 14, 5, 9); // 2026-11-21 14:05:09 UTC
 const UTC = { timeZone: "UTC" };
@@ -88,5 +88,17 @@ describe("value formatting", () => {
     expect(formatCell(null, false)).toBe("–");
     expect(formatCell({ a: 1 }, false)).toBe('{"a":1}');
     expect(formatCell("<b>", false)).toBe("<b>");
+  });
+});
+
+describe("axis labels", () => {
+  test.each([
+    [80, "req/min", "80"],
+    [40, "%", "40%"],
+    [400, "ms", "400 ms"],
+    [2048, "bytes", "2 KiB"],
+    [12_000, undefined, "12k"],
+  ])("%d %s → %s", (n, unit, expected) => {
+    expect(formatAxisValue(n, unit)).toBe(expected);
   });
 });

@@ -129,6 +129,13 @@ export function formatValue(n: number | null, unit?: string): string {
   return `${formatNumber(n)} ${u}`;
 }
 
+/** An axis label: short units (%, ms, s, B) stay on the number, longer ones are left to the panel title. */
+export function formatAxisValue(n: number, unit?: string): string {
+  const u = unit?.trim();
+  if (u && (u === "%" || u === "bytes" || u === "B" || u.length <= 2)) return formatValue(n, u);
+  return formatNumber(n);
+}
+
 /** A table cell: timestamps as dates, numbers formatted, objects as JSON, null as an en dash. */
 export function formatCell(v: unknown, isTime: boolean, o: FormatOptions = {}): string {
   if (v === null || v === undefined) return "–";

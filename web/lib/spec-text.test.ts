@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { freshPanelId, parseSpecText, specProblems } from "./spec-text.ts";
+import { formatSpec, freshPanelId, parseSpecText, specProblems } from "./spec-text.ts";
 
 const good = {
   title: "T",
@@ -37,5 +37,16 @@ describe("spec editing helpers", () => {
   test("fresh panel ids skip used ones", () => {
     expect(freshPanelId([])).toBe("panel_1");
     expect(freshPanelId(["panel_1", "panel_2"])).toBe("panel_3");
+  });
+});
+
+describe("formatSpec", () => {
+  test("reading order: title, refresh, time, panels; within panels id … sql last; unknown keys kept", () => {
+    const stored = { time: { to: "now", from: "now-1h" }, title: "T", panels: [{ id: "a", sql: "SELECT 1", type: "stat", extra: 1, title: "A", sourceId: "s" }], refreshIntervalMs: 5000 };
+    const text = formatSpec(stored);
+    expect(JSON.parse(text)).toEqual(stored);
+    expect(Object.keys(JSON.parse(text))).toEqual(["title", "refreshIntervalMs", "time", "panels"]);
+    expect(Object.keys(JSON.parse(text).time)).toEqual(["from", "to"]);
+    expect(Object.keys(JSON.parse(text).panels[0])).toEqual(["id", "title", "type", "sourceId", "sql", "extra"]);
   });
 });

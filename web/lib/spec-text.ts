@@ -51,6 +51,30 @@ export function specProblems(value: unknown): string[] {
   return out;
 }
 
+const SPEC_KEYS = ["title", "refreshIntervalMs", "time", "panels"];
+const PANEL_KEYS = ["id", "title", "type", "sourceId", "unit", "options", "sql"];
+
+function ordered(obj: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (k in obj) out[k] = obj[k];
+  for (const k of Object.keys(obj)) if (!(k in out)) out[k] = obj[k];
+  return out;
+}
+
+/**
+ * The spec as the editor shows it: keys in reading order (the config store's jsonb sorts them by
+ * length), SQL last in each panel, unknown keys kept at the end, two-space indentation.
+ */
+export function formatSpec(spec: unknown): string {
+  if (!spec || typeof spec !== "object" || Array.isArray(spec)) return JSON.stringify(spec, null, 2);
+  const s = ordered(spec as Record<string, unknown>, SPEC_KEYS);
+  if (s.time && typeof s.time === "object" && !Array.isArray(s.time)) s.time = ordered(s.time as Record<string, unknown>, ["from", "to"]);
+  if (Array.isArray(s.panels)) {
+    s.panels = s.panels.map((p) => (p && typeof p === "object" && !Array.isArray(p) ? ordered(p as Record<string, unknown>, PANEL_KEYS) : p));
+  }
+  return JSON.stringify(s, null, 2);
+}
+
 /** A panel id not yet used: panel_1, panel_2, … */
 export function freshPanelId(existing: readonly string[]): string {
   for (let i = 1; ; i++) if (!existing.includes(`panel_${i}`)) return `panel_${i}`;

@@ -11,9 +11,9 @@ interface Limits {
 }
 
 const ROLE_TEXT: Record<Workspace["role"], string> = {
-  viewer: "view dashboards and chat",
-  editor: "also edit dashboards, preview queries and generate",
-  admin: "also manage sources and limits",
+  viewer: "You can view dashboards and ask the assistant about them.",
+  editor: "You can view, edit and generate dashboards and preview queries.",
+  admin: "You can do everything here, including managing sources and AI limits.",
 };
 
 /** Account settings: workspace roles, and each admin workspace's AI limits (editable). */
@@ -33,7 +33,7 @@ export function bootAccount(): void {
         h(
           "ul",
           { class: "plain" },
-          list.map((w) => h("li", null, h("strong", null, w.name), " ", h("span", { class: `role role-${w.role}` }, w.role), h("div", { class: "muted small" }, `You can ${ROLE_TEXT[w.role]}.`))),
+          list.map((w) => h("li", null, h("strong", null, w.name), " ", h("span", { class: `role role-${w.role}` }, w.role), h("div", { class: "muted small" }, ROLE_TEXT[w.role]))),
         ),
       );
       for (const w of list.filter((x) => x.role === "admin")) limitsBox.append(await limitsForm(w));

@@ -2,7 +2,7 @@ import { renderResult } from "../charts/index.ts";
 import { ApiError, api, type Dashboard, type DashboardSpec, errorText, listOf, type Me, type PanelSpec, type Source } from "../lib/api.ts";
 import { byId, h, notify, replace, stateBox } from "../lib/dom.ts";
 import type { QueryResult } from "../lib/result.ts";
-import { freshPanelId, parseSpecText, specProblems } from "../lib/spec-text.ts";
+import { formatSpec, freshPanelId, parseSpecText, specProblems } from "../lib/spec-text.ts";
 
 const NEW_PANEL = "__new__";
 
@@ -62,7 +62,7 @@ export function bootEditor(): void {
   function load(d: Dashboard): void {
     dash = d;
     conflict = false;
-    savedText = JSON.stringify(d.spec, null, 2);
+    savedText = formatSpec(d.spec);
     specEl.value = savedText;
     specEl.disabled = false;
     byId("title").textContent = `Edit: ${d.spec.title}`;
@@ -264,7 +264,7 @@ export function bootEditor(): void {
       spec.panels.push({ id, title: "New panel", type: "timeseries", sourceId: sourceSel.value, sql: sqlEl.value });
       panelSel.value = id;
     }
-    specEl.value = JSON.stringify(spec, null, 2);
+    specEl.value = formatSpec(spec);
     check();
     fillPanels();
     notify(message, existing ? `Updated ${existing.id} in the spec (not saved yet).` : "Added a panel to the spec (not saved yet); give it a title and type.", "info");
