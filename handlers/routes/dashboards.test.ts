@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createSessionTokens } from "../../lib/auth/session.ts";
 import { getDashboard } from "../../lib/dashboards/store.ts";
-import { type ApiFixture, call, createApiFixture, dashboardSpec, ORIGIN } from "./api-fixture.ts";
+import { type ApiFixture, call, createApiFixture, dashboardSpec, ORIGIN, SESSION_SECRET } from "./api-fixture.ts";
 
 let fx: ApiFixture;
 let editor: string;
@@ -66,9 +67,8 @@ describe("dashboards: happy path", () => {
 describe("dashboards: lost update", () => {
   test("two editors save from the same version: one wins, the other gets 409 and nothing is overwritten", async () => {
     const d = await create();
-    const other = `${fx.roles.cookieName}=${await (await import("../../lib/auth/session.ts"))
-      .createSessionTokens({ secret: (await import("./api-fixture.ts")).SESSION_SECRET, ttlSeconds: 600 })
-      .mint({ sub: "second-editor", groups: [fx.roles.workspace.editor_group] })}`;
+    const sessions = createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 600 });
+    const other = `${fx.roles.cookieName}=${await sessions.mint({ sub: "second-editor", groups: [fx.roles.workspace.editor_group] })}`;
     const put = (cookie: string, title: string) =>
       call(fx.app, cookie, "PUT", `/api/dashboards/${d.id}`, { version: 1, spec: dashboardSpec(fx.source.id, { title }) });
     const [a, b] = await Promise.all([put(editor, "by first"), put(other, "by second")]);

@@ -4,7 +4,7 @@ import type { Auth } from "../../lib/auth/create-auth.ts";
 import { workspaceFromParam } from "../../lib/auth/middleware.ts";
 import type { AuthVariables } from "../../lib/auth/types.ts";
 import type { Config } from "../../lib/config/parse.ts";
-import { type DashboardSpec, dashboardSpecSchema, effectiveRefreshMs } from "../../lib/dashboard/spec.ts";
+import { dashboardSpecSchema, effectiveRefreshMs } from "../../lib/dashboard/spec.ts";
 import { deleteDashboard, type PanelGuard, saveDashboard } from "../../lib/dashboards/save.ts";
 import { type Dashboard, dashboardWorkspaceId, getDashboard, listDashboards } from "../../lib/dashboards/store.ts";
 import { AppError } from "../../lib/http/errors.ts";
@@ -72,7 +72,7 @@ export function dashboardJson(d: Dashboard, cfg: DashboardRouteDeps["config"]) {
     id: d.id,
     workspaceId: d.workspaceId,
     version: d.version,
-    spec: d.spec as DashboardSpec,
+    spec: d.spec,
     effectiveRefreshIntervalMs: effectiveRefreshMs(d.spec, cfg),
     createdBy: d.createdBy,
     updatedBy: d.updatedBy,
@@ -84,6 +84,7 @@ export function dashboardJson(d: Dashboard, cfg: DashboardRouteDeps["config"]) {
 /** Dashboards: list and create in a workspace (viewer / editor), read, update and delete by id (viewer / editor). */
 export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRouteDeps): void {
   const { auth, pool, config } = deps;
+  const app = api as OpenAPIHono<AppEnv>;
   const s = dashboardSchemas(config.MIN_REFRESH_INTERVAL_MS);
   const inWorkspace = workspaceFromParam("workspaceId");
   const ofDashboard = async (c: { req: { param(name: string): string | undefined } }) => {
@@ -104,7 +105,7 @@ export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRo
       ...problems(400, 401, 403, 404),
     },
   });
-  (api as OpenAPIHono<AppEnv>).openapi(list, async (c) => {
+  app.openapi(list, async (c) => {
     const rows = await listDashboards(pool, c.var.workspaceId);
     return c.json({ dashboards: rows.map((r) => ({ ...r, updatedAt: r.updatedAt.toISOString() })) }, 200);
   });
@@ -121,7 +122,7 @@ export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRo
       ...problems(400, 401, 403, 404, 422),
     },
   });
-  (api as OpenAPIHono<AppEnv>).openapi(create, async (c) => {
+  app.openapi(create, async (c) => {
     const { spec } = c.req.valid("json");
     const saved = await saveDashboard(saveDeps, { workspaceId: c.var.workspaceId, userSub: c.var.user.sub, spec });
     c.header("Location", `/api/dashboards/${saved.id}`);
@@ -140,7 +141,7 @@ export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRo
       ...problems(400, 401, 403, 404),
     },
   });
-  (api as OpenAPIHono<AppEnv>).openapi(read, async (c) => {
+  app.openapi(read, async (c) => {
     const d = await getDashboard(pool, c.req.valid("param").dashboardId);
     if (!d || d.workspaceId !== c.var.workspaceId) throw new AppError("not_found", "Not found.");
     return c.json(dashboardJson(d, config), 200);
@@ -158,7 +159,7 @@ export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRo
       ...problems(400, 401, 403, 404, 409, 422),
     },
   });
-  (api as OpenAPIHono<AppEnv>).openapi(update, async (c) => {
+  app.openapi(update, async (c) => {
     const { version, spec } = c.req.valid("json");
     const saved = await saveDashboard(saveDeps, {
       workspaceId: c.var.workspaceId,
@@ -184,7 +185,7 @@ export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRo
     },
     responses: { 204: { description: "Deleted" }, ...problems(400, 401, 403, 404, 409) },
   });
-  (api as OpenAPIHono<AppEnv>).openapi(remove, async (c) => {
+  app.openapi(remove, async (c) => {
     await deleteDashboard(pool, {
       dashboardId: c.req.valid("param").dashboardId,
       workspaceId: c.var.workspaceId,

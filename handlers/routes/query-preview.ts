@@ -43,6 +43,7 @@ export const QueryResultSchema = z
 /** POST /api/workspaces/:workspaceId/query-preview: one guarded run of ad-hoc SQL (editor). */
 export function registerQueryPreviewRoutes(api: OpenAPIHono<any>, deps: QueryPreviewRouteDeps): void {
   const { auth, pool, runner } = deps;
+  const app = api as OpenAPIHono<AppEnv>;
   const route = createRoute({
     method: "post",
     path: "/api/workspaces/{workspaceId}/query-preview",
@@ -55,7 +56,7 @@ export function registerQueryPreviewRoutes(api: OpenAPIHono<any>, deps: QueryPre
       ...problems(400, 401, 403, 404, 422, 502, 504),
     },
   });
-  (api as OpenAPIHono<AppEnv>).openapi(route, async (c) => {
+  app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const source = await getSourceInWorkspace(pool, c.var.workspaceId, body.sourceId);
     if (!source) throw new AppError("not_found", "No such source in this workspace.", { field: "sourceId" });
