@@ -13,6 +13,7 @@ import { createDatabase } from "../lib/testing/pg.ts";
 import {
   HANDLERS_PORT,
   HEALTH_PATH,
+  LIVENESS_COMMAND,
   SERVICE_DISCOVERY_NAMESPACE,
   STREAM_HOST_DISCOVERY_NAME,
   STREAM_HOST_PORT,
@@ -214,6 +215,10 @@ describe.each([
     expect(healthy, output).toBe(true);
     const res = await fetch(`http://127.0.0.1:${port}${HEALTH_PATH}`);
     expect(await res.json()).toMatchObject({ status: "ok" });
+    if (portVar === "STREAM_PORT") {
+      // The ECS task's container health check, as the agent runs it (through /bin/sh).
+      expect(await runShell(LIVENESS_COMMAND.replaceAll(String(STREAM_HOST_PORT), String(port)))).toBe(true);
+    }
 
     // The orchestrator's stop: SIGTERM to node (exec-form CMD), which handles it and exits 0, not 143.
     const exited = new Promise<number | null>((r) => child!.once("exit", (code) => r(code)));
@@ -221,6 +226,13 @@ describe.each([
     expect(await exited, output).toBe(0);
   });
 });
+
+function runShell(command: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const p = spawn("/bin/sh", ["-c", command], { stdio: "ignore", env: { PATH: process.env.PATH ?? "" } });
+    p.once("exit", (code) => resolve(code === 0));
+  });
+}
 
 /** Runs a HEALTHCHECK's exec-form command (after its options) against `port`; true when it exits 0. */
 function runHealthcheck(args: string, port: string): Promise<boolean> {

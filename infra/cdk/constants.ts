@@ -41,3 +41,6 @@ export const RDS_CA_BUNDLE_PATH = "/etc/ssl/certs/rds-global-bundle.pem";
 export const STREAM_ORIGIN_READ_TIMEOUT_SECONDS = 120;
 /** ALB idle timeout: longer than the origin read timeout, so the edge, not the ALB, ends a quiet stream. */
 export const ALB_IDLE_TIMEOUT_SECONDS = 180;
+
+/** The ECS container health check (run by /bin/sh): the images carry no curl, so node asks /api/health itself. */
+export const LIVENESS_COMMAND = `node -e "fetch('http://127.0.0.1:${STREAM_HOST_PORT}${HEALTH_PATH}').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"`;

@@ -9,7 +9,7 @@ import { Construct } from "constructs";
 import {
   ALB_IDLE_TIMEOUT_SECONDS,
   DEREGISTRATION_DELAY_SECONDS,
-  HEALTH_PATH,
+  LIVENESS_COMMAND,
   READY_PATH,
   SERVICE_DISCOVERY_NAMESPACE,
   SHUTDOWN_GRACE_MS,
@@ -30,8 +30,6 @@ export interface StreamHostServiceProps {
 /** AWS's managed prefix list of CloudFront's origin-facing addresses. */
 const CLOUDFRONT_ORIGIN_FACING = "com.amazonaws.global.cloudfront.origin-facing";
 
-// Liveness for the ECS agent: the images carry no curl, so node asks /api/health itself.
-const LIVENESS_COMMAND = `node -e "fetch('http://127.0.0.1:${STREAM_HOST_PORT}${HEALTH_PATH}').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"`;
 
 /**
  * The always-on stream host: Fargate tasks behind an internal ALB whose target group checks /api/ready, a 20 s stop
