@@ -49,7 +49,7 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
         AI_COMPAT_API: api,
         AI_INPUT_COST_PER_MTOK: "2",
         AI_OUTPUT_COST_PER_MTOK: "10",
-        AI_REQUEST_TIMEOUT_MS: "500",
+        AI_REQUEST_TIMEOUT_MS: "1500",
         CATALOG_STALE_AFTER_DAYS: "30",
       },
     });

@@ -261,7 +261,7 @@ describe("redaction at the route: neither the stored row nor any log line holds 
   let t: AiTestApp;
   let f: Awaited<ReturnType<typeof seedAiFixture>>;
   beforeAll(async () => {
-    t = buildAiApp({ pool: store.pool, url: store.url, clock, env: { ...aiEnv(), LLM_RATE_PER_MINUTE: "100", AI_REQUEST_TIMEOUT_MS: "300" } });
+    t = buildAiApp({ pool: store.pool, url: store.url, clock, env: { ...aiEnv(), LLM_RATE_PER_MINUTE: "100", AI_REQUEST_TIMEOUT_MS: "1500" } });
     f = await seedAiFixture(store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
   });
 

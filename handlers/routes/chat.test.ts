@@ -34,7 +34,7 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
         AI_COMPAT_BASE_URL: fake.baseURL,
         AI_COMPAT_API_KEY: fake.apiKey,
         AI_COMPAT_API: api,
-        AI_REQUEST_TIMEOUT_MS: "500",
+        AI_REQUEST_TIMEOUT_MS: "1500",
         CHAT_HISTORY_MAX_MESSAGES: "4",
         CHAT_HISTORY_RETENTION_DAYS: "7",
       },

@@ -130,7 +130,7 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
       provider: requireProvider(createAiProvider(config(api))),
       gate: recordingGate(),
       log: createLogger({ write: (l) => lines.push(l) }),
-      timeoutMs: 300,
+      timeoutMs: 1000,
     };
     fake.enqueue(reply);
     const err = await generateStructured(deps, { route: "generate", workspaceId: "ws", userSub: "u" }, {
