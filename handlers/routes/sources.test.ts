@@ -147,6 +147,32 @@ describe("updating and deleting", () => {
     expect((await getSource(fx.pool, s.id))?.name).toBe("updated");
   });
 
+  test("new connection settings are tested first: a bad one is refused and nothing changes", async () => {
+    const s = await fx.newSource("reconnect");
+    const res = await call(fx.app, admin, "PUT", `/api/sources/${s.id}`, { version: 1, port: 1, notes: "moved" });
+    expect(res.status).toBe(502);
+    expect((await res.json()).code).toBe("source_unavailable");
+    expect(await getSource(fx.pool, s.id)).toMatchObject({ port: fx.metrics.port, notes: "", version: 1 });
+  });
+
+  test("a changed schema list re-reads the catalog; a rename does not", async () => {
+    await fx.metrics.admin(`
+      CREATE SCHEMA IF NOT EXISTS extra;
+      CREATE TABLE IF NOT EXISTS extra.jobs (finished_at timestamptz NOT NULL, name text NOT NULL);
+      GRANT USAGE ON SCHEMA extra TO PUBLIC;
+      GRANT SELECT ON extra.jobs TO PUBLIC;
+    `);
+    const s = await fx.newSource("schemas");
+    const before = (await getSource(fx.pool, s.id))!.catalogRefreshedAt!.getTime();
+    const renamed = await (await call(fx.app, admin, "PUT", `/api/sources/${s.id}`, { version: 1, name: "schemas 2" })).json();
+    expect(new Date(renamed.catalogRefreshedAt).getTime()).toBe(before);
+    const res = await call(fx.app, admin, "PUT", `/api/sources/${s.id}`, { version: 2, schemas: ["public", "extra"] });
+    expect(res.status).toBe(200);
+    const got = await res.json();
+    expect(got.catalogError).toBeUndefined();
+    expect(got.catalog.tables).toContainEqual(expect.objectContaining({ schema: "extra", name: "jobs", timeColumn: "finished_at" }));
+  });
+
   test("an update without a version is a 400 naming it", async () => {
     const res = await call(fx.app, admin, "PUT", `/api/sources/${fx.source.id}`, { name: "x" });
     expect(res.status).toBe(400);

@@ -84,6 +84,9 @@ const UpdateSourceSchema = z
 
 const ErrorSummarySchema = z.object({ code: z.string(), detail: z.string() });
 
+/** Fields that decide where and as whom a source connects. */
+const CONNECTION_FIELDS = ["host", "port", "database", "sslmode", "secretRef"] as const;
+
 /** The role-dependent JSON view of a source. */
 export function sourceJson(s: Source, role: Role, opts: { staleAfterDays: number; nowMs: number; withCatalog: boolean }) {
   const status = catalogStatus(s, opts.staleAfterDays, opts.nowMs);
@@ -217,21 +220,39 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
     method: "put",
     path: "/api/sources/{sourceId}",
     tags: ["sources"],
-    summary: "Change a source's fields (admin); a stale version gets 409",
+    summary: "Change a source's fields (admin): new connection settings are tested first; a stale version gets 409",
     middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", ofSource), maxBody(64 * 1024)] as const,
     request: { params: SourceParamsSchema, body: { required: true, content: { "application/json": { schema: UpdateSourceSchema } } } },
     responses: {
-      200: { description: "Saved; the new version", content: { "application/json": { schema: SourceViewSchema } } },
-      ...problems(400, 401, 403, 404, 409),
+      200: {
+        description: "Saved; the new version. New connection settings were tested first; a changed connection or schema list re-read the catalog (`catalogError` when that failed).",
+        content: { "application/json": { schema: SourceViewSchema.extend({ catalogError: ErrorSummarySchema.optional() }) } },
+      },
+      ...problems(400, 401, 403, 404, 409, 422, 502, 504),
     },
   });
   app.openapi(update, async (c) => {
     const { version, ...patch } = c.req.valid("json");
     // Only the keys the client sent: the patch schema's defaults must not reset omitted fields.
     const raw = (await c.req.json()) as Record<string, unknown>;
-    const sent = Object.fromEntries(Object.entries(patch).filter(([k]) => Object.hasOwn(raw, k)));
-    const s = await updateSource(pool, c.var.workspaceId, c.req.valid("param").sourceId, version, sent);
-    return c.json(view(s, c.var.role, true), 200);
+    const sent = Object.fromEntries(Object.entries(patch).filter(([k]) => Object.hasOwn(raw, k))) as Partial<Source>;
+    const current = await load(c.var.workspaceId, c.req.valid("param").sourceId);
+    const changed = (keys: readonly (keyof Source)[]) =>
+      keys.some((k) => k in sent && JSON.stringify(sent[k]) !== JSON.stringify(current[k]));
+    // New connection settings are tested before they are stored, exactly as on create.
+    const reconnect = changed(CONNECTION_FIELDS);
+    if (reconnect && current.version === version) await deps.runner.testConnection({ ...current, ...sent });
+    let s = await updateSource(pool, c.var.workspaceId, current.id, version, sent);
+    let catalogError: { code: string; detail: string } | undefined;
+    // Another database or schema list means another catalog: re-read it once, like on create.
+    if (reconnect || changed(["schemas"])) {
+      try {
+        s = await deps.refreshCatalog(s);
+      } catch (err) {
+        catalogError = errorSummary(err);
+      }
+    }
+    return c.json({ ...view(s, c.var.role, true), ...(catalogError ? { catalogError } : {}) }, 200);
   });
 
   const remove = createRoute({
