@@ -29,6 +29,9 @@ const images: ImageSources =
     : { kind: "asset", repoRoot: fileURLToPath(new URL("../..", import.meta.url)), gitCommit: context("gitCommit") };
 
 const desired = context("streamHostDesiredCount");
+if (desired !== undefined && !/^[1-9][0-9]*$/.test(desired)) {
+  throw new Error(`streamHostDesiredCount must be a positive integer, got ${JSON.stringify(desired)}`);
+}
 new PulseboardStack(app, context("stackName") ?? "Pulseboard", {
   images,
   streamHostDesiredCount: desired === undefined ? undefined : Number(desired),

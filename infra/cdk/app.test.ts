@@ -1,0 +1,66 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, expect, it } from "vitest";
+
+const CDK_DIR = fileURLToPath(new URL(".", import.meta.url));
+const TSX = fileURLToPath(new URL("../../node_modules/tsx/dist/cli.mjs", import.meta.url));
+
+let outdir: string;
+beforeAll(async () => {
+  outdir = await mkdtemp(join(tmpdir(), "pulseboard-cdk-app-"));
+});
+afterAll(async () => {
+  await rm(outdir, { recursive: true, force: true });
+});
+
+/** Runs the CDK app the way the CDK CLI does (cdk.json's command, context in CDK_CONTEXT_JSON). */
+function runApp(context: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [TSX, "app.ts"], {
+      cwd: CDK_DIR,
+      env: {
+        PATH: process.env.PATH ?? "",
+        CDK_OUTDIR: outdir,
+        CDK_CONTEXT_JSON: JSON.stringify(context),
+        // CloudFormation's rules run in validate.test.ts; this is about the app's own wiring.
+        CDK_VALIDATION: "false",
+      },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.once("exit", (code) => resolve({ code, stderr }));
+  });
+}
+
+it("cdk.json runs app.ts, which synthesizes the stack from prebuilt images named in context", async () => {
+  const cdkJson = JSON.parse(readFileSync(join(CDK_DIR, "cdk.json"), "utf8"));
+  expect(cdkJson.app).toBe("npx tsx app.ts");
+  const { code, stderr } = await runApp({
+    imageTag: "abc123",
+    handlersRepository: "pulseboard-handlers",
+    streamHostRepository: "pulseboard-stream-host",
+    stackName: "PulseboardStaging",
+    streamHostDesiredCount: "3",
+  });
+  expect(code, stderr).toBe(0);
+  const template = JSON.parse(readFileSync(join(outdir, "PulseboardStaging.template.json"), "utf8"));
+  const service = Object.values(template.Resources as Record<string, { Type: string; Properties: any }>).find(
+    (r) => r.Type === "AWS::ECS::Service",
+  );
+  expect(service?.Properties.DesiredCount).toBe(3);
+  expect(JSON.stringify(template)).toContain("pulseboard-handlers:abc123");
+  expect(existsSync(join(outdir, "manifest.json"))).toBe(true);
+});
+
+it("refuses half of the prebuilt-image context, naming what must go together", async () => {
+  const { code, stderr } = await runApp({ imageTag: "abc123" });
+  expect(code).not.toBe(0);
+  expect(stderr).toContain("imageTag, handlersRepository and streamHostRepository must be given together");
+});
