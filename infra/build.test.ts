@@ -180,6 +180,18 @@ describe("build rules", () => {
     expect(result.built.map((b) => b.name)).toEqual(["devdynamic"]);
   });
 
+  it("a bundled module's own top-level require and __dirname do not collide with the banner", async () => {
+    const result = await build({
+      outdir: outRoot,
+      targets: [probeTarget("ownrequire", "infra/fixtures/own-require.ts")],
+      log: silent,
+    });
+    const { child, output } = startBundle(join(result.built[0].dir, "main.mjs"), {});
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect(code, output()).toBe(0);
+    expect(output()).toBe("function own\n");
+  });
+
   it("the CLI exits 1 with one message for an unknown target", async () => {
     const child = spawn(process.execPath, [join(ROOT, "esbuild.config.mjs"), "--only", "nosuch"], {
       cwd: ROOT,
