@@ -1,7 +1,7 @@
 // npm run bench -- runner: guarded query time against a bare `pg` query of the same SQL on the same database
 // (1 row and 5,000 rows), the alternatives for the read-only/timeout set-up side by side, and peak RSS growth
 // while a would-be >1 GB result is stopped by the byte cap. Starts its own embedded PostgreSQL.
-import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -73,6 +73,33 @@ async function measure(
   return out;
 }
 
+/** Nanoseconds a process has spent on a CPU (Linux schedstat); null where it is not available. */
+async function cpuNs(pid: number): Promise<number | null> {
+  try {
+    return Number((await readFile(`/proc/${pid}/schedstat`, "utf8")).split(" ")[0]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU per op of a block of `iterations` sequential calls: this process (client: pg, decoding, guard,
+ * metrics) and the backend serving the variant (server). Unlike wall time, this barely moves with load
+ * from other processes on a shared machine.
+ */
+async function cpuPerOp(op: Op, backendPid: number, iterations: number): Promise<{ client: number; server: number | null }> {
+  for (let i = 0; i < Math.max(10, iterations / 10); i++) await op();
+  const c0 = process.cpuUsage();
+  const s0 = await cpuNs(backendPid);
+  for (let i = 0; i < iterations; i++) await op();
+  const s1 = await cpuNs(backendPid);
+  const c = process.cpuUsage(c0);
+  return {
+    client: (c.user + c.system) / iterations,
+    server: s0 === null || s1 === null ? null : (s1 - s0) / 1000 / iterations,
+  };
+}
+
 export async function run(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "pulseboard-bench-runner-"));
   // As root the server runs as a separate postgres user that must be able to enter the folder.
@@ -132,6 +159,9 @@ export async function run(): Promise<void> {
     const conn = { host: "127.0.0.1", port: server.port, database: DB, user: ROLE, password: PASSWORD };
     const bare = new pg.Pool({ ...conn, max: 1 });
     const withOptions = new pg.Pool({ ...conn, max: 1, options: startupOptions(20_000) });
+    // The server stops at the end; a pool must not treat that as an unhandled error.
+    bare.on("error", () => {});
+    withOptions.on("error", () => {});
     cleanups.push(
       () => bare.end(),
       () => withOptions.end(),
@@ -165,18 +195,34 @@ export async function run(): Promise<void> {
 
     // ---- Query overhead.
     const values = [new Date(RANGE.fromMs).toISOString(), new Date(RANGE.toMs).toISOString()];
-    const results: { label: string; samples: number; times: Map<string, { p10: number; p50: number }>; rows: number }[] =
-      [];
+    // The backend serving each variant (every pool has one connection), for its CPU time.
+    const pidOf = async (q: () => Promise<{ rows: unknown[] }>) => {
+      const row = (await q()).rows[0];
+      return Number(Array.isArray(row) ? row[0] : (row as { pid: number }).pid);
+    };
+    const pidSql = "SELECT pg_backend_pid() AS pid";
+    const backend = {
+      bare: await pidOf(() => bare.query(pidSql)),
+      runner: await pidOf(() => runner.execute({ source, sql: pidSql })),
+      naive: await pidOf(() => naiveClient.query(pidSql)),
+      options: await pidOf(() => withOptions.query(pidSql)),
+    };
+    type Times = { p10: number; p50: number; client: number; server: number | null };
+    const results: { label: string; samples: number; times: Map<string, Times>; rows: number }[] = [];
     for (const [label, panelSql] of Object.entries(PANELS)) {
       const verdict = createGuard().check(panelSql, catalog);
       if (!verdict.ok) throw new Error(`bench panel rejected: ${verdict.message}`);
       const text = verdict.sql;
       const rowsExpected = (await runner.run({ source, sql: panelSql, range: RANGE })).rows.length;
       const types = [1184, 1184];
-      const variants: [string, Op][] = [
-        ["bare pg (pool.query)", () => bare.query(text, values)],
-        ["guarded runner.run (chosen)", () => runner.run({ source, sql: panelSql, range: RANGE })],
-        ["  its execution step alone", () => runner.execute({ source, sql: text, values, paramTypes: types })],
+      const variants: [string, Op, number][] = [
+        ["bare pg (pool.query)", () => bare.query(text, values), backend.bare],
+        ["guarded runner.run (chosen)", () => runner.run({ source, sql: panelSql, range: RANGE }), backend.runner],
+        [
+          "  its execution step alone",
+          () => runner.execute({ source, sql: text, values, paramTypes: types }),
+          backend.runner,
+        ],
         [
           "4 awaited statements + pg-cursor",
           async () => {
@@ -187,6 +233,7 @@ export async function run(): Promise<void> {
             await cursor.close();
             await naiveClient.query("ROLLBACK");
           },
+          backend.naive,
         ],
         [
           "1 message BEGIN+SET, query, ROLLBACK",
@@ -195,30 +242,56 @@ export async function run(): Promise<void> {
             await naiveClient.query(text, values);
             await naiveClient.query("ROLLBACK");
           },
+          backend.naive,
         ],
-        ["startup options only (weaker)", () => withOptions.query(text, values)],
+        ["startup options only (weaker)", () => withOptions.query(text, values), backend.options],
       ];
       const samples = label === "1 row" ? 3000 : 60;
-      results.push({ label, samples, times: await measure(variants, samples), rows: rowsExpected });
+      const wall = await measure(
+        variants.map(([name, op]) => [name, op]),
+        samples,
+      );
+      // CPU: blocks of sequential ops, variants in turn, 5 rounds; the median round of each variant.
+      const cpuRounds = variants.map(() => [] as { client: number; server: number | null }[]);
+      for (let round = 0; round < 5; round++) {
+        for (let k = 0; k < variants.length; k++) {
+          const [, op, pid] = variants[k] as [string, Op, number];
+          cpuRounds[k]?.push(await cpuPerOp(op, pid, label === "1 row" ? 1000 : 20));
+        }
+      }
+      const times = new Map<string, Times>();
+      variants.forEach(([name], k) => {
+        const rounds = (cpuRounds[k] ?? []).sort((a, b) => a.client + (a.server ?? 0) - (b.client + (b.server ?? 0)));
+        const mid = rounds[Math.floor(rounds.length / 2)] as { client: number; server: number | null };
+        times.set(name, { ...(wall.get(name) as { p10: number; p50: number }), ...mid });
+      });
+      results.push({ label, samples, times, rows: rowsExpected });
     }
 
     const us = (n: number) => `${n >= 100 ? n.toFixed(0) : n.toFixed(1)} us`.padStart(10);
     const mb = (n: number) => `${(n / 1_048_576).toFixed(1)} MB`;
+    const cpuTotal = (t: Times) => (t.server === null ? null : t.client + t.server);
+    const ratio = (a: number | null, b: number | null) => (a === null || b === null ? "   -  " : `${(a / b).toFixed(2)}x`);
+    const opt = (n: number | null) => (n === null ? "-".padStart(10) : us(n));
     for (const r of results) {
-      const base = r.times.get("bare pg (pool.query)") as { p10: number; p50: number };
+      const base = r.times.get("bare pg (pool.query)") as Times;
       const target = r.label === "1 row" ? 1.5 : 1.1;
-      console.log(`\n${r.label} (${r.rows} rows returned; ${r.samples} samples per variant, interleaved op by op)`);
-      console.log(`  ${"variant".padEnd(38)} ${"median".padStart(10)}  ratio  ${"p10".padStart(10)}  ratio`);
+      console.log(`\n${r.label} (${r.rows} rows returned; wall: ${r.samples} samples per variant, interleaved op by op)`);
+      console.log(
+        `  ${"variant".padEnd(38)} ${"wall p50".padStart(10)}  ratio  ${"wall p10".padStart(10)}  ratio  ${"CPU node".padStart(10)} ${"CPU pg".padStart(10)} ${"CPU sum".padStart(10)}  ratio`,
+      );
       for (const [name, t] of r.times) {
         console.log(
-          `  ${name.padEnd(38)} ${us(t.p50)}  ${(t.p50 / base.p50).toFixed(2)}x ${us(t.p10)}  ${(t.p10 / base.p10).toFixed(2)}x`,
+          `  ${name.padEnd(38)} ${us(t.p50)}  ${(t.p50 / base.p50).toFixed(2)}x ${us(t.p10)}  ${(t.p10 / base.p10).toFixed(2)}x ${us(t.client)} ${opt(t.server)} ${opt(cpuTotal(t))}  ${ratio(cpuTotal(t), cpuTotal(base))}`,
         );
       }
-      const g = r.times.get("guarded runner.run (chosen)") as { p10: number; p50: number };
+      const g = r.times.get("guarded runner.run (chosen)") as Times;
       console.log(
-        `  => guarded / bare = ${(g.p50 / base.p50).toFixed(2)}x median, ${(g.p10 / base.p10).toFixed(2)}x p10 (target <= ${target}x)`,
+        `  => guarded / bare = ${(g.p50 / base.p50).toFixed(2)}x wall median, ${(g.p10 / base.p10).toFixed(2)}x wall p10, ${ratio(cpuTotal(g), cpuTotal(base)).trim()} CPU (target <= ${target}x)`,
       );
     }
+    const load = (await readFile("/proc/loadavg", "utf8").catch(() => "")).split(" ").slice(0, 3).join(" ");
+    if (load) console.log(`\n(load average during the run: ${load}; wall times include scheduling delay, CPU times do not)`);
     console.log("\nbyte cap (MAX_RESULT_BYTES 4 MiB, MAX_QUERY_ROWS 5000) on a would-be 1.28 GB result:");
     console.log(`  outcome                       ${capCode}`);
     console.log(`  rows read before the stop     ${stats.rowsRead} of 5000`);

@@ -99,7 +99,6 @@ describe("row decoder byte count", () => {
         fc.double({ noNaN: true, noDefaultInfinity: true }),
         fc.boolean(),
         fc.date({ min: new Date("1980-01-01"), max: new Date("2100-01-01"), noInvalidDate: true }),
-        fc.option(fc.constant(null)),
         (big, int, dbl, bool, date) => {
           const iso = date.toISOString();
           const values = [

@@ -21,8 +21,8 @@ export interface PortalOptions {
   maxRows: number;
   /** Serialized JSON size at which the read stops at once. */
   maxBytes: number;
-  /** Statement timeout set inside the transaction (SET LOCAL), in milliseconds. */
-  timeoutMs: number;
+  /** BEGIN READ ONLY, SET LOCAL statement_timeout and ROLLBACK, encoded (see fixedMessages). */
+  fixed: FixedMessages;
   /** Ends the connection at once; the portal then fails with its own stop reason. */
   abort: () => void;
   /**
@@ -36,6 +36,56 @@ export interface PortalResult {
   columns: { name: string; type: string }[];
   rows: Cell[][];
   truncated: boolean;
+}
+
+/** The pipeline's fixed messages, encoded once per runner (they never change for a given timeout). */
+export interface FixedMessages {
+  /** Parse of the three named statements, sent once per connection. */
+  parse: Buffer;
+  /** Bind/Execute of BEGIN READ ONLY and SET LOCAL statement_timeout. */
+  prefix: Buffer;
+  /** Bind/Execute of ROLLBACK, then Sync. */
+  suffix: Buffer;
+}
+
+function message(code: string, body: Buffer): Buffer {
+  const head = Buffer.alloc(5);
+  head.write(code, 0, "latin1");
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
+const cstring = (s: string) => Buffer.from(`${s}\0`, "utf8");
+const int16 = (n: number) => {
+  const b = Buffer.alloc(2);
+  b.writeInt16BE(n);
+  return b;
+};
+/** Parse: statement name, text, no parameter types. */
+const parseMessage = (name: string, text: string) => message("P", Buffer.concat([cstring(name), cstring(text), int16(0)]));
+/** Bind of a named statement to the unnamed portal: no parameters, default (text) result format. */
+const bindMessage = (name: string) => message("B", Buffer.concat([cstring(""), cstring(name), int16(0), int16(0), int16(0)]));
+/** Execute of the unnamed portal, all rows. */
+const executeMessage = () => message("E", Buffer.concat([cstring(""), Buffer.alloc(4)]));
+const syncMessage = () => message("S", Buffer.alloc(0));
+
+/**
+ * Encodes the fixed part of the pipeline for a statement timeout. Hand-encoded PostgreSQL protocol v3
+ * messages (Parse 'P', Bind 'B', Execute 'E', Sync 'S'): writing three prebuilt buffers per query costs less
+ * than serializing six messages through pg each time.
+ */
+export function fixedMessages(timeoutMs: number): FixedMessages {
+  const timeout = Math.max(1, Math.floor(timeoutMs));
+  const names = { begin: "pb_ro_begin", timeout: `pb_ro_timeout_${timeout}`, rollback: "pb_ro_rollback" };
+  return {
+    parse: Buffer.concat([
+      parseMessage(names.begin, "BEGIN READ ONLY"),
+      parseMessage(names.timeout, `SET LOCAL statement_timeout = ${timeout}`),
+      parseMessage(names.rollback, "ROLLBACK"),
+    ]),
+    prefix: Buffer.concat([bindMessage(names.begin), executeMessage(), bindMessage(names.timeout), executeMessage()]),
+    suffix: Buffer.concat([bindMessage(names.rollback), executeMessage(), syncMessage()]),
+  };
 }
 
 /** The read stopped because the result passed MAX_RESULT_BYTES. */
@@ -123,39 +173,27 @@ export class ReadOnlyPortal {
 
   submit(connection: WireConnection): null {
     const { opts } = this;
-    this.stream = connection.stream;
-    this.stream.on("data", this.onWire);
-    const timeout = Math.max(1, Math.floor(opts.timeoutMs));
-    const names = { begin: "pb_ro_begin", timeout: `pb_ro_timeout_${timeout}`, rollback: "pb_ro_rollback" };
-    // Named once per connection: Bind/Execute of a prepared statement skips the parse and analysis the
-    // server would otherwise repeat three times per query. The texts are fixed on a fresh connection before
-    // any user statement runs; a statement that deallocates them only makes the next Bind fail, and a
-    // failed client is destroyed.
+    const stream = connection.stream;
+    this.stream = stream;
+    stream.on("data", this.onWire);
+    // The three fixed statements are named once per connection: Bind/Execute of a prepared statement skips
+    // the parse and analysis the server would otherwise repeat three times per query. They are parsed on a
+    // fresh connection before any user statement runs, so no statement can precede or replace them; one
+    // that deallocates them only makes its own ROLLBACK fail, and a failed client is destroyed.
     const parseFixed = !opts.prepared.has(connection);
     if (parseFixed) opts.prepared.add(connection);
-    const run = (name: string) => {
-      connection.bind({ statement: name });
-      connection.execute({});
-    };
     // Cork so the whole pipeline leaves in one write (one TCP segment for small statements).
-    connection.stream.cork();
+    stream.cork();
     try {
-      if (parseFixed) {
-        // All three before the user statement, so nothing it does can precede or replace them.
-        connection.parse({ name: names.begin, text: "BEGIN READ ONLY" });
-        connection.parse({ name: names.timeout, text: `SET LOCAL statement_timeout = ${timeout}` });
-        connection.parse({ name: names.rollback, text: "ROLLBACK" });
-      }
-      run(names.begin);
-      run(names.timeout);
+      if (parseFixed) stream.write(opts.fixed.parse);
+      stream.write(opts.fixed.prefix);
       connection.parse({ text: opts.text, types: opts.paramTypes });
       connection.bind({ values: opts.values });
       connection.describe({ type: "P" });
       connection.execute({ rows: opts.maxRows + 1 });
-      run(names.rollback);
-      connection.sync();
+      stream.write(opts.fixed.suffix);
     } finally {
-      connection.stream.uncork();
+      stream.uncork();
     }
     return null;
   }

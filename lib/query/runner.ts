@@ -7,7 +7,7 @@ import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
 import { type Source, catalogVersion } from "../sources/store.ts";
 import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.ts";
 import { createSourcePool, poolKey } from "./pools.ts";
-import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
+import { QueryStalledError, ReadOnlyPortal, fixedMessages } from "./portal.ts";
 import type { MacroParam, QueryGuard, QueryResult, TimeRange } from "./types.ts";
 
 const TIMESTAMPTZ_OID = 1184;
@@ -95,6 +95,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   const ending = new Set<Promise<void>>();
   // Connections holding the pipeline's fixed named statements (entries die with their connection).
   const prepared = new WeakSet<object>();
+  const fixed = fixedMessages(timeoutMs);
   let running = 0;
   let closed = false;
 
@@ -163,7 +164,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         paramTypes: req.paramTypes ?? [],
         maxRows: req.maxRows ?? config.MAX_QUERY_ROWS,
         maxBytes,
-        timeoutMs,
+        fixed,
         // Stop at once: ending the client destroys the socket, so the server stops sending.
         abort: () => void client.end().catch(() => {}),
         prepared,
