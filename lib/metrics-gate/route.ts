@@ -1,6 +1,7 @@
 import type { Context, Hono } from "hono";
 import type { Registry } from "prom-client";
 import { AppError } from "../http/errors.ts";
+import { renderMetrics } from "../metrics/text.ts";
 import type { GateRequest, MetricsGate } from "./gate.ts";
 
 /** The TCP peer of a request served by @hono/node-server (`c.env.incoming`); undefined elsewhere. */
@@ -33,7 +34,7 @@ export function registerMetrics(app: Hono<any>, deps: { gate: MetricsGate; regis
       }
       throw new AppError("forbidden", "This address may not read metrics.");
     }
-    const body = await deps.registry.metrics();
+    const body = await renderMetrics(deps.registry);
     return new Response(body, {
       status: 200,
       headers: { "content-type": deps.registry.contentType, "cache-control": "no-store" },
