@@ -204,3 +204,31 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
     expect(dashboardsAfter.rows[0].n).toBe(dashboardsBefore.rows[0].n);
   });
 });
+
+describe("the repair round is a model call behind the gate too", () => {
+  test("when the repair round is rate limited, refused panels are dropped with a warning and the 429 is counted", async () => {
+    clock.t = NOW;
+    fake.reset();
+    const t = buildAiApp({
+      pool: store.pool,
+      url: store.url,
+      clock,
+      env: { AI_PROVIDER: "compat", AI_MODEL: "fake-model", AI_COMPAT_BASE_URL: fake.baseURL, AI_COMPAT_API_KEY: fake.apiKey, LLM_RATE_PER_MINUTE: "1" },
+    });
+    const f = await seedAiFixture(store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
+    fake.enqueue({ kind: "text", text: spec([GOOD, NO_TIME]), usage: { input: 10, output: 10 } });
+    const res = await t.app.request(`/api/workspaces/${f.workspace.id}/generate`, {
+      method: "POST",
+      headers: { cookie: f.cookies.editor!, "content-type": "application/json" },
+      body: JSON.stringify({ prompt: "errors", sourceId: f.sourceId }),
+    });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.spec.panels.map((p: { id: string }) => p.id)).toEqual(["rps"]);
+    expect(body.dropped).toEqual([expect.objectContaining({ panelId: "errors", reason: "time" })]);
+    expect(body.warnings).toEqual([expect.stringContaining("repair round was skipped (rate_limited)")]);
+    expect(fake.requests).toHaveLength(1);
+    expect(await counterValue(t.metrics, "svc_llm_requests_total", { route: "generate", outcome: "admitted" })).toBe(1);
+    expect(await counterValue(t.metrics, "svc_llm_requests_total", { route: "generate", outcome: "rate_limited" })).toBe(1);
+  });
+});
