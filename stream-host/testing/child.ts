@@ -103,6 +103,7 @@ export interface StreamClient {
   close(): void;
   /** Stops reading from the socket (the kernel buffers fill, the server sees backpressure). */
   pause(): void;
+  resume(): void;
 }
 
 export function openStream(
@@ -158,6 +159,7 @@ export function openStream(
         },
         close: () => req.destroy(),
         pause: () => res.pause(),
+        resume: () => res.resume(),
       });
     });
     req.on("error", reject);
