@@ -1,6 +1,7 @@
 import { serve } from "@hono/node-server";
-import type { Config } from "../lib/config/parse.ts";
-import { buildServiceDeps } from "../lib/service/build-deps.ts";
+import type { QueryRunner } from "../lib/query/runner.ts";
+import type { ServiceDeps } from "../lib/service/deps.ts";
+import type { Guard } from "../lib/sql-guard/index.ts";
 import { createApp } from "../handlers/app.ts";
 import { createStreamHost } from "../stream-host/app.ts";
 
@@ -11,16 +12,17 @@ export function isStreamHostPath(path: string): boolean {
 
 /** Serves the handlers and the stream host on one port, as CloudFront/ALB path rules do in the cloud. */
 export async function runAllInOne(opts: {
-  config: Config;
-  env: Record<string, string | undefined>;
+  deps: ServiceDeps;
+  guard: Guard;
+  queryRunner: QueryRunner;
   demo?: { workspaceId: string; sourceId: string; dashboardId: string };
   say: (line: string) => void;
   cleanups: (() => Promise<void>)[];
   notes?: string[];
 }): Promise<void> {
-  const { config, say, cleanups } = opts;
-  const deps = buildServiceDeps(config);
-  const app = createApp(deps);
+  const { deps, say, cleanups } = opts;
+  const { config } = deps;
+  const app = createApp({ ...deps, guard: opts.guard, queryRunner: opts.queryRunner });
   const host = createStreamHost(deps);
 
   const server = serve(

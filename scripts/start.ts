@@ -5,11 +5,14 @@
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { ensureDemoMetricsDb, persistentSecret, startDemoTraffic, DEMO_SECRET_REF } from "../lib/demo/metrics-db.ts";
-import { seedDemo } from "../lib/demo/seed.ts";
+import pg from "pg";
+import { DEMO_SECRET_REF, ensureDemoMetricsDb, persistentSecret, startDemoTraffic } from "../lib/demo/metrics-db.ts";
+import { type DemoIds, ensureDemoWorkspace, seedDemo } from "../lib/demo/seed.ts";
 import { DEMO_USERS, startDevIdentityProvider } from "../lib/dev-idp/index.ts";
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from "../lib/embedded/postgres.ts";
+import { buildServiceDeps } from "../lib/service/build-deps.ts";
 import { loadConfigOrExit } from "../lib/service/load-config.ts";
+import { buildQueryServices } from "../lib/service/query-services.ts";
 import { migrate } from "../lib/store/migrate.ts";
 import { createConfigStorePool } from "../lib/store/pool.ts";
 import { runAllInOne } from "./all-in-one.ts";
@@ -19,26 +22,29 @@ const root = fileURLToPath(new URL("../", import.meta.url));
 const dataDir = process.env.PULSEBOARD_DATA_DIR ?? `${root}.data`;
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-const env: Record<string, string | undefined> = { ...process.env };
+// The demo's settings go into process.env itself: credential lookup (`<SECRET_REF>_PASSWORD`) reads it per connection.
+const env = process.env;
 env.PORT ??= "3000";
 // The demo drains on Ctrl-C like a deployed stream host.
 env.FRAMEWORK_MANUAL_SIG_HANDLE ??= "true";
 
 await mkdir(dataDir, { recursive: true });
+// Run in reverse order of start on the way out.
 const cleanups: (() => Promise<void>)[] = [];
-let embedded: EmbeddedPostgresHandle | undefined;
+const notes: string[] = [];
 
 try {
+  let embedded: EmbeddedPostgresHandle | undefined;
   if (!env.DATABASE_URL) {
     say("starting embedded PostgreSQL (data in .data/pg) ...");
     embedded = await startEmbeddedPostgres({
       dataDir: `${dataDir}/pg`,
       password: await persistentSecret(`${dataDir}/pg-password`),
     });
-    const pg = embedded;
-    cleanups.push(() => pg.stop());
+    const server = embedded;
+    cleanups.unshift(() => server.stop());
     env.DATABASE_URL = embedded.url("pulseboard");
-    const admin = new (await import("pg")).default.Client({ connectionString: embedded.url("postgres") });
+    const admin = new pg.Client({ connectionString: embedded.url("postgres") });
     await admin.connect();
     const exists = await admin.query("SELECT 1 FROM pg_database WHERE datname = 'pulseboard'");
     if (exists.rowCount === 0) await admin.query("CREATE DATABASE pulseboard");
@@ -47,43 +53,52 @@ try {
   env.SESSION_SECRET ??= await persistentSecret(`${dataDir}/session-secret`, 32);
 
   // No identity provider configured (and not production): run the development one in process.
-  let idpNote: string | undefined;
   if (!env.OIDC_ISSUER && env.NODE_ENV !== "production") {
+    const redirectUri = `http://localhost:${env.PORT}/api/auth/callback`;
     const idp = await startDevIdentityProvider({
       clientId: "pulseboard-dev",
       clientSecret: randomBytes(24).toString("base64url"),
-      redirectUri: `http://localhost:${env.PORT}/api/auth/callback`,
+      redirectUri,
     });
     cleanups.unshift(() => idp.stop());
     env.OIDC_ISSUER = idp.issuer;
     env.OIDC_CLIENT_ID = idp.clientId;
     env.OIDC_CLIENT_SECRET = idp.clientSecret;
-    env.OIDC_REDIRECT_URI = `http://localhost:${env.PORT}/api/auth/callback`;
-    idpNote = `  sign in as ${DEMO_USERS.map((u) => u.id).join(", ")} (development identity provider at ${idp.issuer})`;
+    env.OIDC_REDIRECT_URI = redirectUri;
+    notes.push(`  sign in as ${DEMO_USERS.map((u) => u.id).join(", ")} (development identity provider at ${idp.issuer})`);
   }
 
-  // Demo metrics store and its read-only credentials (resolved through secret_ref DEMO_READER like any source).
-  let demo: { workspaceId: string; sourceId: string; dashboardId: string } | undefined;
+  const migratePool = createConfigStorePool({ connectionString: loadConfigOrExit(env).DATABASE_URL, max: 1 });
+  await migrate(migratePool);
+
+  // The demo metrics store with a read-only role, reached through secret_ref DEMO_READER like any source.
+  let demoWorkspace: string | undefined;
   if (embedded) {
     const readerPassword = await persistentSecret(`${dataDir}/demo-reader-password`);
     const metricsUrl = await ensureDemoMetricsDb(embedded.url("postgres"), readerPassword);
     env[`${DEMO_SECRET_REF}_USERNAME`] ??= "pulseboard_demo_reader";
     env[`${DEMO_SECRET_REF}_PASSWORD`] ??= readerPassword;
-    const stopTraffic = startDemoTraffic(metricsUrl, () => {});
-    cleanups.unshift(stopTraffic);
+    cleanups.unshift(startDemoTraffic(metricsUrl, () => {}));
+    demoWorkspace = await ensureDemoWorkspace(migratePool);
+    env.SOURCE_SECRET_REFS ??= `${DEMO_SECRET_REF}:${demoWorkspace}`;
   }
-
-  const config0 = loadConfigOrExit(env);
-  const pool = createConfigStorePool({ connectionString: config0.DATABASE_URL, max: 2 });
-  await migrate(pool);
-  if (embedded) {
-    demo = await seedDemo(pool, { host: "127.0.0.1", port: embedded.port });
-    env.SOURCE_SECRET_REFS ??= `${DEMO_SECRET_REF}:${demo.workspaceId}`;
-  }
-  await pool.end();
+  await migratePool.end();
 
   const config = loadConfigOrExit(env);
-  await runAllInOne({ config, env, demo, say: (line) => say(line), cleanups, notes: idpNote ? [idpNote] : [] });
+  const deps = buildServiceDeps(config);
+  const services = await buildQueryServices(config, deps.metrics);
+  let demo: DemoIds | undefined;
+  if (embedded && demoWorkspace) {
+    demo = await seedDemo({
+      pool: deps.pool,
+      workspaceId: demoWorkspace,
+      guard: services.guard,
+      runner: services.queryRunner,
+      minRefreshIntervalMs: config.MIN_REFRESH_INTERVAL_MS,
+      metrics: { host: "127.0.0.1", port: embedded.port },
+    });
+  }
+  await runAllInOne({ deps, ...services, demo, say, cleanups, notes });
 } catch (err) {
   process.stderr.write(`start failed: ${err instanceof Error ? err.message : String(err)}\n`);
   for (const c of cleanups) await c().catch(() => {});

@@ -1,9 +1,12 @@
 import type pg from "pg";
 import type { DashboardSpec } from "../dashboard/spec.ts";
-import { newId } from "../store/ids.ts";
-import { DEMO_METRICS_DB, DEMO_SECRET_REF } from "./metrics-db.ts";
-
+import { refreshCatalog } from "../catalog/refresh.ts";
+import { type PanelGuard, saveDashboard } from "../dashboards/save.ts";
+import type { QueryRunner } from "../query/runner.ts";
+import { createSource, getSource } from "../sources/index.ts";
+import { createWorkspace } from "../workspaces/store.ts";
 import { DEMO_WORKSPACE_GROUPS } from "../dev-idp/users.ts";
+import { DEMO_METRICS_DB, DEMO_SECRET_REF } from "./metrics-db.ts";
 
 export interface DemoIds {
   workspaceId: string;
@@ -68,61 +71,61 @@ export function demoDashboardSpec(sourceId: string): DashboardSpec {
   };
 }
 
+/** The demo workspace's id, created on first start with the development identity provider's demo groups. */
+export async function ensureDemoWorkspace(pool: pg.Pool): Promise<string> {
+  const existing = (await pool.query<{ id: string }>("SELECT id FROM workspaces WHERE name = 'Demo'")).rows[0]?.id;
+  return existing ?? (await createWorkspace(pool, { name: "Demo", ...DEMO_WORKSPACE_GROUPS })).id;
+}
+
 /**
- * Seeds (once) the demo workspace, its source pointing at the demo metrics database through
- * secret_ref DEMO_READER, and the demo dashboard. Returns the ids, existing or new.
+ * Seeds (once) the demo workspace's source pointing at the demo metrics database through
+ * secret_ref DEMO_READER, refreshes the source's catalog through the guarded runner, and saves the
+ * demo dashboard through saveDashboard (the one save path, so its SQL passes the guard like any other).
  */
-export async function seedDemo(pool: pg.Pool, metrics: { host: string; port: number }): Promise<DemoIds> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock(7140211002)");
-    let ws = (await client.query<{ id: string }>("SELECT id FROM workspaces WHERE name = 'Demo'")).rows[0]?.id;
-    if (!ws) {
-      ws = newId("ws");
-      await client.query(
-        "INSERT INTO workspaces (id, name, viewer_group, editor_group, admin_group) VALUES ($1, 'Demo', $2, $3, $4)",
-        [ws, DEMO_WORKSPACE_GROUPS.viewer_group, DEMO_WORKSPACE_GROUPS.editor_group, DEMO_WORKSPACE_GROUPS.admin_group],
-      );
-    }
-    let src = (
-      await client.query<{ id: string }>("SELECT id FROM sources WHERE workspace_id = $1 AND name = 'Demo metrics'", [ws])
-    ).rows[0]?.id;
-    if (!src) {
-      src = newId("src");
-      await client.query(
-        `INSERT INTO sources (id, workspace_id, name, host, port, database, sslmode, secret_ref, notes)
-         VALUES ($1, $2, 'Demo metrics', $3, $4, $5, 'disable', $6, $7)`,
-        [
-          src,
-          ws,
-          metrics.host,
-          metrics.port,
-          DEMO_METRICS_DB,
-          DEMO_SECRET_REF,
-          "http_requests: one row per HTTP request (latency_ms in milliseconds, status is the HTTP status).\nhost_metrics: one sample per host every 10 s (cpu in percent, mem_bytes in bytes).",
-        ],
-      );
-    } else {
-      // The embedded server may listen on a new port after a restart.
-      await client.query("UPDATE sources SET host = $2, port = $3 WHERE id = $1", [src, metrics.host, metrics.port]);
-    }
-    let dash = (
-      await client.query<{ id: string }>("SELECT id FROM dashboards WHERE workspace_id = $1 ORDER BY created_at LIMIT 1", [ws])
-    ).rows[0]?.id;
-    if (!dash) {
-      dash = newId("db");
-      await client.query(
-        "INSERT INTO dashboards (id, workspace_id, spec, created_by, updated_by) VALUES ($1, $2, $3, 'seed', 'seed')",
-        [dash, ws, JSON.stringify(demoDashboardSpec(src))],
-      );
-    }
-    await client.query("COMMIT");
-    return { workspaceId: ws, sourceId: src, dashboardId: dash };
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
-  } finally {
-    client.release();
+export async function seedDemo(deps: {
+  pool: pg.Pool;
+  workspaceId: string;
+  guard: PanelGuard;
+  runner: Pick<QueryRunner, "execute">;
+  minRefreshIntervalMs: number;
+  metrics: { host: string; port: number };
+}): Promise<DemoIds> {
+  const { pool, workspaceId: ws } = deps;
+
+  const existing = (
+    await pool.query<{ id: string }>("SELECT id FROM sources WHERE workspace_id = $1 AND name = 'Demo metrics'", [ws])
+  ).rows[0]?.id;
+  if (existing) {
+    // The embedded server may listen on a new port after a restart.
+    await pool.query("UPDATE sources SET host = $2, port = $3 WHERE id = $1", [existing, deps.metrics.host, deps.metrics.port]);
   }
+  const created =
+    existing ??
+    (
+      await createSource(pool, ws, {
+        name: "Demo metrics",
+        host: deps.metrics.host,
+        port: deps.metrics.port,
+        database: DEMO_METRICS_DB,
+        sslmode: "disable",
+        secretRef: DEMO_SECRET_REF,
+        notes:
+          "http_requests: one row per HTTP request (latency_ms in milliseconds, status is the HTTP status).\nhost_metrics: one sample per host every 10 s (cpu in percent, mem_bytes in bytes).",
+      })
+    ).id;
+  const source = await getSource(pool, created);
+  if (!source) throw new Error("demo source vanished while seeding");
+  await refreshCatalog({ db: pool, runner: deps.runner }, source);
+
+  let dash = (
+    await pool.query<{ id: string }>("SELECT id FROM dashboards WHERE workspace_id = $1 ORDER BY created_at LIMIT 1", [ws])
+  ).rows[0]?.id;
+  if (!dash) {
+    const saved = await saveDashboard(
+      { pool, guard: deps.guard, minRefreshIntervalMs: deps.minRefreshIntervalMs },
+      { workspaceId: ws, userSub: "seed", spec: demoDashboardSpec(source.id) },
+    );
+    dash = saved.id;
+  }
+  return { workspaceId: ws, sourceId: source.id, dashboardId: dash };
 }
