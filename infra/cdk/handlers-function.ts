@@ -36,6 +36,8 @@ export class HandlersFunction extends Construct {
         PORT: String(HANDLERS_PORT),
         AWS_LWA_PORT: String(HANDLERS_PORT),
         AWS_LWA_READINESS_CHECK_PATH: HEALTH_PATH,
+        // The dashboard chat streams its answer (SSE); the adapter and the function URL must stream too.
+        AWS_LWA_INVOKE_MODE: "response_stream",
         // One request at a time per Lambda instance: a small pool keeps many instances within RDS limits.
         PG_POOL_MAX: "2",
       },
@@ -57,7 +59,7 @@ export class HandlersFunction extends Construct {
     // POST bodies (x-amz-content-sha256), which the app's forms and fetches do not do. See docs/infra.md.
     this.url = this.function.addFunctionUrl({
       authType: lambda.FunctionUrlAuthType.NONE,
-      invokeMode: lambda.InvokeMode.BUFFERED,
+      invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
     });
   }
 }

@@ -98,6 +98,7 @@ describe("handlers: Lambda from the container image", () => {
     expect(env).toMatchObject({
       AWS_LWA_READINESS_CHECK_PATH: "/api/health",
       AWS_LWA_PORT: "8080",
+      AWS_LWA_INVOKE_MODE: "response_stream",
       PORT: "8080",
       NODE_ENV: "production",
     });
@@ -122,7 +123,7 @@ describe("handlers: Lambda from the container image", () => {
   });
 
   it("is reachable through a function URL that CloudFront uses as its default origin", () => {
-    template.hasResourceProperties("AWS::Lambda::Url", { AuthType: "NONE", InvokeMode: "BUFFERED" });
+    template.hasResourceProperties("AWS::Lambda::Url", { AuthType: "NONE", InvokeMode: "RESPONSE_STREAM" });
   });
 
   it("is updated only after the stream host service (whose tasks migrate the config store)", () => {
