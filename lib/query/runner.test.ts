@@ -470,11 +470,12 @@ describe("run (guard stage)", () => {
 
 describe("drain", () => {
   test("closeAll waits for a checked-out client, then refuses new statements", async () => {
-    const { runner } = setup();
+    const { runner } = setup({ poolMax: 1 });
     const source = fx.source();
+    await runner.execute({ source, sql: "SELECT 1" }); // an idle client: the next checkout is immediate
     const slow = runner.execute({ source, sql: "SELECT pg_sleep(0.2), 1 AS done" });
-    // Wait until the statement holds a client (no sleep: poll the pool once per macrotask).
-    while ((runner.poolStats(source.id)?.totalCount ?? 0) === 0 || runner.poolStats(source.id)?.idleCount !== 0) {
+    // Wait until the statement holds the client (no sleep: poll the pool once per macrotask).
+    while (runner.poolStats(source.id)?.idleCount !== 0) {
       await new Promise((r) => setImmediate(r));
     }
     expect(runner.inFlight()).toBe(1);
@@ -489,5 +490,22 @@ describe("drain", () => {
     expect(runner.inFlight()).toBe(0);
     const err = await rejection(runner.execute({ source, sql: "SELECT 1" }));
     expect(err.extra).toEqual({ cause: "draining" });
+  });
+
+  test("a statement still waiting for a client when the drain starts is refused at once", async () => {
+    const { runner } = setup({ poolMax: 1 });
+    const source = fx.source();
+    await runner.execute({ source, sql: "SELECT 1" });
+    const slow = runner.execute({ source, sql: "SELECT pg_sleep(0.2), 1 AS done" });
+    while (runner.poolStats(source.id)?.idleCount !== 0 || runner.poolStats(source.id)?.totalCount !== 1) {
+      await new Promise((r) => setImmediate(r));
+    }
+    const waiting = runner.execute({ source, sql: "SELECT 2" });
+    while (runner.poolStats(source.id)?.waitingCount !== 1) await new Promise((r) => setImmediate(r));
+    const closing = runner.closeAll();
+    expect((await rejection(waiting)).extra).toEqual({ cause: "draining" });
+    expect((await slow).rows[0]?.[1]).toBe(1);
+    await closing;
+    expect(runner.inFlight()).toBe(0);
   });
 });

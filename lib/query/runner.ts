@@ -126,17 +126,45 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     return entry;
   }
 
+  const draining = () => new AppError("source_unavailable", "The query runner is shutting down.", { cause: "draining" });
+  // Rejected by closeAll: pg-pool never answers a checkout still waiting when its pool ends.
+  let stopWaiting: (err: Error) => void = () => {};
+  const drained = new Promise<never>((_, reject) => {
+    stopWaiting = reject;
+  });
+  drained.catch(() => {});
+
+  async function connectOnce(pool: pg.Pool): Promise<pg.PoolClient> {
+    const connecting = pool.connect();
+    try {
+      return await Promise.race([connecting, drained]);
+    } catch (err) {
+      // Lost the race to the drain: a client that still arrives goes straight back (the ending pool closes it).
+      if (err instanceof AppError && err.extra.cause === "draining") {
+        connecting.then(
+          (client) => client.release(),
+          () => {},
+        );
+      }
+      throw err;
+    }
+  }
+
   async function checkout(entry: PoolEntry, source: Source): Promise<pg.PoolClient> {
     try {
-      return await entry.pool.connect();
+      return await connectOnce(entry.pool);
     } catch (err) {
       if (err instanceof AppError) throw err;
       const options = (entry.pool as unknown as { options: { ssl: unknown } }).options;
       // sslmode allow/prefer: a server without TLS is used in plain text, as libpq does.
-      if ((source.sslmode === "prefer" || source.sslmode === "allow") && options.ssl && classifySourceFailure(err) === "ssl_unsupported") {
+      if (
+        (source.sslmode === "prefer" || source.sslmode === "allow") &&
+        options.ssl &&
+        classifySourceFailure(err) === "ssl_unsupported"
+      ) {
         options.ssl = false;
         try {
-          return await entry.pool.connect();
+          return await connectOnce(entry.pool);
         } catch (again) {
           if (again instanceof AppError) throw again;
           throw sourceUnavailable(source.id, again);
@@ -148,7 +176,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
 
   async function execute(req: ExecuteRequest): Promise<QueryResult> {
     const { source } = req;
-    if (closed) throw new AppError("source_unavailable", "The query runner is shutting down.", { cause: "draining" });
+    if (closed) throw draining();
     const maxBytes = req.maxBytes ?? config.MAX_RESULT_BYTES;
     const started = now();
     running++;
@@ -247,6 +275,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     },
     async closeAll() {
       closed = true;
+      stopWaiting(draining());
       for (const entry of pools.values()) endPool(entry.pool);
       pools.clear();
       // pg-pool's end() resolves only when every checked-out client has been released and closed.
