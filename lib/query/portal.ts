@@ -190,7 +190,8 @@ export class ReadOnlyPortal {
       connection.parse({ text: opts.text, types: opts.paramTypes });
       connection.bind({ values: opts.values });
       connection.describe({ type: "P" });
-      connection.execute({ rows: opts.maxRows + 1 });
+      // Execute's row limit is an int32 on the wire; anything larger means "all rows" anyway.
+      connection.execute({ rows: Math.min(opts.maxRows + 1, 2_147_483_647) });
       stream.write(opts.fixed.suffix);
     } finally {
       stream.uncork();
