@@ -119,6 +119,34 @@ describe("catalog refresh", () => {
     expect(sourceView(refreshed, 0, at + 3650 * day).catalogStatus).toBe("fresh");
   });
 
+  test("a user's time column choice survives every refresh; a vanished column falls back to detection", async () => {
+    const source = fx.source({
+      schemas: ["public"],
+      timeColumnOverrides: [
+        { schema: "public", table: "http_requests", column: "at" },
+        { schema: "public", table: "daily", column: null },
+        { schema: "public", table: "errors", column: "no_such_column" },
+      ],
+    });
+    const byName = Object.fromEntries((await readCatalog(runner, source)).tables.map((t) => [t.name, t.timeColumn]));
+    expect(byName).toEqual({ daily: null, errors: "ts", hosts: null, http_requests: "at" });
+  });
+
+  test("overrides are stored with the source and applied by refreshCatalog", async () => {
+    const created = await createSource(store.pool, "ws_a", {
+      name: "with override",
+      host: fx.host,
+      port: fx.port,
+      database: fx.database,
+      sslmode: "disable",
+      secretRef: "METRICS",
+      timeColumnOverrides: [{ schema: "public", table: "http_requests", column: "at" }],
+    });
+    expect(created.timeColumnOverrides).toEqual([{ schema: "public", table: "http_requests", column: "at" }]);
+    const refreshed = await refreshCatalog({ db: store.pool, runner }, created);
+    expect(refreshed.catalog?.tables.find((t) => t.name === "http_requests")?.timeColumn).toBe("at");
+  });
+
   test("a schema name with quotes and commas is bound safely", async () => {
     const catalog = await readCatalog(runner, fx.source({ schemas: ['x", "public', "metrics"] }));
     expect(catalog.tables.map((t) => t.name)).toEqual(["cpu"]);

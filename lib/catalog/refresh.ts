@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { AppError } from "../http/errors.ts";
 import type { QueryRunner } from "../query/runner.ts";
-import { type Source, saveCatalog } from "../sources/store.ts";
+import { type Source, type TimeColumnOverride, saveCatalog } from "../sources/store.ts";
 import type { Catalog, CatalogTable } from "./types.ts";
 
 /** Types that make a column a table's `timeColumn` (DESIGN section 3), as information_schema spells them. */
@@ -32,8 +32,15 @@ function columnType(dataType: string, udtName: string): string {
   return dataType;
 }
 
-/** Builds the DESIGN catalog from information_schema rows (schema, table, column, data_type, udt_name). */
-export function catalogFromColumns(rows: readonly (readonly unknown[])[]): Catalog {
+/**
+ * Builds the DESIGN catalog from information_schema rows (schema, table, column, data_type, udt_name).
+ * A user's override wins over detection: `column: null` removes the time column, a column name that still
+ * exists replaces it; an override naming a column that no longer exists is ignored.
+ */
+export function catalogFromColumns(
+  rows: readonly (readonly unknown[])[],
+  overrides: readonly TimeColumnOverride[] = [],
+): Catalog {
   const tables: CatalogTable[] = [];
   let current: CatalogTable | null = null;
   for (const row of rows) {
@@ -44,6 +51,12 @@ export function catalogFromColumns(rows: readonly (readonly unknown[])[]): Catal
     }
     current.columns.push({ name: column, type: columnType(dataType, udtName) });
     if (current.timeColumn === null && TIME_TYPES.has(dataType)) current.timeColumn = column;
+  }
+  for (const o of overrides) {
+    const table = tables.find((t) => t.schema === o.schema && t.name === o.table);
+    if (!table) continue;
+    if (o.column === null) table.timeColumn = null;
+    else if (table.columns.some((c) => c.name === o.column)) table.timeColumn = o.column;
   }
   return { tables };
 }
@@ -64,7 +77,7 @@ export async function readCatalog(runner: Pick<QueryRunner, "execute">, source: 
       `The source's schemas have more than ${MAX_CATALOG_COLUMNS} columns; narrow the source's schema list.`,
     );
   }
-  return catalogFromColumns(result.rows);
+  return catalogFromColumns(result.rows, source.timeColumnOverrides ?? []);
 }
 
 export interface RefreshCatalogDeps {

@@ -7,6 +7,7 @@ export {
   type SourcePatch,
   SourcePatchSchema,
   type SslMode,
+  type TimeColumnOverride,
   catalogStatus,
   catalogVersion,
   createSource,

@@ -50,6 +50,7 @@ describe("sources store", () => {
       schemas: ["public"],
       catalog: null,
       catalogRefreshedAt: null,
+      timeColumnOverrides: [],
       version: 1,
     });
     expect(s.id).toMatch(/^src_/);
@@ -77,9 +78,14 @@ describe("sources store", () => {
     const s = await createSource(db, "ws_a", { ...input, schemas: ["metrics", "public"], port: 6543 });
     const u = await updateSource(db, "ws_a", s.id, 1, { name: "Renamed" });
     expect(u).toMatchObject({ name: "Renamed", port: 6543, schemas: ["metrics", "public"], version: 2 });
+    const o = await updateSource(db, "ws_a", s.id, 2, {
+      timeColumnOverrides: [{ schema: "public", table: "t", column: null }],
+    });
+    expect(o).toMatchObject({ name: "Renamed", version: 3, timeColumnOverrides: [{ schema: "public", table: "t", column: null }] });
+    expect((await updateSource(db, "ws_a", s.id, 3, { notes: "n" })).timeColumnOverrides).toHaveLength(1);
     const err = await rejection(updateSource(db, "ws_a", s.id, 1, { name: "Lost update" }));
     expect(err.code).toBe("version_conflict");
-    expect(err.extra).toEqual({ currentVersion: 2 });
+    expect(err.extra).toEqual({ currentVersion: 4 });
   });
 
   test("saveCatalog stores the catalog without bumping the version; catalogVersion changes", async () => {

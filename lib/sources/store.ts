@@ -25,9 +25,18 @@ export interface Source {
   catalog: Catalog | null;
   catalogRefreshedAt: Date | null;
   notes: string;
+  /** Applied at every catalog refresh, over the detected time column. Always set on a stored source. */
+  timeColumnOverrides?: TimeColumnOverride[];
   version: number;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** A user's choice of a table's time column; `column: null` says the table has none. */
+export interface TimeColumnOverride {
+  schema: string;
+  table: string;
+  column: string | null;
 }
 
 /** What the UI shows next to a catalog: never refreshed blocks generation, stale only warns. */
@@ -54,6 +63,16 @@ export const SourceInputSchema = z.object({
   secretRef: z.string().regex(SECRET_REF_PATTERN, { error: "must be letters, digits and _ (a SOURCE_SECRET_REFS name)" }),
   schemas: z.array(identifier).min(1).max(50).default(["public"]),
   notes: z.string().max(20_000).default(""),
+  timeColumnOverrides: z
+    .array(
+      z.object({
+        schema: identifier,
+        table: z.string().min(1).max(63),
+        column: z.string().min(1).max(63).nullable(),
+      }),
+    )
+    .max(1000)
+    .default([]),
 });
 export type SourceInput = z.input<typeof SourceInputSchema>;
 
@@ -74,13 +93,14 @@ interface Row {
   catalog: unknown;
   catalog_refreshed_at: Date | null;
   notes: string;
+  time_column_overrides: TimeColumnOverride[] | null;
   version: number;
   created_at: Date;
   updated_at: Date;
 }
 
 const COLUMNS =
-  "id, workspace_id, name, host, port, database, sslmode, secret_ref, schemas, catalog, catalog_refreshed_at, notes, version, created_at, updated_at";
+  "id, workspace_id, name, host, port, database, sslmode, secret_ref, schemas, catalog, catalog_refreshed_at, notes, time_column_overrides, version, created_at, updated_at";
 
 function fromRow(r: Row): Source {
   const parsed = r.catalog == null ? null : CatalogSchema.safeParse(r.catalog);
@@ -98,6 +118,7 @@ function fromRow(r: Row): Source {
     catalog: parsed?.success && r.catalog_refreshed_at ? parsed.data : null,
     catalogRefreshedAt: parsed?.success ? r.catalog_refreshed_at : null,
     notes: r.notes,
+    timeColumnOverrides: Array.isArray(r.time_column_overrides) ? r.time_column_overrides : [],
     version: r.version,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -148,10 +169,23 @@ export async function createSource(
   if (!parsed.success) throw validation(parsed.error);
   const s = parsed.data;
   const { rows } = await db.query<Row>(
-    `INSERT INTO sources (id, workspace_id, name, host, port, database, sslmode, secret_ref, schemas, notes)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10)
+    `INSERT INTO sources (id, workspace_id, name, host, port, database, sslmode, secret_ref, schemas, notes,
+                          time_column_overrides)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10, $11::jsonb)
      RETURNING ${COLUMNS}`,
-    [opts.id ?? newId("src"), workspaceId, s.name, s.host, s.port, s.database, s.sslmode, s.secretRef, s.schemas, s.notes],
+    [
+      opts.id ?? newId("src"),
+      workspaceId,
+      s.name,
+      s.host,
+      s.port,
+      s.database,
+      s.sslmode,
+      s.secretRef,
+      s.schemas,
+      s.notes,
+      JSON.stringify(s.timeColumnOverrides),
+    ],
   );
   return fromRow(rows[0] as Row);
 }
@@ -182,6 +216,7 @@ export async function updateSource(
         secret_ref = CASE WHEN $14 THEN $15 ELSE secret_ref END,
         schemas = CASE WHEN $16 THEN $17::text[] ELSE schemas END,
         notes = CASE WHEN $18 THEN $19 ELSE notes END,
+        time_column_overrides = CASE WHEN $20 THEN $21::jsonb ELSE time_column_overrides END,
         version = version + 1,
         updated_at = now()
       WHERE id = $1 AND workspace_id = $2 AND version = $3
@@ -206,6 +241,8 @@ export async function updateSource(
       p.schemas ?? null,
       has("notes"),
       p.notes ?? null,
+      has("timeColumnOverrides"),
+      JSON.stringify(p.timeColumnOverrides ?? []),
     ],
   );
   if (rows[0]) return fromRow(rows[0]);
