@@ -217,6 +217,33 @@ describe("spec changes reach a running poller without a restart", () => {
     }
   });
 
+  test("a lost LISTEN connection is re-established and changes made meanwhile are picked up", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool, host: { listen: listenerClientFactory(store.url) } });
+    try {
+      const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
+      const s = await open(t.app, dashboardId, await t.cookieFor([workspace.viewer_group]));
+      await s.reader!.next();
+      await t.host.listenerReady();
+      const killed = await store.pool.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pulseboard-listen' AND datname = current_database()",
+      );
+      expect(killed.rowCount).toBeGreaterThan(0);
+      await until(() => !t.host.listenerConnected());
+      // Announced while nobody listens: this notification is lost.
+      await updateDashboard(store.pool, dashboardId, spec([panel("a"), panel("c")], { title: "Changed while away" }));
+      t.clock.advance(500); // the reconnect backoff (the poller's first tick is due too)
+      let changed = await s.reader!.next();
+      while (changed?.event === "panel") changed = await s.reader!.next();
+      expect(changed?.event).toBe("dashboard");
+      expect(json(changed)).toMatchObject({ version: 2, title: "Changed while away" });
+      expect(t.host.listenerConnected()).toBe(true);
+      await s.reader!.cancel();
+    } finally {
+      await t.host.beginDrain();
+      await t.host.settle();
+    }
+  });
+
   test("a deleted dashboard ends its streams", async () => {
     const t = createTestHost({ url: store.url, pool: store.pool, host: { listen: listenerClientFactory(store.url) } });
     try {
@@ -282,3 +309,12 @@ describe("drain (in process)", () => {
   });
 });
 
+
+/** Waits for a state change caused by the database (a terminated connection), where no gate promise exists. */
+async function until(cond: () => boolean, timeoutMs = 10_000) {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

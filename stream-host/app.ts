@@ -135,6 +135,8 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     hub,
     /** Resolves when the dashboard change listener is LISTENing (it starts with the first stream). */
     listenerReady: (): Promise<void> => listener?.ready ?? Promise.resolve(),
+    /** True while the change listener's connection is up. */
+    listenerConnected: (): boolean => listener?.connected ?? false,
     /**
      * Drain steps 2 and 3, synchronously: every poller stops (no new metric query), then every open
      * stream gets `retry:` with its own random delay and `event: draining`, and is closed. Call it

@@ -44,6 +44,7 @@ export function createDashboardListener(opts: {
   let retryTimer: unknown = null;
   let attempt = 0;
   let everConnected = false;
+  let listening = false;
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => {
     markReady = resolve;
@@ -59,6 +60,7 @@ export function createDashboardListener(opts: {
     const lost = (err?: Error) => {
       if (client !== c) return;
       client = null;
+      listening = false;
       c.removeAllListeners("notification");
       void c.end().catch(() => {});
       if (closed) return;
@@ -75,6 +77,7 @@ export function createDashboardListener(opts: {
         return;
       }
       attempt = 0;
+      listening = true;
       if (everConnected) opts.onResync();
       everConnected = true;
       markReady();
@@ -107,6 +110,10 @@ export function createDashboardListener(opts: {
     },
     /** Resolves once LISTEN is in place for the first time. */
     ready,
+    /** True while the LISTEN connection is up (false while reconnecting). */
+    get connected() {
+      return client !== null && listening;
+    },
   };
 }
 
