@@ -213,6 +213,14 @@ const HOSTILE: [string, string, GuardReason][] = [
   ["type modifier position", "SELECT CAST(1 AS numeric(10, 2)) + pg_backend_pid()", "function"],
   ["join in FROM sub-select", "SELECT * FROM (services a JOIN LATERAL pg_ls_dir('.') d ON true)", "function"],
   ["GROUPING SETS", "SELECT team FROM services GROUP BY GROUPING SETS ((team), (pg_backend_pid()))", "function"],
+  // attribute notation: t.f and (expr).f call f(t) when f takes a record, "any" or polymorphic argument
+  ["attribute-notation call on an alias", "SELECT s.row_to_json FROM services s", "function"],
+  ["attribute-notation call on a table name", "SELECT services.to_jsonb FROM services", "function"],
+  ["attribute-notation call, schema-qualified table", "SELECT public.services.pg_column_size FROM services", "function"],
+  ["attribute-notation call on a whole-row star", "SELECT (s.*).record_send FROM services s", "function"],
+  ["attribute-notation call on a sub-select", "SELECT (SELECT s FROM services s LIMIT 1).to_json", "function"],
+  ["attribute-notation call of a volatile function", "SELECT s.pg_restore_relation_stats FROM services s", "function"],
+  ["attribute-notation call in WHERE", "SELECT name FROM services s WHERE s.quote_literal IS NOT NULL", "function"],
 
   // 6. catalog: relations outside the source's catalog, system catalogs, catalog lookups by cast
   ["pg_authid", "SELECT * FROM pg_authid", "catalog"],
@@ -329,6 +337,8 @@ describe("look hostile, are fine", () => {
     "WITH a AS (SELECT 1 AS n), b AS (SELECT * FROM a) SELECT * FROM b",
     "SELECT CURRENT_DATE, CURRENT_TIMESTAMP, LOCALTIMESTAMP, now()",
     "SELECT name FROM services WHERE name LIKE 'a!%' ESCAPE '!' OR name SIMILAR TO '(api|web)%' OR name ILIKE 'B%'",
+    "SELECT x.count, x.n FROM (SELECT count(*) AS n, count(*) FROM services) x",
+    "SELECT s.name, s.team FROM services s WHERE s.tier = 'critical'",
     "SELECT (now(), now()) OVERLAPS (now(), now()), overlay('abc' placing 'x' from 2), 'a' IS NORMALIZED, 1 OPERATOR(pg_catalog.+) 1",
   ])("%s", (sql) => {
     expect(guard.check(sql, DEMO_CATALOG)).toMatchObject({ ok: true });

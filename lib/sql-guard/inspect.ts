@@ -83,6 +83,62 @@ const SYNTAX_FUNCTIONS: Record<string, string> = {
  */
 const SYNTAX_ONLY_FUNCTIONS = new Set(["like_escape", "similar_to_escape", "overlaps", "overlay", "normalize", "is_normalized"]);
 
+/**
+ * pg_catalog functions PostgreSQL also calls through attribute notation (`t.f` or `(expr).f` is `f(t)`
+ * when `t` is a row and `f` takes one record, "any" or polymorphic argument). The parser cannot tell
+ * such a field from a column, so a field of this name is treated as the call it may be. Listed from
+ * PostgreSQL 18's pg_proc (one required argument of type record, "any", anyelement, anycompatible,
+ * anynonarray) plus the hstore extension's hstore(record).
+ */
+const ATTRIBUTE_CALLABLE = new Set([
+  "any_out",
+  "any_value",
+  "anycompatible_out",
+  "anycompatiblenonarray_out",
+  "anyelement_out",
+  "anynonarray_out",
+  "array_agg",
+  "concat",
+  "count",
+  "cume_dist",
+  "dense_rank",
+  "first_value",
+  "hash_record",
+  "hstore",
+  "json_agg",
+  "json_agg_strict",
+  "json_build_array",
+  "json_build_object",
+  "jsonb_agg",
+  "jsonb_agg_strict",
+  "jsonb_build_array",
+  "jsonb_build_object",
+  "lag",
+  "last_value",
+  "lead",
+  "max",
+  "min",
+  "mode",
+  "num_nonnulls",
+  "num_nulls",
+  "percent_rank",
+  "pg_collation_for",
+  "pg_column_compression",
+  "pg_column_size",
+  "pg_column_toast_chunk_id",
+  "pg_restore_attribute_stats",
+  "pg_restore_relation_stats",
+  "pg_typeof",
+  "quote_literal",
+  "quote_nullable",
+  "rank",
+  "record_out",
+  "record_send",
+  "row_to_json",
+  "to_json",
+  "to_jsonb",
+]);
+
 /** Types whose input functions look names up in the system catalogs. */
 const CATALOG_LOOKUP_TYPES = new Set([
   "regclass",
@@ -244,6 +300,13 @@ class Walker {
       case "A_Expr":
         if (Array.isArray(body.name)) this.operator(body.name);
         return false;
+      case "ColumnRef":
+        // The first field is a column or relation; a later one may be attribute notation for a call.
+        if (Array.isArray(body.fields)) this.fieldSelections(body.fields, 1);
+        return false;
+      case "A_Indirection":
+        if (Array.isArray(body.indirection)) this.fieldSelections(body.indirection, 0);
+        return false;
       case "XmlExpr":
         this.syntaxFunction(XML_OPS[String(body.op)] ?? "xml");
         return false;
@@ -272,6 +335,14 @@ class Walker {
         }
         return false;
       }
+    }
+  }
+
+  /** `x.f` / `(x).f` with `f` a function that attribute notation would call: allowed only when `f` is. */
+  private fieldSelections(list: unknown[], from: number): void {
+    for (let i = from; i < list.length; i++) {
+      const sval = (list[i] as { String?: { sval?: unknown } } | null)?.String?.sval;
+      if (typeof sval === "string" && ATTRIBUTE_CALLABLE.has(sval) && !this.allowed.has(sval)) this.deny(sval);
     }
   }
 
