@@ -259,6 +259,8 @@ const HOSTILE: [string, string, GuardReason][] = [
   ["regclass cast", "SELECT 'pg_authid'::regclass", "catalog"],
   ["regrole cast", "SELECT 10::oid::regrole", "catalog"],
   ["regproc via CAST", "SELECT CAST('pg_sleep' AS regproc)", "catalog"],
+  ["aclitem cast probes role names", "SELECT 'nosuchrole=r/postgres'::aclitem", "catalog"],
+  ["aclitem array cast", "SELECT '{postgres=r/postgres}'::aclitem[]", "catalog"],
 
   // 7. time: a table with a time column read without $__timeFilter / $__timeFrom
   ["no time filter", "SELECT * FROM http_requests", "time"],

@@ -141,6 +141,8 @@ const ATTRIBUTE_CALLABLE = new Set([
 
 /** Types whose input functions look names up in the system catalogs. */
 const CATALOG_LOOKUP_TYPES = new Set([
+  // aclitem's input looks up both role names (a probe for which roles exist, like regrole).
+  "aclitem",
   "regclass",
   "regcollation",
   "regconfig",
