@@ -64,7 +64,13 @@ export function createShutdown(opts: {
       opts.log.info("draining", { signal: sig, graceMs: opts.graceMs });
       grace = opts.timers.setTimeout(() => exitOnce(0, "grace elapsed"), opts.graceMs);
       // Steps 2 and 3 run synchronously inside beginDrain, before anything else can be scheduled.
-      const flushed = opts.host.beginDrain();
+      let flushed: Promise<void>;
+      try {
+        flushed = opts.host.beginDrain();
+      } catch (err) {
+        opts.log.error("drain steps 2-3 failed", { error: err instanceof Error ? err.name : "error" });
+        flushed = Promise.resolve();
+      }
       done = (async () => {
         try {
           await flushed;

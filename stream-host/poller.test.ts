@@ -177,6 +177,37 @@ describe("poller", () => {
     expect(t.runner.calls.map((c) => c.panel.id)).toEqual(["a", "a", "z"]);
   });
 
+  test("a consumer that throws is reported and the poller keeps its cadence", async () => {
+    const clock = createManualTimers();
+    const faults: unknown[] = [];
+    let calls = 0;
+    const poller = createPoller({
+      current: () => dashboard([panel("a")]),
+      runPanel: async () => {
+        calls++;
+        return { big: 1n };
+      },
+      limiter: createKeyedLimiter(1),
+      refreshMs: () => 5000,
+      onPanel: (u) => JSON.stringify(u),
+      onTick: () => {
+        throw new Error("metrics broke");
+      },
+      onFault: (e) => faults.push(e),
+      timers: clock.timers,
+      now: clock.now,
+      monotonic: clock.now,
+    });
+    poller.start();
+    clock.runNext();
+    await flush();
+    clock.advance(5000);
+    await flush();
+    expect(calls).toBe(2);
+    expect(faults.length).toBe(4);
+    poller.stop();
+  });
+
   test("panelError keeps AppError details and the guard's reason only", () => {
     expect(panelError(new AppError("query_timeout", "The query ran longer than 20 s."))).toEqual({
       message: "The query ran longer than 20 s.",

@@ -78,6 +78,15 @@ export function createPoller(opts: PollerOptions) {
   let queriesStarted = 0;
   let abort = new AbortController();
 
+  /** A failing consumer (serialization, a socket) is reported, never allowed to break the tick loop. */
+  function deliver(fn: () => void) {
+    try {
+      fn();
+    } catch (err) {
+      opts.onFault?.(err);
+    }
+  }
+
   function schedule(delayMs: number) {
     if (stopped) return;
     if (timer !== null) opts.timers.clearTimeout(timer);
@@ -99,7 +108,7 @@ export function createPoller(opts: PollerOptions) {
       } catch (err) {
         update = { panelId: panel.id, at: opts.now(), error: panelError(err) };
       }
-      if (!stopped) opts.onPanel(update);
+      if (!stopped) deliver(() => opts.onPanel(update));
     } finally {
       release();
     }
@@ -125,7 +134,7 @@ export function createPoller(opts: PollerOptions) {
           range = { fromMs: resolveTime(dashboard.spec.time.from, at), toMs: resolveTime(dashboard.spec.time.to, at) };
         } catch {
           for (const p of dashboard.spec.panels) {
-            opts.onPanel({ panelId: p.id, at, error: { message: "The dashboard's time range is invalid." } });
+            deliver(() => opts.onPanel({ panelId: p.id, at, error: { message: "The dashboard's time range is invalid." } }));
           }
           return;
         }
@@ -135,7 +144,7 @@ export function createPoller(opts: PollerOptions) {
       } finally {
         const elapsed = opts.monotonic() - started;
         // A stopped poller's series are already dropped; observing now would bring them back.
-        if (!stopped) opts.onTick(elapsed / 1000);
+        if (!stopped) deliver(() => opts.onTick(elapsed / 1000));
         ticking = null;
         if (again) {
           again = false;
