@@ -105,8 +105,12 @@ describe("catalog resolution", () => {
     expect(guard.check("SELECT * FROM metrics.samples", catalog)).toMatchObject({ ok: true });
   });
 
-  test("else in the source's other schemas", () => {
-    expect(guard.check("SELECT * FROM only_here", catalog)).toMatchObject({ ok: true });
+  test("and only in public: a table of another schema is written qualified", () => {
+    // The source's connection resolves a bare name through the default search_path, not the catalog.
+    expect(guard.check("SELECT * FROM metrics.only_here", catalog)).toMatchObject({ ok: true });
+    const bare = guard.check("SELECT * FROM only_here", catalog);
+    expect(bare).toMatchObject({ ok: false, reason: "catalog" });
+    if (!bare.ok) expect(bare.message).toContain("metrics.only_here");
     expect(guard.check("SELECT * FROM public.only_here", catalog)).toMatchObject({ ok: false, reason: "catalog" });
   });
 

@@ -238,6 +238,7 @@ const HOSTILE: [string, string, GuardReason][] = [
   ["unknown table", "SELECT * FROM secrets", "catalog"],
   ["ONLY unknown table", "SELECT * FROM ONLY secrets", "catalog"],
   ["known name in another schema", "SELECT * FROM other_schema.services", "catalog"],
+  ["bare name of a table outside public (runs as public.deploys)", "SELECT * FROM deploys WHERE $__timeFilter(at)", "catalog"],
   ["cross-database name", "SELECT * FROM otherdb.public.services", "catalog"],
   ["quoted name of another case", 'SELECT * FROM "Services"', "catalog"],
   ["a pg_* table of public is never assumed", "SELECT * FROM public.pg_authid", "catalog"],

@@ -161,11 +161,18 @@ interface CatalogIndex {
   count: number;
   qualified: Map<string, CatalogTable>;
   unqualified: Map<string, CatalogTable>;
+  /** Schema of a non-public catalog table by name, for the hint to qualify it. */
+  elsewhere: Map<string, string>;
 }
 
 const indexes = new WeakMap<Catalog, CatalogIndex>();
 
-/** Unqualified names resolve in `public` first, else in the first catalog schema that has them. */
+/**
+ * Unqualified names resolve in `public` only: source connections keep PostgreSQL's default search_path
+ * ("$user", public), so a bare `deploys` runs as public.deploys even when the catalog only lists
+ * metrics.deploys, and public.deploys may be a table the catalog (narrowed by the source's schema
+ * list) leaves out.
+ */
 function indexOf(catalog: Catalog): CatalogIndex {
   const tables = Array.isArray(catalog.tables) ? catalog.tables : [];
   let idx = indexes.get(catalog);
@@ -173,13 +180,14 @@ function indexOf(catalog: Catalog): CatalogIndex {
   if (idx && idx.tables === catalog.tables && idx.count === tables.length) return idx;
   const qualified = new Map<string, CatalogTable>();
   const unqualified = new Map<string, CatalogTable>();
+  const elsewhere = new Map<string, string>();
   for (const t of tables) {
     if (!t || typeof t.name !== "string" || typeof t.schema !== "string") continue;
     qualified.set(`${t.schema}\u0000${t.name}`, t);
-    const prior = unqualified.get(t.name);
-    if (!prior || (prior.schema !== "public" && t.schema === "public")) unqualified.set(t.name, t);
+    if (t.schema === "public") unqualified.set(t.name, t);
+    else if (!elsewhere.has(t.name)) elsewhere.set(t.name, t.schema);
   }
-  idx = { tables: catalog.tables, count: tables.length, qualified, unqualified };
+  idx = { tables: catalog.tables, count: tables.length, qualified, unqualified, elsewhere };
   indexes.set(catalog, idx);
   return idx;
 }
@@ -437,7 +445,11 @@ class Walker {
       }
     }
     if (!table) {
-      this.findings.catalog = `table ${shown} is not in the source's catalog`;
+      const other = db === undefined && schema === undefined ? this.catalog.elsewhere.get(name) : undefined;
+      this.findings.catalog =
+        other === undefined
+          ? `table ${shown} is not in the source's catalog`
+          : `table ${shown} is not in the source's catalog; write ${safeName(`${other}.${name}`)}`;
       return;
     }
     if (table.timeColumn && this.findings.timeTable === null) this.findings.timeTable = shown;
