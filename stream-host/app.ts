@@ -9,12 +9,13 @@ import { createMetricsGate } from "../lib/metrics-gate/gate.ts";
 import { registerMetrics } from "../lib/metrics-gate/route.ts";
 import { registerHealth } from "../lib/probes/health.ts";
 import { registerReady } from "../lib/probes/ready.ts";
+import type { QueryRunner } from "../lib/query/runner.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
 import { createDashboardListener, createDashboardSync, listenerClientFactory, loadDashboard } from "./dashboards.ts";
 import { createHub } from "./hub.ts";
 import { createKeyedLimiter } from "./limiter.ts";
 import type { LoadedDashboard, RunPanel } from "./poller.ts";
-import { unavailableRunPanel } from "./run-panel.ts";
+import { runPanelWith, unavailableRunPanel } from "./run-panel.ts";
 import { DEFAULT_MAX_BUFFERED_BYTES, drainingFrame, drainRetryMs } from "./sse.ts";
 import { registerStream } from "./stream-route.ts";
 import { type Timers, systemTimers } from "./timers.ts";
@@ -27,6 +28,8 @@ export interface StreamHostOptions {
   sessions?: Pick<SessionTokens, "verify"> | null;
   /** Runs one panel through the guarded runner. */
   runPanel?: RunPanel;
+  /** The guarded runner, when `runPanel` is not given: panels run through it and the drain closes it. */
+  queryRunner?: QueryRunner;
   /** Drain step 4: awaits in-flight metric queries and releases the runner's pools. */
   closeQueries?: () => Promise<void>;
   /** Connection for LISTEN on dashboard changes; `false` disables listening (tests). */
@@ -66,9 +69,12 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
         ? createSessionTokens({ secret: config.SESSION_SECRET, ttlSeconds: config.SESSION_TTL_SECONDS })
         : null;
 
+  const runner = options.queryRunner;
+  const closeQueries = options.closeQueries ?? (runner ? () => runner.closeAll() : undefined);
+
   const hub = createHub({
     metrics,
-    runPanel: options.runPanel ?? unavailableRunPanel,
+    runPanel: options.runPanel ?? (runner ? runPanelWith(runner, deps) : unavailableRunPanel),
     limiter: createKeyedLimiter(options.sourceConcurrency ?? DEFAULT_SOURCE_CONCURRENCY),
     refreshMs: (spec) => effectiveRefreshMs(spec, config),
     timers,
@@ -158,7 +164,7 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
      */
     async settle(): Promise<void> {
       await Promise.all([flushed, listener?.close(), sync.stop(), hub.idle()]);
-      await options.closeQueries?.();
+      await closeQueries?.();
     },
   };
 }
