@@ -146,7 +146,10 @@ describe("drain on SIGTERM with FRAMEWORK_MANUAL_SIG_HANDLE=true", () => {
     }
     // No metric query started after SIGTERM.
     expect(await metricsDb.count()).toBe(startsAtSigterm);
-    // Every config-store client was released before exit.
+    // Every metric query settled and every source pool client was released, then every config-store client.
+    expect(host.logs.find((l) => l.msg === "metric queries settled")).toMatchObject({ inFlight: 0 });
+    const settledAt = host.logs.findIndex((l) => l.msg === "metric queries settled");
+    expect(settledAt).toBeLessThan(host.logs.findIndex((l) => l.msg === "config store released"));
     expect(host.logs.find((l) => l.msg === "config store released")).toMatchObject({ totalCount: 0, waitingCount: 0 });
   });
 

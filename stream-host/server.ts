@@ -17,7 +17,18 @@ export async function startStreamHost(
   const config = loadConfigOrExit(opts.env ?? process.env);
   const deps = buildServiceDeps(config);
   const exit = opts.exit ?? ((code: number) => process.exit(code));
-  const wired = opts.options?.runPanel ? {} : await createGuardedRunner(config, deps);
+  let wired = {};
+  if (!opts.options?.runPanel) {
+    const { runner } = await createGuardedRunner(config, deps);
+    wired = {
+      queryRunner: runner,
+      closeQueries: async () => {
+        // pg-pool's end() inside closeAll resolves only once every checked-out source client is back.
+        await runner.closeAll();
+        deps.log.info("metric queries settled", { inFlight: runner.inFlight() });
+      },
+    };
+  }
   const host = createStreamHost(deps, { ...wired, ...opts.options });
 
   const shutdown = createShutdown({
