@@ -72,8 +72,25 @@ export function createSourcePool(opts: SourcePoolOptions): pg.Pool {
     override connect(callback: ConnectCallback): void;
     override connect(callback?: ConnectCallback): Promise<pg.Client> | undefined {
       const start = (cb: (err: Error | null) => void) => {
+        // pg-pool's connect timeout destroys the (not yet connected) socket; a secret lookup slower than
+        // that must fail the connect at once and never connect afterwards.
+        const stream = (this as unknown as { connection: { stream: NodeJS.EventEmitter & { destroyed: boolean } } })
+          .connection.stream;
+        let settled = false;
+        const fail = (err: Error) => {
+          if (settled) return;
+          settled = true;
+          stream.removeListener("close", onClose);
+          cb(err);
+        };
+        const onClose = () => fail(new Error("timeout expired while resolving credentials"));
+        stream.once("close", onClose);
         credentials().then(
           (creds) => {
+            if (settled) return;
+            if (stream.destroyed) return onClose();
+            settled = true;
+            stream.removeListener("close", onClose);
             const self = this as unknown as MutableClient;
             self.user = creds.username;
             self.connectionParameters.user = creds.username;
@@ -81,7 +98,7 @@ export function createSourcePool(opts: SourcePoolOptions): pg.Pool {
             self.connectionParameters.password = creds.password;
             super.connect((err: Error | null) => cb(err));
           },
-          (err: Error) => cb(err),
+          (err: Error) => fail(err),
         );
       };
       if (callback) {

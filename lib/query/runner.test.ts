@@ -380,6 +380,41 @@ describe("errors and pool hygiene", () => {
     expect(r.rows).toEqual([[1]]);
   });
 
+  test("a secret lookup slower than the connect timeout fails as connect_timeout and never connects late", async () => {
+    const config = testConfig();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const real = createSecretResolver({ config, env: {} });
+    const runner = createQueryRunner({
+      config,
+      metrics: createMetrics(new Registry(), { defaultCollectors: false }),
+      guard: passGuard,
+      secrets: {
+        checkGrant: real.checkGrant,
+        resolve: async (ref, ws) => {
+          await gate;
+          return real.resolve(ref, ws);
+        },
+      },
+      connectTimeoutMs: 50,
+    });
+    runners.push(runner);
+    const source = fx.source();
+    const err = await rejection(runner.execute({ source, sql: "SELECT 1" }));
+    expect(err.code).toBe("source_unavailable");
+    expect(err.extra).toEqual({ cause: "connect_timeout" });
+    release();
+    await new Promise((r) => setImmediate(r));
+    expect(runner.poolStats(source.id)).toMatchObject({ totalCount: 0, idleCount: 0 });
+    const before = (await fx.admin("SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1", [reader])).rows[0].n;
+    // The late lookup finished; nothing connected with it.
+    await new Promise((r) => setImmediate(r));
+    const after = (await fx.admin("SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1", [reader])).rows[0].n;
+    expect(after).toBeLessThanOrEqual(before);
+  });
+
   test("missing credentials name the variables", async () => {
     const config = testConfig({ SOURCE_SECRET_REFS: "NOPE:ws_a" });
     const { runner } = setup({ config });
