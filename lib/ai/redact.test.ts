@@ -25,6 +25,11 @@ const SECRETS: [string, string, string][] = [
   ["card dashed", "4111-1111-1111-1111", "card 4111-1111-1111-1111 failed"],
   ["phone", "+44 20 7946 0958", "call +44 20 7946 0958"],
   ["long digits", "12345678901234", "account 12345678901234"],
+  ["url password with a slash", "hunter2", "from postgres://admin:hunter2/x@db.example.com:5432/metrics"],
+  ["url password with an @", "ssw0rd", "from postgres://admin:p@ssw0rd@10.0.0.5/metrics"],
+  ["url with an empty user", "s3cr3t!x", "cache at redis://:s3cr3t!x@10.0.0.7:6379/0"],
+  ["token=", "tok12345abc", "GET /feed?token=tok12345abc&page=2"],
+  ["passphrase:", "open sesame now", 'key file passphrase: "open sesame now"'],
 ];
 
 describe("redact", () => {

@@ -5,13 +5,15 @@
  */
 const RULES: { pattern: RegExp; replace: string | ((...m: string[]) => string) }[] = [
   // Credentials in URLs: scheme://user:password@host → scheme://[credentials]@host (before emails, which look alike).
-  { pattern: /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+(?::[^\s/@]*)?@/gi, replace: "$1[credentials]@" },
+  // Everything up to the last @ of the URL goes: people paste passwords with unescaped / or @, and
+  // an empty user (redis://:password@host) is common. A path holding an @ is over-redacted, which is cheap.
+  { pattern: /\b([a-z][a-z0-9+.-]*:\/\/)[^\s"'<>`]*@/gi, replace: "$1[credentials]@" },
   // Authorization headers and bearer/basic tokens.
   { pattern: /\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}/gi, replace: "$1 [token]" },
-  // key=value / key: value pairs naming a secret (passwords, API keys, tokens, DSN password=…).
+  // key=value / key: value pairs naming a secret (passwords, passphrases, API keys, any *token*, DSN password=…).
   {
     pattern:
-      /\b((?:[a-z0-9_-]*(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|private[_-]?key|client[_-]?secret)[a-z0-9_-]*)["']?\s*[:=]\s*)(?:"[^"]*"|'[^']*'|[^\s,;&"']+)/gi,
+      /\b((?:[a-z0-9_-]*(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)[a-z0-9_-]*)["']?\s*[:=]\s*)(?:"[^"]*"|'[^']*'|[^\s,;&"']+)/gi,
     replace: "$1[redacted]",
   },
   // Well-known API key shapes: OpenAI/Anthropic/Stripe sk-/pk-/rk-, GitHub, GitLab, Slack, Google, AWS access key ids.
