@@ -229,9 +229,12 @@ export function createRowDecoder(fields: readonly { name: string; dataTypeID: nu
   const count = kinds.length;
   // DataRow: int32 length + int16 field count + per field an int32 length, then the UTF-8 bytes.
   const frame = 4 + 2 + 4 * count;
+  // {"name":"…","type":"…"} per column, commas and brackets: what JSON.stringify(columns) writes.
+  let headerBytes = 2 + Math.max(0, count - 1);
+  for (const c of columns) headerBytes += 21 + Buffer.byteLength(c.name) + escapeExtra(c.name) + c.type.length;
   return {
     columns,
-    headerBytes: JSON.stringify(columns).length,
+    headerBytes,
     decode(values, wireBytes, out) {
       // UTF-8 bytes of every value together; the per-kind terms below replace the text length by the JSON one.
       let size = wireBytes - frame + count + 2; // commas between cells (+1 spare) and the row's brackets

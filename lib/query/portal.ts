@@ -1,14 +1,10 @@
 import type { Socket } from "node:net";
 import { type Cell, type RowDecoder, createRowDecoder } from "./decode.ts";
+import { type FixedMessages, encodePipeline } from "./wire.ts";
 
-/** The subset of pg's Connection a submittable writes to (pg's documented custom-query interface). */
+/** The subset of pg's Connection the portal uses (pg's documented custom-query interface passes it in). */
 export interface WireConnection {
   stream: Socket;
-  parse(msg: { text: string; name?: string; types?: readonly number[] }): void;
-  bind(msg: { portal?: string; statement?: string; values?: readonly (string | null)[] }): void;
-  describe(msg: { type: "P" | "S"; name?: string }): void;
-  execute(msg?: { portal?: string; rows?: number }): void;
-  sync(): void;
   sendCopyFail(message: string): void;
 }
 
@@ -36,56 +32,6 @@ export interface PortalResult {
   columns: { name: string; type: string }[];
   rows: Cell[][];
   truncated: boolean;
-}
-
-/** The pipeline's fixed messages, encoded once per runner (they never change for a given timeout). */
-export interface FixedMessages {
-  /** Parse of the three named statements, sent once per connection. */
-  parse: Buffer;
-  /** Bind/Execute of BEGIN READ ONLY and SET LOCAL statement_timeout. */
-  prefix: Buffer;
-  /** Bind/Execute of ROLLBACK, then Sync. */
-  suffix: Buffer;
-}
-
-function message(code: string, body: Buffer): Buffer {
-  const head = Buffer.alloc(5);
-  head.write(code, 0, "latin1");
-  head.writeInt32BE(body.length + 4, 1);
-  return Buffer.concat([head, body]);
-}
-
-const cstring = (s: string) => Buffer.from(`${s}\0`, "utf8");
-const int16 = (n: number) => {
-  const b = Buffer.alloc(2);
-  b.writeInt16BE(n);
-  return b;
-};
-/** Parse: statement name, text, no parameter types. */
-const parseMessage = (name: string, text: string) => message("P", Buffer.concat([cstring(name), cstring(text), int16(0)]));
-/** Bind of a named statement to the unnamed portal: no parameters, default (text) result format. */
-const bindMessage = (name: string) => message("B", Buffer.concat([cstring(""), cstring(name), int16(0), int16(0), int16(0)]));
-/** Execute of the unnamed portal, all rows. */
-const executeMessage = () => message("E", Buffer.concat([cstring(""), Buffer.alloc(4)]));
-const syncMessage = () => message("S", Buffer.alloc(0));
-
-/**
- * Encodes the fixed part of the pipeline for a statement timeout. Hand-encoded PostgreSQL protocol v3
- * messages (Parse 'P', Bind 'B', Execute 'E', Sync 'S'): writing three prebuilt buffers per query costs less
- * than serializing six messages through pg each time.
- */
-export function fixedMessages(timeoutMs: number): FixedMessages {
-  const timeout = Math.max(1, Math.floor(timeoutMs));
-  const names = { begin: "pb_ro_begin", timeout: `pb_ro_timeout_${timeout}`, rollback: "pb_ro_rollback" };
-  return {
-    parse: Buffer.concat([
-      parseMessage(names.begin, "BEGIN READ ONLY"),
-      parseMessage(names.timeout, `SET LOCAL statement_timeout = ${timeout}`),
-      parseMessage(names.rollback, "ROLLBACK"),
-    ]),
-    prefix: Buffer.concat([bindMessage(names.begin), executeMessage(), bindMessage(names.timeout), executeMessage()]),
-    suffix: Buffer.concat([bindMessage(names.rollback), executeMessage(), syncMessage()]),
-  };
 }
 
 /** The read stopped because the result passed MAX_RESULT_BYTES. */
@@ -182,20 +128,18 @@ export class ReadOnlyPortal {
     // that deallocates them only makes its own ROLLBACK fail, and a failed client is destroyed.
     const parseFixed = !opts.prepared.has(connection);
     if (parseFixed) opts.prepared.add(connection);
-    // Cork so the whole pipeline leaves in one write (one TCP segment for small statements).
-    stream.cork();
-    try {
-      if (parseFixed) stream.write(opts.fixed.parse);
-      stream.write(opts.fixed.prefix);
-      connection.parse({ text: opts.text, types: opts.paramTypes });
-      connection.bind({ values: opts.values });
-      connection.describe({ type: "P" });
-      // Execute's row limit is an int32 on the wire; anything larger means "all rows" anyway.
-      connection.execute({ rows: Math.min(opts.maxRows + 1, 2_147_483_647) });
-      stream.write(opts.fixed.suffix);
-    } finally {
-      stream.uncork();
-    }
+    // The whole pipeline in one buffer and one write (one TCP segment for small statements). Execute's row
+    // limit is an int32 on the wire; anything larger means "all rows" anyway.
+    stream.write(
+      encodePipeline(
+        opts.fixed,
+        parseFixed,
+        opts.text,
+        opts.paramTypes,
+        opts.values,
+        Math.min(opts.maxRows + 1, 2_147_483_647),
+      ),
+    );
     return null;
   }
 

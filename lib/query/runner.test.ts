@@ -169,6 +169,19 @@ describe("result shape and value encoding", () => {
       paramTypes: [1184, 1184],
     });
     expect(r.rows).toEqual([[10]]);
+    const tricky = "é✓ 'quoted' \\ \"dq\" 😀";
+    const odd = await runner.execute({
+      source,
+      sql: "SELECT $1::text IS NULL AS n, $2::text AS s, length($2) AS l, 'ünïcödé ✓' AS lit",
+      values: [null, tricky],
+    });
+    expect(odd.rows).toEqual([[true, tricky, [...tricky].length, "ünïcödé ✓"]]);
+  });
+
+  test("a NUL in the statement is refused before it reaches the wire", async () => {
+    const { runner } = setup();
+    const err = await rejection(runner.execute({ source: fx.source(), sql: "SELECT 1\u0000; DROP TABLE samples" }));
+    expect(err.code).toBe("bad_request");
   });
 });
 

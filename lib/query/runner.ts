@@ -7,8 +7,9 @@ import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
 import { type Source, catalogVersion } from "../sources/store.ts";
 import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.ts";
 import { createSourcePool, poolKey } from "./pools.ts";
-import { QueryStalledError, ReadOnlyPortal, fixedMessages } from "./portal.ts";
+import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
 import type { MacroParam, QueryGuard, QueryResult, TimeRange } from "./types.ts";
+import { fixedMessages } from "./wire.ts";
 
 const TIMESTAMPTZ_OID = 1184;
 const INTERVAL_OID = 1186;
@@ -84,6 +85,9 @@ interface PoolEntry {
   key: string;
   pool: pg.Pool;
 }
+
+/** The portal learns of a dying connection through pg; the client's own error event only needs a listener. */
+function ignoreClientError(): void {}
 
 /** Builds the runner; pools are created lazily per source and keyed by its connection parameters. */
 export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
@@ -183,6 +187,8 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     let rows = 0;
     let ok = false;
     try {
+      // A NUL would end the statement text early on the wire; the guard refuses it too.
+      if (req.sql.includes("\0")) throw new AppError("bad_request", "The statement contains a NUL character.");
       // Every statement, not only every connection: a revoked grant is refused even on a warm pool.
       secrets.checkGrant(source.secretRef, source.workspaceId);
       const client = await checkout(poolFor(source), source);
@@ -198,8 +204,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         prepared,
       });
       // A checked-out client has no pool listener; a dying socket must reach the portal, not crash the process.
-      const onClientError = () => {};
-      client.on("error", onClientError);
+      client.on("error", ignoreClientError);
       const stall = setTimeout(() => portal.stop(new QueryStalledError()), timeoutMs + stallGraceMs);
       stall.unref();
       let failure: unknown;
@@ -219,7 +224,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
           req.stats.bytes = portal.bytes;
           req.stats.wireBytes = portal.wireBytes;
         }
-        client.removeListener("error", onClientError);
+        client.removeListener("error", ignoreClientError);
         // A client whose statement failed is destroyed, never returned: its session state is unknown.
         client.release(failure === undefined ? undefined : failure instanceof Error ? failure : new Error("query failed"));
       }

@@ -1,0 +1,112 @@
+/**
+ * The runner's whole pipeline as one buffer of PostgreSQL protocol v3 messages (hand-encoded; the format
+ * is the documented, stable frontend protocol). One `write` instead of pg's per-message serialization and
+ * a corked writev of a dozen small buffers.
+ */
+
+/** The pipeline's fixed messages, encoded once per runner (they never change for a given timeout). */
+export interface FixedMessages {
+  /** Parse of the three named statements, sent once per connection. */
+  parse: Buffer;
+  /** Bind/Execute of BEGIN READ ONLY and SET LOCAL statement_timeout. */
+  prefix: Buffer;
+  /** Bind/Execute of ROLLBACK, then Sync. */
+  suffix: Buffer;
+}
+
+function message(code: string, body: Buffer): Buffer {
+  const head = Buffer.alloc(5);
+  head.write(code, 0, "latin1");
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
+const cstring = (s: string) => Buffer.from(`${s}\0`, "utf8");
+const int16 = (n: number) => {
+  const b = Buffer.alloc(2);
+  b.writeInt16BE(n);
+  return b;
+};
+/** Parse: statement name, text, no parameter types. */
+const parseMessage = (name: string, text: string) => message("P", Buffer.concat([cstring(name), cstring(text), int16(0)]));
+/** Bind of a named statement to the unnamed portal: no parameters, default (text) result format. */
+const bindMessage = (name: string) =>
+  message("B", Buffer.concat([cstring(""), cstring(name), int16(0), int16(0), int16(0)]));
+/** Execute of the unnamed portal, all rows. */
+const executeMessage = () => message("E", Buffer.concat([cstring(""), Buffer.alloc(4)]));
+const syncMessage = () => message("S", Buffer.alloc(0));
+
+/** Encodes BEGIN READ ONLY, SET LOCAL statement_timeout and ROLLBACK as named statements for a timeout. */
+export function fixedMessages(timeoutMs: number): FixedMessages {
+  const timeout = Math.max(1, Math.floor(timeoutMs));
+  const names = { begin: "pb_ro_begin", timeout: `pb_ro_timeout_${timeout}`, rollback: "pb_ro_rollback" };
+  return {
+    parse: Buffer.concat([
+      parseMessage(names.begin, "BEGIN READ ONLY"),
+      parseMessage(names.timeout, `SET LOCAL statement_timeout = ${timeout}`),
+      parseMessage(names.rollback, "ROLLBACK"),
+    ]),
+    prefix: Buffer.concat([bindMessage(names.begin), executeMessage(), bindMessage(names.timeout), executeMessage()]),
+    suffix: Buffer.concat([bindMessage(names.rollback), executeMessage(), syncMessage()]),
+  };
+}
+
+/** Describe of the unnamed portal: 'D', length 6, 'P', "". */
+const DESCRIBE_PORTAL = Buffer.from([0x44, 0, 0, 0, 6, 0x50, 0]);
+
+/**
+ * The full pipeline for one statement: [Parse of the fixed statements] · Bind/Execute BEGIN, SET ·
+ * Parse (unnamed, with parameter types) · Bind (text parameters, text results) · Describe portal ·
+ * Execute (row limit) · Bind/Execute ROLLBACK · Sync.
+ */
+export function encodePipeline(
+  fixed: FixedMessages,
+  parseFixed: boolean,
+  text: string,
+  types: readonly number[],
+  values: readonly (string | null)[],
+  rowLimit: number,
+): Buffer {
+  const textBytes = Buffer.byteLength(text);
+  const valueBytes = values.map((v) => (v === null ? -1 : Buffer.byteLength(v)));
+  const parseLen = 4 + 1 + textBytes + 1 + 2 + 4 * types.length;
+  const bindLen = 4 + 1 + 1 + 2 + 2 + valueBytes.reduce((n, b) => n + 4 + Math.max(b, 0), 0) + 2;
+  const executeLen = 4 + 1 + 4;
+  const head = parseFixed ? fixed.parse.length : 0;
+  const total =
+    head + fixed.prefix.length + 1 + parseLen + 1 + bindLen + DESCRIBE_PORTAL.length + 1 + executeLen + fixed.suffix.length;
+  const buf = Buffer.allocUnsafe(total);
+  let o = 0;
+  if (parseFixed) o += fixed.parse.copy(buf, o);
+  o += fixed.prefix.copy(buf, o);
+  // Parse
+  buf[o++] = 0x50;
+  o = buf.writeInt32BE(parseLen, o);
+  buf[o++] = 0;
+  o += buf.write(text, o, "utf8");
+  buf[o++] = 0;
+  o = buf.writeInt16BE(types.length, o);
+  for (const t of types) o = buf.writeUInt32BE(t, o);
+  // Bind: no parameter format codes (all text), the values, no result format codes (all text).
+  buf[o++] = 0x42;
+  o = buf.writeInt32BE(bindLen, o);
+  buf[o++] = 0;
+  buf[o++] = 0;
+  o = buf.writeInt16BE(0, o);
+  o = buf.writeInt16BE(values.length, o);
+  values.forEach((v, i) => {
+    const len = valueBytes[i] as number;
+    o = buf.writeInt32BE(len, o);
+    if (v !== null) o += buf.write(v, o, "utf8");
+  });
+  o = buf.writeInt16BE(0, o);
+  o += DESCRIBE_PORTAL.copy(buf, o);
+  // Execute
+  buf[o++] = 0x45;
+  o = buf.writeInt32BE(executeLen, o);
+  buf[o++] = 0;
+  o = buf.writeInt32BE(rowLimit, o);
+  o += fixed.suffix.copy(buf, o);
+  if (o !== total) throw new Error(`pipeline encoding is ${o} bytes, expected ${total}`);
+  return buf;
+}
