@@ -75,4 +75,8 @@ test("the answer streams over HTTP; closing the connection mid-answer cancels th
   );
   const stored = await store.pool.query("SELECT count(*)::int AS n FROM chat_messages WHERE dashboard_id = $1", [f.dashboardId]);
   expect(stored.rows[0].n).toBe(0);
+  // The provider reported no usage before the cut, but it read the whole prompt and wrote two chunks:
+  // a cancelled turn still costs the workspace's budget (an estimate), or cancelling would dodge it.
+  const used = await store.pool.query("SELECT coalesce(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
+  expect(used.rows[0].n).toBeGreaterThan(100);
 });

@@ -226,9 +226,13 @@ export async function startChat(
       outcome,
     });
 
+  const system = systemPrompt(dashboard, summarizePanelResults(dashboard.spec, request.panelResults));
+  // Characters the provider read and wrote, for the estimate a cut-off stream is charged (see fail()).
+  const promptChars = system.length + messages.reduce((n, m) => n + (typeof m.content === "string" ? m.content.length : 0), 0);
+  let streamedChars = 0;
   const result = streamText({
     model: model.provider.model,
-    system: systemPrompt(dashboard, summarizePanelResults(dashboard.spec, request.panelResults)),
+    system,
     messages,
     maxRetries: 0,
     abortSignal: signal,
@@ -249,9 +253,21 @@ export async function startChat(
   };
   const splitter = new ProposalSplitter();
 
+  /**
+   * A stream cut by the browser or the deadline ends before the provider's usage report (it comes with
+   * the last chunk), yet the provider has read the prompt and billed what it wrote. Without a charge,
+   * asking and disconnecting just before the end would dodge LLM_DAILY_TOKEN_BUDGET, so such a turn is
+   * charged an estimate (about 4 characters a token) wherever the provider reported nothing.
+   */
+  const chargeCutOff = () => {
+    if (usage.input === 0) usage.input = Math.ceil(promptChars / 4);
+    if (usage.output === 0) usage.output = Math.ceil(streamedChars / 4);
+  };
+
   /** Turns an error or abort part into a ModelCallError (with a log line), recording what was reported. */
   const fail = async (err: unknown): Promise<ModelCallError> => {
     const cancelled = !clock.timedOut() && input.signal?.aborted === true;
+    if (cancelled || clock.timedOut()) chargeCutOff();
     const failure = classifyFailure(err, { timedOut: clock.timedOut(), log: model.log, scope, provider: model.provider, usage });
     await recordUsage();
     await logTurn(cancelled ? "cancelled" : failure.outcome, { error: cancelled ? "cancelled" : failure.code });
@@ -271,6 +287,7 @@ export async function startChat(
       const p = next.value;
       if (p.type === "text-delta") {
         early.push(p.text);
+        streamedChars += p.text.length;
         break;
       }
       if (p.type === "finish-step") {
@@ -301,6 +318,7 @@ export async function startChat(
         if (next.done) break;
         const p = next.value;
         if (p.type === "text-delta") {
+          streamedChars += p.text.length;
           const out = splitter.push(p.text);
           if (out) yield { type: "delta", text: out };
         } else if (p.type === "finish-step") {
@@ -337,6 +355,11 @@ export async function startChat(
       clock.clear();
       // A consumer that stopped early (browser gone) must not leave the model stream running.
       await parts.return()?.catch(() => {});
+      // Stopped between two parts, before any usage was recorded: charged like a cut-off stream.
+      if (!usageRecorded) {
+        chargeCutOff();
+        await recordUsage().catch(() => {});
+      }
     }
   }
   return events();
