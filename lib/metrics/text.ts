@@ -68,30 +68,46 @@ function histogramInternals(metric: unknown): HistogramInternals | null {
   return h;
 }
 
+/** Per series (keyed by its label object, which lives as long as the series): every line up to the value. */
+const histogramPrefixes = new WeakMap<object, { name: string; prefixes: string[] }>();
+
+function prefixesOf(h: HistogramInternals, labels: Record<string, unknown>): string[] {
+  const cached = histogramPrefixes.get(labels);
+  if (cached && cached.name === h.name && cached.prefixes.length === h.upperBounds.length + 3) return cached.prefixes;
+  const shared = labelText(labels);
+  const sep = shared ? "," : "";
+  const braces = shared ? `{${shared}}` : "";
+  const prefixes = [
+    ...h.upperBounds.map((b) => `${h.name}_bucket{le="${b}"${sep}${shared}} `),
+    `${h.name}_bucket{le="+Inf"${sep}${shared}} `,
+    `${h.name}_sum${braces} `,
+    `${h.name}_count${braces} `,
+  ];
+  histogramPrefixes.set(labels, { name: h.name, prefixes });
+  return prefixes;
+}
+
 /**
  * A histogram straight from its per-series state: the same lines prom-client writes, without the
- * ~17 intermediate objects per series. The label text of a series is cached with its label object.
+ * ~17 intermediate objects per series, and with each series' line prefixes built once.
  */
 function renderHistogram(h: HistogramInternals): string {
   const name = escapeText(h.name);
-  let out = `# HELP ${name} ${escapeText(h.help)}\n# TYPE ${name} histogram`;
-  const bucket = `${h.name}_bucket`;
-  const bounds = h.upperBounds.map((b) => `le="${b}"`);
+  const lines = [`# HELP ${name} ${escapeText(h.help)}`, `# TYPE ${name} histogram`];
+  const n = h.upperBounds.length;
   for (const key in h.hashMap) {
     const series = h.hashMap[key];
-    const shared = sharedText(series.labels);
-    const sep = shared ? "," : "";
+    const prefixes = prefixesOf(h, series.labels);
     let acc = 0;
-    for (let i = 0; i < h.upperBounds.length; i++) {
+    for (let i = 0; i < n; i++) {
       acc += series.bucketValues[h.upperBounds[i]];
-      out += `\n${bucket}{${bounds[i]}${sep}${shared}} ${valueString(acc)}`;
+      lines.push(prefixes[i] + valueString(acc));
     }
-    out += `\n${bucket}{le="+Inf"${sep}${shared}} ${valueString(series.count)}`;
-    const braces = shared ? `{${shared}}` : "";
-    out += `\n${h.name}_sum${braces} ${valueString(series.sum)}`;
-    out += `\n${h.name}_count${braces} ${valueString(series.count)}`;
+    lines.push(prefixes[n] + valueString(series.count));
+    lines.push(prefixes[n + 1] + valueString(series.sum));
+    lines.push(prefixes[n + 2] + valueString(series.count));
   }
-  return out;
+  return lines.join("\n");
 }
 
 async function renderMetric(metric: Renderable): Promise<string> {
