@@ -5,6 +5,10 @@ import type { AssetUrls } from "./assets.ts";
 
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
+/** An inline SVG icon (img-src allows data:), so browsers do not ask for /favicon.ico. */
+const FAVICON =
+  "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Crect width='16' height='16' rx='4' fill='%232f6fd6'/%3E%3Cpath d='M3 10h2l2-5 2 7 2-4h2' stroke='white' stroke-width='1.5' fill='none'/%3E%3C/svg%3E";
+
 /** The navigation entries; `active` marks the current one for screen readers and styling. */
 const NAV = [
   { key: "dashboards", href: "/", label: "Dashboards" },
@@ -42,6 +46,7 @@ export function shell(o: ShellOptions): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
+<link rel="icon" href="${FAVICON}">
 <title>${o.title} · Pulseboard</title>
 ${o.assets.style ? html`<link rel="stylesheet" href="${o.assets.style}">` : ""}
 ${o.assets.script ? html`<script type="module" src="${o.assets.script}"></script>` : ""}

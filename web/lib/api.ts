@@ -155,6 +155,8 @@ export interface Source {
   catalog?: { tables: { schema: string; name: string; timeColumn: string | null; columns: { name: string; type: string }[] }[] } | null;
   catalogRefreshedAt?: string | null;
   catalogStale?: boolean;
+  catalogStatus?: "never_refreshed" | "stale" | "fresh";
+  tableCount?: number;
   [k: string]: unknown;
 }
 

@@ -143,7 +143,7 @@ export function mountChat(o: {
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const message = input.value.trim();
-    if (!message || busy) return;
+    if (!message || busy || send.hasAttribute("disabled")) return;
     busy = true;
     send.setAttribute("disabled", "");
     state.textContent = "Thinking…";

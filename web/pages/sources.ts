@@ -38,15 +38,14 @@ export function bootSources(): void {
             h(
               "li",
               { class: "card" },
-              h("button", { type: "button", class: "source-link", onclick: () => open(s) }, h("h2", null, s.name)),
-              h("p", { class: "muted small" }, `${s.host ?? "?"}:${s.port ?? 5432}/${s.database ?? "?"}`),
+              h("button", { type: "button", class: "source-link", onclick: () => void openById(s.id) }, h("h2", null, s.name)),
+              s.host ? h("p", { class: "muted small" }, `${s.host}:${s.port ?? 5432}/${s.database ?? ""}`) : null,
               h("p", { class: "small" }, catalogLine(s, now)),
             ),
           ),
         ),
       );
-      const again = sources.find((s) => s.id === selectId);
-      if (again) open(again);
+      if (selectId && sources.some((s) => s.id === selectId)) await openById(selectId);
     } catch (err) {
       list.removeAttribute("aria-busy");
       replace(list, stateBox("error", errorText(err)));
@@ -57,12 +56,22 @@ export function bootSources(): void {
     const status = s.catalogStatus as string | undefined;
     if (status === "never_refreshed" || (!s.catalogRefreshedAt && !s.catalog)) return h("span", { class: "tag warn" }, "Catalog never refreshed: queries are refused until it is");
     const when = s.catalogRefreshedAt ? `refreshed ${formatAgo(Date.parse(s.catalogRefreshedAt), now)}` : "";
-    const tables = s.catalog?.tables.length;
+    const tables = typeof s.tableCount === "number" ? s.tableCount : s.catalog?.tables.length;
     return h("span", { class: s.catalogStale ? "tag warn" : "muted" }, `Catalog ${s.catalogStale ? "stale, " : ""}${when}${tables !== undefined ? ` · ${tables} tables` : ""}`);
+  }
+
+  /** The list omits catalogs; the detail view reads the full source. */
+  async function openById(id: string): Promise<void> {
+    try {
+      open(await api<Source>("GET", `/api/sources/${encodeURIComponent(id)}`));
+    } catch (err) {
+      notify(message, errorText(err), "error");
+    }
   }
 
   function open(s: Source | null): void {
     if (!workspace) return;
+    notify(message, null);
     const admin = workspace.role === "admin";
     detail.hidden = false;
     const f = {
@@ -125,7 +134,16 @@ export function bootSources(): void {
         const saved = s
           ? await api<Source>("PUT", `/api/sources/${encodeURIComponent(s.id)}`, s.version !== undefined ? { ...body, version: s.version } : body)
           : await api<Source>("POST", `/api/workspaces/${encodeURIComponent(workspace!.id)}/sources`, body);
-        notify(message, s ? "Source saved." : "Source added. Refresh its catalog so queries can run.", "success");
+        const catalogError = (saved as { catalogError?: { detail?: string } } | undefined)?.catalogError;
+        notify(
+          message,
+          catalogError
+            ? `${s ? "Source saved" : "Source added"}, but its catalog could not be read: ${catalogError.detail ?? "unknown error"}. Fix the connection and refresh the catalog.`
+            : s
+              ? "Source saved."
+              : "Source added.",
+          catalogError ? "error" : "success",
+        );
         await show(workspace!, saved?.id ?? s?.id);
       } catch (err) {
         say(err instanceof ApiError && err.status === 409 ? "Someone else changed this source since you opened it. Nothing was overwritten; reopen it to see their version." : errorText(err), "error");
@@ -155,7 +173,7 @@ export function bootSources(): void {
         const r = await api<Record<string, unknown>>("POST", `/api/sources/${encodeURIComponent(s.id)}/test`);
         const ok = r?.ok !== false;
         const detailText = typeof r?.detail === "string" ? r.detail : typeof r?.message === "string" ? r.message : "";
-        say(ok ? `Connection works.${typeof r?.elapsedMs === "number" ? ` (${Math.round(r.elapsedMs)} ms)` : ""} ${detailText}` : `Connection failed: ${detailText || "see the server log"}`, ok ? "success" : "error");
+        say(ok ? `Connection works${typeof r?.elapsedMs === "number" ? ` (${r.elapsedMs < 1 ? "under 1" : Math.round(r.elapsedMs)} ms)` : ""}. ${detailText}` : `Connection failed: ${detailText || "see the server log"}`, ok ? "success" : "error");
       }),
     );
     const refresh = h("button", { type: "button" }, "Refresh catalog");
