@@ -8,6 +8,7 @@ import {
   mb,
   ms,
   percentile,
+  requireOpenFiles,
   rssOf,
   startBenchDatabases,
   startBenchHost,
@@ -83,6 +84,8 @@ async function countStarts(db: BenchDatabases, t0: Date, t1: Date): Promise<numb
 }
 
 export async function run(): Promise<void> {
+  // 10,000 client sockets here; the stream host child inherits the same limit for its side.
+  requireOpenFiles(10_500);
   const db = await startBenchDatabases();
   try {
     const only = process.env.FANOUT_SCENARIO;

@@ -230,5 +230,23 @@ export async function stopHost(host: HostProcess) {
   }
 }
 
+/** The soft limit on open files of this process (from /proc), or null where unknown. */
+export function openFileLimit(): number | null {
+  try {
+    const m = /Max open files\s+(\d+)/.exec(readFileSync("/proc/self/limits", "utf8"));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Refuses to start a run that would run out of file descriptors half-way, with the fix in the message. */
+export function requireOpenFiles(needed: number) {
+  const limit = openFileLimit();
+  if (limit !== null && limit < needed) {
+    throw new Error(`this benchmark opens about ${needed} sockets but the open-file limit is ${limit}; run it after \`ulimit -n ${needed}\``);
+  }
+}
+
 export const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
 export const ms = (v: number) => `${v.toFixed(1)} ms`;
