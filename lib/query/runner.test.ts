@@ -267,6 +267,34 @@ describe("timeout", () => {
   });
 });
 
+describe("a silent source", () => {
+  test("a backend that stops answering is cut off after the timeout plus grace; the pool recovers", async () => {
+    const config = testConfig();
+    const runner = createQueryRunner({
+      config,
+      metrics: createMetrics(new Registry(), { defaultCollectors: false }),
+      guard: passGuard,
+      secrets: createSecretResolver({ config, env: {} }),
+      poolMax: 1,
+      stallGraceMs: 200,
+    });
+    runners.push(runner);
+    const source = fx.source();
+    const pid = (await runner.execute({ source, sql: "SELECT pg_backend_pid()" })).rows[0]?.[0] as number;
+    // Freeze the backend: it can neither run the statement nor let the server's own timeout answer.
+    process.kill(pid, "SIGSTOP");
+    try {
+      const err = await rejection(runner.execute({ source, sql: "SELECT 1" }));
+      expect(err.code).toBe("query_timeout");
+      expect(err.detail).toContain("did not answer");
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    expectAllReturned(runner, source.id);
+    expect((await runner.execute({ source, sql: "SELECT 2" })).rows).toEqual([[2]]);
+  });
+});
+
 describe("row and byte caps", () => {
   test("more rows than MAX_QUERY_ROWS: the first 100 rows, truncated", async () => {
     const { runner, registry } = setup();

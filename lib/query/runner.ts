@@ -9,7 +9,7 @@ import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.t
 import { createSourcePool, poolKey } from "./pools.ts";
 import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
 import type { MacroParam, QueryGuard, QueryResult, TimeRange } from "./types.ts";
-import { fixedMessages } from "./wire.ts";
+import { fixedMessages, isoTimestamp } from "./wire.ts";
 
 const TIMESTAMPTZ_OID = 1184;
 const INTERVAL_OID = 1186;
@@ -83,7 +83,19 @@ export interface QueryRunner {
 
 interface PoolEntry {
   key: string;
+  /** The connection parameters the pool was built for (compared field by field on every statement). */
+  params: Pick<Source, "host" | "port" | "database" | "sslmode" | "secretRef">;
   pool: pg.Pool;
+}
+
+function sameConnection(a: PoolEntry["params"], b: Source): boolean {
+  return (
+    a.host === b.host &&
+    a.port === b.port &&
+    a.database === b.database &&
+    a.sslmode === b.sslmode &&
+    a.secretRef === b.secretRef
+  );
 }
 
 /** The portal learns of a dying connection through pg; the client's own error event only needs a listener. */
@@ -110,13 +122,15 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   }
 
   function poolFor(source: Source): PoolEntry {
-    const key = poolKey(source);
     const existing = pools.get(source.id);
-    if (existing && existing.key === key) return existing;
+    if (existing && sameConnection(existing.params, source)) return existing;
+    const key = poolKey(source);
     // Connection parameters changed: new pool; the old one ends once its checked-out clients return.
     if (existing) endPool(existing.pool);
+    const { host, port, database, sslmode, secretRef } = source;
     const entry: PoolEntry = {
       key,
+      params: { host, port, database, sslmode, secretRef },
       pool: createSourcePool({
         source,
         credentials: () => secrets.resolve(source.secretRef, source.workspaceId),
@@ -137,6 +151,27 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     stopWaiting = reject;
   });
   drained.catch(() => {});
+
+  // Statements in flight and when each started. One sweep a second stops a statement whose source has been
+  // silent past QUERY_TIMEOUT_SECONDS plus the grace: cheaper than a timer armed and cleared per statement.
+  const watched = new Map<ReadOnlyPortal, number>();
+  let sweeper: NodeJS.Timeout | null = null;
+  function watch(portal: ReadOnlyPortal, started: number): void {
+    watched.set(portal, started);
+    if (sweeper) return;
+    sweeper = setInterval(() => {
+      const deadline = now() - timeoutMs - stallGraceMs;
+      for (const [p, started] of watched) if (started <= deadline) p.stop(new QueryStalledError());
+      if (watched.size === 0 && sweeper) {
+        clearInterval(sweeper);
+        sweeper = null;
+      }
+    }, Math.max(100, Math.min(1000, stallGraceMs)));
+    sweeper.unref();
+  }
+  function unwatch(portal: ReadOnlyPortal): void {
+    watched.delete(portal);
+  }
 
   async function connectOnce(pool: pg.Pool): Promise<pg.PoolClient> {
     const connecting = pool.connect();
@@ -205,8 +240,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       });
       // A checked-out client has no pool listener; a dying socket must reach the portal, not crash the process.
       client.on("error", ignoreClientError);
-      const stall = setTimeout(() => portal.stop(new QueryStalledError()), timeoutMs + stallGraceMs);
-      stall.unref();
+      watch(portal, started);
       let failure: unknown;
       try {
         client.query(portal as unknown as pg.Submittable);
@@ -218,7 +252,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         failure = err;
         throw queryError(err, { sourceId: source.id, timeoutSeconds: config.QUERY_TIMEOUT_SECONDS, maxBytes });
       } finally {
-        clearTimeout(stall);
+        unwatch(portal);
         if (req.stats) {
           req.stats.rowsRead = portal.rowsRead;
           req.stats.bytes = portal.bytes;
@@ -235,8 +269,8 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   }
 
   function macroValue(param: MacroParam, range: TimeRange): string {
-    if (param === "from") return new Date(range.fromMs).toISOString();
-    if (param === "to") return new Date(range.toMs).toISOString();
+    if (param === "from") return isoTimestamp(range.fromMs);
+    if (param === "to") return isoTimestamp(range.toMs);
     return (opts.intervalFor ?? defaultIntervalFor)(range.fromMs, range.toMs, config.MAX_WINDOW_POINTS);
   }
 

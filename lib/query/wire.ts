@@ -110,3 +110,34 @@ export function encodePipeline(
   if (o !== total) throw new Error(`pipeline encoding is ${o} bytes, expected ${total}`);
   return buf;
 }
+
+const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+
+/**
+ * `new Date(ms).toISOString()` for a bind parameter, without a Date (a poller formats two per panel per
+ * tick). Civil-from-days arithmetic (H. Hinnant) for years 1000..9999; other instants go through Date.
+ */
+export function isoTimestamp(ms: number): string {
+  if (!(ms >= -30_610_224_000_000 && ms < 253_402_300_800_000) || !Number.isInteger(ms)) {
+    return new Date(ms).toISOString();
+  }
+  const days = Math.floor(ms / 86_400_000);
+  let rest = ms - days * 86_400_000;
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const mi = Math.floor(rest / 60_000);
+  rest -= mi * 60_000;
+  const sec = Math.floor(rest / 1000);
+  const milli = rest - sec * 1000;
+  const msText = milli < 10 ? `00${milli}` : milli < 100 ? `0${milli}` : `${milli}`;
+  return `${y}-${pad2(m)}-${pad2(d)}T${pad2(h)}:${pad2(mi)}:${pad2(sec)}.${msText}Z`;
+}
