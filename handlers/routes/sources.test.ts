@@ -155,6 +155,19 @@ describe("updating and deleting", () => {
     expect(await getSource(fx.pool, s.id)).toMatchObject({ port: fx.metrics.port, notes: "", version: 1 });
   });
 
+  test("changed time-column overrides re-read the catalog, so the guard's time check follows them at once", async () => {
+    const s = await fx.newSource("overrides");
+    const catalogOf = (body: { catalog: { tables: { name: string; timeColumn: string | null }[] } }) =>
+      body.catalog.tables.find((t) => t.name === "http_requests")?.timeColumn;
+    const res = await call(fx.app, admin, "PUT", `/api/sources/${s.id}`, {
+      version: 1,
+      timeColumnOverrides: [{ schema: "public", table: "http_requests", column: null }],
+    });
+    expect(res.status).toBe(200);
+    expect(catalogOf(await res.json())).toBeNull();
+    expect((await getSource(fx.pool, s.id))!.catalog!.tables.find((t) => t.name === "http_requests")?.timeColumn).toBeNull();
+  });
+
   test("a changed schema list re-reads the catalog; a rename does not", async () => {
     await fx.metrics.admin(`
       CREATE SCHEMA IF NOT EXISTS extra;

@@ -225,7 +225,7 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
     request: { params: SourceParamsSchema, body: { required: true, content: { "application/json": { schema: UpdateSourceSchema } } } },
     responses: {
       200: {
-        description: "Saved; the new version. New connection settings were tested first; a changed connection or schema list re-read the catalog (`catalogError` when that failed).",
+        description: "Saved; the new version. New connection settings were tested first; a changed connection, schema list or time-column overrides re-read the catalog (`catalogError` when that failed).",
         content: { "application/json": { schema: SourceViewSchema.extend({ catalogError: ErrorSummarySchema.optional() }) } },
       },
       ...problems(400, 401, 403, 404, 409, 422, 502, 504),
@@ -244,8 +244,10 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
     if (reconnect && current.version === version) await deps.runner.testConnection({ ...current, ...sent });
     let s = await updateSource(pool, c.var.workspaceId, current.id, version, sent);
     let catalogError: { code: string; detail: string } | undefined;
-    // Another database or schema list means another catalog: re-read it once, like on create.
-    if (reconnect || changed(["schemas"])) {
+    // Another database or schema list means another catalog: re-read it once, like on create. Time-column
+    // overrides are applied by the refresh, so a changed one re-reads it too (else the guard's time check
+    // would keep the old time column until someone refreshed by hand).
+    if (reconnect || changed(["schemas", "timeColumnOverrides"])) {
       try {
         s = await deps.refreshCatalog(s);
       } catch (err) {
