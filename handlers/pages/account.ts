@@ -2,6 +2,17 @@ import { html } from "hono/html";
 import { type PageApp, type PageContext, pageUser } from "./context.ts";
 import { loading, shell } from "./layout.ts";
 
+/** Only http(s) links are rendered: a `javascript:` or `data:` URL in the config must not become a link. */
+function httpUrl(v: string | undefined): string | null {
+  if (!v) return null;
+  try {
+    const u = new URL(v);
+    return u.protocol === "https:" || u.protocol === "http:" ? u.href : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * GET /account: who the session says you are, your workspace roles, the model label, and the
  * identity provider's self-service page when OIDC_ACCOUNT_URL is set (hidden otherwise).
@@ -9,7 +20,7 @@ import { loading, shell } from "./layout.ts";
 export function registerAccountPage(app: PageApp, ctx: PageContext): void {
   app.get("/account", ctx.session, async (c) => {
     const user = pageUser(c);
-    const accountUrl = ctx.config.OIDC_ACCOUNT_URL;
+    const accountUrl = httpUrl(ctx.config.OIDC_ACCOUNT_URL);
     const model = ctx.config.AI_MODEL;
     const body = html`
 <div class="page-head"><h1>Account settings</h1></div>

@@ -134,6 +134,11 @@ describe("account link", () => {
     expect(body).toContain('id="account-link" href="https://idp.example.com/account?x=1&amp;y=2"');
   });
 
+  test.each(["javascript:alert(1)", "data:text/html,<b>x</b>", "not a url"])("is not rendered for a non-http URL %j", async (url) => {
+    const body = await (await get(makeApp({ OIDC_ACCOUNT_URL: url }), "/account")).text();
+    expect(body).not.toContain("account-link");
+  });
+
   test("is hidden when OIDC_ACCOUNT_URL is unset", async () => {
     const body = await (await get(makeApp(), "/account")).text();
     expect(body).not.toContain("account-link");
