@@ -221,6 +221,15 @@ const HOSTILE: [string, string, GuardReason][] = [
   ["attribute-notation call on a sub-select", "SELECT (SELECT s FROM services s LIMIT 1).to_json", "function"],
   ["attribute-notation call of a volatile function", "SELECT s.pg_restore_relation_stats FROM services s", "function"],
   ["attribute-notation call in WHERE", "SELECT name FROM services s WHERE s.quote_literal IS NOT NULL", "function"],
+  // ... and of any function taking a catalog table's row, e.g. one created in the source database
+  ["t.f on a catalog table, f not a column", "SELECT s.purge_everything FROM services s", "function"],
+  ["t.f on an unaliased catalog table", "SELECT services.purge_everything FROM services", "function"],
+  ["(t).f on a catalog table", "SELECT (s).purge_everything FROM services s", "function"],
+  ["(t.*).f on a catalog table", "SELECT (s.*).purge_everything FROM services s", "function"],
+  ["t.f from a sub-select of another level", "SELECT (SELECT s.purge_everything FROM (SELECT 1) q) FROM services s", "function"],
+  ["t.f with the alias reused in a deeper level", "SELECT s.purge_everything FROM services s WHERE EXISTS (SELECT 1 FROM (SELECT 1) s)", "function"],
+  ["t.f in a JOIN condition", "SELECT 1 FROM services s JOIN services t ON s.purge_everything IS NULL", "function"],
+  ["t.f on a schema-qualified catalog table", "SELECT d.purge_everything FROM metrics.deploys d WHERE $__timeFilter(d.at)", "function"],
 
   // 6. catalog: relations outside the source's catalog, system catalogs, catalog lookups by cast
   ["pg_authid", "SELECT * FROM pg_authid", "catalog"],
@@ -302,6 +311,7 @@ describe("messages name only the offender", () => {
     ['SELECT U&"\\0070g_sleep"(1)', "function", "pg_sleep", "\\0070"],
     ["SET ROLE hunter2", "keyword", "SET", "hunter2"],
     ["SELECT 1 FROM services FOR NO KEY UPDATE", "keyword", "FOR NO KEY UPDATE", "services"],
+    ["SELECT s.nmae FROM services s WHERE s.team = 'hunter2'", "function", "nmae is not a column of services", "hunter2"],
   ])("%s", (sql, reason, names, hidden) => {
     const verdict = guard.check(sql, DEMO_CATALOG);
     expect(verdict).toMatchObject({ ok: false, reason });
@@ -342,6 +352,12 @@ describe("look hostile, are fine", () => {
     "SELECT name FROM services WHERE name LIKE 'a!%' ESCAPE '!' OR name SIMILAR TO '(api|web)%' OR name ILIKE 'B%'",
     "SELECT x.count, x.n FROM (SELECT count(*) AS n, count(*) FROM services) x",
     "SELECT s.name, s.team FROM services s WHERE s.tier = 'critical'",
+    "SELECT s.name, s.ctid, (s).team, (s.*).tier FROM services s",
+    "SELECT s.a, s.b FROM services AS s(a, b, c)",
+    "WITH services AS (SELECT 1 AS q) SELECT services.q FROM services",
+    "SELECT x.n, q.n FROM (SELECT 1 AS n) x JOIN LATERAL (SELECT x.n) q ON true",
+    "SELECT s.name FROM services s WHERE EXISTS (SELECT 1 FROM (SELECT 1 AS other) s WHERE s.other = 1)",
+    "SELECT g.g, u.x FROM generate_series(1, 3) g, unnest(ARRAY[1]) AS u(x)",
     "SELECT (now(), now()) OVERLAPS (now(), now()), overlay('abc' placing 'x' from 2), 'a' IS NORMALIZED, 1 OPERATOR(pg_catalog.+) 1",
   ])("%s", (sql) => {
     expect(guard.check(sql, DEMO_CATALOG)).toMatchObject({ ok: true });

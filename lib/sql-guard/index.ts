@@ -179,7 +179,7 @@ export function createGuard(opts: GuardOptions = {}): Guard {
       const keyword = found.keyword || firstWord(expansion.sql);
       return reject("keyword", `${keyword} is not allowed: panel SQL must be one read-only SELECT`);
     }
-    if (found.func !== null) return reject("function", `function ${found.func} is not allowed`);
+    if (found.func !== null) return reject("function", found.funcMessage ?? `function ${found.func} is not allowed`);
     if (catalog === null) {
       return reject("catalog", "the source's catalog has never been refreshed; refresh the catalog first");
     }

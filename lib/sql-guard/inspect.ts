@@ -10,6 +10,8 @@ export interface Findings {
   keyword: string | null;
   /** Offending function, as written (qualified when it was). */
   func: string | null;
+  /** The message for `func` when "function X is not allowed" would not say why. */
+  funcMessage?: string;
   /** Catalog-check message for the first relation or cast outside the catalog. */
   catalog: string | null;
   /** First catalog table read that has a time column. */
@@ -139,6 +141,9 @@ const ATTRIBUTE_CALLABLE = new Set([
   "to_jsonb",
 ]);
 
+/** System columns every table has; information_schema (and so the catalog) does not list them. */
+const SYSTEM_COLUMNS = new Set(["tableoid", "xmin", "cmin", "xmax", "cmax", "ctid"]);
+
 /** Types whose input functions look names up in the system catalogs. */
 const CATALOG_LOOKUP_TYPES = new Set([
   // aclitem's input looks up both role names (a probe for which roles exist, like regrole).
@@ -224,6 +229,8 @@ class Walker {
   readonly findings: Findings = { keyword: null, func: null, catalog: null, timeTable: null, paramRefs: 0, maxParam: 0 };
   /** CTE names in scope, innermost last. */
   private readonly scopes: string[][] = [];
+  /** FROM-item names of each enclosing query level, innermost last: a catalog table, or null for anything else. */
+  private readonly fromScopes: Map<string, CatalogTable | null>[] = [];
 
   constructor(
     private readonly catalog: CatalogIndex | null,
@@ -279,9 +286,79 @@ class Walker {
     const w = body.withClause;
     if (w && typeof w === "object") {
       this.enterWith(w as Obj);
+      this.fromScopes.push(this.fromItems(body.fromClause));
       this.fields(body, true);
+      this.fromScopes.pop();
       this.scopes.pop();
-    } else this.fields(body, false);
+    } else {
+      this.fromScopes.push(this.fromItems(body.fromClause));
+      this.fields(body, false);
+      this.fromScopes.pop();
+    }
+  }
+
+  /** The names a query level's FROM list binds (after its WITH names are in scope). */
+  private fromItems(fromClause: unknown): Map<string, CatalogTable | null> {
+    const names = new Map<string, CatalogTable | null>();
+    const bind = (name: unknown, table: CatalogTable | null) => {
+      if (typeof name !== "string") return;
+      // The same name twice at one level is an error in PostgreSQL; never guess which one is meant.
+      names.set(name, names.has(name) ? null : table);
+    };
+    const item = (v: unknown): void => {
+      if (!v || typeof v !== "object") return;
+      const o = v as Obj;
+      const alias = (x: unknown) => (x as { aliasname?: unknown; colnames?: unknown } | undefined) ?? undefined;
+      if (o.RangeVar) {
+        const r = o.RangeVar as Obj;
+        const a = alias(r.alias);
+        // Column aliases rename the columns, so the catalog's names no longer apply.
+        const table = a?.colnames ? null : this.catalogTableOf(r);
+        bind(a?.aliasname ?? r.relname, table);
+      } else if (o.JoinExpr) {
+        const j = o.JoinExpr as Obj;
+        item(j.larg);
+        item(j.rarg);
+        bind(alias(j.alias)?.aliasname, null);
+      } else if (o.RangeTableSample) {
+        item((o.RangeTableSample as Obj).relation);
+      } else {
+        const body = Object.values(o)[0] as Obj | undefined;
+        bind(alias(body?.alias)?.aliasname, null);
+      }
+    };
+    if (Array.isArray(fromClause)) for (const f of fromClause) item(f);
+    return names;
+  }
+
+  /** The catalog table a RangeVar reads, or null for a CTE, a table outside the catalog or no catalog. */
+  private catalogTableOf(r: Obj): CatalogTable | null {
+    if (this.catalog === null || typeof r.relname !== "string" || typeof r.catalogname === "string") return null;
+    if (typeof r.schemaname === "string") return this.catalog.qualified.get(`${r.schemaname}\u0000${r.relname}`) ?? null;
+    if (this.inCteScope(r.relname)) return null;
+    return this.catalog.unqualified.get(r.relname) ?? null;
+  }
+
+  /**
+   * `q.f` where `q` names a catalog table of an enclosing query level: `f` must be one of its columns,
+   * because otherwise PostgreSQL reads it as `f(q)`, a call of any function taking the table's row,
+   * including one someone created in the source database.
+   */
+  private qualifiedField(qualifier: string, field: string): void {
+    for (let i = this.fromScopes.length - 1; i >= 0; i--) {
+      const scope = this.fromScopes[i];
+      if (!scope.has(qualifier)) continue;
+      const table = scope.get(qualifier);
+      if (!table || table.columns.length === 0 || SYSTEM_COLUMNS.has(field)) return;
+      if (!table.columns.some((c) => c.name === field)) {
+        if (this.findings.func === null) {
+          const [q, f] = [safeName(qualifier), safeName(field)];
+          this.findings.func = f;
+          this.findings.funcMessage = `${q}.${f}: ${f} is not a column of ${safeName(table.name)} in the catalog, so it would call a function ${f}(${q})`;
+        }
+      }
+      return;
+    }
   }
 
   /** A node wrapper key (node type name) and its body; true when the body has been visited here. */
@@ -312,10 +389,22 @@ class Walker {
         return false;
       case "ColumnRef":
         // The first field is a column or relation; a later one may be attribute notation for a call.
-        if (Array.isArray(body.fields)) this.fieldSelections(body.fields, 1);
+        if (Array.isArray(body.fields)) {
+          this.fieldSelections(body.fields, 1);
+          const parts = body.fields.length === 2 ? stringParts(body.fields) : null;
+          if (parts) this.qualifiedField(parts[0], parts[1]);
+        }
         return false;
       case "A_Indirection":
-        if (Array.isArray(body.indirection)) this.fieldSelections(body.indirection, 0);
+        if (Array.isArray(body.indirection)) {
+          this.fieldSelections(body.indirection, 0);
+          // (q).f and (q.*).f on a whole row of a FROM item.
+          const fields = (body.arg as { ColumnRef?: { fields?: unknown[] } } | undefined)?.ColumnRef?.fields;
+          const first = (body.indirection[0] as { String?: { sval?: unknown } } | undefined)?.String?.sval;
+          const q = Array.isArray(fields) ? (fields[0] as { String?: { sval?: unknown } } | undefined)?.String?.sval : undefined;
+          const wholeRow = Array.isArray(fields) && (fields.length === 1 || (fields.length === 2 && (fields[1] as Obj)?.A_Star !== undefined));
+          if (wholeRow && typeof q === "string" && typeof first === "string") this.qualifiedField(q, first);
+        }
         return false;
       case "XmlExpr":
         this.syntaxFunction(XML_OPS[String(body.op)] ?? "xml");
