@@ -175,7 +175,14 @@ export async function generateStructured<T>(
         return { value: salvaged.value, usage };
       }
     }
-    const failure = classifyFailure(err, { timedOut: clock.timedOut(), log: deps.log, scope, provider: deps.provider });
+    // A call cut off by the deadline never gets the provider's usage report, yet the provider read the
+    // prompt: charge an estimate of it (about 4 characters a token), or prompts made to run past the
+    // deadline would cost the workspace's LLM_DAILY_TOKEN_BUDGET nothing.
+    const cutOff =
+      clock.timedOut() && !NoObjectGeneratedError.isInstance(err)
+        ? { input: Math.ceil((req.system.length + req.prompt.length) / 4), output: 0 }
+        : undefined;
+    const failure = classifyFailure(err, { timedOut: clock.timedOut(), log: deps.log, scope, provider: deps.provider, usage: cutOff });
     usage = failure.usage;
     throw failure;
   } finally {

@@ -123,7 +123,8 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
       "invalid_output",
       { input: 9, output: 6 },
     ],
-    [{ kind: "hang" } as const, "ai_provider_timeout", 504, "provider_timeout", { input: 0, output: 0 }],
+    // Cut off before any usage report: the prompt ("s" + "p") is charged as an estimate, 4 characters a token.
+    [{ kind: "hang" } as const, "ai_provider_timeout", 504, "provider_timeout", { input: 1, output: 0 }],
   ])("failure %o → %s %i (%s), reported tokens still counted", async (reply, code, status, outcome, usage) => {
     const lines: string[] = [];
     const deps = {
