@@ -3,7 +3,8 @@ import type { Catalog, CatalogTable } from "../catalog/types.ts";
 /** The macro and guard rules every model prompt that writes SQL carries (DESIGN section 4). */
 export const SQL_RULES = `SQL rules (a guard enforces them; a statement that breaks one is refused):
 - Exactly one read-only SELECT (CTEs allowed). No comments, no semicolons between statements, no INSERT/UPDATE/DELETE/DDL/SET/COPY, no SELECT INTO, no FOR UPDATE.
-- Only tables of the catalog below (or CTEs). Never pg_catalog, information_schema or pg_toast.
+- Only tables of the catalog below (or CTEs). Never pg_catalog, information_schema or pg_toast. Write a table outside the
+  public schema with its schema (metrics.deploys); only public tables may be written without it.
 - A table with a time column must be filtered by time: use $__timeFilter(<time column>) in WHERE (or compare with $__timeFrom()).
 - Macros: $__timeFilter(col) → col BETWEEN range start AND end; $__timeFrom() / $__timeTo() → range start / end;
   $__interval → a bucket width fitting the range; $__timeGroup(col, '5m') or $__timeGroup(col, $__interval) → time bucket of col.
