@@ -1,5 +1,7 @@
 // Entry point of the handlers: the Lambda container image runs this behind the Lambda Web Adapter,
 // which forwards requests to PORT (8080); outside Lambda it is a plain HTTP server.
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";
 import { loadConfigOrExit } from "../lib/service/load-config.ts";
@@ -9,7 +11,12 @@ import { createApp } from "./app.ts";
 const config = loadConfigOrExit();
 const deps = buildServiceDeps(config);
 const { guard, queryRunner } = await buildQueryServices(config, deps.metrics);
-const app = createApp({ ...deps, guard, queryRunner });
+// The browser bundle sits beside the server bundle (dist/web next to dist/handlers), or in dist/web when
+// running from source after `npm run build -- --only web` (what `npm run start:handlers` does).
+const webAssetsDir = [new URL("../web/", import.meta.url), new URL("../dist/web/", import.meta.url)]
+  .map((u) => fileURLToPath(u))
+  .find((dir) => existsSync(`${dir}manifest.json`));
+const app = createApp({ ...deps, guard, queryRunner, webAssetsDir });
 const server = serve({ fetch: app.fetch, port: config.PORT }, (info) => {
   deps.log.info("handlers listening", { port: info.port });
 });

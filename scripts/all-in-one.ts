@@ -4,17 +4,24 @@ import type { ServiceDeps } from "../lib/service/deps.ts";
 import type { Guard } from "../lib/sql-guard/index.ts";
 import { createApp } from "../handlers/app.ts";
 import { createStreamHost } from "../stream-host/app.ts";
+import { createShutdown, installSignalHandlers } from "../stream-host/drain.ts";
+import { systemTimers } from "../stream-host/timers.ts";
 
 /** Paths the stream host owns (DESIGN section 1); everything else is the handlers'. */
 export function isStreamHostPath(path: string): boolean {
   return path === "/api/metrics" || /^\/api\/dashboards\/[^/]+\/stream$/.test(path);
 }
 
-/** Serves the handlers and the stream host on one port, as CloudFront/ALB path rules do in the cloud. */
+/**
+ * Serves the handlers and the stream host on one port, as CloudFront/ALB path rules do in the cloud,
+ * with the stream host's drain on SIGTERM/SIGINT. The demo's own services (embedded PostgreSQL, the
+ * development identity provider, the traffic generator) stop after the drain, in `cleanups` order.
+ */
 export async function runAllInOne(opts: {
   deps: ServiceDeps;
   guard: Guard;
   queryRunner: QueryRunner;
+  webAssetsDir?: string;
   demo?: { workspaceId: string; sourceId: string; dashboardId: string };
   say: (line: string) => void;
   cleanups: (() => Promise<void>)[];
@@ -22,10 +29,32 @@ export async function runAllInOne(opts: {
 }): Promise<void> {
   const { deps, say, cleanups } = opts;
   const { config } = deps;
-  const app = createApp({ ...deps, guard: opts.guard, queryRunner: opts.queryRunner });
-  const host = createStreamHost(deps);
+  const app = createApp({ ...deps, guard: opts.guard, queryRunner: opts.queryRunner, webAssetsDir: opts.webAssetsDir });
+  const host = createStreamHost(deps, { queryRunner: opts.queryRunner });
 
-  const server = serve(
+  let exiting = false;
+  const exit = (code: number) => {
+    if (exiting) return;
+    exiting = true;
+    // Even on a forced exit the embedded server is stopped, bounded so a stuck stop cannot hold Ctrl-C.
+    const stopAll = (async () => {
+      for (const c of cleanups) await c().catch(() => {});
+    })();
+    const bound = new Promise((r) => setTimeout(r, 5_000).unref());
+    void Promise.race([stopAll, bound]).finally(() => process.exit(code));
+  };
+  const shutdown = createShutdown({
+    drain: deps.drain,
+    host,
+    closeStores: () => deps.pool.end(),
+    graceMs: config.SHUTDOWN_GRACE_MS,
+    timers: systemTimers,
+    log: deps.log,
+    exit,
+  });
+  installSignalHandlers({ proc: process, config, shutdown, exit });
+
+  serve(
     {
       fetch: (req, env) => (isStreamHostPath(new URL(req.url).pathname) ? host.app.fetch(req, env) : app.fetch(req, env)),
       port: config.PORT,
@@ -37,17 +66,4 @@ export async function runAllInOne(opts: {
       say("  Ctrl-C drains and stops (embedded PostgreSQL included).");
     },
   );
-
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) process.exit(0);
-    stopping = true;
-    deps.drain.start();
-    server.close();
-    await deps.pool.end().catch(() => {});
-    for (const c of cleanups) await c().catch(() => {});
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop());
-  process.on("SIGTERM", () => void stop());
 }

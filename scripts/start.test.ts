@@ -1,9 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { createSessionTokens } from "../lib/auth/session.ts";
 import { freePort } from "../lib/embedded/postgres.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -75,7 +76,27 @@ test("npm start serves probes on embedded defaults, Ctrl-C stops PostgreSQL, and
   const dashboardLine = /demo dashboard: \S+\/dashboards\/(db_\S+)/.exec(first.output());
   expect(dashboardLine).not.toBeNull();
 
-  expect(await stop(first.child)).toBe(0);
+  // The demo dashboard streams live panel results to a signed-in viewer, and Ctrl-C ends the stream
+  // with the drain frame before the process exits 0.
+  const secret = (await readFile(join(dataDir, "session-secret"), "utf8")).trim();
+  const token = await createSessionTokens({ secret, ttlSeconds: 600 }).mint({ sub: "demo-viewer", groups: ["demo-viewers"] });
+  const stream = await fetch(`http://127.0.0.1:${port}/api/dashboards/${dashboardLine![1]}/stream`, {
+    headers: { cookie: `svc_session=${token}` },
+  });
+  expect(stream.status).toBe(200);
+  const reader = stream.body!.getReader();
+  let frames = "";
+  while (!frames.includes("event: panel")) frames += new TextDecoder().decode((await reader.read()).value);
+  expect(frames).toContain("event: snapshot");
+
+  const exited = stop(first.child);
+  while (!frames.includes("event: draining")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    frames += new TextDecoder().decode(value);
+  }
+  expect(frames).toMatch(/retry: \d+\nevent: draining/);
+  expect(await exited).toBe(0);
   expect(postgresProcessesUsing(dataDir)).toEqual([]);
 
   const second = await startDemo(port);

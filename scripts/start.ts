@@ -15,6 +15,7 @@ import { loadConfigOrExit } from "../lib/service/load-config.ts";
 import { buildQueryServices } from "../lib/service/query-services.ts";
 import { migrate } from "../lib/store/migrate.ts";
 import { createConfigStorePool } from "../lib/store/pool.ts";
+import { buildWebAssets } from "../web/build.ts";
 import { runAllInOne } from "./all-in-one.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -98,7 +99,9 @@ try {
       metrics: { host: "127.0.0.1", port: embedded.port },
     });
   }
-  await runAllInOne({ deps, ...services, demo, say, cleanups, notes });
+  // The browser bundle, built fresh into the data folder (well under a second).
+  const web = await buildWebAssets({ outdir: `${dataDir}/web`, minify: true });
+  await runAllInOne({ deps, ...services, webAssetsDir: web.outdir, demo, say, cleanups, notes });
 } catch (err) {
   process.stderr.write(`start failed: ${err instanceof Error ? err.message : String(err)}\n`);
   for (const c of cleanups) await c().catch(() => {});
