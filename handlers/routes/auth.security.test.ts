@@ -12,6 +12,7 @@ import {
 } from "../../lib/auth/testing.ts";
 import { parseConfig } from "../../lib/config/parse.ts";
 import { createLogger } from "../../lib/log/logger.ts";
+import type { OidcLogin } from "../../lib/oidc/login.ts";
 import { buildServiceDeps } from "../../lib/service/build-deps.ts";
 import { createTestConfigStore } from "../../lib/testing/pg.ts";
 import { createApp } from "../app.ts";
@@ -178,5 +179,36 @@ describe("in production", () => {
     expect(res.headers.get("set-cookie")).toMatch(/^svc_session=; Max-Age=0; Path=\/; HttpOnly; Secure; SameSite=Lax/);
     // The same token works there: verification is local and only needs the secret.
     expect((await prodApp.request("/api/me", { headers: { cookie: fixture.cookies.admin! } })).status).toBe(200);
+  });
+});
+
+describe("an identity provider that sends very many groups", () => {
+  // Enterprise directories send hundreds of long group names; a session cookie over ~4 KB is dropped
+  // by browsers (and refused by verify), which would send the user round the sign-in loop for good.
+  test("the session keeps the workspace groups that matter and stays a cookie browsers accept", async () => {
+    const { config } = parseConfig({ DATABASE_URL: store.url, SESSION_SECRET: SECRET, PUBLIC_BASE_URL: "https://dash.example.com" });
+    const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
+    const noise = Array.from({ length: 200 }, (_, i) => `CN=Department distribution list ${i},OU=Groups,DC=corp,DC=example,DC=com`);
+    const groups = [...noise.slice(0, 100), fixture.workspace.editor_group, ...noise.slice(100)];
+    const tx = { state: "st", nonce: "no", codeVerifier: "cv", redirectUri: "https://dash.example.com/api/auth/callback", returnTo: "/" };
+    const oidc: OidcLogin = {
+      begin: async () => ({ authorizationUrl: new URL("https://idp.example.com/authorize"), transaction: tx }),
+      complete: async () => ({ sub: "many-groups", name: "Manny Groups", groups }),
+    };
+    const readiness = { ...deps.readiness, checkIdentityProvider: async () => ({ status: "ok" as const }) };
+    const appWithIdp = createApp({ ...deps, readiness, oidc });
+    const login = await appWithIdp.request("/api/auth/login");
+    expect(login.status).toBe(302);
+    const loginCookie = login.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const callback = await appWithIdp.request("/api/auth/callback?code=c&state=st", { headers: { cookie: loginCookie } });
+    expect(callback.status).toBe(302);
+    const session = callback.headers.getSetCookie().find((c) => c.startsWith(`${fixture.cookieName}=`))!;
+    const pair = session.split(";")[0];
+    expect(pair.length).toBeLessThanOrEqual(4096);
+    const me = await appWithIdp.request("/api/me", { headers: { cookie: pair } });
+    expect(me.status).toBe(200);
+    const body = await me.json();
+    expect(body.groups).toEqual([fixture.workspace.editor_group]);
+    expect(body.workspaces).toEqual([expect.objectContaining({ id: fixture.workspace.id, role: "editor" })]);
   });
 });

@@ -1,6 +1,9 @@
 import type { Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type pg from "pg";
 import type { Auth } from "../../lib/auth/create-auth.ts";
+import { MAX_SESSION_TOKEN_LENGTH } from "../../lib/auth/session.ts";
+import type { SessionUser } from "../../lib/auth/types.ts";
 import type { Config } from "../../lib/config/parse.ts";
 import { AppError } from "../../lib/http/errors.ts";
 import { problem } from "../../lib/http/problem.ts";
@@ -8,6 +11,7 @@ import type { Logger } from "../../lib/log/logger.ts";
 import type { Readiness } from "../../lib/probes/ready.ts";
 import { type OidcLogin, safeReturnTo } from "../../lib/oidc/login.ts";
 import { LOGIN_TRANSACTION_TTL_SECONDS } from "../../lib/oidc/transaction.ts";
+import { listWorkspacesForGroups } from "../../lib/workspaces/store.ts";
 
 type AuthRouteConfig = Pick<Config, "OIDC_REDIRECT_URI" | "PUBLIC_BASE_URL">;
 
@@ -20,7 +24,7 @@ const LOGIN_COOKIE_PATH = "/api/auth";
  */
 export function registerAuth(
   app: Hono<any>,
-  deps: { config: AuthRouteConfig; log: Logger; readiness?: Pick<Readiness, "checkIdentityProvider"> },
+  deps: { config: AuthRouteConfig; log: Logger; pool: pg.Pool; readiness?: Pick<Readiness, "checkIdentityProvider"> },
   auth: Auth,
   oidc: OidcLogin | null,
 ): void {
@@ -68,17 +72,16 @@ export function registerAuth(
         );
       }
       if (!oidc) throw new AppError("identity_provider_unavailable", "Sign-in is not configured: OIDC_ISSUER and OIDC_CLIENT_ID must be set.");
-      const user = await oidc.complete(new URL(c.req.url), tx);
-      const token = await auth.sessions.mint(user);
+      const token = await sessionToken(await oidc.complete(new URL(c.req.url), tx));
       clearTx();
-      setCookie(c, auth.cookieName, token, {
+      setCookie(c, auth.cookieName, token.value, {
         httpOnly: true,
         secure: auth.secureCookies,
         sameSite: "Lax",
         path: "/",
         maxAge: auth.sessions.ttlSeconds,
       });
-      deps.log.info("sign-in", { sub: user.sub, groups: user.groups.length });
+      deps.log.info("sign-in", { sub: token.user.sub, groups: token.user.groups.length });
       c.header("cache-control", "no-store");
       return c.redirect(safeReturnTo(tx.returnTo), 302);
     } catch (err) {
@@ -94,6 +97,28 @@ export function registerAuth(
     if (prefersHtml(c)) return c.redirect("/", 303);
     return c.body(null, 204);
   });
+
+  /**
+   * The session token for a signed-in user. Browsers drop a cookie over 4096 bytes (name and value)
+   * and verify refuses such a token, so a directory that sends hundreds of long group names would
+   * loop the user through sign-in: then only the groups that name a workspace role are kept.
+   */
+  async function sessionToken(user: SessionUser): Promise<{ value: string; user: SessionUser }> {
+    const max = Math.min(MAX_SESSION_TOKEN_LENGTH, 4096 - auth.cookieName.length - 1);
+    const value = await auth.sessions.mint(user);
+    if (value.length <= max) return { value, user };
+    const workspaces = await listWorkspacesForGroups(deps.pool, user.groups);
+    const roleGroups = new Set(workspaces.flatMap((w) => [w.viewer_group, w.editor_group, w.admin_group]));
+    const kept: SessionUser = { ...user, groups: user.groups.filter((g) => roleGroups.has(g)) };
+    const smaller = await auth.sessions.mint(kept);
+    if (smaller.length > max) {
+      throw new AppError(
+        "unauthenticated",
+        "Sign-in failed: the identity provider sent more workspace groups than fit in a session. Ask an administrator to narrow the groups claim.",
+      );
+    }
+    return { value: smaller, user: kept };
+  }
 
   /** Expected failures become an HTML page for browsers and problem+json otherwise, keeping any Set-Cookie. */
   function failure(c: Context, err: unknown, step: "login" | "callback"): Response {
