@@ -25,7 +25,11 @@ function once(fn: (i: number) => void): number {
  */
 function rates(fns: ((i: number) => void)[]): number[] {
   const best = fns.map(() => 0);
-  for (let r = 0; r < ROUNDS; r++) fns.forEach((fn, k) => (best[k] = Math.max(best[k], once(fn))));
+  for (let r = 0; r < ROUNDS; r++) {
+    fns.forEach((fn, k) => {
+      best[k] = Math.max(best[k], once(fn));
+    });
+  }
   return best;
 }
 
