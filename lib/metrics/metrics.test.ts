@@ -113,6 +113,19 @@ describe("registry", () => {
     expect(json.every((m) => m.name.startsWith("svc_"))).toBe(true);
   });
 
+  test("a scrape runs no collector hook: process metrics are sampled on a timer, off the scrape path", async () => {
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { sampleIntervalMs: 60_000 });
+    // prom-client calls a metric's `collect` during get()/metrics(); none may be left on the scrape path.
+    const hooked = registry.getMetricsAsArray().filter((m) => typeof (m as unknown as { collect?: unknown }).collect === "function");
+    expect(hooked.map((m) => m.name)).toEqual([]);
+    await metrics.sampleProcessMetrics();
+    const fds = await registry.getSingleMetricAsString("svc_process_open_fds");
+    expect(Number(/svc_process_open_fds (\d+)/.exec(fds)?.[1])).toBeGreaterThan(0);
+    const heap = await registry.getSingleMetricAsString("svc_nodejs_heap_size_used_bytes");
+    expect(Number(/svc_nodejs_heap_size_used_bytes (\d+)/.exec(heap)?.[1])).toBeGreaterThan(0);
+  });
+
   test("two services in one process keep separate registries", async () => {
     const a = createMetrics(new Registry());
     const b = createMetrics(new Registry());

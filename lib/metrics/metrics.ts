@@ -24,6 +24,36 @@ export interface Metrics {
   countGuardRejection(reason: GuardReason): void;
   /** Spec rule 5: drops every series of a dashboard whose poller stopped. */
   dropDashboard(dashboardId: string): void;
+  /** Refreshes the process and runtime metrics (reads /proc); runs on a timer, never during a scrape. */
+  sampleProcessMetrics(): Promise<void>;
+}
+
+/** How often the default process/runtime collectors are sampled. */
+export const PROCESS_SAMPLE_INTERVAL_MS = 5_000;
+
+/**
+ * Registers prom-client's default collectors (prefix `svc_`) and takes their `collect` hooks off the
+ * scrape path: some read /proc (open file descriptors, memory), and a scrape must do no I/O. The hooks
+ * run on a timer instead, so a scrape only reads the values they last stored in memory.
+ */
+function registerSampledDefaultMetrics(registry: Registry, intervalMs: number): () => Promise<void> {
+  const before = new Set(registry.getMetricsAsArray().map((m) => m.name));
+  collectDefaultMetrics({ register: registry, prefix: "svc_" });
+  const hooks: (() => unknown)[] = [];
+  for (const metric of registry.getMetricsAsArray()) {
+    if (before.has(metric.name)) continue;
+    const m = metric as unknown as { collect?: () => unknown };
+    if (typeof m.collect === "function") {
+      hooks.push(m.collect.bind(metric));
+      m.collect = undefined;
+    }
+  }
+  const sample = async () => {
+    for (const hook of hooks) await hook();
+  };
+  void sample();
+  setInterval(() => void sample(), intervalMs).unref();
+  return sample;
 }
 
 /** Buckets for query and tick wall time: 1 ms .. 30 s. */
@@ -31,8 +61,14 @@ const TIME_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
 const ROW_BUCKETS = [0, 1, 10, 50, 100, 500, 1000, 2500, 5000, 10000];
 
 /** Registers the spec's metrics and the `svc_`-prefixed default collectors on `registry`. */
-export function createMetrics(registry: Registry, opts: { defaultCollectors?: boolean } = {}): Metrics {
-  if (opts.defaultCollectors !== false) collectDefaultMetrics({ register: registry, prefix: "svc_" });
+export function createMetrics(
+  registry: Registry,
+  opts: { defaultCollectors?: boolean; sampleIntervalMs?: number } = {},
+): Metrics {
+  const sampleProcessMetrics =
+    opts.defaultCollectors === false
+      ? async () => {}
+      : registerSampledDefaultMetrics(registry, opts.sampleIntervalMs ?? PROCESS_SAMPLE_INTERVAL_MS);
 
   const dashboards = new LabelCap();
   const sources = new LabelCap();
@@ -103,6 +139,7 @@ export function createMetrics(registry: Registry, opts: { defaultCollectors?: bo
   // and never drop `other`, so totals stay monotonic for the overflow bucket.
   return {
     registry,
+    sampleProcessMetrics,
     observePollerTick(dashboardId, seconds) {
       tick.observe({ dashboard: dashboards.value(dashboardId) }, seconds);
     },
