@@ -39,7 +39,9 @@ export interface SourcePoolOptions {
  * Startup parameters of every source connection. They make read-only and the timeout the session default
  * (belt), while each statement still runs inside BEGIN READ ONLY + SET LOCAL statement_timeout (braces):
  * the pipeline costs no extra round trip, and proxies that drop startup options still get both.
- * DateStyle/TimeZone/client_encoding pin the text formats the decoder reads.
+ * DateStyle/TimeZone/client_encoding pin the text formats the decoder reads. standard_conforming_strings and
+ * search_path pin how the server tokenizes literals and resolves unqualified names to what the SQL guard assumed
+ * when it checked the statement (standard strings; unqualified tables in `public`).
  */
 export function startupOptions(timeoutMs: number): string {
   return [
@@ -49,6 +51,8 @@ export function startupOptions(timeoutMs: number): string {
     "-c DateStyle=ISO",
     "-c TimeZone=UTC",
     "-c client_encoding=UTF8",
+    "-c standard_conforming_strings=on",
+    "-c search_path=public",
   ].join(" ");
 }
 

@@ -250,6 +250,19 @@ describe("read-only holds even with the guard bypassed", () => {
   });
 });
 
+describe("session settings the guard relies on", () => {
+  test("literals use standard strings and unqualified names resolve in public, as the guard assumed", async () => {
+    const { runner } = setup();
+    const source = fx.source();
+    const result = await runner.execute({
+      source,
+      sql: "SELECT current_setting('standard_conforming_strings'), current_setting('search_path'), 'a\\'::text",
+    });
+    expect(result.rows).toEqual([["on", "public", "a\\"]]);
+    expectAllReturned(runner, source.id);
+  });
+});
+
 describe("timeout", () => {
   test("the database cancels a slow statement; the source stays usable and the client is replaced", async () => {
     const { runner, registry } = setup();
