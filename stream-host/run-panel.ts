@@ -1,10 +1,7 @@
-import type { Config } from "../lib/config/parse.ts";
 import { AppError } from "../lib/http/errors.ts";
-import { type QueryRunner, createQueryRunner } from "../lib/query/runner.ts";
-import { createSecretResolverFromConfig } from "../lib/secrets/index.ts";
+import type { QueryRunner } from "../lib/query/runner.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
 import { type Source, getSource } from "../lib/sources/index.ts";
-import { createGuard, guardOptionsFromConfig, intervalFor, loadGuardParser } from "../lib/sql-guard/index.ts";
 import type { RunPanel } from "./poller.ts";
 
 /** Used when no runner was wired: every panel reports that its source cannot be queried. */
@@ -51,20 +48,4 @@ export function runPanelWith(
     if (signal.aborted) throw new AppError("source_unavailable", "The stream host is shutting down.");
     return runner.run({ source, workspaceId: dashboard.workspaceId, sql: panel.sql, range });
   };
-}
-
-/** The production runner: guard from config, secrets from files/env/Secrets Manager, metrics on the host's registry. */
-export async function createGuardedRunner(
-  config: Config,
-  deps: Pick<ServiceDeps, "metrics" | "pool">,
-): Promise<{ runner: QueryRunner; runPanel: RunPanel; closeQueries(): Promise<void> }> {
-  await loadGuardParser();
-  const runner = createQueryRunner({
-    config,
-    metrics: deps.metrics,
-    guard: createGuard(guardOptionsFromConfig(config)),
-    intervalFor,
-    secrets: createSecretResolverFromConfig(config),
-  });
-  return { runner, runPanel: runPanelWith(runner, deps), closeQueries: () => runner.closeAll() };
 }

@@ -1,9 +1,9 @@
 import { serve } from "@hono/node-server";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";
 import { loadConfigOrExit } from "../lib/service/load-config.ts";
+import { buildQueryServices } from "../lib/service/query-services.ts";
 import { type StreamHostOptions, createStreamHost } from "./app.ts";
 import { createShutdown, installSignalHandlers } from "./drain.ts";
-import { createGuardedRunner } from "./run-panel.ts";
 import { systemTimers } from "./timers.ts";
 
 /**
@@ -19,7 +19,7 @@ export async function startStreamHost(
   const exit = opts.exit ?? ((code: number) => process.exit(code));
   let wired = {};
   if (!opts.options?.runPanel) {
-    const { runner } = await createGuardedRunner(config, deps);
+    const { queryRunner: runner } = await buildQueryServices(config, deps.metrics);
     wired = {
       queryRunner: runner,
       closeQueries: async () => {
