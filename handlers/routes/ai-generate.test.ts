@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { type AiTestApp, HTTP_CATALOG, buildAiApp, counterValue, seedAiFixture } from "../../lib/ai/testing/harness.ts";
-import { type FakeOpenAI, startFakeOpenAI } from "../../lib/ai/testing/fake-openai.ts";
-import { loadGuardParser } from "../../lib/sql-guard/index.ts";
-import { createTestConfigStore } from "../../lib/testing/pg.ts";
+import { beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { type AiTestApp, HTTP_CATALOG, counterValue } from "../../lib/ai/testing/harness.ts";
+import { type SeededAiFixture, useAiRouteFixture } from "../../lib/ai/testing/route-fixture.ts";
 
 const GOOD = {
   id: "rps",
@@ -18,46 +16,29 @@ const STILL_BAD = { ...SYSTEM_TABLE, sql: "SELECT * FROM secrets_table" };
 const spec = (panels: unknown[], extra: Record<string, unknown> = {}) =>
   JSON.stringify({ title: "HTTP overview", time: { from: "now-6h", to: "now" }, panels, ...extra });
 
-let store: Awaited<ReturnType<typeof createTestConfigStore>>;
-let fake: FakeOpenAI;
+const ai = useAiRouteFixture();
 const NOW = Date.UTC(2026, 3, 10, 12, 0, 0);
 const clock = { t: NOW };
 
-beforeAll(async () => {
-  await loadGuardParser();
-  store = await createTestConfigStore();
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-  await store.close();
-});
-
 describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate over the %s API", (api) => {
   let t: AiTestApp;
-  let f: Awaited<ReturnType<typeof seedAiFixture>>;
+  let f: SeededAiFixture;
   beforeAll(async () => {
-    t = buildAiApp({
-      pool: store.pool,
-      url: store.url,
+    ({ t, f } = await ai.seededApp({
       clock,
+      api,
+      refreshedAt: new Date(NOW - 86_400_000),
       env: {
-        AI_PROVIDER: "compat",
-        AI_MODEL: "fake-model",
-        AI_COMPAT_BASE_URL: fake.baseURL,
-        AI_COMPAT_API_KEY: fake.apiKey,
-        AI_COMPAT_API: api,
         AI_INPUT_COST_PER_MTOK: "2",
         AI_OUTPUT_COST_PER_MTOK: "10",
         AI_REQUEST_TIMEOUT_MS: "1500",
         CATALOG_STALE_AFTER_DAYS: "30",
       },
-    });
-    f = await seedAiFixture(store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW - 86_400_000) });
+    }));
   });
   beforeEach(() => {
     clock.t = NOW;
-    fake.reset();
+    ai.fake.reset();
   });
 
   const generate = (body: unknown, persona: "editor" | "admin" = "editor") =>
@@ -68,7 +49,7 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
     });
 
   test("refused panels go back to the model once; repaired ones are kept, still-refused ones dropped and reported", async () => {
-    fake.enqueue(
+    ai.fake.enqueue(
       { kind: "text", text: spec([GOOD, NO_TIME, SYSTEM_TABLE]), usage: { input: 1000, output: 200 } },
       { kind: "text", text: JSON.stringify({ panels: [FIXED_ERRORS, STILL_BAD] }), usage: { input: 300, output: 50 } },
     );
@@ -85,21 +66,21 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
     expect(body.catalog).toMatchObject({ status: "fresh", tablesTotal: 2, tablesIncluded: 2 });
 
     // Two model calls; the first carried the catalog and rules, the repair the guard's reasons.
-    expect(fake.requests).toHaveLength(2);
-    expect(fake.requests[0]!.text).toContain("public.http_requests (time column: ts)");
-    expect(fake.requests[0]!.text).toContain("$__timeFilter");
-    expect(fake.requests[1]!.text).toContain('panel "errors"');
-    expect(fake.requests[1]!.text).toMatch(/reason time/);
-    expect(fake.requests[1]!.text).toMatch(/reason catalog/);
+    expect(ai.fake.requests).toHaveLength(2);
+    expect(ai.fake.requests[0]!.text).toContain("public.http_requests (time column: ts)");
+    expect(ai.fake.requests[0]!.text).toContain("$__timeFilter");
+    expect(ai.fake.requests[1]!.text).toContain('panel "errors"');
+    expect(ai.fake.requests[1]!.text).toMatch(/reason time/);
+    expect(ai.fake.requests[1]!.text).toMatch(/reason catalog/);
 
     // Guard refusals counted; both calls admitted; tokens billed.
     expect(await counterValue(t.metrics, "svc_sql_validation_rejections_total", { reason: "time" })).toBeGreaterThanOrEqual(1);
     expect(await counterValue(t.metrics, "svc_llm_requests_total", { route: "generate", outcome: "admitted" })).toBeGreaterThanOrEqual(2);
-    const usage = await store.pool.query("SELECT tokens::int FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
+    const usage = await ai.store.pool.query("SELECT tokens::int FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
     expect(usage.rows[0].tokens).toBeGreaterThanOrEqual(1550);
 
     // One generation_log row with tokens and cost.
-    const log = await store.pool.query(
+    const log = await ai.store.pool.query(
       "SELECT route, model, input_tokens, output_tokens, cost::float8 AS cost, outcome, result FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1",
       [f.workspace.id],
     );
@@ -109,7 +90,7 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
   });
 
   test("a panel the model leaves out of the repair stays refused and is reported", async () => {
-    fake.enqueue(
+    ai.fake.enqueue(
       { kind: "text", text: spec([GOOD, NO_TIME]), usage: { input: 10, output: 10 } },
       { kind: "text", text: JSON.stringify({ panels: [] }), usage: { input: 5, output: 1 } },
     );
@@ -119,10 +100,10 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
   });
 
   test("no repair round when every panel passes", async () => {
-    fake.enqueue({ kind: "text", text: spec([GOOD]), usage: { input: 10, output: 10 } });
+    ai.fake.enqueue({ kind: "text", text: spec([GOOD]), usage: { input: 10, output: 10 } });
     const body = await (await generate({ prompt: "traffic", sourceId: f.sourceId })).json();
     expect(body).toMatchObject({ dropped: [], repaired: [], warnings: [] });
-    expect(fake.requests).toHaveLength(1);
+    expect(ai.fake.requests).toHaveLength(1);
   });
 
   test("a never-refreshed catalog is a 422 telling to refresh it, and no model call is made", async () => {
@@ -132,12 +113,12 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
     const body = await res.json();
     expect(body.code).toBe("catalog_missing");
     expect(body.detail).toMatch(/never refreshed.*Refresh the catalog/);
-    expect(fake.requests).toHaveLength(0);
+    expect(ai.fake.requests).toHaveLength(0);
   });
 
   test("a stale catalog only warns", async () => {
     clock.t = NOW + 40 * 86_400_000;
-    fake.enqueue({ kind: "text", text: spec([GOOD]), usage: { input: 10, output: 10 } });
+    ai.fake.enqueue({ kind: "text", text: spec([GOOD]), usage: { input: 10, output: 10 } });
     const res = await generate({ prompt: "traffic", sourceId: f.sourceId });
     expect(res.status).toBe(200);
     const body = await res.json();
@@ -152,19 +133,19 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
       timeColumn: "ts",
       columns: Array.from({ length: 40 }, (_, c) => ({ name: c ? `metric_${c}` : "ts", type: "double precision" })),
     }));
-    await store.pool.query("UPDATE sources SET catalog = $2::jsonb WHERE id = $1", [f.sourceId, JSON.stringify({ tables })]);
+    await ai.store.pool.query("UPDATE sources SET catalog = $2::jsonb WHERE id = $1", [f.sourceId, JSON.stringify({ tables })]);
     try {
-      fake.enqueue({ kind: "text", text: spec([]) });
+      ai.fake.enqueue({ kind: "text", text: spec([]) });
       const body = await (await generate({ prompt: "checkout latency p95", sourceId: f.sourceId })).json();
       expect(body.catalog.tablesTotal).toBe(400);
       expect(body.catalog.tablesIncluded).toBeLessThan(400);
       expect(body.catalog.omittedTables.length).toBeGreaterThan(0);
       expect(body.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/catalog is large/)]));
-      const sent = fake.requests[0]!.text;
+      const sent = ai.fake.requests[0]!.text;
       expect(sent).toContain("public.checkout_latency");
       expect(sent.length).toBeLessThan(40_000);
     } finally {
-      await store.pool.query("UPDATE sources SET catalog = $2::jsonb WHERE id = $1", [f.sourceId, JSON.stringify(HTTP_CATALOG)]);
+      await ai.store.pool.query("UPDATE sources SET catalog = $2::jsonb WHERE id = $1", [f.sourceId, JSON.stringify(HTTP_CATALOG)]);
     }
   });
 
@@ -183,10 +164,10 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
     // Cut off before the usage report: the prompt is charged as an estimate (-1: some tokens, not 0).
     ["timeout", { kind: "hang" } as const, 504, "provider_timeout", -1],
   ])("provider failure: %s → problem+json, a log line, a row with the outcome, reported tokens counted", async (_n, reply, status, outcome, tokens) => {
-    const before = await store.pool.query("SELECT COALESCE(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
-    const dashboardsBefore = await store.pool.query("SELECT count(*)::int AS n FROM dashboards WHERE workspace_id = $1", [f.workspace.id]);
+    const before = await ai.store.pool.query("SELECT COALESCE(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
+    const dashboardsBefore = await ai.store.pool.query("SELECT count(*)::int AS n FROM dashboards WHERE workspace_id = $1", [f.workspace.id]);
     const lines = t.logLines.length;
-    fake.enqueue(reply);
+    ai.fake.enqueue(reply);
     const res = await generate({ prompt: "traffic", sourceId: f.sourceId });
     expect(res.status).toBe(status);
     expect(res.headers.get("content-type")).toContain("application/problem+json");
@@ -194,16 +175,16 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
     expect(body.code).toBe(status === 504 ? "ai_provider_timeout" : "ai_provider_error");
     const newLines = t.logLines.slice(lines).join("");
     expect(newLines).toContain("ai provider call failed");
-    expect(newLines).not.toContain(fake.apiKey);
-    const after = await store.pool.query("SELECT COALESCE(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
+    expect(newLines).not.toContain(ai.fake.apiKey);
+    const after = await ai.store.pool.query("SELECT COALESCE(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
     const charged = after.rows[0].n - before.rows[0].n;
     if (tokens === -1) expect(charged).toBeGreaterThan(100);
     else expect(charged).toBe(tokens);
-    const row = await store.pool.query("SELECT outcome, input_tokens + output_tokens AS t FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1", [
+    const row = await ai.store.pool.query("SELECT outcome, input_tokens + output_tokens AS t FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1", [
       f.workspace.id,
     ]);
     expect(row.rows[0]).toEqual({ outcome, t: charged });
-    const dashboardsAfter = await store.pool.query("SELECT count(*)::int AS n FROM dashboards WHERE workspace_id = $1", [f.workspace.id]);
+    const dashboardsAfter = await ai.store.pool.query("SELECT count(*)::int AS n FROM dashboards WHERE workspace_id = $1", [f.workspace.id]);
     expect(dashboardsAfter.rows[0].n).toBe(dashboardsBefore.rows[0].n);
   });
 });
@@ -211,15 +192,9 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
 describe("the repair round is a model call behind the gate too", () => {
   test("when the repair round is rate limited, refused panels are dropped with a warning and the 429 is counted", async () => {
     clock.t = NOW;
-    fake.reset();
-    const t = buildAiApp({
-      pool: store.pool,
-      url: store.url,
-      clock,
-      env: { AI_PROVIDER: "compat", AI_MODEL: "fake-model", AI_COMPAT_BASE_URL: fake.baseURL, AI_COMPAT_API_KEY: fake.apiKey, LLM_RATE_PER_MINUTE: "1" },
-    });
-    const f = await seedAiFixture(store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
-    fake.enqueue({ kind: "text", text: spec([GOOD, NO_TIME]), usage: { input: 10, output: 10 } });
+    ai.fake.reset();
+    const { t, f } = await ai.seededApp({ clock, env: { LLM_RATE_PER_MINUTE: "1" }, refreshedAt: new Date(NOW) });
+    ai.fake.enqueue({ kind: "text", text: spec([GOOD, NO_TIME]), usage: { input: 10, output: 10 } });
     const res = await t.app.request(`/api/workspaces/${f.workspace.id}/generate`, {
       method: "POST",
       headers: { cookie: f.cookies.editor!, "content-type": "application/json" },
@@ -230,7 +205,7 @@ describe("the repair round is a model call behind the gate too", () => {
     expect(body.spec.panels.map((p: { id: string }) => p.id)).toEqual(["rps"]);
     expect(body.dropped).toEqual([expect.objectContaining({ panelId: "errors", reason: "time" })]);
     expect(body.warnings).toEqual([expect.stringContaining("repair round was skipped (rate_limited)")]);
-    expect(fake.requests).toHaveLength(1);
+    expect(ai.fake.requests).toHaveLength(1);
     expect(await counterValue(t.metrics, "svc_llm_requests_total", { route: "generate", outcome: "admitted" })).toBe(1);
     expect(await counterValue(t.metrics, "svc_llm_requests_total", { route: "generate", outcome: "rate_limited" })).toBe(1);
   });

@@ -1,11 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { type FakeOpenAI, startFakeOpenAI } from "../../lib/ai/testing/fake-openai.ts";
-import { type AiTestApp, buildAiApp, seedAiFixture } from "../../lib/ai/testing/harness.ts";
-import { loadGuardParser } from "../../lib/sql-guard/index.ts";
-import { createTestConfigStore } from "../../lib/testing/pg.ts";
+import { beforeAll, beforeEach, describe, expect, test } from "vitest";
+import type { AiTestApp } from "../../lib/ai/testing/harness.ts";
+import { type SeededAiFixture, useAiRouteFixture } from "../../lib/ai/testing/route-fixture.ts";
 
-let store: Awaited<ReturnType<typeof createTestConfigStore>>;
-let fake: FakeOpenAI;
+const ai = useAiRouteFixture();
 const NOW = Date.UTC(2026, 7, 1, 10, 0, 0);
 const DAY = 86_400_000;
 const clock = { t: NOW };
@@ -28,38 +25,22 @@ const DRAFT = {
   ],
 };
 
-beforeAll(async () => {
-  await loadGuardParser();
-  store = await createTestConfigStore();
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-  await store.close();
-});
-
 describe.each(["chat", "responses"] as const)("source draft and generation log over the %s API", (api) => {
   let t: AiTestApp;
-  let f: Awaited<ReturnType<typeof seedAiFixture>>;
+  let f: SeededAiFixture;
   beforeAll(async () => {
-    t = buildAiApp({
-      pool: store.pool,
-      url: store.url,
+    ({ t, f } = await ai.seededApp({
       clock,
+      api,
+      refreshedAt: new Date(NOW - DAY),
       env: {
-        AI_PROVIDER: "compat",
-        AI_MODEL: "fake-model",
-        AI_COMPAT_BASE_URL: fake.baseURL,
-        AI_COMPAT_API_KEY: fake.apiKey,
-        AI_COMPAT_API: api,
         GENERATION_LOG_RETENTION_DAYS: "10",
       },
-    });
-    f = await seedAiFixture(store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW - DAY) });
+    }));
   });
   beforeEach(() => {
     clock.t = NOW;
-    fake.reset();
+    ai.fake.reset();
   });
 
   const draft = (sourceId: string, body?: unknown) =>
@@ -70,7 +51,7 @@ describe.each(["chat", "responses"] as const)("source draft and generation log o
     });
 
   test("drafts notes from the catalog for review; invented tables and columns are left out; nothing is saved", async () => {
-    fake.enqueue({ kind: "text", text: JSON.stringify(DRAFT), usage: { input: 800, output: 300 } });
+    ai.fake.enqueue({ kind: "text", text: JSON.stringify(DRAFT), usage: { input: 800, output: 300 } });
     const res = await draft(f.sourceId, { instructions: "mention units" });
     expect(res.status).toBe(200);
     const body = await res.json();
@@ -80,29 +61,29 @@ describe.each(["chat", "responses"] as const)("source draft and generation log o
     expect(body.notes).toContain("## public.http_requests");
     expect(body.notes).toContain("Units: latency_ms (ms)");
     expect(body.notes).toContain("- p95 latency (timeseries)");
-    expect(fake.requests[0]!.text).toContain("public.http_requests (time column: ts)");
-    expect(fake.requests[0]!.text).toContain("mention units");
-    const src = await store.pool.query("SELECT notes FROM sources WHERE id = $1", [f.sourceId]);
+    expect(ai.fake.requests[0]!.text).toContain("public.http_requests (time column: ts)");
+    expect(ai.fake.requests[0]!.text).toContain("mention units");
+    const src = await ai.store.pool.query("SELECT notes FROM sources WHERE id = $1", [f.sourceId]);
     expect(src.rows[0].notes).toBe("");
   });
 
   test("saved notes feed later generations", async () => {
-    await store.pool.query("UPDATE sources SET notes = $2 WHERE id = $1", [f.sourceId, "latency_ms is in milliseconds; status 5xx are errors"]);
-    fake.enqueue({ kind: "text", text: JSON.stringify({ title: "x", panels: [] }) });
+    await ai.store.pool.query("UPDATE sources SET notes = $2 WHERE id = $1", [f.sourceId, "latency_ms is in milliseconds; status 5xx are errors"]);
+    ai.fake.enqueue({ kind: "text", text: JSON.stringify({ title: "x", panels: [] }) });
     await t.app.request(`/api/workspaces/${f.workspace.id}/generate`, {
       method: "POST",
       headers: { cookie: f.cookies.editor!, "content-type": "application/json" },
       body: JSON.stringify({ prompt: "latency", sourceId: f.sourceId }),
     });
-    expect(fake.requests[0]!.text).toContain("latency_ms is in milliseconds");
-    await store.pool.query("UPDATE sources SET notes = '' WHERE id = $1", [f.sourceId]);
+    expect(ai.fake.requests[0]!.text).toContain("latency_ms is in milliseconds");
+    await ai.store.pool.query("UPDATE sources SET notes = '' WHERE id = $1", [f.sourceId]);
   });
 
   test("a never-refreshed catalog is 422 catalog_missing; a schema-violating draft is 502", async () => {
     const missing = await draft(f.neverRefreshedId);
     expect(missing.status).toBe(422);
     expect((await missing.json()).code).toBe("catalog_missing");
-    fake.enqueue({ kind: "text", text: JSON.stringify({ summary: 3 }), usage: { input: 5, output: 5 } });
+    ai.fake.enqueue({ kind: "text", text: JSON.stringify({ summary: 3 }), usage: { input: 5, output: 5 } });
     const bad = await draft(f.sourceId);
     expect(bad.status).toBe(502);
     expect((await bad.json()).code).toBe("ai_provider_error");
@@ -125,11 +106,11 @@ describe.each(["chat", "responses"] as const)("source draft and generation log o
 
     clock.t = NOW + 11 * DAY;
     expect((await list()).entries).toEqual([]);
-    const raw = await store.pool.query("SELECT count(*)::int AS n FROM generation_log WHERE workspace_id = $1", [f.workspace.id]);
+    const raw = await ai.store.pool.query("SELECT count(*)::int AS n FROM generation_log WHERE workspace_id = $1", [f.workspace.id]);
     expect(raw.rows[0].n).toBeGreaterThan(0);
-    fake.enqueue({ kind: "text", text: JSON.stringify(DRAFT) });
+    ai.fake.enqueue({ kind: "text", text: JSON.stringify(DRAFT) });
     expect((await draft(f.sourceId)).status).toBe(200);
-    const after = await store.pool.query("SELECT count(*)::int AS n FROM generation_log WHERE workspace_id = $1", [f.workspace.id]);
+    const after = await ai.store.pool.query("SELECT count(*)::int AS n FROM generation_log WHERE workspace_id = $1", [f.workspace.id]);
     expect(after.rows[0].n).toBe(1);
   });
 });

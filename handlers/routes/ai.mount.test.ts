@@ -1,37 +1,24 @@
 import { Registry } from "prom-client";
-import { afterAll, beforeAll, expect, test } from "vitest";
-import { type FakeOpenAI, startFakeOpenAI } from "../../lib/ai/testing/fake-openai.ts";
+import { expect, test } from "vitest";
 import { seedAiFixture } from "../../lib/ai/testing/harness.ts";
+import { useAiRouteFixture } from "../../lib/ai/testing/route-fixture.ts";
 import { createSessionTokens } from "../../lib/auth/session.ts";
 import { parseConfig } from "../../lib/config/parse.ts";
 import { createLogger } from "../../lib/log/logger.ts";
 import { createMetrics } from "../../lib/metrics/metrics.ts";
 import { buildServiceDeps } from "../../lib/service/build-deps.ts";
-import { loadGuardParser } from "../../lib/sql-guard/index.ts";
-import { createTestConfigStore } from "../../lib/testing/pg.ts";
 import { createApp } from "../app.ts";
 
 // The AI routes as createApp mounts them, next to the rest of the API: no AI configuration breaks
 // nothing else, and a generated spec is saved through the normal dashboards API.
-let store: Awaited<ReturnType<typeof createTestConfigStore>>;
-let fake: FakeOpenAI;
+const ai = useAiRouteFixture();
 const SECRET = "mount-test-session-secret-0123456789abcdef";
 
-beforeAll(async () => {
-  await loadGuardParser();
-  store = await createTestConfigStore();
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-  await store.close();
-});
-
 function app(env: Record<string, string>) {
-  const { config } = parseConfig({ DATABASE_URL: store.url, SESSION_SECRET: SECRET, SOURCE_SECRET_REFS: "DEMO:*", ...env });
+  const { config } = parseConfig({ DATABASE_URL: ai.store.url, SESSION_SECRET: SECRET, SOURCE_SECRET_REFS: "DEMO:*", ...env });
   const sessions = createSessionTokens({ secret: SECRET, ttlSeconds: 3600 });
   const deps = buildServiceDeps(config, {
-    pool: store.pool,
+    pool: ai.store.pool,
     metrics: createMetrics(new Registry(), { defaultCollectors: false }),
     log: createLogger({ silent: true }),
   });
@@ -40,7 +27,7 @@ function app(env: Record<string, string>) {
 
 test("without a provider: readiness is degraded naming the variable, AI routes answer 503, the rest works", async () => {
   const { app: a, sessions, cookieName } = app({});
-  const f = await seedAiFixture(store.pool, sessions, cookieName, { refreshedAt: new Date() });
+  const f = await seedAiFixture(ai.store.pool, sessions, cookieName, { refreshedAt: new Date() });
   const ready = await a.request("/api/ready");
   expect((await ready.json()).checks.aiProvider).toEqual({ status: "failed", reason: "AI_PROVIDER" });
   const ws = await a.request(`/api/workspaces/${f.workspace.id}`, { headers: { cookie: f.cookies.viewer! } });
@@ -57,14 +44,9 @@ test("without a provider: readiness is degraded naming the variable, AI routes a
 });
 
 test("a generated spec is reviewed and saved with the normal dashboards API", async () => {
-  const { app: a, sessions, cookieName } = app({
-    AI_PROVIDER: "compat",
-    AI_MODEL: "fake-model",
-    AI_COMPAT_BASE_URL: fake.baseURL,
-    AI_COMPAT_API_KEY: fake.apiKey,
-  });
-  const f = await seedAiFixture(store.pool, sessions, cookieName, { refreshedAt: new Date() });
-  fake.enqueue({
+  const { app: a, sessions, cookieName } = app(ai.providerEnv());
+  const f = await seedAiFixture(ai.store.pool, sessions, cookieName, { refreshedAt: new Date() });
+  ai.fake.enqueue({
     kind: "text",
     text: JSON.stringify({
       title: "Generated",

@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type pg from "pg";
-import { type FakeOpenAI, startFakeOpenAI } from "../../lib/ai/testing/fake-openai.ts";
 import { type AiTestApp, buildAiApp, counterValue, seedAiFixture } from "../../lib/ai/testing/harness.ts";
+import { useAiRouteFixture } from "../../lib/ai/testing/route-fixture.ts";
 import { expectFor, roleTable } from "../../lib/auth/testing.ts";
-import { loadGuardParser } from "../../lib/sql-guard/index.ts";
 import { createConfigStorePool } from "../../lib/store/pool.ts";
-import { createTestConfigStore } from "../../lib/testing/pg.ts";
 
-let store: Awaited<ReturnType<typeof createTestConfigStore>>;
-let fake: FakeOpenAI;
+const ai = useAiRouteFixture();
 const NOW = Date.UTC(2026, 6, 1, 10, 0, 0);
 const clock = { t: NOW };
 
@@ -24,30 +21,16 @@ const VALID_SPEC = JSON.stringify({
   ],
 });
 
-beforeAll(async () => {
-  await loadGuardParser();
-  store = await createTestConfigStore();
-  fake = await startFakeOpenAI();
-  fake.fallback = () => ({ kind: "text", text: VALID_SPEC, usage: { input: 100, output: 20 } });
-});
-afterAll(async () => {
-  await fake.close();
-  await store.close();
-});
-
-const aiEnv = () => ({
-  AI_PROVIDER: "compat",
-  AI_MODEL: "fake-model",
-  AI_COMPAT_BASE_URL: fake.baseURL,
-  AI_COMPAT_API_KEY: fake.apiKey,
+beforeAll(() => {
+  ai.fake.fallback = () => ({ kind: "text", text: VALID_SPEC, usage: { input: 100, output: 20 } });
 });
 
 describe("without AI configuration: auth first, then a clear 503 naming the variable; non-model routes work", () => {
   let t: AiTestApp;
   let f: Awaited<ReturnType<typeof seedAiFixture>>;
   beforeAll(async () => {
-    t = buildAiApp({ pool: store.pool, url: store.url, clock, env: {} });
-    f = await seedAiFixture(store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
+    t = buildAiApp({ pool: ai.store.pool, url: ai.store.url, clock, env: {} });
+    f = await seedAiFixture(ai.store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
   });
 
   roleTable(
@@ -96,16 +79,16 @@ describe("the gate across two app instances sharing the database", () => {
   let b: AiTestApp;
   let f: Awaited<ReturnType<typeof seedAiFixture>>;
   beforeAll(async () => {
-    poolB = createConfigStorePool({ connectionString: store.url, max: 10 });
-    const env = { ...aiEnv(), LLM_RATE_PER_MINUTE: "20", LLM_DAILY_TOKEN_BUDGET: "0" };
-    a = buildAiApp({ pool: store.pool, url: store.url, clock, env });
-    b = buildAiApp({ pool: poolB, url: store.url, clock, env });
-    f = await seedAiFixture(store.pool, a.sessions, a.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
+    poolB = createConfigStorePool({ connectionString: ai.store.url, max: 10 });
+    const env = { ...ai.providerEnv(), LLM_RATE_PER_MINUTE: "20", LLM_DAILY_TOKEN_BUDGET: "0" };
+    a = buildAiApp({ pool: ai.store.pool, url: ai.store.url, clock, env });
+    b = buildAiApp({ pool: poolB, url: ai.store.url, clock, env });
+    f = await seedAiFixture(ai.store.pool, a.sessions, a.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
   });
   afterAll(() => poolB.end());
 
   test("50 concurrent generations at a rate of 20 reach the model exactly 20 times; the rest are 429 with Retry-After", async () => {
-    fake.reset();
+    ai.fake.reset();
     clock.t = NOW;
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
@@ -124,7 +107,7 @@ describe("the gate across two app instances sharing the database", () => {
       expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
       expect((await r.json()).code).toBe("rate_limited");
     }
-    expect(fake.requests).toHaveLength(20);
+    expect(ai.fake.requests).toHaveLength(20);
     const sum = async (outcome: string) =>
       (await counterValue(a.metrics, "svc_llm_requests_total", { route: "generate", outcome })) +
       (await counterValue(b.metrics, "svc_llm_requests_total", { route: "generate", outcome }));
@@ -138,12 +121,12 @@ describe("the gate across two app instances sharing the database", () => {
 
   test("over the daily budget: 429 over_budget with Retry-After to the next UTC midnight, on every AI route", async () => {
     clock.t = Date.UTC(2026, 6, 2, 22, 0, 0);
-    await store.pool.query(
+    await ai.store.pool.query(
       "INSERT INTO workspace_limits (workspace_id, llm_daily_token_budget) VALUES ($1, 1000) ON CONFLICT (workspace_id) DO UPDATE SET llm_daily_token_budget = 1000",
       [f.workspace.id],
     );
-    await store.pool.query("INSERT INTO llm_usage_daily (workspace_id, day, tokens) VALUES ($1, '2026-07-02', 1000)", [f.workspace.id]);
-    fake.reset();
+    await ai.store.pool.query("INSERT INTO llm_usage_daily (workspace_id, day, tokens) VALUES ($1, '2026-07-02', 1000)", [f.workspace.id]);
+    ai.fake.reset();
     const gen = await a.app.request(`/api/workspaces/${f.workspace.id}/generate`, {
       method: "POST",
       headers: { cookie: f.cookies.editor!, "content-type": "application/json" },
@@ -161,7 +144,7 @@ describe("the gate across two app instances sharing the database", () => {
     expect(chat.headers.get("content-type")).toContain("application/problem+json");
     const draft = await a.app.request(`/api/sources/${f.sourceId}/draft`, { method: "POST", headers: { cookie: f.cookies.admin! } });
     expect(draft.status).toBe(429);
-    expect(fake.requests).toHaveLength(0);
+    expect(ai.fake.requests).toHaveLength(0);
     expect(await counterValue(b.metrics, "svc_llm_requests_total", { route: "chat", outcome: "over_budget" })).toBe(1);
     expect(await counterValue(a.metrics, "svc_llm_requests_total", { route: "source_draft", outcome: "over_budget" })).toBe(1);
     // After midnight UTC the budget is fresh.
@@ -180,22 +163,22 @@ describe("another workspace's user can never read or spend this workspace's budg
   let f: Awaited<ReturnType<typeof seedAiFixture>>;
   let g: Awaited<ReturnType<typeof seedAiFixture>>;
   beforeAll(async () => {
-    t = buildAiApp({ pool: store.pool, url: store.url, clock, env: { ...aiEnv(), LLM_RATE_PER_MINUTE: "100" } });
-    f = await seedAiFixture(store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
-    g = await seedAiFixture(store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
+    t = buildAiApp({ pool: ai.store.pool, url: ai.store.url, clock, env: { ...ai.providerEnv(), LLM_RATE_PER_MINUTE: "100" } });
+    f = await seedAiFixture(ai.store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
+    g = await seedAiFixture(ai.store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
   });
 
   test("outsiders get 404 everywhere and spend nothing", async () => {
     clock.t = NOW;
-    fake.reset();
-    fake.enqueue({ kind: "text", text: "a private answer about 42 errors" });
+    ai.fake.reset();
+    ai.fake.enqueue({ kind: "text", text: "a private answer about 42 errors" });
     const mine = await t.app.request(`/api/dashboards/${f.dashboardId}/chat`, {
       method: "POST",
       headers: { cookie: f.cookies.viewer!, "content-type": "application/json" },
       body: JSON.stringify({ message: "private question" }),
     });
     await mine.text();
-    fake.reset();
+    ai.fake.reset();
     const outsider = f.cookies.outsider!; // admin of f.otherWorkspace only
     const calls = [
       t.app.request(`/api/workspaces/${f.workspace.id}/generate`, {
@@ -222,8 +205,8 @@ describe("another workspace's user can never read or spend this workspace's budg
       expect(res.status).toBe(404);
       expect(JSON.stringify(await res.json())).not.toContain("private");
     }
-    expect(fake.requests).toHaveLength(0);
-    const buckets = await store.pool.query("SELECT user_sub FROM llm_rate_buckets WHERE workspace_id = $1", [f.workspace.id]);
+    expect(ai.fake.requests).toHaveLength(0);
+    const buckets = await ai.store.pool.query("SELECT user_sub FROM llm_rate_buckets WHERE workspace_id = $1", [f.workspace.id]);
     expect(buckets.rows.map((r) => r.user_sub)).toEqual([f.users.viewer.sub]);
 
     // g's admin listing g's log sees nothing of f.
@@ -235,7 +218,7 @@ describe("another workspace's user can never read or spend this workspace's budg
   });
 
   test("a proposal id from another thread cannot be applied on my dashboard", async () => {
-    const { rows } = await store.pool.query(
+    const { rows } = await ai.store.pool.query(
       `INSERT INTO chat_messages (workspace_id, dashboard_id, user_sub, role, content, proposal)
        VALUES ($1, $2, $3, 'assistant', 'p', $4::jsonb) RETURNING id::text`,
       [f.workspace.id, f.dashboardId, f.users.editor.sub, JSON.stringify({ spec: f.spec, baseVersion: 1 })],
@@ -261,8 +244,8 @@ describe("redaction at the route: neither the stored row nor any log line holds 
   let t: AiTestApp;
   let f: Awaited<ReturnType<typeof seedAiFixture>>;
   beforeAll(async () => {
-    t = buildAiApp({ pool: store.pool, url: store.url, clock, env: { ...aiEnv(), LLM_RATE_PER_MINUTE: "100", AI_REQUEST_TIMEOUT_MS: "1500" } });
-    f = await seedAiFixture(store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
+    t = buildAiApp({ pool: ai.store.pool, url: ai.store.url, clock, env: { ...ai.providerEnv(), LLM_RATE_PER_MINUTE: "100", AI_REQUEST_TIMEOUT_MS: "1500" } });
+    f = await seedAiFixture(ai.store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
   });
 
   test.each([
@@ -271,15 +254,15 @@ describe("redaction at the route: neither the stored row nor any log line holds 
     ["timeout", { kind: "hang" } as const],
   ])("generation (%s)", async (_name, reply) => {
     clock.t = NOW;
-    fake.reset();
-    if (reply) fake.enqueue(reply);
+    ai.fake.reset();
+    if (reply) ai.fake.enqueue(reply);
     const before = t.logLines.length;
     await t.app.request(`/api/workspaces/${f.workspace.id}/generate`, {
       method: "POST",
       headers: { cookie: f.cookies.editor!, "content-type": "application/json" },
       body: JSON.stringify({ prompt: PROMPT, sourceId: f.sourceId }),
     });
-    const { rows } = await store.pool.query("SELECT prompt, result::text FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1", [
+    const { rows } = await ai.store.pool.query("SELECT prompt, result::text FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1", [
       f.workspace.id,
     ]);
     expect(rows[0].prompt).toContain("[email]");

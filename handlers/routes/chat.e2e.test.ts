@@ -1,32 +1,20 @@
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import { type FakeOpenAI, startFakeOpenAI } from "../../lib/ai/testing/fake-openai.ts";
-import { type AiTestApp, buildAiApp, seedAiFixture } from "../../lib/ai/testing/harness.ts";
-import { loadGuardParser } from "../../lib/sql-guard/index.ts";
-import { createTestConfigStore } from "../../lib/testing/pg.ts";
+import type { AiTestApp } from "../../lib/ai/testing/harness.ts";
+import { type SeededAiFixture, useAiRouteFixture } from "../../lib/ai/testing/route-fixture.ts";
 
 // Over a real socket: a browser that goes away mid-answer stops the model call, and the half
 // answer is never stored (the log row says `cancelled`).
-let store: Awaited<ReturnType<typeof createTestConfigStore>>;
-let fake: FakeOpenAI;
+const ai = useAiRouteFixture();
 let t: AiTestApp;
-let f: Awaited<ReturnType<typeof seedAiFixture>>;
+let f: SeededAiFixture;
 let server: ReturnType<typeof serve>;
 let base: string;
 const clock = { t: Date.UTC(2026, 8, 1, 12) };
 
 beforeAll(async () => {
-  await loadGuardParser();
-  store = await createTestConfigStore();
-  fake = await startFakeOpenAI();
-  t = buildAiApp({
-    pool: store.pool,
-    url: store.url,
-    clock,
-    env: { AI_PROVIDER: "compat", AI_MODEL: "fake-model", AI_COMPAT_BASE_URL: fake.baseURL, AI_COMPAT_API_KEY: fake.apiKey },
-  });
-  f = await seedAiFixture(store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(clock.t) });
+  ({ t, f } = await ai.seededApp({ clock, refreshedAt: new Date(clock.t) }));
   await new Promise<void>((resolve) => {
     server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve());
   });
@@ -34,13 +22,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  await fake.close();
-  await store.close();
 });
 
 test("the answer streams over HTTP; closing the connection mid-answer cancels the model call and stores nothing", async () => {
   // The provider sends two chunks and then holds the connection open for good.
-  fake.enqueue({
+  ai.fake.enqueue({
     kind: "text",
     text: "first second third",
     chunks: ["first ", "second ", "third"],
@@ -68,15 +54,15 @@ test("the answer streams over HTTP; closing the connection mid-answer cancels th
 
   await vi.waitFor(
     async () => {
-      const { rows } = await store.pool.query("SELECT outcome FROM generation_log WHERE workspace_id = $1 AND route = 'chat'", [f.workspace.id]);
+      const { rows } = await ai.store.pool.query("SELECT outcome FROM generation_log WHERE workspace_id = $1 AND route = 'chat'", [f.workspace.id]);
       expect(rows).toEqual([{ outcome: "cancelled" }]);
     },
     { timeout: 5_000, interval: 20 },
   );
-  const stored = await store.pool.query("SELECT count(*)::int AS n FROM chat_messages WHERE dashboard_id = $1", [f.dashboardId]);
+  const stored = await ai.store.pool.query("SELECT count(*)::int AS n FROM chat_messages WHERE dashboard_id = $1", [f.dashboardId]);
   expect(stored.rows[0].n).toBe(0);
   // The provider reported no usage before the cut, but it read the whole prompt and wrote two chunks:
   // a cancelled turn still costs the workspace's budget (an estimate), or cancelling would dodge it.
-  const used = await store.pool.query("SELECT coalesce(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
+  const used = await ai.store.pool.query("SELECT coalesce(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
   expect(used.rows[0].n).toBeGreaterThan(100);
 });

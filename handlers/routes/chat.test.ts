@@ -1,50 +1,31 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { type FakeOpenAI, startFakeOpenAI } from "../../lib/ai/testing/fake-openai.ts";
-import { type AiTestApp, buildAiApp, parseSse, seedAiFixture } from "../../lib/ai/testing/harness.ts";
-import { loadGuardParser } from "../../lib/sql-guard/index.ts";
-import { createTestConfigStore } from "../../lib/testing/pg.ts";
+import { beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { type AiTestApp, parseSse } from "../../lib/ai/testing/harness.ts";
+import { type SeededAiFixture, useAiRouteFixture } from "../../lib/ai/testing/route-fixture.ts";
 
-let store: Awaited<ReturnType<typeof createTestConfigStore>>;
-let fake: FakeOpenAI;
+const ai = useAiRouteFixture();
 const NOW = Date.UTC(2026, 4, 1, 9, 0, 0);
 const DAY = 86_400_000;
 const clock = { t: NOW };
 
-beforeAll(async () => {
-  await loadGuardParser();
-  store = await createTestConfigStore();
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-  await store.close();
-});
-
 describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (streaming)", (api) => {
   let t: AiTestApp;
-  let f: Awaited<ReturnType<typeof seedAiFixture>>;
+  let f: SeededAiFixture;
   beforeAll(async () => {
-    t = buildAiApp({
-      pool: store.pool,
-      url: store.url,
+    ({ t, f } = await ai.seededApp({
       clock,
+      api,
+      refreshedAt: new Date(NOW - DAY),
       env: {
-        AI_PROVIDER: "compat",
-        AI_MODEL: "fake-model",
-        AI_COMPAT_BASE_URL: fake.baseURL,
-        AI_COMPAT_API_KEY: fake.apiKey,
-        AI_COMPAT_API: api,
         AI_REQUEST_TIMEOUT_MS: "1500",
         CHAT_HISTORY_MAX_MESSAGES: "4",
         CHAT_HISTORY_RETENTION_DAYS: "7",
       },
-    });
-    f = await seedAiFixture(store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW - DAY) });
+    }));
   });
   beforeEach(async () => {
     clock.t = NOW;
-    fake.reset();
-    await store.pool.query("DELETE FROM chat_messages");
+    ai.fake.reset();
+    await ai.store.pool.query("DELETE FROM chat_messages");
   });
 
   type Persona = "viewer" | "editor" | "admin" | "outsider";
@@ -67,7 +48,7 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
     });
 
   test("the answer streams as SSE; the model saw the spec and a bounded summary of the panel results", async () => {
-    fake.enqueue({ kind: "text", text: "Traffic peaked at 120 requests per minute.", usage: { input: 400, output: 12 }, chunks: ["Traffic peaked ", "at 120 ", "requests per minute."] });
+    ai.fake.enqueue({ kind: "text", text: "Traffic peaked at 120 requests per minute.", usage: { input: 400, output: 12 }, chunks: ["Traffic peaked ", "at 120 ", "requests per minute."] });
     const rows = Array.from({ length: 1500 }, (_, i) => [NOW - (1500 - i) * 60_000, i === 1499 ? 120 : 10 + (i % 7)]);
     const res = await ask("when was the peak?", "viewer", {
       panelResults: [{ panelId: "rps", columns: [{ name: "t", type: "timestamptz" }, { name: "count", type: "int8" }], rows }],
@@ -83,7 +64,7 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
     expect(done.event).toBe("done");
     expect(done.data).toMatchObject({ usage: { input: 400, output: 12 }, model: "fake-model" });
 
-    const req = fake.requests.at(-1)!;
+    const req = ai.fake.requests.at(-1)!;
     expect(req.stream).toBe(true);
     expect(req.text).toContain('"title":"HTTP"');
     expect(req.text).toContain('panel rps "Requests": 1500 rows');
@@ -95,7 +76,7 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
       ["user", "when was the peak?"],
       ["assistant", "Traffic peaked at 120 requests per minute."],
     ]);
-    const log = await store.pool.query("SELECT route, input_tokens, output_tokens, outcome FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1", [
+    const log = await ai.store.pool.query("SELECT route, input_tokens, output_tokens, outcome FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1", [
       f.workspace.id,
     ]);
     expect(log.rows[0]).toEqual({ route: "chat", input_tokens: 400, output_tokens: 12, outcome: "ok" });
@@ -103,19 +84,19 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
 
   test("history is per person, replayed to the model, and capped at CHAT_HISTORY_MAX_MESSAGES on write and on read", async () => {
     for (const n of [1, 2, 3]) {
-      fake.enqueue({ kind: "text", text: `answer ${n}` });
+      ai.fake.enqueue({ kind: "text", text: `answer ${n}` });
       const res = await ask(`question ${n}`);
       await res.text();
       clock.t += 1000;
     }
     // The third call replayed what was kept at that time (4 messages = turns 1 and 2).
-    expect(fake.requests[2]!.text).toContain("question 1");
-    expect(fake.requests[2]!.text).toContain("answer 2");
+    expect(ai.fake.requests[2]!.text).toContain("question 1");
+    expect(ai.fake.requests[2]!.text).toContain("answer 2");
     // Write cap: only the newest 4 rows are stored.
-    const stored = await store.pool.query("SELECT content FROM chat_messages WHERE dashboard_id = $1 ORDER BY id", [f.dashboardId]);
+    const stored = await ai.store.pool.query("SELECT content FROM chat_messages WHERE dashboard_id = $1 ORDER BY id", [f.dashboardId]);
     expect(stored.rows.map((r) => r.content)).toEqual(["question 2", "answer 2", "question 3", "answer 3"]);
     // Read cap: rows beyond the cap that got in some other way are never returned.
-    await store.pool.query(
+    await ai.store.pool.query(
       `INSERT INTO chat_messages (workspace_id, dashboard_id, user_sub, role, content, created_at)
        SELECT $1, $2, $3, 'user', 'extra ' || g, $4::timestamptz + g * interval '1 second' FROM generate_series(1, 3) g`,
       [f.workspace.id, f.dashboardId, f.users.viewer.sub, new Date(clock.t).toISOString()],
@@ -126,14 +107,14 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
   });
 
   test("messages expire after CHAT_HISTORY_RETENTION_DAYS: hidden on read, not replayed, swept on write", async () => {
-    fake.enqueue({ kind: "text", text: "old answer" });
+    ai.fake.enqueue({ kind: "text", text: "old answer" });
     await (await ask("old question")).text();
     clock.t = NOW + 8 * DAY;
     expect(await history()).toEqual([]);
-    fake.enqueue({ kind: "text", text: "new answer" });
+    ai.fake.enqueue({ kind: "text", text: "new answer" });
     await (await ask("new question")).text();
-    expect(fake.requests.at(-1)!.text).not.toContain("old question");
-    const stored = await store.pool.query("SELECT content FROM chat_messages WHERE dashboard_id = $1 ORDER BY id", [f.dashboardId]);
+    expect(ai.fake.requests.at(-1)!.text).not.toContain("old question");
+    const stored = await ai.store.pool.query("SELECT content FROM chat_messages WHERE dashboard_id = $1 ORDER BY id", [f.dashboardId]);
     expect(stored.rows.map((r) => r.content)).toEqual(["new question", "new answer"]);
   });
 
@@ -153,7 +134,7 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
       ],
     };
     const text = `I added a 5xx panel.\n\`\`\`proposal\n${JSON.stringify(newSpec)}\n\`\`\``;
-    fake.enqueue({ kind: "text", text, chunks: text.match(/[\s\S]{1,5}/g)! });
+    ai.fake.enqueue({ kind: "text", text, chunks: text.match(/[\s\S]{1,5}/g)! });
     const events = parseSse(await (await ask("add an error count", "editor")).text());
     const shown = events.filter((e) => e.event === "delta").map((e) => (e.data as { text: string }).text).join("");
     expect(shown).toBe("I added a 5xx panel.\n");
@@ -171,19 +152,19 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
     expect(res.status).toBe(200);
     const saved = await res.json();
     expect(saved).toMatchObject({ version: 2, spec: { title: "HTTP (errors too)" } });
-    const row = await store.pool.query("SELECT version, spec->>'title' AS title FROM dashboards WHERE id = $1", [f.dashboardId]);
+    const row = await ai.store.pool.query("SELECT version, spec->>'title' AS title FROM dashboards WHERE id = $1", [f.dashboardId]);
     expect(row.rows[0]).toEqual({ version: 2, title: "HTTP (errors too)" });
     // The proposal was written against version 1: applying it again is a conflict, not a silent overwrite.
     const again = await apply(proposal.messageId, "editor");
     expect(again.status).toBe(409);
     expect((await again.json()).code).toBe("version_conflict");
-    await store.pool.query("UPDATE dashboards SET spec = $2::jsonb, version = 1 WHERE id = $1", [f.dashboardId, JSON.stringify(f.spec)]);
+    await ai.store.pool.query("UPDATE dashboards SET spec = $2::jsonb, version = 1 WHERE id = $1", [f.dashboardId, JSON.stringify(f.spec)]);
   });
 
   test("a proposal the guard refuses is reported and not stored", async () => {
     const bad = { ...f.spec, panels: [{ ...f.spec.panels[0]!, sql: "SELECT usename FROM pg_catalog.pg_user" }] };
     const text = `Here you go.\n\`\`\`proposal\n${JSON.stringify(bad)}\n\`\`\``;
-    fake.enqueue({ kind: "text", text });
+    ai.fake.enqueue({ kind: "text", text });
     const events = parseSse(await (await ask("show users", "editor")).text());
     expect(events.find((e) => e.event === "proposal")).toBeUndefined();
     const rejected = events.find((e) => e.event === "proposal_rejected")!.data as { panels: { reason: string }[] };
@@ -197,7 +178,7 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
     ["HTTP 401", { kind: "error", status: 401 } as const, 502, "ai_provider_error"],
     ["timeout", { kind: "hang" } as const, 504, "ai_provider_timeout"],
   ])("a provider failing before the first token (%s) is a plain problem+json; nothing is stored", async (_n, reply, status, code) => {
-    fake.enqueue(reply);
+    ai.fake.enqueue(reply);
     const res = await ask("hello?");
     expect(res.status).toBe(status);
     expect(res.headers.get("content-type")).toContain("application/problem+json");
@@ -210,7 +191,7 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
     const dropWhen = new Promise<void>((r) => {
       release = r;
     });
-    fake.enqueue({ kind: "text", text: "partial answer that never ends", chunks: ["partial ", "answer ", "that ", "never ends"], dropAfterChunks: 2, dropWhen });
+    ai.fake.enqueue({ kind: "text", text: "partial answer that never ends", chunks: ["partial ", "answer ", "that ", "never ends"], dropAfterChunks: 2, dropWhen });
     const res = await ask("tell me everything");
     expect(res.status).toBe(200);
     // Read until the first delta has reached us, then let the provider drop the connection.
@@ -232,14 +213,14 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
     expect(events[0]).toMatchObject({ event: "delta" });
     expect(events.at(-1)).toMatchObject({ event: "error", data: { code: "ai_provider_error" } });
     expect(await history()).toEqual([]);
-    const log = await store.pool.query("SELECT outcome FROM generation_log WHERE workspace_id = $1 AND route = 'chat' ORDER BY id DESC LIMIT 1", [
+    const log = await ai.store.pool.query("SELECT outcome FROM generation_log WHERE workspace_id = $1 AND route = 'chat' ORDER BY id DESC LIMIT 1", [
       f.workspace.id,
     ]);
     expect(log.rows[0].outcome).toBe("provider_error");
   });
 
   test("DELETE clears only my history", async () => {
-    fake.enqueue({ kind: "text", text: "a" }, { kind: "text", text: "b" });
+    ai.fake.enqueue({ kind: "text", text: "a" }, { kind: "text", text: "b" });
     await (await ask("mine")).text();
     await (await ask("theirs", "editor")).text();
     const res = await t.app.request(`/api/dashboards/${f.dashboardId}/chat`, { method: "DELETE", headers: { cookie: f.cookies.viewer! } });
