@@ -20,7 +20,6 @@ export function buildInfo(config: { APP_VERSION?: string; GIT_COMMIT?: string },
 /** GET /api/health: liveness. No I/O, no dependency: an outage must never restart healthy instances. */
 export function registerHealth(app: Hono<any>, info: BuildInfo): void {
   const body = JSON.stringify({ status: "ok", version: info.version, commit: info.commit });
-  app.get("/api/health", () =>
-    new Response(body, { status: 200, headers: { "content-type": "application/json", "cache-control": "no-store" } }),
-  );
+  // c.body (not a bare Response) keeps headers set by earlier middleware, such as X-Request-Id.
+  app.get("/api/health", (c) => c.body(body, 200, { "content-type": "application/json", "cache-control": "no-store" }));
 }

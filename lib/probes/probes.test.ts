@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Hono } from "hono";
+import { requestId } from "hono/request-id";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parseConfig } from "../config/parse.ts";
@@ -57,6 +58,7 @@ function setup(env: Record<string, string>, opts: { url?: string; now?: () => nu
   const drain = createDrainState();
   const readiness = createReadiness({ pool, config, drain, now: opts.now });
   const app = new Hono();
+  app.use(requestId());
   registerHealth(app, { version: config.APP_VERSION ?? "1.2.3", commit: config.GIT_COMMIT ?? "unknown" });
   registerReady(app, readiness);
   return { app, pool, drain, readiness };
@@ -74,7 +76,13 @@ const FULL = {
 async function ready(app: Hono) {
   const res = await app.request("/api/ready");
   const raw = await res.text();
-  return { status: res.status, raw, body: JSON.parse(raw), cache: res.headers.get("cache-control") };
+  return {
+    status: res.status,
+    raw,
+    body: JSON.parse(raw),
+    cache: res.headers.get("cache-control"),
+    requestId: res.headers.get("x-request-id"),
+  };
 }
 
 describe("GET /api/health", () => {
@@ -84,6 +92,7 @@ describe("GET /api/health", () => {
     const res = await app.request("/api/health");
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("x-request-id")).toBeTruthy();
     expect(await res.json()).toEqual({ status: "ok", version: "1.2.3", commit: "unknown" });
     expect(pool.totalCount).toBe(0);
     await pool.end();
@@ -106,6 +115,7 @@ describe("GET /api/ready", () => {
     const r = await ready(app);
     expect(r.status).toBe(200);
     expect(r.cache).toBe("no-store");
+    expect(r.requestId).toBeTruthy();
     expect(r.body).toEqual({
       status: "ready",
       checks: { database: { status: "ok" }, identityProvider: { status: "ok" }, aiProvider: { status: "ok" } },

@@ -129,11 +129,8 @@ export type Readiness = ReturnType<typeof createReadiness>;
 
 /** GET /api/ready: 200 for ready/degraded, 503 for not_ready/draining; never cached. */
 export function registerReady(app: Hono<any>, readiness: Readiness): void {
-  app.get("/api/ready", async () => {
+  app.get("/api/ready", async (c) => {
     const { httpStatus, body } = await readiness.check();
-    return new Response(JSON.stringify(body), {
-      status: httpStatus,
-      headers: { "content-type": "application/json", "cache-control": "no-store" },
-    });
+    return c.body(JSON.stringify(body), httpStatus, { "content-type": "application/json", "cache-control": "no-store" });
   });
 }
