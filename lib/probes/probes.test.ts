@@ -150,7 +150,7 @@ describe("GET /api/ready", () => {
   });
 
   test("an unreachable issuer is a code reason; a 503 issuer is http_503; a hung one TIMEOUT", async () => {
-    let t = 0;
+    const t = 0;
     const closed = setup({ ...FULL, OIDC_ISSUER: `http://127.0.0.1:${await freePort()}/realm` }, { now: () => t });
     expect((await ready(closed.app)).body).toMatchObject({
       status: "degraded",
