@@ -1,12 +1,8 @@
 import type { Hono } from "hono";
-import type pg from "pg";
 import { createChatStore } from "../../lib/ai/chat-store.ts";
-import { type AiServices, createAiServices } from "../../lib/ai/services.ts";
+import { type AiServices, type AiServicesDeps, createAiServices } from "../../lib/ai/services.ts";
 import type { Auth } from "../../lib/auth/create-auth.ts";
-import type { Config } from "../../lib/config/parse.ts";
 import type { PanelGuard } from "../../lib/dashboards/save.ts";
-import type { Logger } from "../../lib/log/logger.ts";
-import type { Metrics } from "../../lib/metrics/metrics.ts";
 import { createGuard, guardOptionsFromConfig } from "../../lib/sql-guard/index.ts";
 import type { AiRouteDeps } from "./ai-shared.ts";
 import { registerAiGenerate } from "./ai-generate.ts";
@@ -26,16 +22,7 @@ export function registerAiRoutes(app: Hono<any>, deps: AiRouteDeps): void {
 
 /** Builds the AI route deps once per app: provider, gate, log, chat store, and a guard unless one is shared in. */
 export function createAiRouteDeps(
-  deps: {
-    config: Config;
-    pool: pg.Pool;
-    metrics: Metrics;
-    log: Logger;
-    now: () => number;
-    fetch?: typeof globalThis.fetch;
-    guard?: PanelGuard;
-    ai?: AiServices;
-  },
+  deps: Omit<AiServicesDeps, "provider"> & { guard?: PanelGuard; ai?: AiServices },
   auth: Auth,
 ): AiRouteDeps {
   const { config } = deps;

@@ -19,8 +19,8 @@ export interface AiServices {
   modelDeps(): ModelCallDeps;
 }
 
-/** Builds the AI services from the process's config, pool, metrics and clock. */
-export function createAiServices(deps: {
+/** What the AI services are built from: the process's config, pool, metrics, log and clock. */
+export interface AiServicesDeps {
   config: Config;
   pool: pg.Pool;
   metrics: Metrics;
@@ -29,7 +29,10 @@ export function createAiServices(deps: {
   fetch?: typeof globalThis.fetch;
   /** Tests may pass a provider state; by default it is built from the AI_* config. */
   provider?: AiProviderState;
-}): AiServices {
+}
+
+/** Builds the AI services from the process's config, pool, metrics and clock. */
+export function createAiServices(deps: AiServicesDeps): AiServices {
   const { config } = deps;
   const provider = deps.provider ?? createAiProvider(config, { fetch: deps.fetch });
   const gate = createAdmissionGate({
