@@ -5,7 +5,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
-import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parseConfig } from "../config/parse.ts";
 import { type EmbeddedPostgresHandle, freePort, startEmbeddedPostgres } from "../embedded/postgres.ts";
