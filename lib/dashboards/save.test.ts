@@ -2,10 +2,11 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DASHBOARD_CHANGED_CHANNEL } from "../auth/types.ts";
 import type { Catalog } from "../catalog/types.ts";
-import { AppError } from "../http/errors.ts";
+import type { AppError } from "../http/errors.ts";
 import { createSource, saveCatalog } from "../sources/index.ts";
 import { createGuard, loadGuardParser } from "../sql-guard/index.ts";
 import { createTestConfigStore } from "../testing/pg.ts";
+import { rejection } from "../testing/rejection.ts";
 import { createWorkspace } from "../workspaces/store.ts";
 import { checkPanels, deleteDashboard, saveDashboard } from "./save.ts";
 import { getDashboard, listDashboards } from "./store.ts";
@@ -43,16 +44,6 @@ function spec(panels: { id: string; sql: string; sourceId?: string }[], extra: R
   };
 }
 
-async function caught(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error("expected an AppError");
-}
-
 beforeAll(async () => {
   await loadGuardParser();
   store = await createTestConfigStore();
@@ -85,7 +76,7 @@ describe("saveDashboard refuses panel SQL the guard rejects", () => {
   ];
   test.each(hostile)("%s", async (_name, sql, reason) => {
     const before = (await listDashboards(store.pool, ws)).length;
-    const err = await caught(saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "p1", sql: GOOD_SQL }, { id: "bad", sql }]) }));
+    const err = await rejection(saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "p1", sql: GOOD_SQL }, { id: "bad", sql }]) }));
     expect(err.code).toBe("guard_rejected");
     expect(err.status).toBe(422);
     expect(err.extra.panels).toEqual([{ panelId: "bad", reason, message: expect.any(String) }]);
@@ -95,7 +86,7 @@ describe("saveDashboard refuses panel SQL the guard rejects", () => {
 
   test("an update to a hostile spec is refused and leaves the stored spec alone", async () => {
     const saved = await saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
-    const err = await caught(
+    const err = await rejection(
       saveDashboard(deps, {
         workspaceId: ws,
         userSub: "u2",
@@ -121,7 +112,7 @@ describe("saveDashboard refuses panel SQL the guard rejects", () => {
   });
 
   test("a source of another workspace is treated as missing, whatever the SQL", async () => {
-    const err = await caught(
+    const err = await rejection(
       saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "x", sql: GOOD_SQL, sourceId: otherSourceId }, { id: "y", sql: GOOD_SQL, sourceId: "src_nope" }]) }),
     );
     expect(err.extra.panels).toEqual([
@@ -131,7 +122,7 @@ describe("saveDashboard refuses panel SQL the guard rejects", () => {
   });
 
   test("a never-refreshed catalog refuses the panel with reason catalog", async () => {
-    const err = await caught(saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "n", sql: GOOD_SQL, sourceId: neverRefreshedId }]) }));
+    const err = await rejection(saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "n", sql: GOOD_SQL, sourceId: neverRefreshedId }]) }));
     expect(err.extra.panels).toMatchObject([{ panelId: "n", reason: "catalog" }]);
   });
 });
@@ -142,14 +133,14 @@ describe("spec validation", () => {
     ["bad time expression", { time: { from: "yesterday", to: "now" } }, "time.from"],
     ["unknown panel type", { panels: [{ id: "p", title: "p", type: "pie", sourceId: "s", sql: "SELECT 1" }] }, "panels.0.type"],
   ])("%s is spec_invalid naming the field", async (_n, extra, path) => {
-    const err = await caught(saveDashboard(deps, { workspaceId: ws, userSub: "u", spec: spec([{ id: "p1", sql: GOOD_SQL }], extra) }));
+    const err = await rejection(saveDashboard(deps, { workspaceId: ws, userSub: "u", spec: spec([{ id: "p1", sql: GOOD_SQL }], extra) }));
     expect(err.code).toBe("spec_invalid");
     expect(err.extra.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
   });
 
   test("an update without a base version is refused", async () => {
     const saved = await saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
-    const err = await caught(saveDashboard(deps, { workspaceId: ws, userSub: "u1", dashboardId: saved.id, spec: spec([]) }));
+    const err = await rejection(saveDashboard(deps, { workspaceId: ws, userSub: "u1", dashboardId: saved.id, spec: spec([]) }));
     expect(err.code).toBe("validation_failed");
   });
 });
@@ -182,7 +173,7 @@ describe("optimistic concurrency", () => {
 
   test("an update of a dashboard in another workspace is not_found", async () => {
     const saved = await saveDashboard(deps, { workspaceId: ws, userSub: "u", spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
-    const err = await caught(
+    const err = await rejection(
       saveDashboard(deps, { workspaceId: otherWs, userSub: "u", dashboardId: saved.id, baseVersion: 1, spec: spec([]) }),
     );
     expect(err.code).toBe("not_found");
@@ -191,10 +182,10 @@ describe("optimistic concurrency", () => {
   test("delete with a stale version is a conflict; with the current one it deletes", async () => {
     const saved = await saveDashboard(deps, { workspaceId: ws, userSub: "u", spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
     await saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 1, spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
-    expect((await caught(deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws, baseVersion: 1 }))).code).toBe("version_conflict");
+    expect((await rejection(deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws, baseVersion: 1 }))).code).toBe("version_conflict");
     await deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws, baseVersion: 2 });
     expect(await getDashboard(store.pool, saved.id)).toBeNull();
-    expect((await caught(deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws }))).code).toBe("not_found");
+    expect((await rejection(deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws }))).code).toBe("not_found");
   });
 });
 
@@ -217,8 +208,8 @@ describe("change notifications", () => {
     try {
       const saved = await saveDashboard(deps, { workspaceId: ws, userSub: "u", spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
       await next(1);
-      await caught(saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 1, spec: spec([{ id: "p1", sql: "DELETE FROM x" }]) }));
-      await caught(saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 7, spec: spec([{ id: "p1", sql: GOOD_SQL }]) }));
+      await rejection(saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 1, spec: spec([{ id: "p1", sql: "DELETE FROM x" }]) }));
+      await rejection(saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 7, spec: spec([{ id: "p1", sql: GOOD_SQL }]) }));
       await saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 1, spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
       await next(2);
       await deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws });

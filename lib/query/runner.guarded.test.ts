@@ -2,11 +2,11 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Catalog } from "../catalog/types.ts";
 import { parseConfig } from "../config/parse.ts";
-import { AppError } from "../http/errors.ts";
 import { createMetrics } from "../metrics/metrics.ts";
 import { createSecretResolver } from "../secrets/resolver.ts";
 import { createGuard, loadGuardParser } from "../sql-guard/index.ts";
 import { createDatabase } from "../testing/pg.ts";
+import { rejection } from "../testing/rejection.ts";
 import { type QueryRunner, createQueryRunner } from "./runner.ts";
 import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing.ts";
 
@@ -73,16 +73,6 @@ afterAll(async () => {
   await fx.close();
   await secrets.remove();
 });
-
-async function rejection(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("guarded queries on a real guard", () => {
   test("$__timeFilter binds the range; timestamps come back as epoch ms", async () => {

@@ -1,10 +1,11 @@
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type Config, parseConfig } from "../config/parse.ts";
-import { AppError } from "../http/errors.ts";
+import type { AppError } from "../http/errors.ts";
 import { createMetrics } from "../metrics/metrics.ts";
 import { createSecretResolver } from "../secrets/resolver.ts";
 import { createDatabase } from "../testing/pg.ts";
+import { rejection } from "../testing/rejection.ts";
 import { type QueryRunner, type ReadStats, createQueryRunner } from "./runner.ts";
 import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing.ts";
 import type { QueryGuard } from "./types.ts";
@@ -85,16 +86,6 @@ function setup(
   });
   runners.push(runner);
   return { runner, registry, config };
-}
-
-async function rejection(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  }
-  throw new Error("expected a rejection");
 }
 
 function expectAllReturned(runner: QueryRunner, sourceId: string) {

@@ -5,7 +5,7 @@ import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient 
 import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { parseConfig, parseSecretRefs } from "../config/parse.ts";
-import { AppError } from "../http/errors.ts";
+import { rejection } from "../testing/rejection.ts";
 import { createAwsSecretSource } from "./aws.ts";
 import { createSecretResolverFromConfig } from "./index.ts";
 import { createSecretResolver } from "./resolver.ts";
@@ -27,16 +27,6 @@ function config(extra: Record<string, string> = {}) {
   }).config;
 }
 
-async function caught(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  }
-  throw new Error("expected a rejection");
-}
-
 describe("grants", () => {
   const resolver = createSecretResolver({ config: config(), env: { METRICS_USERNAME: "u", METRICS_PASSWORD: "p" } });
 
@@ -46,7 +36,7 @@ describe("grants", () => {
   });
 
   test("a workspace without a grant gets grant_missing naming the secret_ref, never the values", async () => {
-    const err = await caught(resolver.resolve("METRICS", "ws_c"));
+    const err = await rejection(resolver.resolve("METRICS", "ws_c"));
     expect(err.code).toBe("grant_missing");
     expect(err.detail).toContain("METRICS");
     expect(JSON.stringify([err.detail, err.extra])).not.toMatch(/"u"|"p"/);
@@ -62,7 +52,7 @@ describe("grants", () => {
         return "x";
       },
     });
-    await caught(r.resolve("METRICS", "ws_c"));
+    await rejection(r.resolve("METRICS", "ws_c"));
     expect(reads).toEqual([]);
   });
 
@@ -76,7 +66,7 @@ describe("grants", () => {
         return "x";
       },
     });
-    expect((await caught(r.resolve("../etc/passwd", "ws_a"))).code).toBe("grant_missing");
+    expect((await rejection(r.resolve("../etc/passwd", "ws_a"))).code).toBe("grant_missing");
     expect(reads).toEqual([]);
   });
 
@@ -89,7 +79,7 @@ describe("grants", () => {
     });
     await expect(r.resolve("METRICS", "ws_a")).resolves.toBeTruthy();
     grants = new Map();
-    expect((await caught(r.resolve("METRICS", "ws_a"))).code).toBe("grant_missing");
+    expect((await rejection(r.resolve("METRICS", "ws_a"))).code).toBe("grant_missing");
   });
 });
 
@@ -112,7 +102,7 @@ describe("files and environment", () => {
   test("missing credentials name the variables, not values", async () => {
     const r = createSecretResolver({ config: config(), env: { SHARED_PASSWORD: "hunter2" } });
     await rm(join(dir, "SHARED_USERNAME"), { force: true });
-    const err = await caught(r.resolve("SHARED", "ws_x"));
+    const err = await rejection(r.resolve("SHARED", "ws_x"));
     expect(err.code).toBe("source_credentials_missing");
     expect(err.detail).toContain("SHARED_USERNAME");
     expect(err.detail).not.toContain("SHARED_PASSWORD");
@@ -128,7 +118,7 @@ describe("files and environment", () => {
         throw Object.assign(new Error("permission denied"), { code: "EACCES" });
       },
     });
-    const err = await caught(r.resolve("METRICS", "ws_a"));
+    const err = await rejection(r.resolve("METRICS", "ws_a"));
     expect(err.code).toBe("source_credentials_missing");
     expect(err.detail).toMatch(/METRICS_(USERNAME|PASSWORD) in SOURCE_SECRETS_DIR \(EACCES\)/);
   });
@@ -184,7 +174,7 @@ describe("AWS Secrets Manager backend", () => {
     sm.on(GetSecretValueCommand).rejects(new ResourceNotFoundException({ message: "nope", $metadata: {} }));
     const cfg = config({ SOURCE_SECRETS_AWS_PREFIX: "p/" });
     const r = createSecretResolverFromConfig(cfg, { env: {} });
-    const err = await caught(r.resolve("SHARED", "w"));
+    const err = await rejection(r.resolve("SHARED", "w"));
     expect(err.code).toBe("source_credentials_missing");
     expect(err.detail).toContain("p/SHARED");
   });
@@ -195,10 +185,10 @@ describe("AWS Secrets Manager backend", () => {
     });
     sm.on(GetSecretValueCommand).rejectsOnce(denied).resolves({ SecretString: '{"username":"u","pass":"leak"}' });
     const aws = createAwsSecretSource({ prefix: "p/", cacheSeconds: 60, client: new SecretsManagerClient({}) });
-    const first = await caught(aws.get("X"));
+    const first = await rejection(aws.get("X"));
     expect(first.detail).toContain("AccessDeniedException");
     expect(first.detail).not.toContain("123456789012");
-    const second = await caught(aws.get("X"));
+    const second = await rejection(aws.get("X"));
     expect(second.detail).toContain("username and password");
     expect(second.detail).not.toContain("leak");
   });

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { AppError } from "../http/errors.ts";
 import { createTestConfigStore } from "../testing/pg.ts";
+import { rejection } from "../testing/rejection.ts";
 import {
   catalogStatus,
   catalogVersion,
@@ -29,16 +29,6 @@ beforeAll(async () => {
 afterAll(() => store.close());
 
 const input = { name: "Metrics", host: "db.internal", database: "metrics", secretRef: "METRICS" };
-
-async function rejection(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("sources store", () => {
   test("create applies defaults and starts without a catalog", async () => {
