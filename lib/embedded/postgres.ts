@@ -33,6 +33,8 @@ export async function startEmbeddedPostgres(opts: {
   dataDir: string;
   port?: number;
   password?: string;
+  /** pg_hba.conf method for TCP connections (initdb `--auth`), default scram-sha-256; tests use the weaker ones. */
+  authMethod?: "scram-sha-256" | "md5" | "password";
   onLog?: (line: string) => void;
 }): Promise<EmbeddedPostgresHandle> {
   const port = opts.port ?? (await freePort());
@@ -47,7 +49,7 @@ export async function startEmbeddedPostgres(opts: {
     port,
     user,
     password,
-    authMethod: "scram-sha-256",
+    authMethod: opts.authMethod ?? "scram-sha-256",
     persistent: true,
     createPostgresUser: isRoot,
     initdbFlags: ["--encoding=UTF8", "--locale=C"],

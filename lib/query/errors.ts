@@ -13,6 +13,7 @@ export type SourceFailure =
   | "connection_lost"
   | "ssl_unsupported"
   | "ssl_failed"
+  | "insecure_auth"
   | "server_error";
 
 const CONNECT_SQLSTATE: Record<string, SourceFailure> = {
@@ -57,6 +58,20 @@ export function classifySourceFailure(err: unknown): SourceFailure {
 export function sourceUnavailable(sourceId: string, err: unknown): AppError {
   const cause = classifySourceFailure(err);
   return new AppError("source_unavailable", `Source ${sourceId} is unavailable (${cause}).`, { cause });
+}
+
+/**
+ * The source asked for a password exchange that would hand the password (cleartext) or crackable material (MD5)
+ * to whoever answers, without TLS that verifies the server. The detail names neither the host nor the role.
+ */
+export function insecureAuthRefused(sourceId: string, kind: "cleartext" | "MD5"): AppError {
+  return new AppError(
+    "source_unavailable",
+    `Source ${sourceId} is unavailable (insecure_auth): the server asked for ${kind} password authentication, ` +
+      "which Pulseboard refuses unless sslmode=verify-full. Use SCRAM (password_encryption=scram-sha-256 and a " +
+      "scram-sha-256 pg_hba.conf entry) or connect with sslmode=verify-full.",
+    { cause: "insecure_auth" },
+  );
 }
 
 /** SQLSTATE classes that describe the server or connection rather than the statement. */

@@ -2,6 +2,7 @@ import type { ConnectionOptions } from "node:tls";
 import pg from "pg";
 import type { SourceCredentials } from "../secrets/resolver.ts";
 import type { Source, SslMode } from "../sources/store.ts";
+import { insecureAuthRefused } from "./errors.ts";
 
 /** What a pool is keyed on: a change of any of these makes a new pool (and drains the old one). */
 export function poolKey(source: Pick<Source, "id" | "host" | "port" | "database" | "sslmode" | "secretRef">): string {
@@ -55,6 +56,31 @@ export function startupOptions(timeoutMs: number): string {
     "-c search_path=public",
   ].join(" ");
 }
+
+/**
+ * pg's password handlers (node_modules/pg/lib/client.js, pg 8.x). The Client binds `this._handleAuth…` when it
+ * attaches its connection listeners, so a subclass method replaces them for that client. Checked at load: if a pg
+ * upgrade renamed them, the override would silently do nothing, so this module refuses to load instead.
+ */
+interface PgPasswordHandlers {
+  _handleAuthCleartextPassword(msg: unknown): void;
+  _handleAuthMD5Password(msg: unknown): void;
+}
+const pgHandlers = pg.Client.prototype as unknown as PgPasswordHandlers;
+if (typeof pgHandlers._handleAuthCleartextPassword !== "function" || typeof pgHandlers._handleAuthMD5Password !== "function") {
+  throw new Error("pg.Client no longer has _handleAuthCleartextPassword/_handleAuthMD5Password; update lib/query/pools.ts");
+}
+
+/**
+ * Whether a connection may answer a cleartext or MD5 password request: only over TLS that verified the server's
+ * certificate and name (sslmode=verify-full). Anything weaker lets a server chosen by whoever edits the source
+ * (or anyone on the path) read the password, or an MD5 hash it can crack offline. SCRAM never reveals either.
+ */
+export function passwordAuthAllowed(sslmode: SslMode, stream: { encrypted?: boolean; authorized?: boolean }): boolean {
+  return sslmode === "verify-full" && stream.encrypted === true && stream.authorized === true;
+}
+
+type PgStream = { encrypted?: boolean; authorized?: boolean; destroy(): void };
 
 interface MutableClient {
   user?: string;
@@ -111,6 +137,27 @@ export function createSourcePool(opts: SourcePoolOptions): pg.Pool {
         return undefined;
       }
       return new Promise<pg.Client>((resolve, reject) => start((err) => (err ? reject(err) : resolve(this))));
+    }
+
+    /** Cleartext password request: answered only under verify-full, else the connection fails before any write. */
+    _handleAuthCleartextPassword(msg: unknown): void {
+      if (!this.refuseInsecureAuth("cleartext")) pgHandlers._handleAuthCleartextPassword.call(this, msg);
+    }
+
+    /** MD5 password request: same rule (the salted hash is crackable offline by the server that asked). */
+    _handleAuthMD5Password(msg: unknown): void {
+      if (!this.refuseInsecureAuth("MD5")) pgHandlers._handleAuthMD5Password.call(this, msg);
+    }
+
+    /** True when the request was refused: the connect fails with a coded error and the socket is destroyed. */
+    private refuseInsecureAuth(kind: "cleartext" | "MD5"): boolean {
+      const connection = (this as unknown as { connection: NodeJS.EventEmitter & { stream: PgStream } }).connection;
+      if (passwordAuthAllowed(source.sslmode, connection.stream)) return false;
+      // pg's connection error path fails the pending connect with this error (once); destroying the socket
+      // afterwards only ends the server's wait. Nothing derived from the password was written.
+      connection.emit("error", insecureAuthRefused(source.id, kind));
+      connection.stream.destroy();
+      return true;
     }
   }
 
