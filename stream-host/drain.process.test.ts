@@ -93,14 +93,24 @@ describe("drain on SIGTERM with FRAMEWORK_MANUAL_SIG_HANDLE=true", () => {
     await startsReach("slower", 1);
     const slowBefore = await metricsDb.count("slow");
     await startsReach("slow", slowBefore + 1);
+    // A start is logged by the query itself over a fresh dblink connection, so the start of a query the
+    // host issued in the same tick (`fast`) can reach the log later than `slow`'s. Every query issued
+    // before the signal must be in the log before it is counted, or a late log row reads as a new query.
+    const ticks = await metricsDb.count("slow");
+    await startsReach("fast", ticks);
     const slowEndsBefore = await metricsDb.count("slow", "end");
     const slowerEndsBefore = await metricsDb.count("slower", "end");
+    // The running ticks are held by the slow panels, so nothing may be added to this count from here on.
+    const startsAtSigterm = await metricsDb.count();
 
     const terminalSeen = Promise.race(streams.map((s) => s.waitFor(isTerminal).then(() => s)));
     host.kill("SIGTERM");
-    // Counted at the database right after the signal: the running ticks are held by the slow panels,
-    // so nothing may be added to this count from here on.
-    const startsAtSigterm = await metricsDb.count();
+    // Precondition, checked rather than assumed: the drain began while both ticks were still running.
+    // A panel's `end` row is written before the host can see its result, so an `end` still missing once
+    // the host logged `draining` proves the tick had not ended; a next tick would then be a violation.
+    await host.waitForLog((l) => l.msg === "draining");
+    expect(await metricsDb.count("slow", "end"), "SIGTERM landed after the running tick ended").toBe(slowEndsBefore);
+    expect(await metricsDb.count("slower", "end"), "SIGTERM landed after the running tick ended").toBe(slowerEndsBefore);
 
     // Readiness already answers draining when the first terminal frame arrives.
     await terminalSeen;
@@ -144,8 +154,9 @@ describe("drain on SIGTERM with FRAMEWORK_MANUAL_SIG_HANDLE=true", () => {
       expect(ends.length).toBe(before + 1);
       expect(ends.at(-1)!.at.getTime()).toBeLessThanOrEqual(exitedAt.getTime());
     }
-    // No metric query started after SIGTERM.
+    // No metric query started after SIGTERM: every logged start belongs to a tick running before it.
     expect(await metricsDb.count()).toBe(startsAtSigterm);
+    expect(await metricsDb.count("fast")).toBe(ticks);
     // Every metric query settled and every source pool client was released, then every config-store client.
     expect(host.logs.find((l) => l.msg === "metric queries settled")).toMatchObject({ inFlight: 0 });
     const settledAt = host.logs.findIndex((l) => l.msg === "metric queries settled");
