@@ -46,6 +46,7 @@ export function runPanelWith(
       throw new AppError("not_found", "The panel's source does not exist in this workspace.");
     }
     if (signal.aborted) throw new AppError("source_unavailable", "The stream host is shutting down.");
-    return runner.run({ source, workspaceId: dashboard.workspaceId, sql: panel.sql, range });
+    // Checked again by the runner once it has a connection: a checkout outlasting the stop sends nothing.
+    return runner.run({ source, workspaceId: dashboard.workspaceId, sql: panel.sql, range, signal });
   };
 }

@@ -49,6 +49,8 @@ export interface ExecuteRequest {
   maxRows?: number;
   maxBytes?: number;
   stats?: ReadStats;
+  /** Once aborted, a statement still waiting for its connection is never sent (the stream host's stopped pollers). */
+  signal?: AbortSignal;
 }
 
 export interface RunRequest {
@@ -57,6 +59,8 @@ export interface RunRequest {
   workspaceId?: string;
   sql: string;
   range: TimeRange;
+  /** See ExecuteRequest.signal. */
+  signal?: AbortSignal;
 }
 
 export interface PoolStats {
@@ -227,6 +231,10 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       // Every statement, not only every connection: a revoked grant is refused even on a warm pool.
       secrets.checkGrant(source.secretRef, source.workspaceId);
       const client = await checkout(poolFor(source), source);
+      if (req.signal?.aborted) {
+        client.release();
+        throw draining();
+      }
       const portal = new ReadOnlyPortal({
         text: req.sql,
         values: req.values ?? [],
@@ -275,7 +283,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   }
 
   return {
-    async run({ source, workspaceId, sql, range }) {
+    async run({ source, workspaceId, sql, range, signal }) {
       if (workspaceId !== undefined && workspaceId !== source.workspaceId) {
         throw new AppError("forbidden", "The source belongs to another workspace.");
       }
@@ -298,6 +306,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         sql: verdict.sql,
         values: verdict.params.map((p) => macroValue(p, range)),
         paramTypes: verdict.params.map((p) => (p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
+        signal,
       });
     },
     execute,
