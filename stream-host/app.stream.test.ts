@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createSessionTokens } from "../lib/auth/session.ts";
 import { createTestConfigStore } from "../lib/testing/pg.ts";
 import { listenerClientFactory } from "./dashboards.ts";
-import { createTestHost, flush, panel, seedDashboard, spec, updateDashboard } from "./testing/fixture.ts";
+import { SESSION_SECRET, createTestHost, flush, panel, seedDashboard, spec, updateDashboard } from "./testing/fixture.ts";
 import { type SseFrame, webStreamReader } from "./testing/sse-parse.ts";
 
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
@@ -262,6 +263,56 @@ describe("spec changes reach a running poller without a restart", () => {
       await t.host.beginDrain();
       await t.host.settle();
     }
+  });
+});
+
+describe("session expiry", () => {
+  test("a stream gets event: session_expired and closes when its session's exp passes; a longer session stays", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool, env: { DEFAULT_REFRESH_INTERVAL_MS: "60000" } });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")], { refreshIntervalMs: 60_000 }));
+    const tokens = createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600, now: t.clock.now });
+    const cookieFor = async (ttl: number) =>
+      `svc_session=${await tokens.mint({ sub: `u-${ttl}`, groups: [workspace.viewer_group] }, ttl)}`;
+    // The manual clock starts on a whole second, so exp is exactly 60 s (and 120 s) from now.
+    const short = await open(t.app, dashboardId, await cookieFor(60));
+    const long = await open(t.app, dashboardId, await cookieFor(120));
+    expect((await short.reader!.next())?.event).toBe("snapshot");
+    expect((await long.reader!.next())?.event).toBe("snapshot");
+
+    t.clock.advance(59_999);
+    await flush();
+    expect(t.host.hub.subscribersOf(dashboardId)).toBe(2);
+    t.clock.advance(1);
+    expect(t.host.hub.subscribersOf(dashboardId)).toBe(1);
+    let frame = await short.reader!.next();
+    while (frame?.event === "panel") frame = await short.reader!.next();
+    expect(frame?.event).toBe("session_expired");
+    expect(json(frame)).toEqual({ expiresAt: t.clock.now() });
+    expect(await short.reader!.next()).toBeNull();
+
+    // The last subscriber's expiry stops the poller like a disconnect does.
+    t.clock.advance(60_000);
+    await flush();
+    expect(t.host.hub.dashboards).toBe(0);
+    const calls = t.calls.length;
+    t.clock.advance(600_000);
+    await flush();
+    expect(t.calls).toHaveLength(calls);
+    let last = await long.reader!.next();
+    while (last?.event === "panel") last = await long.reader!.next();
+    expect(last?.event).toBe("session_expired");
+    expect(await long.reader!.next()).toBeNull();
+  });
+
+  test("a stream that ends otherwise leaves no expiry timer behind", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool, env: { DEFAULT_REFRESH_INTERVAL_MS: "60000" } });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")], { refreshIntervalMs: 60_000 }));
+    const s = await open(t.app, dashboardId, await t.cookieFor([workspace.viewer_group]));
+    await s.reader!.next();
+    await s.reader!.cancel();
+    await flush();
+    // The heartbeat interval is the host's own; no one-shot timer (tick, expiry) is left.
+    expect(t.clock.pendingDelays()).toEqual([]);
   });
 });
 

@@ -25,7 +25,7 @@ export type StreamHostDeps = ServiceDeps;
 /** Seams and tuning of the stream host; every one has a production default. */
 export interface StreamHostOptions {
   /** Session verification; default: HS256 tokens from SESSION_SECRET (no secret: every stream is 401). */
-  sessions?: Pick<SessionTokens, "verify"> | null;
+  sessions?: Pick<SessionTokens, "verifyWithExpiry"> | null;
   /** Runs one panel through the guarded runner. */
   runPanel?: RunPanel;
   /** The guarded runner, when `runPanel` is not given: panels run through it and the drain closes it. */

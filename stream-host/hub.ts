@@ -3,7 +3,7 @@ import type { Logger } from "../lib/log/logger.ts";
 import type { Metrics } from "../lib/metrics/metrics.ts";
 import type { KeyedLimiter } from "./limiter.ts";
 import { type LoadedDashboard, type PanelUpdate, type Poller, type RunPanel, createPoller } from "./poller.ts";
-import { HEARTBEAT_FRAME, type Sink, encodeEvent } from "./sse.ts";
+import { HEARTBEAT_FRAME, type Sink, encodeEvent, sessionExpiredFrame } from "./sse.ts";
 import type { Timers } from "./timers.ts";
 
 /** What subscribers learn about a dashboard: layout and cadence, never the panels' SQL. */
@@ -20,7 +20,12 @@ interface Subscriber {
   sink: Sink;
   channel: Channel;
   left: boolean;
+  /** The timer that ends the stream when its session expires. */
+  expiry: unknown;
 }
+
+/** setTimeout's longest delay; a later expiry is re-armed when it fires. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 interface Channel {
   dashboard: LoadedDashboard;
@@ -149,6 +154,8 @@ export function createHub(opts: HubOptions) {
   function leave(sub: Subscriber) {
     if (sub.left) return;
     sub.left = true;
+    if (sub.expiry !== null) opts.timers.clearTimeout(sub.expiry);
+    sub.expiry = null;
     const ch = sub.channel;
     if (!ch.subscribers.delete(sub)) return;
     subscriberCount--;
@@ -177,6 +184,18 @@ export function createHub(opts: HubOptions) {
     return n;
   }
 
+  /** Ends the stream with `event: session_expired` once `expiresAt` (epoch ms) has passed. */
+  function armExpiry(sub: Subscriber, expiresAt: number) {
+    const delay = expiresAt - opts.now();
+    if (delay <= 0) {
+      sub.expiry = null;
+      leave(sub);
+      void sub.sink.end(sessionExpiredFrame(expiresAt));
+      return;
+    }
+    sub.expiry = opts.timers.setTimeout(() => armExpiry(sub, expiresAt), Math.min(delay, MAX_TIMER_MS));
+  }
+
   function panelKey(d: LoadedDashboard, panelId: string): string | undefined {
     const p = d.spec.panels.find((x) => x.id === panelId);
     return p ? `${p.sourceId}\u0000${p.sql}` : undefined;
@@ -185,16 +204,17 @@ export function createHub(opts: HubOptions) {
   return {
     /**
      * Attaches a subscriber: sends the snapshot of the latest results at once (no new query) and
-     * starts the dashboard's poller when it is the first.
+     * starts the dashboard's poller when it is the first. With `expiresAt` (the session's `exp`, epoch
+     * ms) the stream gets `event: session_expired` and is closed when that time passes.
      */
-    subscribe(dashboard: LoadedDashboard, sink: Sink): void {
+    subscribe(dashboard: LoadedDashboard, sink: Sink, session: { expiresAt?: number } = {}): void {
       let ch = channels.get(dashboard.id);
       const first = !ch;
       if (!ch) {
         ch = newChannel(dashboard);
         channels.set(dashboard.id, ch);
       }
-      const sub: Subscriber = { sink, channel: ch, left: false };
+      const sub: Subscriber = { sink, channel: ch, left: false, expiry: null };
       ch.subscribers.add(sub);
       subscriberCount++;
       sink.onClose(() => leave(sub));
@@ -208,6 +228,7 @@ export function createHub(opts: HubOptions) {
         ch.poller.start();
         opts.metrics.setPollersActive(countRunning());
       }
+      if (session.expiresAt !== undefined) armExpiry(sub, session.expiresAt);
     },
 
     /** The dashboard as the running channel knows it (kept current by change notifications). */

@@ -23,6 +23,14 @@ export function drainingFrame(retryMs: number): Buffer {
   return Buffer.from(`retry: ${retryMs}\nevent: draining\ndata: ${JSON.stringify({ retryMs })}\n\n`);
 }
 
+/**
+ * The terminal frame of a stream whose session ended (`exp` passed): the stream closes after it and a
+ * reconnect is refused with 401, so the client signs in again instead of retrying.
+ */
+export function sessionExpiredFrame(expiresAt: number): Buffer {
+  return encodeEvent("session_expired", { expiresAt });
+}
+
 /** A per-stream reconnect delay, uniform over 2000..10000 ms, so subscribers do not all return at once. */
 export function drainRetryMs(random: () => number = Math.random): number {
   return 2000 + Math.min(8000, Math.floor(random() * 8001));

@@ -15,7 +15,7 @@ import { SSE_HEADERS, type Sink, drainingFrame, drainRetryMs, nodeSink, webSink 
 export interface StreamRouteDeps {
   hub: Hub;
   /** Null when no session secret is configured: every stream is then unauthenticated. */
-  sessions: Pick<SessionTokens, "verify"> | null;
+  sessions: Pick<SessionTokens, "verifyWithExpiry"> | null;
   cookieName: string;
   pool: pg.Pool;
   drain: DrainState;
@@ -60,21 +60,22 @@ export function registerStream(app: Hono<any>, deps: StreamRouteDeps): void {
   app.get("/api/dashboards/:id/stream", async (c) => {
     if (deps.drain.draining) return terminal(c);
     const token = getCookie(c, deps.cookieName);
-    const user = token && deps.sessions ? await deps.sessions.verify(token) : null;
-    if (!user) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
+    const session = token && deps.sessions ? await deps.sessions.verifyWithExpiry(token) : null;
+    if (!session) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
 
     const id = c.req.param("id");
     if (!isDashboardId(id)) throw new AppError("not_found", "Not found.");
     const dashboard = deps.hub.current(id) ?? (await deps.loadDashboard(id));
     if (!dashboard) throw new AppError("not_found", "Not found.");
     const workspace = await getWorkspace(deps.pool, dashboard.workspaceId);
-    if (!workspace || !roleIn(user.groups, workspace)) throw new AppError("not_found", "Not found.");
+    if (!workspace || !roleIn(session.user.groups, workspace)) throw new AppError("not_found", "Not found.");
 
     // The drain may have begun while we were reading the config store.
     if (deps.drain.draining) return terminal(c);
     const { sink, response } = openStream(c, deps.maxBufferedBytes);
     deps.onFirstSubscriber();
-    deps.hub.subscribe(deps.hub.current(id) ?? dashboard, sink);
+    // The stream ends with `event: session_expired` when the session's `exp` passes.
+    deps.hub.subscribe(deps.hub.current(id) ?? dashboard, sink, { expiresAt: session.expiresAt });
     return response;
   });
 }

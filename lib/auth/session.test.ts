@@ -83,9 +83,22 @@ describe("session tokens", () => {
     clock.t = T0;
   });
 
+  test("verifyWithExpiry gives the user and when the session ends (exp, epoch ms); null where verify is null", async () => {
+    clock.t = T0 + 500;
+    const token = await sessions.mint(user, 60);
+    expect(await sessions.verifyWithExpiry(token)).toEqual({ user, expiresAt: Math.floor((T0 + 500) / 1000) * 1000 + 60_000 });
+    clock.t = T0 + 59_999;
+    expect(await sessions.verifyWithExpiry(token)).toEqual({ user, expiresAt: T0 + 60_000 });
+    clock.t = T0 + 60_000;
+    expect(await sessions.verifyWithExpiry(token)).toBeNull();
+    clock.t = T0;
+    expect(await sessions.verifyWithExpiry(hmacToken("HS512", "sha512", SECRET))).toBeNull();
+  });
+
   test.each(hostile)("refuses: %s", async (_name, build) => {
     clock.t = T0;
     expect(await sessions.verify(build())).toBeNull();
+    expect(await sessions.verifyWithExpiry(build())).toBeNull();
   });
 
   test("random strings never verify", async () => {

@@ -11,6 +11,8 @@ export interface SessionTokens {
   mint(user: SessionUser, ttlSeconds?: number): Promise<string>;
   /** The user for a valid token; null for anything else (other alg, bad signature, expired, not yet valid, garbage, oversized). */
   verify(token: string): Promise<SessionUser | null>;
+  /** As verify, plus when the session ends (`exp`, epoch milliseconds), for connections that outlive the request. */
+  verifyWithExpiry(token: string): Promise<{ user: SessionUser; expiresAt: number } | null>;
   readonly ttlSeconds: number;
 }
 
@@ -33,7 +35,7 @@ export function createSessionTokens(opts: { secret: string; ttlSeconds: number; 
       .sign(key);
   }
 
-  async function verify(token: string): Promise<SessionUser | null> {
+  async function verifyWithExpiry(token: string): Promise<{ user: SessionUser; expiresAt: number } | null> {
     if (typeof token !== "string" || token.length === 0 || token.length > MAX_SESSION_TOKEN_LENGTH) return null;
     try {
       // The algorithm allow-list is what refuses `none`, HS512 and RS256-with-public-key-as-secret.
@@ -42,13 +44,19 @@ export function createSessionTokens(opts: { secret: string; ttlSeconds: number; 
         currentDate: new Date(now()),
         requiredClaims: ["sub", "exp", "iat"],
       });
-      return userFromClaims(payload);
+      const user = userFromClaims(payload);
+      // jwtVerify checked that `exp` is a number in the future (requiredClaims makes it present).
+      return user ? { user, expiresAt: (payload.exp as number) * 1000 } : null;
     } catch {
       return null;
     }
   }
 
-  return { mint, verify, ttlSeconds: opts.ttlSeconds };
+  async function verify(token: string): Promise<SessionUser | null> {
+    return (await verifyWithExpiry(token))?.user ?? null;
+  }
+
+  return { mint, verify, verifyWithExpiry, ttlSeconds: opts.ttlSeconds };
 }
 
 function shortString(v: unknown): v is string {

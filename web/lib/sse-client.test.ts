@@ -109,6 +109,17 @@ describe("SSE client", () => {
     expect(h.requests).toHaveLength(1);
   });
 
+  test("event: session_expired is final as a 401 (the page sends the user to sign in): no reconnect", async () => {
+    const h = harness([sse('event: snapshot\ndata: {}\n\nevent: session_expired\ndata: {"expiresAt":1}\n\n'), sse("")]);
+    await until(() => h.fatal() !== null);
+    expect(h.fatal()).toBe(401);
+    expect(h.events.map(([e]) => e)).toEqual(["snapshot", "session_expired"]);
+    expect(h.states.at(-1)).toEqual(["closed", undefined]);
+    await settle();
+    expect(h.timers.filter((t) => t.ms !== 45_000)).toEqual([]);
+    expect(h.requests).toHaveLength(1);
+  });
+
   test("close stops everything", async () => {
     const h = harness([]);
     await settle();

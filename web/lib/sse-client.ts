@@ -7,7 +7,7 @@ export interface StreamHandlers {
   onEvent(event: string, data: string): void;
   /** Connection state changes; `retryInMs` is set while waiting to reconnect. */
   onState?(state: StreamState, info: { retryInMs?: number; status?: number }): void;
-  /** The server refused for good (401, 403, 404): no reconnect. */
+  /** The server refused for good (401, 403, 404), or the session expired mid-stream (401): no reconnect. */
   onFatal?(status: number): void;
 }
 
@@ -109,6 +109,14 @@ export function openStream(url: string, handlers: StreamHandlers, opts: StreamOp
             }
             if (m.event === "draining") draining = true;
             handlers.onEvent(m.event, m.data);
+            // The session ended: a reconnect would only get a 401, so the page signs in again now.
+            if (m.event === "session_expired") {
+              closed = true;
+              ctl.abort();
+              state("closed", { status: 401 });
+              handlers.onFatal?.(401);
+              return;
+            }
           }
         }
         lastEventId = parser.lastEventId ?? lastEventId;
