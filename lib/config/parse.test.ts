@@ -4,7 +4,13 @@ import { ConfigError, parseConfig } from "./parse.ts";
 import { variables } from "./variables.ts";
 
 const BASE = { DATABASE_URL: "postgres://u:p@db.internal:5432/cfg" };
-const PROD = { ...BASE, NODE_ENV: "production", SESSION_SECRET: "x".repeat(32), SOURCE_SECRET_REFS: "METRICS:*" };
+const PROD = {
+  ...BASE,
+  NODE_ENV: "production",
+  SESSION_SECRET: "x".repeat(32),
+  SOURCE_SECRET_REFS: "METRICS:*",
+  SOURCE_SECRET_HOSTS: "METRICS:metrics.internal",
+};
 
 function problemsOf(env: Record<string, string>): { variable: string; message: string }[] {
   try {
@@ -45,6 +51,7 @@ describe("defaults", () => {
     expect(config.OIDC_ACCOUNT_URL).toBeUndefined();
     expect(config.metricsAllowedCidrs).toBeNull();
     expect(config.sourceSecretGrants.size).toBe(0);
+    expect(config.sourceSecretHosts.size).toBe(0);
     expect(warnings).toEqual([]);
   });
 
@@ -158,6 +165,42 @@ describe("SOURCE_SECRET_REFS", () => {
 
   test.each(["METRICS", "METRICS:", "bad-ref:ws_a", ":ws_a", "1REF:ws"])("%j is refused", (value) => {
     expect(problemsOf({ ...BASE, SOURCE_SECRET_REFS: value }).map((p) => p.variable)).toEqual(["SOURCE_SECRET_REFS"]);
+  });
+});
+
+describe("SOURCE_SECRET_HOSTS", () => {
+  test("entries list exact names, addresses and *.suffix patterns in canonical form; repeated refs merge", () => {
+    const { config } = parseConfig({
+      ...BASE,
+      SOURCE_SECRET_HOSTS: "METRICS_RO: DB.Internal. , 10.0.0.5 ;RDS:*.RDS.amazonaws.com, 2001:DB8::1;METRICS_RO:[::ffff:10.0.0.6]",
+    });
+    expect(config.sourceSecretHosts.get("METRICS_RO")).toEqual(["db.internal", "10.0.0.5", "10.0.0.6"]);
+    expect(config.sourceSecretHosts.get("RDS")).toEqual(["*.rds.amazonaws.com", "2001:db8:0:0:0:0:0:1"]);
+    expect(config.sourceSecretHosts.has("OTHER")).toBe(false);
+  });
+
+  test.each([
+    ["METRICS", "must have the form"],
+    ["METRICS:", "lists no host"],
+    ["bad-ref:db.internal", "not a valid secret_ref"],
+    ["METRICS:*", '"*"'],
+    ["METRICS:*.10.0.0.1", '"*.10.0.0.1"'],
+    ["METRICS:10.1", '"10.1"'],
+    ["METRICS:0x7f000001", '"0x7f000001"'],
+    ["METRICS:db..internal", '"db..internal"'],
+    ["METRICS:db.internal/x", '"db.internal/x"'],
+    ["METRICS:db.internal:5432", '"db.internal:5432"'],
+  ])("%j is refused, naming the entry", (value, message) => {
+    const problems = problemsOf({ ...BASE, SOURCE_SECRET_HOSTS: value });
+    expect(problems.map((p) => p.variable)).toEqual(["SOURCE_SECRET_HOSTS"]);
+    expect(problems[0].message).toContain(message);
+  });
+
+  test("unset warns in production only", () => {
+    const { SOURCE_SECRET_HOSTS: _, ...withoutHosts } = PROD;
+    expect(parseConfig(withoutHosts).warnings).toEqual([expect.stringContaining("SOURCE_SECRET_HOSTS is unset")]);
+    expect(parseConfig(PROD).warnings).toEqual([]);
+    expect(parseConfig(BASE).warnings).toEqual([]);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { type CidrRange, parseCidrList } from "../net/cidr.ts";
+import { type CidrRange, parseAddress, parseCidrList } from "../net/cidr.ts";
 import { type VariableName, variables } from "./variables.ts";
 
 type Parsed = { [K in VariableName]: z.output<(typeof variables)[K]["schema"]> };
@@ -7,12 +7,19 @@ type Parsed = { [K in VariableName]: z.output<(typeof variables)[K]["schema"]> }
 /** Workspaces allowed to use one secret_ref; `"*"` grants every workspace. */
 export type SecretGrants = ReadonlyMap<string, ReadonlySet<string> | "*">;
 
+/**
+ * Hosts a source using a secret_ref may connect to (SOURCE_SECRET_HOSTS), as canonical patterns: an address
+ * (`10.0.0.5`, `2001:db8:0:0:0:0:0:1`), a lower-case name, or `*.suffix`. A ref without an entry is not limited.
+ */
+export type SecretHosts = ReadonlyMap<string, readonly string[]>;
+
 /** The validated configuration: every variable by its env name, plus values derived from them. */
 export type Config = Parsed & {
   isProduction: boolean;
   isDevelopment: boolean;
   metricsAllowedCidrs: readonly CidrRange[] | null;
   sourceSecretGrants: SecretGrants;
+  sourceSecretHosts: SecretHosts;
   guardExtraFunctions: readonly string[];
 };
 
@@ -48,6 +55,54 @@ export function parseSecretRefs(text: string): { grants: Map<string, Set<string>
     else grants.set(ref, new Set([...(prior ?? []), ...workspaces]));
   }
   return { grants };
+}
+
+/** A DNS name: letters, digits, `-` and `_` labels; the last label starts with a letter (so "10.1" or "0x7f.1" is not a name). */
+const HOST_NAME = /^(?=.{1,253}$)(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+
+/**
+ * The canonical form a host is compared in: an IP address in full normalized form (IPv4-mapped IPv6 folded to
+ * IPv4), else the name in lower case without a trailing dot. Null when it is neither an address nor a valid name.
+ */
+export function canonicalHost(text: string): { host: string; address: boolean } | null {
+  const addr = parseAddress(text);
+  if (addr) return { host: addr.toNormalizedString(), address: true };
+  const name = text.trim().toLowerCase().replace(/\.$/, "");
+  return HOST_NAME.test(name) ? { host: name, address: false } : null;
+}
+
+/** Parses SOURCE_SECRET_HOSTS (`REF:db.internal,10.0.0.5;REF2:*.rds.amazonaws.com`); returns the problem text on bad syntax. */
+export function parseSecretHosts(text: string): { hosts: Map<string, string[]> } | { error: string } {
+  const hosts = new Map<string, string[]>();
+  for (const raw of text.split(";")) {
+    const entry = raw.trim();
+    if (!entry) continue;
+    const colon = entry.indexOf(":");
+    if (colon === -1) return { error: `entry "${entry}" must have the form <SECRET_REF>:<host>,<host>` };
+    const ref = entry.slice(0, colon).trim();
+    if (!SECRET_REF.test(ref)) return { error: `"${ref}" is not a valid secret_ref (letters, digits and _)` };
+    // IPv6 addresses contain ":"; only the first one separates the ref.
+    const items = entry
+      .slice(colon + 1)
+      .split(",")
+      .map((h) => h.trim())
+      .filter(Boolean);
+    if (items.length === 0) return { error: `secret_ref ${ref} lists no host` };
+    const patterns = hosts.get(ref) ?? [];
+    for (const item of items) {
+      const wildcard = item.startsWith("*.");
+      const c = canonicalHost(wildcard ? item.slice(2) : item);
+      if (!c || (wildcard && c.address)) {
+        return {
+          error: `host ${JSON.stringify(item)} of secret_ref ${ref} is not a host name, an IP address or *.<domain>`,
+        };
+      }
+      const pattern = wildcard ? `*.${c.host}` : c.host;
+      if (!patterns.includes(pattern)) patterns.push(pattern);
+    }
+    hosts.set(ref, patterns);
+  }
+  return { hosts };
 }
 
 /**
@@ -95,6 +150,13 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     else sourceSecretGrants = refs.grants;
   }
 
+  let sourceSecretHosts: SecretHosts = new Map();
+  if (p.SOURCE_SECRET_HOSTS) {
+    const hosts = parseSecretHosts(p.SOURCE_SECRET_HOSTS);
+    if ("error" in hosts) problems.push({ variable: "SOURCE_SECRET_HOSTS", message: hosts.error });
+    else sourceSecretHosts = hosts.hosts;
+  }
+
   let metricsAllowedCidrs: CidrRange[] | null = null;
   if (p.METRICS_ALLOWED_CIDRS) {
     const { ranges, invalid } = parseCidrList(p.METRICS_ALLOWED_CIDRS);
@@ -117,6 +179,10 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       );
     if (p.METRICS_TOKEN && p.METRICS_TOKEN.length < 24)
       warnings.push("METRICS_TOKEN is shorter than 24 characters");
+    if (!p.SOURCE_SECRET_HOSTS)
+      warnings.push(
+        "SOURCE_SECRET_HOSTS is unset: a workspace admin can point a source at any host with a secret_ref the workspace is granted, and the credentials are used there",
+      );
   }
 
   const guardExtraFunctions = p.SQL_GUARD_EXTRA_FUNCTIONS.split(/[\s,]+/)
@@ -130,6 +196,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       isDevelopment: p.NODE_ENV === "development",
       metricsAllowedCidrs,
       sourceSecretGrants,
+      sourceSecretHosts,
       guardExtraFunctions,
     },
     warnings,

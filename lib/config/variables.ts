@@ -371,6 +371,11 @@ export const variables = {
     doc: "Longest statement (characters) the SQL guard accepts; longer gives reason `structure`.",
     group: "pulseboard",
   },
+  SOURCE_SECRET_HOSTS: {
+    schema: str(),
+    doc: "Which hosts a source using a secret_ref may connect to: `<SECRET_REF>:<host>,<host>` entries separated by `;`; a host is an exact name or IP address, or `*.suffix` (any name ending in `.suffix`). A ref without an entry may be used with any host; a source whose host is not listed for its ref is refused with `grant_missing` before any credential lookup. Warned about in production when unset.",
+    group: "pulseboard",
+  },
   SOURCE_SECRETS_AWS_PREFIX: {
     schema: str(),
     doc: "When set, a secret_ref not found in files or env resolves to the AWS Secrets Manager secret `<prefix><secret_ref>` holding `{username,password}`.",

@@ -9,25 +9,16 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parseConfig } from "../config/parse.ts";
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from "../embedded/postgres.ts";
-import { AppError } from "../http/errors.ts";
+import type { AppError } from "../http/errors.ts";
 import { createMetrics } from "../metrics/metrics.ts";
 import { createSecretResolver } from "../secrets/resolver.ts";
 import type { Source, SslMode } from "../sources/store.ts";
+import { rejection } from "../testing/rejection.ts";
 import { createSourcePool, passwordAuthAllowed } from "./pools.ts";
 import { type QueryRunner, createQueryRunner } from "./runner.ts";
 
 const PASSWORD = "S3cret-source-pw-7f1c";
 const USERNAME = "pb_reader_auth";
-
-async function rejection(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  }
-  throw new Error("expected a rejection");
-}
 
 function expectRefused(err: AppError, kind: "cleartext" | "MD5", host: string, port: number) {
   expect(err.code).toBe("source_unavailable");
@@ -321,11 +312,12 @@ describe("against real PostgreSQL servers", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  function runner() {
+  function runner(env: Record<string, string> = {}) {
     const { config } = parseConfig({
       DATABASE_URL: "postgres://unused@127.0.0.1/unused",
       SOURCE_SECRET_REFS: "METRICS:ws_a;SCRAM:ws_a",
       QUERY_TIMEOUT_SECONDS: "5",
+      ...env,
     });
     const r = createQueryRunner({
       config,
@@ -375,5 +367,26 @@ describe("against real PostgreSQL servers", () => {
     await expect(r.testConnection(at(md5, "disable", "SCRAM"))).resolves.toMatchObject({ elapsedMs: expect.any(Number) });
     const rows = await r.execute({ source: at(md5, "disable", "SCRAM"), sql: "SELECT current_user" });
     expect(rows.rows).toEqual([["pb_scram_auth"]]);
+  });
+
+  test("SOURCE_SECRET_HOSTS: a listed host connects; any other host is grant_missing before a connection is made", async () => {
+    const r = runner({ SOURCE_SECRET_HOSTS: "SCRAM:127.0.0.1;METRICS:metrics.internal" });
+    await expect(r.testConnection(at(md5, "disable", "SCRAM"))).resolves.toBeTruthy();
+    // Same machine, but not the listed name: the list is compared as written, never resolved.
+    const other = await rejection(r.testConnection({ ...at(md5, "disable", "SCRAM"), id: "src_localhost", host: "localhost" }));
+    expect(other.code).toBe("grant_missing");
+    expect(other.extra).toEqual({ secretRef: "SCRAM", reason: "host_not_allowed" });
+    expect(other.detail).not.toContain("localhost");
+
+    const fake = await startFakeServer({ ask: "cleartext" });
+    try {
+      const err = await rejection(r.testConnection({ ...source(fake.port, "disable"), id: "src_fake_host" }));
+      expect(err.code).toBe("grant_missing");
+      expect(err.detail).toContain("secret_ref METRICS");
+      expect(fake.connections).toEqual([]);
+      expect(r.poolStats("src_fake_host")).toBeNull();
+    } finally {
+      await fake.close();
+    }
   });
 });

@@ -137,7 +137,8 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       params: { host, port, database, sslmode, secretRef },
       pool: createSourcePool({
         source,
-        credentials: () => secrets.resolve(source.secretRef, source.workspaceId),
+        // The host checked is the host this pool connects to (a changed host makes a new pool).
+        credentials: () => secrets.resolve(source.secretRef, source.workspaceId, source.host),
         max: opts.poolMax ?? 5,
         timeoutMs,
         connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
@@ -228,8 +229,9 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     try {
       // A NUL would end the statement text early on the wire; the guard refuses it too.
       if (req.sql.includes("\0")) throw new AppError("bad_request", "The statement contains a NUL character.");
-      // Every statement, not only every connection: a revoked grant is refused even on a warm pool.
-      secrets.checkGrant(source.secretRef, source.workspaceId);
+      // Every statement, not only every connection: a revoked grant is refused even on a warm pool. The host is
+      // checked with it (SOURCE_SECRET_HOSTS), so a source pointed elsewhere never gets to a credential lookup.
+      secrets.checkGrant(source.secretRef, source.workspaceId, source.host);
       const client = await checkout(poolFor(source), source);
       if (req.signal?.aborted) {
         client.release();

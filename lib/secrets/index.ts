@@ -10,6 +10,7 @@ export {
   type SourceCredentials,
   createSecretResolver,
   isGranted,
+  isHostAllowed,
 } from "./resolver.ts";
 
 /** The resolver an entry point builds from config: files, env, and Secrets Manager when SOURCE_SECRETS_AWS_PREFIX is set. */

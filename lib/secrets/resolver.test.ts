@@ -5,10 +5,11 @@ import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient 
 import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { parseConfig, parseSecretRefs } from "../config/parse.ts";
+import { AppError } from "../http/errors.ts";
 import { rejection } from "../testing/rejection.ts";
 import { createAwsSecretSource } from "./aws.ts";
 import { createSecretResolverFromConfig } from "./index.ts";
-import { createSecretResolver } from "./resolver.ts";
+import { createSecretResolver, isHostAllowed } from "./resolver.ts";
 
 let dir: string;
 beforeAll(async () => {
@@ -80,6 +81,76 @@ describe("grants", () => {
     await expect(r.resolve("METRICS", "ws_a")).resolves.toBeTruthy();
     grants = new Map();
     expect((await rejection(r.resolve("METRICS", "ws_a"))).code).toBe("grant_missing");
+  });
+});
+
+describe("host binding (SOURCE_SECRET_HOSTS)", () => {
+  const cfg = () =>
+    config({
+      SOURCE_SECRET_REFS: "METRICS:ws_a;RDS:ws_a;SHARED:*",
+      SOURCE_SECRET_HOSTS: "METRICS:metrics.internal,10.0.0.5,2001:db8::1;RDS:*.rds.amazonaws.com",
+    });
+  const env = { METRICS_USERNAME: "u", METRICS_PASSWORD: "p", SHARED_USERNAME: "u", SHARED_PASSWORD: "p" };
+
+  test("a listed host resolves; names ignore case and a trailing dot, addresses compare normalized", async () => {
+    const r = createSecretResolver({ config: cfg(), env });
+    for (const host of ["metrics.internal", "METRICS.internal.", "10.0.0.5", "::ffff:10.0.0.5", "2001:DB8:0::1"]) {
+      await expect(r.resolve("METRICS", "ws_a", host), host).resolves.toEqual({ username: "u", password: "p" });
+    }
+  });
+
+  test("another host is grant_missing naming the secret_ref, before any lookup, never the host or values", async () => {
+    const reads: string[] = [];
+    const r = createSecretResolver({
+      config: cfg(),
+      env,
+      readFile: async (path) => {
+        reads.push(path);
+        return "x";
+      },
+    });
+    for (const host of ["attacker.example", "10.0.0.6", "metrics.internal.attacker.example", "127.0.0.1"]) {
+      const err = await rejection(r.resolve("METRICS", "ws_a", host));
+      expect(err.code).toBe("grant_missing");
+      expect(err.detail).toContain("secret_ref METRICS");
+      expect(err.detail).toContain("not allowed");
+      expect(err.extra).toEqual({ secretRef: "METRICS", reason: "host_not_allowed" });
+      const shown = JSON.stringify([err.detail, err.extra]);
+      for (const leak of [host, "metrics.internal", "10.0.0.5", '"u"', '"p"']) expect(shown).not.toContain(leak);
+      expect(() => r.checkGrant("METRICS", "ws_a", host)).toThrow(AppError);
+    }
+    expect(reads).toEqual([]);
+  });
+
+  test("a limited ref with no host given is refused; a ref without a host list is not limited", async () => {
+    const r = createSecretResolver({ config: cfg(), env });
+    expect((await rejection(r.resolve("METRICS", "ws_a"))).code).toBe("grant_missing");
+    await expect(r.resolve("SHARED", "ws_x", "anywhere.example")).resolves.toEqual({ username: "u", password: "p" });
+    await expect(r.resolve("SHARED", "ws_x")).resolves.toBeTruthy();
+  });
+
+  test("the grant is still checked first: a listed host does not stand in for a missing grant", async () => {
+    const r = createSecretResolver({ config: cfg(), env });
+    const err = await rejection(r.resolve("METRICS", "ws_other", "metrics.internal"));
+    expect(err.code).toBe("grant_missing");
+    expect(err.detail).toContain("no grant");
+  });
+
+  test("*.suffix matches names under the suffix only: not the suffix itself, not a look-alike, not an address", () => {
+    const patterns = ["*.rds.amazonaws.com", "db.internal"];
+    expect(isHostAllowed(patterns, "x.rds.amazonaws.com")).toBe(true);
+    expect(isHostAllowed(patterns, "a.b.RDS.amazonaws.com.")).toBe(true);
+    expect(isHostAllowed(patterns, "rds.amazonaws.com")).toBe(false);
+    expect(isHostAllowed(patterns, ".rds.amazonaws.com")).toBe(false);
+    expect(isHostAllowed(patterns, "evilrds.amazonaws.com")).toBe(false);
+    expect(isHostAllowed(patterns, "x.rds.amazonaws.com.evil.example")).toBe(false);
+    expect(isHostAllowed(patterns, "x.rds.amazonaws.com:5432")).toBe(false);
+    expect(isHostAllowed(["*.internal"], "10.0.0.1")).toBe(false);
+    // Legacy numeric forms the resolver would read as 127.0.0.1 are neither names nor dotted-quad addresses.
+    expect(isHostAllowed(["*.internal", "127.0.0.1"], "127.1")).toBe(false);
+    expect(isHostAllowed(["127.0.0.1"], "0x7f000001")).toBe(false);
+    expect(isHostAllowed(patterns, "db.internal")).toBe(true);
+    expect(isHostAllowed(patterns, "db.internal.evil.example")).toBe(false);
   });
 });
 

@@ -1,6 +1,6 @@
 import { readFile as fsReadFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Config, SecretGrants } from "../config/parse.ts";
+import { type Config, type SecretGrants, type SecretHosts, canonicalHost } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import type { AwsSecretSource } from "./aws.ts";
 
@@ -12,14 +12,17 @@ export interface SourceCredentials {
 
 /** Resolves a source's `secret_ref` to credentials for one workspace (spec, Sessions). */
 export interface SecretResolver {
-  /** Throws AppError `grant_missing` (naming the secret_ref only) unless the workspace may use `secretRef`. */
-  checkGrant(secretRef: string, workspaceId: string): void;
   /**
-   * Grant check, then `<REF>_USERNAME`/`<REF>_PASSWORD` from files in SOURCE_SECRETS_DIR (read on every call),
+   * Throws AppError `grant_missing` (naming the secret_ref only) unless the workspace may use `secretRef` and, when
+   * SOURCE_SECRET_HOSTS lists hosts for it, `host` is one of them (a limited ref with no host given is refused).
+   */
+  checkGrant(secretRef: string, workspaceId: string, host?: string): void;
+  /**
+   * Grant and host check, then `<REF>_USERNAME`/`<REF>_PASSWORD` from files in SOURCE_SECRETS_DIR (read on every call),
    * then the environment, then AWS Secrets Manager when configured. Throws AppError `grant_missing` or
    * `source_credentials_missing` (naming variable names, never values).
    */
-  resolve(secretRef: string, workspaceId: string): Promise<SourceCredentials>;
+  resolve(secretRef: string, workspaceId: string, host?: string): Promise<SourceCredentials>;
 }
 
 /** Same rule as SOURCE_SECRET_REFS: letters, digits and `_`, so a ref can never name a path outside the folder. */
@@ -28,7 +31,7 @@ export const SECRET_REF_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 type ReadFile = (path: string) => Promise<string>;
 
 export interface SecretResolverOptions {
-  config: Pick<Config, "sourceSecretGrants" | "SOURCE_SECRETS_DIR">;
+  config: Pick<Config, "sourceSecretGrants" | "SOURCE_SECRETS_DIR"> & Partial<Pick<Config, "sourceSecretHosts">>;
   /** Where `<REF>_USERNAME`/`_PASSWORD` are looked up after the files. */
   env?: Record<string, string | undefined>;
   /** Current grants; defaults to the configured ones. A getter lets an operator revoke without a restart. */
@@ -45,16 +48,30 @@ export function isGranted(grants: SecretGrants, secretRef: string, workspaceId: 
   return grant === "*" || grant.has(workspaceId);
 }
 
+/**
+ * True when `host` matches one of a ref's SOURCE_SECRET_HOSTS patterns: the same address (compared in normalized
+ * form) or name (case and a trailing dot ignored), or a name ending in `.suffix` for `*.suffix`. An address never
+ * matches a `*.` pattern, and a host that is neither an address nor a valid name matches nothing.
+ */
+export function isHostAllowed(patterns: readonly string[], host: string): boolean {
+  const c = canonicalHost(host);
+  if (!c) return false;
+  return patterns.some((p) =>
+    p.startsWith("*.") ? !c.address && c.host.length > p.length - 1 && c.host.endsWith(p.slice(1)) : p === c.host,
+  );
+}
+
 /** Builds the resolver. Files are read on every call, so a rotated file takes effect on the next connection. */
 export function createSecretResolver(opts: SecretResolverOptions): SecretResolver {
   const env = opts.env ?? process.env;
   const configured = opts.config.sourceSecretGrants;
   const grants = opts.grants ?? (() => configured);
+  const hosts: SecretHosts = opts.config.sourceSecretHosts ?? new Map();
   const dir = opts.config.SOURCE_SECRETS_DIR;
   const readFile: ReadFile = opts.readFile ?? ((p) => fsReadFile(p, "utf8"));
   const aws = opts.aws ?? null;
 
-  function checkGrant(secretRef: string, workspaceId: string): void {
+  function checkGrant(secretRef: string, workspaceId: string, host?: string): void {
     if (!SECRET_REF_PATTERN.test(secretRef)) {
       throw new AppError("grant_missing", "The source's secret_ref is not a valid name (letters, digits and _).");
     }
@@ -63,6 +80,16 @@ export function createSecretResolver(opts: SecretResolverOptions): SecretResolve
         "grant_missing",
         `This workspace has no grant for secret_ref ${secretRef}; an operator must add it to SOURCE_SECRET_REFS.`,
         { secretRef },
+      );
+    }
+    const allowed = hosts.get(secretRef);
+    if (allowed && (host === undefined || !isHostAllowed(allowed, host))) {
+      // Neither the host nor the allowed list is named: viewers running a panel see this too, and they are
+      // not shown a source's connection details.
+      throw new AppError(
+        "grant_missing",
+        `The source's host is not allowed for secret_ref ${secretRef}; an operator must list it in SOURCE_SECRET_HOSTS.`,
+        { secretRef, reason: "host_not_allowed" },
       );
     }
   }
@@ -92,8 +119,8 @@ export function createSecretResolver(opts: SecretResolverOptions): SecretResolve
 
   return {
     checkGrant,
-    async resolve(secretRef, workspaceId) {
-      checkGrant(secretRef, workspaceId);
+    async resolve(secretRef, workspaceId, host) {
+      checkGrant(secretRef, workspaceId, host);
       const userVar = `${secretRef}_USERNAME`;
       const passVar = `${secretRef}_PASSWORD`;
       const [username, password] = await Promise.all([lookup(userVar), lookup(passVar)]);
