@@ -42,6 +42,11 @@ export class PulseboardStack extends Stack {
       reason: "SOURCE_SECRET_REFS holds secret names and workspace grants, never a secret value",
     });
     const sourceSecretRefs = sourceSecretRefsParam.valueAsString;
+    const sourceSecretHosts = param(
+      "SourceSecretHosts",
+      "SOURCE_SECRET_HOSTS: hosts each secret_ref may connect to, e.g. METRICS_RO:*.metrics.internal (empty: unset, warned in production)",
+      { default: "" },
+    );
     const publicBaseUrl = param("PublicBaseUrl", "PUBLIC_BASE_URL, e.g. https://dash.example.com (empty: unset)", {
       default: "",
     });
@@ -86,6 +91,7 @@ export class PulseboardStack extends Stack {
         NODE_ENV: "production",
         DATABASE_URL: configStore.databaseUrl,
         SOURCE_SECRET_REFS: sourceSecretRefs,
+        SOURCE_SECRET_HOSTS: sourceSecretHosts,
         SOURCE_SECRETS_AWS_PREFIX: sourceSecretsPrefix,
         PUBLIC_BASE_URL: publicBaseUrl,
         OIDC_ISSUER: oidcIssuer,

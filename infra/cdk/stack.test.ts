@@ -77,6 +77,8 @@ describe("deploy-time parameters", () => {
     expect(params.SourceSecretRefs).toMatchObject({ Type: "String", MinLength: 1 });
     expect(params.SourceSecretRefs.Default).toBeUndefined();
     expect(params.AiProvider.AllowedValues).toEqual(["", "gateway", "compat"]);
+    // Binding secret_refs to hosts is optional (production warns without it).
+    expect(params.SourceSecretHosts).toMatchObject({ Type: "String", Default: "" });
   });
 });
 
