@@ -64,10 +64,17 @@ export function sourceUnavailable(sourceId: string, err: unknown): AppError {
  * The source asked for a password exchange that would hand the password (cleartext) or crackable material (MD5)
  * to whoever answers, without TLS that verifies the server. The detail names neither the host nor the role.
  */
-export function insecureAuthRefused(sourceId: string, kind: "cleartext" | "MD5"): AppError {
+/** Password exchanges a source server may not ask for unless sslmode=verify-full. */
+export type InsecureAuthKind = "cleartext" | "MD5" | "weak SCRAM";
+
+export function insecureAuthRefused(sourceId: string, kind: InsecureAuthKind): AppError {
+  const asked =
+    kind === "weak SCRAM"
+      ? "SCRAM password authentication with fewer than 4096 iterations"
+      : `${kind} password authentication`;
   return new AppError(
     "source_unavailable",
-    `Source ${sourceId} is unavailable (insecure_auth): the server asked for ${kind} password authentication, ` +
+    `Source ${sourceId} is unavailable (insecure_auth): the server asked for ${asked}, ` +
       "which Pulseboard refuses unless sslmode=verify-full. Use SCRAM (password_encryption=scram-sha-256 and a " +
       "scram-sha-256 pg_hba.conf entry) or connect with sslmode=verify-full.",
     { cause: "insecure_auth" },

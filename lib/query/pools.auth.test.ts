@@ -14,16 +14,18 @@ import { createMetrics } from "../metrics/metrics.ts";
 import { createSecretResolver } from "../secrets/resolver.ts";
 import type { Source, SslMode } from "../sources/store.ts";
 import { rejection } from "../testing/rejection.ts";
-import { createSourcePool, passwordAuthAllowed } from "./pools.ts";
+import { createSourcePool, passwordAuthAllowed, scramIterations } from "./pools.ts";
 import { type QueryRunner, createQueryRunner } from "./runner.ts";
 
 const PASSWORD = "S3cret-source-pw-7f1c";
 const USERNAME = "pb_reader_auth";
 
-function expectRefused(err: AppError, kind: "cleartext" | "MD5", host: string, port: number) {
+function expectRefused(err: AppError, kind: "cleartext" | "MD5" | "weak SCRAM", host: string, port: number) {
   expect(err.code).toBe("source_unavailable");
   expect(err.extra).toEqual({ cause: "insecure_auth" });
-  expect(err.detail).toContain(`${kind} password authentication`);
+  expect(err.detail).toContain(
+    kind === "weak SCRAM" ? "SCRAM password authentication with fewer than 4096 iterations" : `${kind} password authentication`,
+  );
   expect(err.detail).toContain("sslmode=verify-full");
   const shown = JSON.stringify([err.detail, err.extra]);
   for (const secret of [host, `:${port}`, PASSWORD, USERNAME]) expect(shown).not.toContain(secret);
@@ -49,14 +51,31 @@ interface FakeServer {
 const SSL_REQUEST = 80877103;
 const PROTOCOL_3 = 196608;
 
-function authRequest(ask: "cleartext" | "md5"): Buffer {
+type Ask = "cleartext" | "md5" | "scram";
+
+/** An authentication request message ('R'): code and payload. */
+function authMessage(code: number, payload: Buffer = Buffer.alloc(0)): Buffer {
+  const head = Buffer.alloc(9);
+  head.write("R", 0);
+  head.writeInt32BE(8 + payload.length, 1);
+  head.writeInt32BE(code, 5);
+  return Buffer.concat([head, payload]);
+}
+
+function authRequest(ask: Ask): Buffer {
+  if (ask === "scram") return authMessage(10, Buffer.from("SCRAM-SHA-256\0\0"));
   if (ask === "cleartext") return Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 3]);
   return Buffer.from([0x52, 0, 0, 0, 12, 0, 0, 0, 5, 0xde, 0xad, 0xbe, 0xef]);
 }
 const AUTH_OK = Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 0]);
 const READY = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]);
 
-async function startFakeServer(opts: { ask: "cleartext" | "md5"; tls?: { key: string; cert: string } }): Promise<FakeServer> {
+async function startFakeServer(opts: {
+  ask: Ask;
+  tls?: { key: string; cert: string };
+  /** SCRAM: the iteration count the server offers in its first message. */
+  iterations?: number;
+}): Promise<FakeServer> {
   const connections: FakeConnection[] = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer((sock) => {
@@ -115,9 +134,17 @@ async function startFakeServer(opts: { ask: "cleartext" | "md5"; tls?: { key: st
         const len = buf.readInt32BE(1);
         if (buf.length < 1 + len) return;
         const type = String.fromCharCode(buf[0]);
+        const body = buf.subarray(5, 1 + len);
         buf = buf.subarray(1 + len);
         conn.messages.push(type);
-        if (type === "p") stream.write(Buffer.concat([AUTH_OK, READY]));
+        if (type === "p" && opts.ask === "scram") {
+          if (conn.messages.length === 1) {
+            // SASLInitialResponse: mechanism, length, "n,,n=*,r=<client nonce>" → server-first-message.
+            const clientNonce = /r=([^,]+)$/.exec(body.toString("latin1"))?.[1] ?? "";
+            const first = `r=${clientNonce}srvnonce,s=${Buffer.from("salt-salt").toString("base64")},i=${opts.iterations ?? 4096}`;
+            stream.write(authMessage(11, Buffer.from(first)));
+          } else stream.end(); // the client's proof arrived: that is all this test needs to see
+        } else if (type === "p") stream.write(Buffer.concat([AUTH_OK, READY]));
         if (type === "X") stream.end();
       }
     };
@@ -264,6 +291,43 @@ describe("a server asking for cleartext or MD5 without verified TLS never receiv
       await p.end();
       await fake.close();
     }
+  });
+
+  test("SCRAM offering fewer than 4096 iterations is refused before the client's proof is sent", async () => {
+    const fake = await startFakeServer({ ask: "scram", iterations: 1 });
+    const p = pool(source(fake.port, "disable"));
+    try {
+      const err = await refusedCheckout(p);
+      expectRefused(err, "weak SCRAM", "127.0.0.1", fake.port);
+      await fake.connections[0].closed;
+      // Only the SASLInitialResponse (no secret in it); never the SASLResponse carrying the proof.
+      expect(fake.connections[0].messages).toEqual(["p"]);
+    } finally {
+      await p.end();
+      await fake.close();
+    }
+  });
+
+  test("SCRAM with PostgreSQL's default 4096 iterations proceeds to the proof", async () => {
+    const fake = await startFakeServer({ ask: "scram", iterations: 4096 });
+    const p = pool(source(fake.port, "disable"));
+    try {
+      // The fake ends the connection after reading the proof, so the checkout fails (not with our refusal).
+      await expect(p.connect()).rejects.toThrow(/terminated/);
+      await fake.connections[0].closed;
+      expect(fake.connections[0].messages).toEqual(["p", "p"]);
+    } finally {
+      await p.end();
+      await fake.close();
+    }
+  });
+
+  test("scramIterations reads i= and nothing else", () => {
+    expect(scramIterations("r=abc,s=c2FsdA==,i=4096")).toBe(4096);
+    expect(scramIterations("r=abc,s=c2FsdA==,i=1")).toBe(1);
+    expect(scramIterations("r=abc,s=c2FsdA==")).toBeNaN();
+    expect(scramIterations("r=abc,s=c2FsdA==,i=4096x")).toBeNaN();
+    expect(scramIterations("r=i=99999,s=x,i=2")).toBe(2);
   });
 
   test("the decision needs verify-full AND a TLS socket that verified the server", () => {

@@ -2,7 +2,7 @@ import type { ConnectionOptions } from "node:tls";
 import pg from "pg";
 import type { SourceCredentials } from "../secrets/resolver.ts";
 import type { Source, SslMode } from "../sources/store.ts";
-import { insecureAuthRefused } from "./errors.ts";
+import { type InsecureAuthKind, insecureAuthRefused } from "./errors.ts";
 
 /** What a pool is keyed on: a change of any of these makes a new pool (and drains the old one). */
 export function poolKey(source: Pick<Source, "id" | "host" | "port" | "database" | "sslmode" | "secretRef">): string {
@@ -65,10 +65,27 @@ export function startupOptions(timeoutMs: number): string {
 interface PgPasswordHandlers {
   _handleAuthCleartextPassword(msg: unknown): void;
   _handleAuthMD5Password(msg: unknown): void;
+  _handleAuthSASLContinue(msg: { data: string }): unknown;
 }
 const pgHandlers = pg.Client.prototype as unknown as PgPasswordHandlers;
-if (typeof pgHandlers._handleAuthCleartextPassword !== "function" || typeof pgHandlers._handleAuthMD5Password !== "function") {
-  throw new Error("pg.Client no longer has _handleAuthCleartextPassword/_handleAuthMD5Password; update lib/query/pools.ts");
+if (
+  typeof pgHandlers._handleAuthCleartextPassword !== "function" ||
+  typeof pgHandlers._handleAuthMD5Password !== "function" ||
+  typeof pgHandlers._handleAuthSASLContinue !== "function"
+) {
+  throw new Error("pg.Client no longer has the auth handlers lib/query/pools.ts overrides; update it");
+}
+
+/**
+ * Lowest SCRAM iteration count answered without verify-full: PostgreSQL's default. The server picks the count,
+ * and a server chosen by whoever edits the source could offer 1, making the client's proof cheap to crack.
+ */
+export const MIN_SCRAM_ITERATIONS = 4096;
+
+/** The iteration count of a SCRAM server-first-message (`r=…,s=…,i=N`); NaN when absent or malformed. */
+export function scramIterations(serverFirstMessage: string): number {
+  const part = serverFirstMessage.split(",").find((p) => p.startsWith("i="));
+  return part && /^i=\d{1,10}$/.test(part) ? Number(part.slice(2)) : Number.NaN;
 }
 
 /**
@@ -149,8 +166,14 @@ export function createSourcePool(opts: SourcePoolOptions): pg.Pool {
       if (!this.refuseInsecureAuth("MD5")) pgHandlers._handleAuthMD5Password.call(this, msg);
     }
 
+    /** SCRAM server-first-message: a weak iteration count is refused (same rule) before the proof is sent. */
+    _handleAuthSASLContinue(msg: { data: string }): unknown {
+      if (!(scramIterations(msg.data) >= MIN_SCRAM_ITERATIONS) && this.refuseInsecureAuth("weak SCRAM")) return undefined;
+      return pgHandlers._handleAuthSASLContinue.call(this, msg);
+    }
+
     /** True when the request was refused: the connect fails with a coded error and the socket is destroyed. */
-    private refuseInsecureAuth(kind: "cleartext" | "MD5"): boolean {
+    private refuseInsecureAuth(kind: InsecureAuthKind): boolean {
       const connection = (this as unknown as { connection: NodeJS.EventEmitter & { stream: PgStream } }).connection;
       if (passwordAuthAllowed(source.sslmode, connection.stream)) return false;
       // pg's connection error path fails the pending connect with this error (once); destroying the socket
