@@ -109,17 +109,21 @@ export function startDemoTraffic(metricsUrl: string, onError: (err: unknown) => 
     ticks++;
     running = (async () => {
       await pool.query(
+        // The same shapes as the backfill, so live points continue the history instead of jumping.
         `INSERT INTO http_requests (ts, service, route, status, latency_ms)
-         SELECT now() - random() * interval '1 second',
-                ($1::text[])[1 + floor(random() * 4)::int], ($2::text[])[1 + floor(random() * 6)::int],
-                CASE WHEN random() < 0.03 THEN 500 ELSE 200 END, round((15 + random() * random() * 500)::numeric, 2)
-           FROM generate_series(1, 2 + floor(random() * 4)::int)`,
+         SELECT t, ($1::text[])[1 + floor(random() * 4)::int], ($2::text[])[1 + floor(random() * 6)::int],
+                CASE WHEN random() < 0.02 THEN 500 WHEN random() < 0.05 THEN 404 ELSE 200 END,
+                round((20 + 15 * sin(extract(epoch FROM t) / 3600) + random() * random() * 400)::numeric, 2)
+           FROM (SELECT now() - random() * interval '1 second' AS t FROM generate_series(1, 3)) AS g`,
         [SERVICES, ROUTES],
       );
       if (ticks % 10 === 0) {
         await pool.query(
           `INSERT INTO host_metrics (time, host, cpu, mem_bytes)
-           SELECT now(), h, least(100, 30 + random() * 50), (2e9 + 1e9 * random())::bigint FROM unnest($1::text[]) h`,
+           SELECT now(), h,
+                  least(100, greatest(0, 35 + 25 * sin(extract(epoch FROM now()) / 1800 + length(h)) + random() * 10)),
+                  (2e9 + 1e9 * random())::bigint
+             FROM unnest($1::text[]) h`,
           [HOSTS],
         );
       }
