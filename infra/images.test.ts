@@ -2,7 +2,7 @@
 // final stage's layout for real: the same build command into dist/, the image's ENV and its exec-form CMD,
 // from a folder with no node_modules, in production mode.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -154,7 +154,7 @@ describe("build context and scrape config", () => {
 describe.each([
   { name: "handlers", dockerfile: handlers, entry: "handlers/main.ts", portVar: "PORT" },
   { name: "stream-host", dockerfile: streamHost, entry: "stream-host/main.ts", portVar: "STREAM_PORT" },
-])("$name image layout", ({ dockerfile, entry, portVar }) => {
+])("$name image layout", ({ dockerfile, portVar }) => {
   let workdir: string;
   let child: ChildProcess | undefined;
 
@@ -170,7 +170,7 @@ describe.each([
     await rm(workdir, { recursive: true, force: true });
   });
 
-  it.skipIf(!existsSync(join(ROOT, entry)))("starts from its CMD with its ENV in production, answers its health check and exits 0 on SIGTERM", async () => {
+  it("starts from its CMD with its ENV in production, answers its health check and exits 0 on SIGTERM", async () => {
     const stage = finalStage(dockerfile);
     await build({ outdir: join(workdir, "dist"), only: buildTargets(dockerfile), log: () => {} });
     const { url } = await createDatabase("image");
