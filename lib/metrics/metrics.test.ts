@@ -111,6 +111,20 @@ describe("registry", () => {
     expect(types.svc_process_cpu_seconds_total).toBeDefined();
     expect(types.svc_nodejs_heap_size_used_bytes).toBeDefined();
     expect(json.every((m) => m.name.startsWith("svc_"))).toBe(true);
+    // Exactly the spec's labels, in its order.
+    const labels = Object.fromEntries(
+      registry.getMetricsAsArray().map((m) => [m.name, [...((m as unknown as { labelNames?: string[] }).labelNames ?? [])]]),
+    );
+    expect(labels).toMatchObject({
+      svc_poller_tick_duration_seconds: ["dashboard"],
+      svc_query_duration_seconds: ["source", "outcome"],
+      svc_query_rows: ["source"],
+      svc_sse_subscribers: ["dashboard"],
+      svc_pollers_active: [],
+      svc_llm_tokens_total: ["workspace", "model", "direction"],
+      svc_llm_requests_total: ["route", "outcome"],
+      svc_sql_validation_rejections_total: ["reason"],
+    });
   });
 
   test("a scrape runs no collector hook: process metrics are sampled on a timer, off the scrape path", async () => {
