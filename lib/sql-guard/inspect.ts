@@ -173,8 +173,8 @@ interface CatalogIndex {
 const indexes = new WeakMap<Catalog, CatalogIndex>();
 
 /**
- * Unqualified names resolve in `public` only: source connections keep PostgreSQL's default search_path
- * ("$user", public), so a bare `deploys` runs as public.deploys even when the catalog only lists
+ * Unqualified names resolve in `public` only: source connections start with search_path=public
+ * (lib/query/pools.ts startupOptions), so a bare `deploys` runs as public.deploys even when the catalog only lists
  * metrics.deploys, and public.deploys may be a table the catalog (narrowed by the source's schema
  * list) leaves out.
  */
