@@ -4,7 +4,8 @@ import { type GenerationResult, generateDashboard } from "../../lib/ai/generate.
 import { workspaceFromParam } from "../../lib/auth/middleware.ts";
 import { AppError } from "../../lib/http/errors.ts";
 import { getSourceInWorkspace } from "../../lib/sources/index.ts";
-import { type AiEnv, type AiRouteDeps, countingGuard, jsonBody, limitBody } from "./ai-shared.ts";
+import { countingGuard } from "../../lib/sql-guard/counting.ts";
+import { type AiEnv, type AiRouteDeps, jsonBody, limitBody } from "./ai-shared.ts";
 
 /** Body of POST /api/workspaces/:workspaceId/generate. */
 export const GenerateRequestSchema = z.object({

@@ -50,14 +50,3 @@ export async function jsonBody<T>(c: Context, schema: z.ZodType<T>): Promise<T> 
     fields,
   });
 }
-
-/** Counts guard refusals of model-written SQL in svc_sql_validation_rejections_total. */
-export function countingGuard(guard: PanelGuard, metrics: Pick<Metrics, "countGuardRejection">): PanelGuard {
-  return {
-    check(sql, catalog, version) {
-      const verdict = guard.check(sql, catalog, version);
-      if (!verdict.ok) metrics.countGuardRejection(verdict.reason as Parameters<Metrics["countGuardRejection"]>[0]);
-      return verdict;
-    },
-  };
-}

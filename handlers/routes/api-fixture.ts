@@ -1,4 +1,5 @@
 // Test-only: one app over a real config store and a real metrics database, with a session per persona.
+import type { Registry } from "prom-client";
 import type { Hono } from "hono";
 import { createSessionTokens } from "../../lib/auth/session.ts";
 import { type RoleFixture, seedRoleFixture } from "../../lib/auth/testing.ts";
@@ -53,6 +54,8 @@ export interface ApiFixture {
   metrics: MetricsFixture;
   guard: Guard;
   runner: QueryRunner;
+  /** The app's Prometheus registry (the service metrics). */
+  registry: Registry;
   /** A source of the role fixture's workspace with FIXTURE_CATALOG. */
   source: Source;
   /** A source of the other workspace (same database), for cross-workspace tests. */
@@ -127,6 +130,7 @@ export async function createApiFixture(
     metrics,
     guard,
     runner,
+    registry: deps.metrics.registry,
     source: await newSource("metrics"),
     otherSource: await newSource("other metrics", roles.otherWorkspace.id),
     newSource,

@@ -56,7 +56,7 @@ export function registerApiRoutes(app: Hono<any>, deps: ApiDeps, auth: Auth): Ap
   const refreshCatalog = deps.refreshCatalog ?? ((source: Source) => refreshSourceCatalog({ db: pool, runner: queryRunner, now: deps.now }, source));
 
   const api = createApiRouter();
-  registerDashboardRoutes(api, { config, pool, auth, guard });
+  registerDashboardRoutes(api, { config, pool, auth, guard, metrics: deps.metrics });
   registerSourceRoutes(api, { config, pool, auth, runner: queryRunner, refreshCatalog, now: deps.now });
   registerQueryPreviewRoutes(api, { pool, auth, runner: queryRunner, now: deps.now });
   registerLimitRoutes(api, { config, pool, auth });

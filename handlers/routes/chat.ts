@@ -5,7 +5,8 @@ import type { ChatMessage } from "../../lib/ai/chat-store.ts";
 import { saveDashboard } from "../../lib/dashboards/save.ts";
 import { dashboardWorkspaceId, getDashboard } from "../../lib/dashboards/store.ts";
 import { AppError } from "../../lib/http/errors.ts";
-import { type AiEnv, type AiRouteDeps, countingGuard, jsonBody, limitBody } from "./ai-shared.ts";
+import { countingGuard } from "../../lib/sql-guard/counting.ts";
+import { type AiEnv, type AiRouteDeps, jsonBody, limitBody } from "./ai-shared.ts";
 
 /** Response of GET /api/dashboards/:dashboardId/chat: my history on this dashboard, oldest first. */
 export interface ChatHistoryResponse {

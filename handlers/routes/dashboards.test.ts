@@ -64,6 +64,31 @@ describe("dashboards: happy path", () => {
   });
 });
 
+describe("dashboards: defaults and counting", () => {
+  test("a new dashboard without a time range gets DEFAULT_TIME_FROM / DEFAULT_TIME_TO", async () => {
+    const { time: _, ...spec } = dashboardSpec(fx.source.id);
+    const d = await create(spec);
+    const got = await (await call(fx.app, viewer, "GET", `/api/dashboards/${d.id}`)).json();
+    expect(got.spec.time).toEqual({ from: fx.config.DEFAULT_TIME_FROM, to: fx.config.DEFAULT_TIME_TO });
+    // An update still has to say which range it wants.
+    const upd = await call(fx.app, editor, "PUT", `/api/dashboards/${d.id}`, { version: 1, spec });
+    expect(upd.status).toBe(400);
+  });
+
+  test("a save refused by the guard is counted in svc_sql_validation_rejections_total{reason}", async () => {
+    const count = async () => {
+      const text = await fx.registry.getSingleMetricAsString("svc_sql_validation_rejections_total");
+      return Number(/reason="function"} (\d+)/.exec(text)?.[1] ?? 0);
+    };
+    const before = await count();
+    const spec = dashboardSpec(fx.source.id);
+    spec.panels[1] = { ...spec.panels[1], sql: "SELECT pg_sleep(5)" };
+    const res = await call(fx.app, editor, "POST", base, { spec });
+    expect(res.status).toBe(422);
+    expect(await count()).toBe(before + 1);
+  });
+});
+
 describe("dashboards: lost update", () => {
   test("two editors save from the same version: one wins, the other gets 409 and nothing is overwritten", async () => {
     const d = await create();

@@ -4,7 +4,9 @@ import type { Auth } from "../../lib/auth/create-auth.ts";
 import { workspaceFromParam } from "../../lib/auth/middleware.ts";
 import type { AuthVariables } from "../../lib/auth/types.ts";
 import type { Config } from "../../lib/config/parse.ts";
-import { dashboardSpecSchema, effectiveRefreshMs } from "../../lib/dashboard/spec.ts";
+import { dashboardSpecSchema, effectiveRefreshMs, newDashboardSpecSchema } from "../../lib/dashboard/spec.ts";
+import type { Metrics } from "../../lib/metrics/metrics.ts";
+import { countingGuard } from "../../lib/sql-guard/counting.ts";
 import { deleteDashboard, type PanelGuard, saveDashboard } from "../../lib/dashboards/save.ts";
 import { type Dashboard, dashboardWorkspaceId, getDashboard, listDashboards } from "../../lib/dashboards/store.ts";
 import { AppError } from "../../lib/http/errors.ts";
@@ -14,10 +16,12 @@ import { maxBody, problems } from "../openapi.ts";
 const MAX_DASHBOARD_BODY = 2 * 1024 * 1024;
 
 export interface DashboardRouteDeps {
-  config: Pick<Config, "MIN_REFRESH_INTERVAL_MS" | "DEFAULT_REFRESH_INTERVAL_MS">;
+  config: Pick<Config, "MIN_REFRESH_INTERVAL_MS" | "DEFAULT_REFRESH_INTERVAL_MS" | "DEFAULT_TIME_FROM" | "DEFAULT_TIME_TO">;
   pool: pg.Pool;
   auth: Auth;
   guard: PanelGuard;
+  /** Guard refusals of a save are counted in svc_sql_validation_rejections_total. */
+  metrics: Pick<Metrics, "countGuardRejection">;
 }
 
 type AppEnv = { Variables: AuthVariables };
@@ -42,7 +46,7 @@ export const DashboardSummarySchema = z
   .openapi("DashboardSummary");
 
 /** Builds the dashboard schemas for a refresh floor (MIN_REFRESH_INTERVAL_MS is configuration). */
-export function dashboardSchemas(minRefreshMs: number) {
+export function dashboardSchemas(minRefreshMs: number, defaultTime: { from: string; to: string } = { from: "now-24h", to: "now" }) {
   const spec = dashboardSpecSchema(minRefreshMs).openapi("DashboardSpec", {
     description: `refreshIntervalMs must not be below MIN_REFRESH_INTERVAL_MS (${minRefreshMs}); time expressions are now, now-<n><s|m|h|d|w> or ISO-8601 instants.`,
   });
@@ -59,7 +63,11 @@ export function dashboardSchemas(minRefreshMs: number) {
       updatedAt: z.string().openapi({ format: "date-time" }),
     })
     .openapi("Dashboard");
-  const createBody = z.object({ spec }).openapi("CreateDashboard");
+  // A new dashboard may leave `time` out: it then gets DEFAULT_TIME_FROM / DEFAULT_TIME_TO.
+  const newSpec = newDashboardSpecSchema(minRefreshMs, defaultTime).openapi("NewDashboardSpec", {
+    description: `As DashboardSpec; \`time\` defaults to {from: "${defaultTime.from}", to: "${defaultTime.to}"} (DEFAULT_TIME_FROM / DEFAULT_TIME_TO).`,
+  });
+  const createBody = z.object({ spec: newSpec }).openapi("CreateDashboard");
   const updateBody = z
     .object({ version: z.number().int().positive().openapi({ description: "The version this edit is based on." }), spec })
     .openapi("UpdateDashboard");
@@ -85,13 +93,13 @@ export function dashboardJson(d: Dashboard, cfg: DashboardRouteDeps["config"]) {
 export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRouteDeps): void {
   const { auth, pool, config } = deps;
   const app = api as OpenAPIHono<AppEnv>;
-  const s = dashboardSchemas(config.MIN_REFRESH_INTERVAL_MS);
+  const s = dashboardSchemas(config.MIN_REFRESH_INTERVAL_MS, { from: config.DEFAULT_TIME_FROM, to: config.DEFAULT_TIME_TO });
   const inWorkspace = workspaceFromParam("workspaceId");
   const ofDashboard = async (c: { req: { param(name: string): string | undefined } }) => {
     const id = c.req.param("dashboardId");
     return id ? dashboardWorkspaceId(pool, id) : null;
   };
-  const saveDeps = { pool, guard: deps.guard, minRefreshIntervalMs: config.MIN_REFRESH_INTERVAL_MS };
+  const saveDeps = { pool, guard: countingGuard(deps.guard, deps.metrics), minRefreshIntervalMs: config.MIN_REFRESH_INTERVAL_MS };
 
   const list = createRoute({
     method: "get",

@@ -21,17 +21,34 @@ export const PanelSchema = z.object({
   options: z.record(z.string(), z.unknown()).optional(),
 });
 
+/** A dashboard's time range: two time expressions. */
+export const TimeRangeSchema = z.object({ from: TimeExpressionSchema, to: TimeExpressionSchema });
+
 /** The dashboard spec of DESIGN section 6; `minRefreshMs` is enforced by `dashboardSpecSchema`. */
 export const DashboardSpecBaseSchema = z.object({
   title: z.string().min(1).max(200),
   refreshIntervalMs: z.number().int().positive().optional(),
-  time: z.object({ from: TimeExpressionSchema, to: TimeExpressionSchema }),
+  time: TimeRangeSchema,
   panels: z.array(PanelSchema).max(50),
 });
 
 /** The spec schema with the server-side refresh floor and unique panel ids. */
 export function dashboardSpecSchema(minRefreshMs: number) {
-  return DashboardSpecBaseSchema.superRefine((spec, ctx) => {
+  return DashboardSpecBaseSchema.superRefine(refineSpec(minRefreshMs));
+}
+
+/**
+ * The spec of a new dashboard: as dashboardSpecSchema, except that `time` may be left out and then is
+ * DEFAULT_TIME_FROM / DEFAULT_TIME_TO.
+ */
+export function newDashboardSpecSchema(minRefreshMs: number, defaultTime: { from: string; to: string }) {
+  return DashboardSpecBaseSchema.extend({ time: TimeRangeSchema.default(defaultTime) }).superRefine(
+    refineSpec(minRefreshMs),
+  );
+}
+
+function refineSpec(minRefreshMs: number) {
+  return (spec: Pick<z.infer<typeof DashboardSpecBaseSchema>, "refreshIntervalMs" | "panels">, ctx: z.RefinementCtx) => {
     if (spec.refreshIntervalMs !== undefined && spec.refreshIntervalMs < minRefreshMs) {
       ctx.addIssue({
         code: "custom",
@@ -44,7 +61,7 @@ export function dashboardSpecSchema(minRefreshMs: number) {
       if (seen.has(p.id)) ctx.addIssue({ code: "custom", path: ["panels", i, "id"], message: `duplicate panel id ${p.id}` });
       seen.add(p.id);
     });
-  });
+  };
 }
 
 export type Panel = z.infer<typeof PanelSchema>;
