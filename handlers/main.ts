@@ -3,6 +3,8 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
+import { createShutdown, installSignalHandlers } from "../lib/lifecycle/shutdown.ts";
+import { systemTimers } from "../lib/lifecycle/timers.ts";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";
 import { loadConfigOrExit } from "../lib/service/load-config.ts";
 import { buildQueryServices } from "../lib/service/query-services.ts";
@@ -17,13 +19,23 @@ const webAssetsDir = [new URL("../web/", import.meta.url), new URL("../dist/web/
   .map((u) => fileURLToPath(u))
   .find((dir) => existsSync(`${dir}manifest.json`));
 const app = createApp({ ...deps, guard, queryRunner, webAssetsDir });
-const server = serve({ fetch: app.fetch, port: config.PORT }, (info) => {
-  deps.log.info("handlers listening", { port: info.port });
-});
 
-// The adapter (or any orchestrator) stops the process with SIGTERM: stop accepting, let source and
-// config-store clients finish, then exit.
-process.once("SIGTERM", () => {
-  server.close();
-  void Promise.allSettled([queryRunner.closeAll(), deps.pool.end()]).finally(() => process.exit(0));
+// The spec's lifecycle, as in the stream host: with FRAMEWORK_MANUAL_SIG_HANDLE=true, SIGTERM sets the drain
+// flag (readiness 503 `draining` at once; the listener stays open and requests are served), then in-flight
+// metric queries and config-store work finish and every pool client is released, then exit 0, all within
+// SHUTDOWN_GRACE_MS. The handlers have no pollers or streams of their own, so steps 2-3 are empty.
+const exit = (code: number) => process.exit(code);
+const shutdown = createShutdown({
+  drain: deps.drain,
+  host: { beginDrain: async () => {}, settle: () => queryRunner.closeAll() },
+  closeStores: () => deps.pool.end(),
+  graceMs: config.SHUTDOWN_GRACE_MS,
+  timers: systemTimers,
+  log: deps.log,
+  exit,
+});
+const signals = installSignalHandlers({ proc: process, config, shutdown, exit });
+
+serve({ fetch: app.fetch, port: config.PORT }, (info) => {
+  deps.log.info("handlers listening", { port: info.port, signals });
 });

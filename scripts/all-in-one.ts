@@ -4,8 +4,8 @@ import type { ServiceDeps } from "../lib/service/deps.ts";
 import type { Guard } from "../lib/sql-guard/index.ts";
 import { createApp } from "../handlers/app.ts";
 import { createStreamHost } from "../stream-host/app.ts";
-import { createShutdown, installSignalHandlers } from "../stream-host/drain.ts";
-import { systemTimers } from "../stream-host/timers.ts";
+import { createShutdown, installSignalHandlers } from "../lib/lifecycle/shutdown.ts";
+import { systemTimers } from "../lib/lifecycle/timers.ts";
 
 /** Paths the stream host owns (DESIGN section 1); everything else is the handlers'. */
 export function isStreamHostPath(path: string): boolean {

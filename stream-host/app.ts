@@ -18,7 +18,7 @@ import type { LoadedDashboard, RunPanel } from "./poller.ts";
 import { runPanelWith, unavailableRunPanel } from "./run-panel.ts";
 import { DEFAULT_MAX_BUFFERED_BYTES, drainingFrame, drainRetryMs } from "./sse.ts";
 import { registerStream } from "./stream-route.ts";
-import { type Timers, systemTimers } from "./timers.ts";
+import { type Timers, systemTimers } from "../lib/lifecycle/timers.ts";
 
 export type StreamHostDeps = ServiceDeps;
 
@@ -54,7 +54,7 @@ export const HEARTBEAT_MS = 15_000;
 /**
  * The always-on stream host: SSE streams with shared pollers, /api/metrics behind its gate, and the
  * probes. `app` is a Hono app; served by @hono/node-server, streams are written straight to Node's
- * response. `beginDrain`/`settle` are drain steps 2-3 and 4 (stream-host/drain.ts runs them).
+ * response. `beginDrain`/`settle` are drain steps 2-3 and 4 (lib/lifecycle/shutdown.ts runs them).
  */
 export function createStreamHost(deps: StreamHostDeps, options: StreamHostOptions = {}) {
   const { config, metrics, log } = deps;

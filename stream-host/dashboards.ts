@@ -3,7 +3,7 @@ import { DASHBOARD_CHANGED_CHANNEL } from "../lib/auth/types.ts";
 import { DashboardSpecBaseSchema } from "../lib/dashboard/spec.ts";
 import type { Logger } from "../lib/log/logger.ts";
 import type { LoadedDashboard } from "./poller.ts";
-import type { Timers } from "./timers.ts";
+import type { Timers } from "../lib/lifecycle/timers.ts";
 
 /** Dashboard ids are opaque random strings; anything else is answered as not found without a query. */
 const DASHBOARD_ID = /^[A-Za-z0-9_-]{1,64}$/;

@@ -4,7 +4,7 @@ import type { Metrics } from "../lib/metrics/metrics.ts";
 import type { KeyedLimiter } from "./limiter.ts";
 import { type LoadedDashboard, type PanelUpdate, type Poller, type RunPanel, createPoller } from "./poller.ts";
 import { HEARTBEAT_FRAME, type Sink, encodeEvent, sessionExpiredFrame } from "./sse.ts";
-import type { Timers } from "./timers.ts";
+import type { Timers } from "../lib/lifecycle/timers.ts";
 
 /** What subscribers learn about a dashboard: layout and cadence, never the panels' SQL. */
 export interface DashboardSummary {

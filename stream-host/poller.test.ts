@@ -3,7 +3,7 @@ import type { DashboardSpec, Panel } from "../lib/dashboard/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
 import { createKeyedLimiter } from "./limiter.ts";
 import { type LoadedDashboard, type PanelUpdate, createPoller, panelError } from "./poller.ts";
-import { createManualTimers } from "./testing/manual-timers.ts";
+import { createManualTimers } from "../lib/lifecycle/manual-timers.ts";
 
 function panel(id: string, sourceId = "src_a"): Panel {
   return { id, title: `Panel ${id}`, type: "stat", sourceId, sql: `SELECT '${id}'` };

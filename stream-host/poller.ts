@@ -1,7 +1,7 @@
 import { type DashboardSpec, type Panel, resolveTime } from "../lib/dashboard/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
 import type { KeyedLimiter } from "./limiter.ts";
-import type { Timers } from "./timers.ts";
+import type { Timers } from "../lib/lifecycle/timers.ts";
 
 /** A dashboard as the stream host serves it: the stored spec and the version it was read at. */
 export interface LoadedDashboard {

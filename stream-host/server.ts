@@ -3,8 +3,8 @@ import { buildServiceDeps } from "../lib/service/build-deps.ts";
 import { loadConfigOrExit } from "../lib/service/load-config.ts";
 import { buildQueryServices } from "../lib/service/query-services.ts";
 import { type StreamHostOptions, createStreamHost } from "./app.ts";
-import { createShutdown, installSignalHandlers } from "./drain.ts";
-import { systemTimers } from "./timers.ts";
+import { createShutdown, installSignalHandlers } from "../lib/lifecycle/shutdown.ts";
+import { systemTimers } from "../lib/lifecycle/timers.ts";
 
 /**
  * Runs the stream host as its own process: validated config (every problem printed, exit 1),

@@ -10,7 +10,7 @@ import { newId } from "../../lib/store/ids.ts";
 import { createWorkspace } from "../../lib/workspaces/store.ts";
 import { type StreamHostOptions, createStreamHost } from "../app.ts";
 import type { LoadedDashboard } from "../poller.ts";
-import { createManualTimers } from "./manual-timers.ts";
+import { createManualTimers } from "../../lib/lifecycle/manual-timers.ts";
 
 export const SESSION_SECRET = "test-session-secret-0123456789abcdef";
 

@@ -1,9 +1,9 @@
 import { EventEmitter } from "node:events";
 import { describe, expect, test } from "vitest";
-import { createDrainState } from "../lib/lifecycle/drain-state.ts";
-import { createLogger } from "../lib/log/logger.ts";
-import { createShutdown, installSignalHandlers } from "./drain.ts";
-import { createManualTimers } from "./testing/manual-timers.ts";
+import { createDrainState } from "./drain-state.ts";
+import { createLogger } from "../log/logger.ts";
+import { createShutdown, installSignalHandlers } from "./shutdown.ts";
+import { createManualTimers } from "./manual-timers.ts";
 
 /** A host whose drain steps record their order and whose settle waits for the test. */
 function fakeHost(events: string[], drain: { draining: boolean }) {

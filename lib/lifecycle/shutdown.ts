@@ -1,6 +1,6 @@
-import type { Config } from "../lib/config/parse.ts";
-import type { DrainState } from "../lib/lifecycle/drain-state.ts";
-import type { Logger } from "../lib/log/logger.ts";
+import type { Config } from "../config/parse.ts";
+import type { DrainState } from "./drain-state.ts";
+import type { Logger } from "../log/logger.ts";
 import type { Timers } from "./timers.ts";
 
 /** The two halves of the stream host's part of the drain (createStreamHost returns both). */

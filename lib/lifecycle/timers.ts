@@ -1,4 +1,4 @@
-/** The timer functions the stream host schedules with; tests pass a manual clock instead of sleeping. */
+/** The timer functions the stream host and the shutdown schedule with; tests pass a manual clock instead of sleeping. */
 export interface Timers {
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
