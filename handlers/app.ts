@@ -3,6 +3,8 @@ import { requestId } from "hono/request-id";
 import { createAuth } from "../lib/auth/create-auth.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
 import { onError, problem } from "../lib/http/problem.ts";
+import { createMetricsGate } from "../lib/metrics-gate/gate.ts";
+import { registerMetrics } from "../lib/metrics-gate/route.ts";
 import { registerHealth } from "../lib/probes/health.ts";
 import { registerReady } from "../lib/probes/ready.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
@@ -33,6 +35,12 @@ export function createApp(deps: AppDeps): Hono {
 
   registerHealth(app, deps.build);
   registerReady(app, deps.readiness);
+  // The handlers' own counters (model requests and tokens, guard refusals of saves, preview queries) behind the
+  // same gate as the stream host's, for deployments that run this image as a scrapeable container.
+  registerMetrics(app, {
+    gate: createMetricsGate({ token: deps.config.METRICS_TOKEN, cidrs: deps.config.metricsAllowedCidrs }),
+    registry: deps.metrics.registry,
+  });
 
   // auth.requireSession / auth.requireRole(role, resolver) / auth.rejectCrossSite guard every API route below.
   const auth = createAuth(deps);
