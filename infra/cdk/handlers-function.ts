@@ -38,6 +38,8 @@ export class HandlersFunction extends Construct {
         AWS_LWA_READINESS_CHECK_PATH: HEALTH_PATH,
         // The dashboard chat streams its answer (SSE); the adapter and the function URL must stream too.
         AWS_LWA_INVOKE_MODE: "response_stream",
+        // SIGTERM drains (in-flight work finishes, pools released) instead of exiting 143 mid-request.
+        FRAMEWORK_MANUAL_SIG_HANDLE: "true",
         // One request at a time per Lambda instance: a small pool keeps many instances within RDS limits.
         PG_POOL_MAX: "2",
       },

@@ -101,6 +101,7 @@ describe("handlers: Lambda from the container image", () => {
       AWS_LWA_READINESS_CHECK_PATH: "/api/health",
       AWS_LWA_PORT: "8080",
       AWS_LWA_INVOKE_MODE: "response_stream",
+      FRAMEWORK_MANUAL_SIG_HANDLE: "true",
       PORT: "8080",
       NODE_ENV: "production",
     });
