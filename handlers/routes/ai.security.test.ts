@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type pg from "pg";
 import { type AiTestApp, buildAiApp, counterValue, seedAiFixture } from "../../lib/ai/testing/harness.ts";
 import { useAiRouteFixture } from "../../lib/ai/testing/route-fixture.ts";
-import { expectFor, roleTable } from "../../lib/auth/testing.ts";
+import { roleTable } from "../../lib/auth/testing.ts";
 import { createConfigStorePool } from "../../lib/store/pool.ts";
+import { AI_ROLE_CASES } from "./ai.security.cases.ts";
 
 const ai = useAiRouteFixture();
 const NOW = Date.UTC(2026, 6, 1, 10, 0, 0);
@@ -33,23 +34,7 @@ describe("without AI configuration: auth first, then a clear 503 naming the vari
     f = await seedAiFixture(ai.store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
   });
 
-  roleTable(
-    [
-      {
-        method: "POST",
-        path: (x) => `/api/workspaces/${x.workspace.id}/generate`,
-        body: () => ({ prompt: "traffic", sourceId: f.sourceId }),
-        expect: expectFor("editor", 503),
-      },
-      { method: "POST", path: () => `/api/sources/${f.sourceId}/draft`, body: {}, expect: expectFor("admin", 503) },
-      { method: "POST", path: () => `/api/dashboards/${f.dashboardId}/chat`, body: { message: "hi" }, expect: expectFor("viewer", 503) },
-      { method: "GET", path: () => `/api/dashboards/${f.dashboardId}/chat`, expect: expectFor("viewer", 200) },
-      { method: "DELETE", path: () => `/api/dashboards/${f.dashboardId}/chat`, expect: expectFor("viewer", 200) },
-      { method: "POST", path: () => `/api/dashboards/${f.dashboardId}/chat/apply`, body: { messageId: "1" }, expect: expectFor("editor", 404) },
-      { method: "GET", path: (x) => `/api/workspaces/${x.workspace.id}/generation-log`, expect: expectFor("admin", 200) },
-    ],
-    () => ({ app: t.app, fixture: f }),
-  );
+  roleTable(AI_ROLE_CASES, () => ({ app: t.app, fixture: f }));
 
   test("the 503 is ai_not_configured and names the first missing variable", async () => {
     const res = await t.app.request(`/api/workspaces/${f.workspace.id}/generate`, {

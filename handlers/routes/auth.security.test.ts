@@ -1,21 +1,14 @@
 import type { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createSessionTokens } from "../../lib/auth/session.ts";
-import {
-  type RoleCase,
-  type RoleFixture,
-  expectFor,
-  expectSignedIn,
-  requestAs,
-  roleTable,
-  seedRoleFixture,
-} from "../../lib/auth/testing.ts";
+import { type RoleFixture, expectSignedIn, requestAs, roleTable, seedRoleFixture } from "../../lib/auth/testing.ts";
 import { parseConfig } from "../../lib/config/parse.ts";
 import { createLogger } from "../../lib/log/logger.ts";
 import type { OidcLogin } from "../../lib/oidc/login.ts";
 import { buildServiceDeps } from "../../lib/service/build-deps.ts";
 import { createTestConfigStore } from "../../lib/testing/pg.ts";
 import { createApp } from "../app.ts";
+import { AUTH_ROLE_CASES } from "./auth.security.cases.ts";
 
 const SECRET = "role-table-secret-role-table-secret-0123";
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
@@ -32,25 +25,8 @@ beforeAll(async () => {
 });
 afterAll(() => store.close());
 
-const cases: RoleCase[] = [
-  { method: "GET", path: "/api/me", expect: expectSignedIn() },
-  { method: "GET", path: "/api/workspaces", expect: expectSignedIn() },
-  { method: "GET", path: (f) => `/api/workspaces/${f.workspace.id}`, name: "GET /api/workspaces/:id", expect: expectFor("viewer") },
-  {
-    method: "GET",
-    path: "/api/workspaces/ws_does_not_exist",
-    name: "GET /api/workspaces/:missing",
-    expect: { anonymous: 401, viewer: 404, editor: 404, admin: 404, outsider: 404 },
-  },
-  {
-    method: "POST",
-    path: "/api/auth/logout",
-    expect: { anonymous: 204, viewer: 204, editor: 204, admin: 204, outsider: 204 },
-  },
-];
-
 describe("role table", () => {
-  roleTable(cases, () => ({ app, fixture }));
+  roleTable(AUTH_ROLE_CASES, () => ({ app, fixture }));
 });
 
 describe("what each persona sees", () => {

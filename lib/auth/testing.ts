@@ -84,19 +84,24 @@ export function expectSignedIn(ok = 200): Expectation {
   return { anonymous: 401, viewer: ok, editor: ok, admin: ok, outsider: ok };
 }
 
-export interface RoleCase {
+/**
+ * One route of a role table. `F` is the fixture the table's paths and bodies are built from: the role
+ * fixture, or one extended with the resources a table seeds (so a case list can be a plain constant in
+ * a non-test module that other tests, such as the route coverage check, import).
+ */
+export interface RoleCase<F extends RoleFixture = RoleFixture> {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** A path, or one built from the fixture (e.g. `(f) => \`/api/workspaces/${f.workspace.id}/dashboards\``). */
-  path: string | ((f: RoleFixture) => string);
+  path: string | ((f: F) => string);
   /** JSON body; a function gets the fixture and may build a fresh body per request. */
-  body?: unknown | ((f: RoleFixture, persona: Persona) => unknown);
+  body?: Record<string, unknown> | unknown[] | string | number | boolean | null | ((f: F, persona: Persona) => unknown);
   expect: Expectation;
   /** Shown in the test name; defaults to the method and path. */
   name?: string;
 }
 
 /** Sends `rc` to the app as `persona` (a same-origin request: no Origin header, like a script). */
-export async function requestAs(app: Pick<Hono, "request">, f: RoleFixture, persona: Persona, rc: RoleCase): Promise<Response> {
+export async function requestAs<F extends RoleFixture>(app: Pick<Hono, "request">, f: F, persona: Persona, rc: RoleCase<F>): Promise<Response> {
   const path = typeof rc.path === "function" ? rc.path(f) : rc.path;
   const headers: Record<string, string> = { accept: "application/json" };
   const cookie = f.cookies[persona];
@@ -104,7 +109,7 @@ export async function requestAs(app: Pick<Hono, "request">, f: RoleFixture, pers
   let body: string | undefined;
   if (rc.body !== undefined) {
     headers["content-type"] = "application/json";
-    body = JSON.stringify(typeof rc.body === "function" ? (rc.body as (f: RoleFixture, p: Persona) => unknown)(f, persona) : rc.body);
+    body = JSON.stringify(typeof rc.body === "function" ? rc.body(f, persona) : rc.body);
   }
   return app.request(path, { method: rc.method, headers, body });
 }
@@ -113,7 +118,7 @@ export async function requestAs(app: Pick<Hono, "request">, f: RoleFixture, pers
  * Registers one test per route and persona. `setup` is called lazily inside each test (after
  * beforeAll), so it may return the app and fixture the file built.
  */
-export function roleTable(cases: RoleCase[], setup: () => { app: Pick<Hono, "request">; fixture: RoleFixture }): void {
+export function roleTable<F extends RoleFixture>(cases: RoleCase<F>[], setup: () => { app: Pick<Hono, "request">; fixture: F }): void {
   const rows = cases.flatMap((rc) =>
     PERSONAS.map((persona) => [`${rc.name ?? `${rc.method} ${typeof rc.path === "string" ? rc.path : rc.path.toString().replace(/^\(?\w*\)?\s*=>\s*/, "")}`} as ${persona} → ${rc.expect[persona]}`, rc, persona] as const),
   );

@@ -1,0 +1,20 @@
+// Test-only: the role table of the session and workspace routes, run by auth.security.test.ts and
+// checked for completeness by handlers/route-coverage.test.ts. Nothing in the app imports this file.
+import { type RoleCase, expectFor, expectSignedIn } from "../../lib/auth/testing.ts";
+
+export const AUTH_ROLE_CASES: RoleCase[] = [
+  { method: "GET", path: "/api/me", expect: expectSignedIn() },
+  { method: "GET", path: "/api/workspaces", expect: expectSignedIn() },
+  { method: "GET", path: (f) => `/api/workspaces/${f.workspace.id}`, name: "GET /api/workspaces/:id", expect: expectFor("viewer") },
+  {
+    method: "GET",
+    path: "/api/workspaces/ws_does_not_exist",
+    name: "GET /api/workspaces/:missing",
+    expect: { anonymous: 401, viewer: 404, editor: 404, admin: 404, outsider: 404 },
+  },
+  {
+    method: "POST",
+    path: "/api/auth/logout",
+    expect: { anonymous: 204, viewer: 204, editor: 204, admin: 204, outsider: 204 },
+  },
+];
