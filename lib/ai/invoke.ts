@@ -71,6 +71,7 @@ export function classifyFailure(
   ctx: { timedOut: boolean; log: Logger; scope: AdmissionScope; provider: AiProvider; usage?: TokenUsage },
 ): ModelCallError {
   const inner = RetryError.isInstance(err) ? err.lastError : err;
+  const apiError = apiCallErrorOf(inner);
   const usage = ctx.usage ?? (NoObjectGeneratedError.isInstance(inner) ? tokensOf(inner.usage) : { input: 0, output: 0 });
   let failure: ModelCallError;
   let status: number | undefined;
@@ -81,17 +82,17 @@ export function classifyFailure(
       "provider_timeout",
       usage,
     );
-  } else if (APICallError.isInstance(inner) && inner.statusCode !== undefined && inner.statusCode < 300 && isOutputError(inner.cause)) {
+  } else if (apiError && apiError.statusCode !== undefined && apiError.statusCode < 300 && isOutputError(apiError.cause)) {
     // A 2xx whose body did not parse: the SDK reports it as an API call error caused by a parse error.
-    status = inner.statusCode;
+    status = apiError.statusCode;
     failure = new ModelCallError(
       "ai_provider_error",
       "The AI provider returned a malformed response.",
       "invalid_output",
       usage,
     );
-  } else if (APICallError.isInstance(inner)) {
-    status = inner.statusCode;
+  } else if (apiError) {
+    status = apiError.statusCode;
     failure = new ModelCallError(
       "ai_provider_error",
       status ? `The AI provider answered HTTP ${status}.` : "The AI provider could not be reached.",
@@ -121,6 +122,17 @@ export function classifyFailure(
     outputTokens: usage.output,
   });
   return failure;
+}
+
+/**
+ * The HTTP-level error behind a failure: an APICallError itself, or the one a provider wrapped.
+ * The gateway provider (`@ai-sdk/gateway`) turns every APICallError into a GatewayError subclass
+ * (GatewayInternalServerError, GatewayResponseError, ...) whose `cause` is the original.
+ */
+function apiCallErrorOf(err: unknown): APICallError | undefined {
+  if (APICallError.isInstance(err)) return err;
+  if (err instanceof Error && APICallError.isInstance(err.cause)) return err.cause;
+  return undefined;
 }
 
 function isOutputError(err: unknown): boolean {

@@ -19,6 +19,7 @@ function config(api: "chat" | "responses", over: Partial<ProviderConfig> = {}): 
     AI_PROVIDER: "compat",
     AI_MODEL: "fake-model",
     AI_GATEWAY_API_KEY: undefined,
+    AI_GATEWAY_BASE_URL: undefined,
     AI_COMPAT_BASE_URL: fake.baseURL,
     AI_COMPAT_API_KEY: fake.apiKey,
     AI_COMPAT_API: api,

@@ -19,7 +19,13 @@ export type AiProviderState = { ok: true; provider: AiProvider } | { ok: false; 
 /** The AI variables of Config. */
 export type ProviderConfig = Pick<
   Config,
-  "AI_PROVIDER" | "AI_MODEL" | "AI_GATEWAY_API_KEY" | "AI_COMPAT_BASE_URL" | "AI_COMPAT_API_KEY" | "AI_COMPAT_API"
+  | "AI_PROVIDER"
+  | "AI_MODEL"
+  | "AI_GATEWAY_API_KEY"
+  | "AI_GATEWAY_BASE_URL"
+  | "AI_COMPAT_BASE_URL"
+  | "AI_COMPAT_API_KEY"
+  | "AI_COMPAT_API"
 >;
 
 /**
@@ -35,7 +41,8 @@ export function createAiProvider(
   if (check.status === "failed") return { ok: false, missing: check.reason };
   const modelId = config.AI_MODEL;
   if (config.AI_PROVIDER === "gateway") {
-    const gateway = createGateway({ apiKey: config.AI_GATEWAY_API_KEY, fetch: opts.fetch });
+    // AI_GATEWAY_BASE_URL unset: the SDK's default endpoint (https://ai-gateway.vercel.sh/v3/ai).
+    const gateway = createGateway({ apiKey: config.AI_GATEWAY_API_KEY, baseURL: config.AI_GATEWAY_BASE_URL, fetch: opts.fetch });
     return { ok: true, provider: { model: gateway(modelId), modelId, kind: "gateway" } };
   }
   const openai = createOpenAI({

@@ -393,6 +393,11 @@ export const variables = {
     doc: "Timeout of each readiness check; a hung dependency reports `TIMEOUT`.",
     group: "pulseboard",
   },
+  AI_GATEWAY_BASE_URL: {
+    schema: url(),
+    doc: "Base URL of the AI Gateway when `AI_PROVIDER=gateway`; unset uses the AI SDK's default (https://ai-gateway.vercel.sh/v3/ai). Set it for a proxy in front of the gateway or a local fake in tests.",
+    group: "pulseboard",
+  },
   AI_REQUEST_TIMEOUT_MS: {
     schema: int(60000, { min: 1 }),
     default: "60000",
