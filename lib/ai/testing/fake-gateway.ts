@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type FakeTurn, type RecordingFake, chunksOf, readBody, sendMalformed, startRecordingFake } from "./fake-server.ts";
 
 /**
  * What the fake answers to one language-model request. Same vocabulary as the fake OpenAI server
@@ -29,19 +29,7 @@ export interface RecordedGatewayRequest {
   text: string;
 }
 
-export interface FakeGateway {
-  /** Base URL to pass as AI_GATEWAY_BASE_URL (the SDK appends `/language-model`). */
-  baseURL: string;
-  apiKey: string;
-  requests: RecordedGatewayRequest[];
-  /** Queues replies, used in order; when the queue is empty `fallback` answers. */
-  enqueue(...replies: FakeGatewayReply[]): void;
-  /** Forgets queued replies and recorded requests (between tests). */
-  reset(): void;
-  /** Answers requests when the queue is empty (default: a short text). */
-  fallback: (req: RecordedGatewayRequest) => FakeGatewayReply;
-  close(): Promise<void>;
-}
+export type FakeGateway = RecordingFake<RecordedGatewayRequest, FakeGatewayReply>;
 
 /**
  * A real HTTP server speaking the Vercel AI Gateway's language-model protocol as the installed
@@ -62,32 +50,15 @@ export interface FakeGateway {
  */
 export async function startFakeGateway(opts: { apiKey?: string } = {}): Promise<FakeGateway> {
   const apiKey = opts.apiKey ?? `gw-fake-${randomBytes(12).toString("hex")}`;
-  const queue: FakeGatewayReply[] = [];
-  const requests: RecordedGatewayRequest[] = [];
-  const fake: FakeGateway = {
-    baseURL: "",
+  return startRecordingFake<RecordedGatewayRequest, FakeGatewayReply>({
     apiKey,
-    requests,
-    enqueue: (...replies) => queue.push(...replies),
-    reset: () => {
-      queue.length = 0;
-      requests.length = 0;
-    },
-    fallback: () => ({ kind: "text", text: "ok", usage: { input: 1, output: 1 } }),
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-
-  const server: Server = createServer((req, res) => {
-    void handle(req, res).catch((err) => {
-      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { message: String(err), type: "internal_server_error" } }));
-    });
+    basePath: "/v3/ai",
+    defaultReply: { kind: "text", text: "ok", usage: { input: 1, output: 1 } },
+    crashBody: (err) => ({ error: { message: String(err), type: "internal_server_error" } }),
+    handle,
   });
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, turn: FakeTurn<RecordedGatewayRequest, FakeGatewayReply>): Promise<void> {
     const path = (req.url ?? "").split("?")[0]!;
     if (req.method !== "POST" || path !== "/v3/ai/language-model") {
       return sendError(res, 404, "not_found", "not found");
@@ -102,7 +73,7 @@ export async function startFakeGateway(opts: { apiKey?: string } = {}): Promise<
       body,
       text: collectText(body.prompt),
     };
-    requests.push(recorded);
+    turn.record(recorded);
     if (headers.authorization !== `Bearer ${apiKey}`) {
       return sendError(res, 401, "authentication_error", "Invalid API key");
     }
@@ -110,43 +81,22 @@ export async function startFakeGateway(opts: { apiKey?: string } = {}): Promise<
       return sendError(res, 400, "invalid_request_error", "missing or unsupported language model headers");
     }
     const model = headers["ai-language-model-id"];
-    const reply = queue.shift() ?? fake.fallback(recorded);
+    const reply = turn.nextReply(recorded);
     switch (reply.kind) {
       case "hang":
         return;
       case "error":
         return sendError(res, reply.status, reply.type ?? errorType(reply.status), reply.message ?? `fake gateway error ${reply.status}`);
       case "malformed":
-        if (recorded.stream) {
-          res.writeHead(200, { "content-type": "text/event-stream" });
-          res.end("data: {not json\n\n");
-        } else {
-          res.writeHead(200, { "content-type": "application/json" });
-          res.end("{not json");
-        }
-        return;
+        return sendMalformed(res, recorded.stream);
       case "text":
         return recorded.stream ? streamResult(res, reply, model) : sendResult(res, reply, model);
     }
   }
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  // The gateway's own default is https://ai-gateway.vercel.sh/v3/ai; the fake keeps the path.
-  fake.baseURL = `http://127.0.0.1:${port}/v3/ai`;
-  return fake;
 }
 
 type TextReply = Extract<FakeGatewayReply, { kind: "text" }>;
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on("data", (c: Buffer) => parts.push(c));
-    req.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
-    req.on("error", reject);
-  });
-}
 
 /** Texts of a LanguageModelV3 prompt: system content is a string, other roles carry parts. */
 function collectText(prompt: unknown): string {
@@ -171,13 +121,6 @@ function errorType(status: number): string {
 function sendError(res: ServerResponse, status: number, type: string, message: string): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify({ error: { message, type }, generationId: `gen_${randomBytes(6).toString("hex")}` }));
-}
-
-function chunksOf(reply: TextReply): string[] {
-  if (reply.chunks) return reply.chunks;
-  const out: string[] = [];
-  for (let i = 0; i < reply.text.length; i += 8) out.push(reply.text.slice(i, i + 8));
-  return out.length ? out : [""];
 }
 
 /** LanguageModelV3Usage as JSON. */

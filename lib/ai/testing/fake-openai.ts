@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type FakeTurn, type RecordingFake, chunksOf, readBody, sendMalformed, startRecordingFake } from "./fake-server.ts";
 
 /** What the fake answers to one model request. */
 export type FakeReply =
@@ -34,19 +34,7 @@ export interface RecordedRequest {
   text: string;
 }
 
-export interface FakeOpenAI {
-  /** Base URL to pass as AI_COMPAT_BASE_URL (ends with /v1). */
-  baseURL: string;
-  apiKey: string;
-  requests: RecordedRequest[];
-  /** Queues replies, used in order; when the queue is empty `fallback` answers. */
-  enqueue(...replies: FakeReply[]): void;
-  /** Forgets queued replies and recorded requests (between tests). */
-  reset(): void;
-  /** Answers requests when the queue is empty (default: a short text). */
-  fallback: (req: RecordedRequest) => FakeReply;
-  close(): Promise<void>;
-}
+export type FakeOpenAI = RecordingFake<RecordedRequest, FakeReply>;
 
 /**
  * A real HTTP server speaking the OpenAI-compatible protocol (POST /v1/chat/completions and
@@ -55,32 +43,15 @@ export interface FakeOpenAI {
  */
 export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<FakeOpenAI> {
   const apiKey = opts.apiKey ?? `sk-fake-${randomBytes(8).toString("hex")}`;
-  const queue: FakeReply[] = [];
-  const requests: RecordedRequest[] = [];
-  const fake: FakeOpenAI = {
-    baseURL: "",
+  return startRecordingFake<RecordedRequest, FakeReply>({
     apiKey,
-    requests,
-    enqueue: (...replies) => queue.push(...replies),
-    reset: () => {
-      queue.length = 0;
-      requests.length = 0;
-    },
-    fallback: () => ({ kind: "text", text: "ok", usage: { input: 1, output: 1 } }),
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-
-  const server: Server = createServer((req, res) => {
-    void handle(req, res).catch((err) => {
-      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { message: String(err), type: "server_error" } }));
-    });
+    basePath: "/v1",
+    defaultReply: { kind: "text", text: "ok", usage: { input: 1, output: 1 } },
+    crashBody: (err) => ({ error: { message: String(err), type: "server_error" } }),
+    handle,
   });
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, turn: FakeTurn<RecordedRequest, FakeReply>): Promise<void> {
     const path = (req.url ?? "").split("?")[0];
     const api = path === "/v1/chat/completions" ? "chat" : path === "/v1/responses" ? "responses" : null;
     if (req.method !== "POST" || !api) {
@@ -97,25 +68,18 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
       body,
       text: collectText(body),
     };
-    requests.push(recorded);
+    turn.record(recorded);
     if (req.headers.authorization !== `Bearer ${apiKey}`) {
       return sendError(res, 401, "Incorrect API key provided.");
     }
-    const reply = queue.shift() ?? fake.fallback(recorded);
+    const reply = turn.nextReply(recorded);
     switch (reply.kind) {
       case "hang":
         return; // the socket stays open; closeAllConnections or the client's abort ends it
       case "error":
         return sendError(res, reply.status, reply.message ?? `fake error ${reply.status}`);
       case "malformed":
-        if (recorded.stream) {
-          res.writeHead(200, { "content-type": "text/event-stream" });
-          res.end("data: {not json\n\n");
-        } else {
-          res.writeHead(200, { "content-type": "application/json" });
-          res.end("{not json");
-        }
-        return;
+        return sendMalformed(res, recorded.stream);
       case "text":
         if (reply.wait) await reply.wait;
         if (api === "chat") return recorded.stream ? streamChat(res, reply, body.model) : sendChat(res, reply, body.model);
@@ -123,22 +87,9 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
     }
   }
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  fake.baseURL = `http://127.0.0.1:${port}/v1`;
-  return fake;
 }
 
 type TextReply = Extract<FakeReply, { kind: "text" }>;
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on("data", (c: Buffer) => parts.push(c));
-    req.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
-    req.on("error", reject);
-  });
-}
 
 function collectText(body: any): string {
   const out: string[] = [];
@@ -159,13 +110,6 @@ function collectText(body: any): string {
 function sendError(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify({ error: { message, type: status < 500 ? "invalid_request_error" : "server_error", code: null } }));
-}
-
-function chunksOf(reply: TextReply): string[] {
-  if (reply.chunks) return reply.chunks;
-  const out: string[] = [];
-  for (let i = 0; i < reply.text.length; i += 8) out.push(reply.text.slice(i, i + 8));
-  return out.length ? out : [""];
 }
 
 const created = () => Math.floor(Date.now() / 1000);
