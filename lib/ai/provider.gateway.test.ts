@@ -1,8 +1,8 @@
+import { recordingGate } from "./testing/recording-gate.ts";
 import { generateText, streamText } from "ai";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { createLogger } from "../log/logger.ts";
-import type { AdmissionGate } from "./admission.ts";
 import { ModelCallError, generateStructured } from "./invoke.ts";
 import { type ProviderConfig, createAiProvider, requireProvider } from "./provider.ts";
 import { type FakeGateway, startFakeGateway } from "./testing/fake-gateway.ts";
@@ -28,20 +28,6 @@ function config(over: Partial<ProviderConfig> = {}): ProviderConfig {
     AI_COMPAT_API: "chat",
     ...over,
   };
-}
-
-function recordingGate(): AdmissionGate & { usage: { input: number; output: number }[]; admitted: number } {
-  const g = {
-    usage: [] as { input: number; output: number }[],
-    admitted: 0,
-    async admit() {
-      g.admitted += 1;
-    },
-    async recordUsage(_ws: string, _model: string, u: { input: number; output: number }) {
-      g.usage.push(u);
-    },
-  };
-  return g;
 }
 
 const scope = { route: "generate" as const, workspaceId: "ws", userSub: "u" };

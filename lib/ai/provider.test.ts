@@ -1,9 +1,9 @@
+import { recordingGate } from "./testing/recording-gate.ts";
 import { generateText, streamText } from "ai";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { AppError } from "../http/errors.ts";
 import { createLogger } from "../log/logger.ts";
-import type { AdmissionGate } from "./admission.ts";
 import { ModelCallError, generateStructured } from "./invoke.ts";
 import { type ProviderConfig, createAiProvider, requireProvider } from "./provider.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./testing/fake-openai.ts";
@@ -25,21 +25,6 @@ function config(api: "chat" | "responses", over: Partial<ProviderConfig> = {}): 
     AI_COMPAT_API: api,
     ...over,
   };
-}
-
-/** A gate that admits everything and records what it was told. */
-function recordingGate(): AdmissionGate & { usage: { input: number; output: number }[]; admitted: number } {
-  const g = {
-    usage: [] as { input: number; output: number }[],
-    admitted: 0,
-    async admit() {
-      g.admitted += 1;
-    },
-    async recordUsage(_ws: string, _model: string, u: { input: number; output: number }) {
-      g.usage.push(u);
-    },
-  };
-  return g;
 }
 
 describe("provider factory", () => {
