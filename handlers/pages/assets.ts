@@ -61,12 +61,16 @@ export function createAssetCatalog(dir: string | undefined) {
   };
 }
 
-/** GET /assets/:name: files of the built bundle, flat, no directory traversal. */
-export function registerAssets(app: Hono<any>, dir: string | undefined): void {
+/**
+ * GET /assets/:name: files of the built bundle, flat, no directory traversal. `sourceMaps: false`
+ * (production) answers 404 for every `.map` file, whether or not the build wrote one.
+ */
+export function registerAssets(app: Hono<any>, dir: string | undefined, opts: { sourceMaps: boolean }): void {
   app.get("/assets/:name", async (c) => {
     const name = c.req.param("name");
     if (!dir || !SAFE_NAME.test(name) || name.includes("..") || name === "manifest.json") return c.notFound();
     const ext = name.slice(name.lastIndexOf("."));
+    if (ext === ".map" && !opts.sourceMaps) return c.notFound();
     const type = TYPES[ext];
     if (!type) return c.notFound();
     let body: Buffer;

@@ -15,6 +15,7 @@ export type PagesConfig = Pick<
   | "DEFAULT_TIME_TO"
   | "DEFAULT_REFRESH_INTERVAL_MS"
   | "MIN_REFRESH_INTERVAL_MS"
+  | "isProduction"
 >;
 
 export type PageEnv = { Variables: AuthVariables };

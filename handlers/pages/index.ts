@@ -24,7 +24,8 @@ export interface PagesDeps {
  */
 export function registerPages(app: Hono<any>, deps: PagesDeps): void {
   app.use("*", csp({ reportOnly: deps.config.CSP_REPORT_ONLY }));
-  registerAssets(app, deps.webAssetsDir);
+  // Source maps show the browser code's sources to anyone: served in development, 404 in production.
+  registerAssets(app, deps.webAssetsDir, { sourceMaps: !deps.config.isProduction });
   const catalog = createAssetCatalog(deps.webAssetsDir);
   const ctx: PageContext = {
     config: deps.config,

@@ -19,6 +19,7 @@ const BASE: PagesConfig = {
   DEFAULT_TIME_TO: "now",
   DEFAULT_REFRESH_INTERVAL_MS: 15000,
   MIN_REFRESH_INTERVAL_MS: 2000,
+  isProduction: false,
 };
 const PAGES = ["/", "/dashboards/db_123", "/dashboards/db_123/edit", "/generate", "/sources", "/account"];
 
@@ -30,6 +31,7 @@ beforeAll(async () => {
   await writeFile(join(dir, "manifest.json"), JSON.stringify({ "main.js": "main-ABCD2345.js", "main.css": "main-WXYZ6789.css" }));
   await writeFile(join(dir, "main-ABCD2345.js"), "console.log('hi')");
   await writeFile(join(dir, "main-WXYZ6789.css"), "body{}");
+  await writeFile(join(dir, "main-ABCD2345.js.map"), '{"version":3,"sources":["../web/main.ts"]}');
   await writeFile(join(dir, "secret.txt"), "nope");
   cookie = `${COOKIE}=${await sessions.mint({ sub: "u-1", name: "Ada <Admin>", email: "ada@example.com", groups: ["ops", "db-admins"] })}`;
 });
@@ -196,6 +198,18 @@ describe("/assets/*", () => {
     "/assets/.hidden.js",
   ])("%s is 404", async (path) => {
     expect((await makeApp().request(path)).status).toBe(404);
+  });
+
+  test("source maps are served outside production (development keeps them for debugging)", async () => {
+    const res = await makeApp().request("/assets/main-ABCD2345.js.map");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+  });
+
+  test("in production (NODE_ENV=production) source maps are 404 and the bundle itself is still served", async () => {
+    const app = makeApp({ isProduction: true });
+    expect((await app.request("/assets/main-ABCD2345.js.map")).status).toBe(404);
+    expect((await app.request("/assets/main-ABCD2345.js")).status).toBe(200);
   });
 
   test("no assets directory serves nothing", async () => {
