@@ -1,6 +1,7 @@
 import { createHash, createHmac } from "node:crypto";
-import { type Server, createServer } from "node:http";
+import { type Server, createServer, validateHeaderValue } from "node:http";
 import type { AddressInfo } from "node:net";
+import fc from "fast-check";
 import { type JWK, SignJWT, exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { AppError } from "../http/errors.ts";
@@ -256,7 +257,33 @@ test.each([
   ["https://evil.example", "/"],
   ["javascript:alert(1)", "/"],
   ["/a\nb", "/"],
+  ["/\u007f", "/"],
+  ["/a\u0085b", "/"],
+  ["/a\u0000", "/"],
+  ["/caf\u00e9", "/caf%C3%A9"],
+  ["/\u65e5\u672c?q=\u05d0", "/%E6%97%A5%E6%9C%AC?q=%D7%90"],
+  ["/a b", "/a%20b"],
+  ["/\u200f\u202e", "/%E2%80%8F%E2%80%AE"],
+  ["/x\ud83d\ude00", "/x%F0%9F%98%80"],
+  ["/x\ud800", "/"],
+  ["/%7F", "/%7F"],
 ])("safeReturnTo(%j) = %s", (input, output) => {
   expect(safeReturnTo(input)).toBe(output);
+});
+
+test("safeReturnTo always gives a same-site path that Node and fetch accept as a Location header", () => {
+  // Node's http server refuses to write a header value with DEL or characters above U+00FF; before this
+  // rule a returnTo of /%7F made the callback answer a raw 500 from the HTTP layer.
+  fc.assert(
+    fc.property(fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: "binary" }).map((s) => `/${s}`)), (input) => {
+      const out = safeReturnTo(input);
+      expect(out.startsWith("/")).toBe(true);
+      expect(out.startsWith("//") || out.startsWith("/\\")).toBe(false);
+      expect(() => validateHeaderValue("location", out)).not.toThrow();
+      expect(new Headers({ location: out }).get("location")).toBe(out);
+      expect(/^[\u0021-\u007e]+$/.test(out)).toBe(true);
+    }),
+    { seed: 20261124, numRuns: 500 },
+  );
 });
 

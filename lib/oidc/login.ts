@@ -240,10 +240,28 @@ function stringClaim(v: unknown): string | undefined {
   return typeof v === "string" && v.length > 0 && v.length <= MAX_CLAIM ? v : undefined;
 }
 
-/** Only same-site absolute paths; `//host` and `/\host` would leave the site. */
+const MAX_RETURN_TO = 2000;
+
+/**
+ * Only same-site absolute paths; `//host` and `/\host` would leave the site. The result goes into a
+ * `Location` header, so it is printable ASCII: a path with control characters (C0, DEL, C1) or an
+ * unpaired surrogate becomes `/`, and every other character outside printable ASCII is percent-encoded
+ * as UTF-8 (`/café` → `/caf%C3%A9`), which the browser decodes back.
+ */
 export function safeReturnTo(v: string | undefined): string {
-  if (!v?.startsWith("/") || v.startsWith("//") || v.startsWith("/\\") || /[\u0000-\u001f]/.test(v)) return "/";
-  return v.length > 2000 ? "/" : v;
+  if (!v?.startsWith("/") || v.startsWith("//") || v.startsWith("/\\") || v.length > MAX_RETURN_TO) return "/";
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(v)) return "/";
+  let out = "";
+  for (const ch of v) {
+    if (ch >= "\u0021" && ch <= "\u007e") {
+      out += ch;
+      continue;
+    }
+    // A lone surrogate has no UTF-8 encoding (encodeURIComponent would throw URIError).
+    if (ch.length === 1 && ch >= "\ud800" && ch <= "\udfff") return "/";
+    out += encodeURIComponent(ch);
+  }
+  return out.length > MAX_RETURN_TO ? "/" : out;
 }
 
 function isUnavailable(err: unknown): boolean {
