@@ -3,6 +3,7 @@ import { requestId } from "hono/request-id";
 import { createAuth } from "../lib/auth/create-auth.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
 import { onError, problem } from "../lib/http/problem.ts";
+import { rejectRefusedInput } from "../lib/http/input.ts";
 import { createMetricsGate } from "../lib/metrics-gate/gate.ts";
 import { registerMetrics } from "../lib/metrics-gate/route.ts";
 import { registerHealth } from "../lib/probes/health.ts";
@@ -36,6 +37,9 @@ export function createApp(deps: AppDeps): Hono {
   registerHealth(app, deps.build);
   registerReady(app, deps.readiness);
   // The handlers' own counters (model requests and tokens, guard refusals of saves, preview queries) behind the
+  // Before every route: NUL, unpaired surrogates and runaway nesting are a 400 naming the field, never a
+  // database error (docs/api.md, "Input rules").
+  app.use(rejectRefusedInput());
   // same gate as the stream host's, for deployments that run this image as a scrapeable container.
   registerMetrics(app, {
     gate: createMetricsGate({ token: deps.config.METRICS_TOKEN, cidrs: deps.config.metricsAllowedCidrs }),

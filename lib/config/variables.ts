@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseTimeExpression } from "../dashboard/time.ts";
 
 /**
  * One entry per environment variable: its zod type, the documented default and what it means.
@@ -80,15 +81,15 @@ function url() {
   return z.preprocess(emptyToUndefined, z.url({ error: "must be an absolute URL" }).optional());
 }
 
-/** Time expression of DESIGN section 6: now, now-<n><s|m|h|d|w>, or an ISO-8601 instant. */
-export const TIME_EXPRESSION = /^now(-\d+[smhdw])?$/;
+/** A dashboard time expression with the bounds of lib/dashboard/time.ts (docs/api.md, "Time expressions"). */
 function timeExpr(defaultValue: string) {
   return z.preprocess(
     emptyToUndefined,
     z
       .string()
-      .refine((s) => TIME_EXPRESSION.test(s) || !Number.isNaN(Date.parse(s)), {
-        error: "must be now, now-<n><s|m|h|d|w> or an ISO-8601 instant",
+      .superRefine((s, ctx) => {
+        const parsed = parseTimeExpression(s);
+        if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.reason });
       })
       .optional()
       .transform((v) => v ?? defaultValue),

@@ -158,8 +158,7 @@ export const REALISTIC_PANEL_SQL: readonly string[] = [
   `SELECT d.at AS time, d.service, d.version FROM metrics.deploys d WHERE $__timeFilter(d.at) ORDER BY d.at`,
   `SELECT host, greatest(max(cpu), 0) AS cpu, least(min(cpu), 1) AS cpu_min FROM host_metrics
    WHERE $__timeFilter(time) GROUP BY host`,
-  `WITH RECURSIVE tiers(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM tiers WHERE n < 3)
-   SELECT n, CURRENT_TIMESTAMP AS at FROM tiers`,
+  `SELECT n, CURRENT_TIMESTAMP AS at FROM generate_series(1, 3) AS tiers(n)`,
   `TABLE services`,
   `SELECT service, array_agg(DISTINCT route) AS routes, bool_or(status >= 500) AS had_errors
    FROM http_requests WHERE $__timeFilter(ts) GROUP BY service`,

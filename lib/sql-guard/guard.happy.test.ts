@@ -34,10 +34,10 @@ describe("macro expansion", () => {
     return v;
   };
 
-  test("$__timeFilter(col) → col BETWEEN $1 AND $2", () => {
+  test("$__timeFilter(col) → (col BETWEEN $1 AND $2)", () => {
     expect(ok("SELECT count(*) FROM http_requests WHERE $__timeFilter(ts)")).toEqual({
       ok: true,
-      sql: "SELECT count(*) FROM http_requests WHERE ts BETWEEN $1 AND $2",
+      sql: "SELECT count(*) FROM http_requests WHERE (ts BETWEEN $1 AND $2)",
       params: ["from", "to"],
     });
   });
@@ -48,7 +48,7 @@ describe("macro expansion", () => {
     );
     expect(v.params).toEqual(["interval", "to", "from"]);
     expect(v.sql).toBe(
-      "SELECT date_bin($1::interval, ts, timestamptz 'epoch'), $2 FROM http_requests WHERE ts >= $3 AND ts < $2 AND ts BETWEEN $3 AND $2",
+      "SELECT date_bin($1::interval, ts, timestamptz 'epoch'), $2 FROM http_requests WHERE ts >= $3 AND ts < $2 AND (ts BETWEEN $3 AND $2)",
     );
   });
 
@@ -66,17 +66,18 @@ describe("macro expansion", () => {
   });
 
   test("qualified and quoted columns stay bare, expressions are parenthesised", () => {
-    expect(ok('SELECT 1 FROM http_requests r WHERE $__timeFilter(r."ts")').sql).toContain('r."ts" BETWEEN $1 AND $2');
-    expect(ok("SELECT 1 FROM http_requests WHERE $__timeFilter(ts + interval '1 hour')").sql).toContain(
-      "(ts + interval '1 hour') BETWEEN $1 AND $2",
+    expect(ok('SELECT 1 FROM http_requests r WHERE $__timeFilter(r."ts")').sql).toContain('(r."ts" BETWEEN $1 AND $2)');
+    // An expression is not the time column, so it does not bound the read: another conjunct must.
+    expect(ok("SELECT 1 FROM http_requests WHERE $__timeFilter(ts + interval '1 hour') AND $__timeFilter(ts)").sql).toContain(
+      "((ts + interval '1 hour') BETWEEN $1 AND $2)",
     );
   });
 
   test("macro text inside literals, quoted identifiers and dollar quotes is left alone", () => {
-    const sql = `SELECT '$__timeFrom()' AS a, "$__timeTo()" AS b, $x$ $__interval $x$ AS c, E'\\' $__interval' AS d FROM http_requests WHERE $__timeFilter(ts)`;
+    const sql = `SELECT '$__timeFrom()' AS a, 1 AS "$__timeTo()", $x$ $__interval $x$ AS c, E'\\' $__interval' AS d FROM http_requests WHERE $__timeFilter(ts)`;
     const v = ok(sql);
     expect(v.params).toEqual(["from", "to"]);
-    expect(v.sql).toContain(`'$__timeFrom()' AS a, "$__timeTo()" AS b, $x$ $__interval $x$ AS c, E'\\' $__interval' AS d`);
+    expect(v.sql).toContain(`'$__timeFrom()' AS a, 1 AS "$__timeTo()", $x$ $__interval $x$ AS c, E'\\' $__interval' AS d`);
   });
 
   test("whitespace before the argument list is allowed", () => {

@@ -1,5 +1,5 @@
-// The SQL guard of DESIGN section 4: macros to bind parameters, then seven checks in order on the
-// real PostgreSQL parser's tree. A library function that returns a value and never throws.
+// The SQL guard: macros to bind parameters, then seven checks in order on the real PostgreSQL parser's
+// tree (docs/sql-guard.md). A library function that returns a value and never throws.
 import { loadModule, parseSync, scanSync } from "libpg-query";
 import type { Catalog } from "../catalog/types.ts";
 import type { GuardReason } from "../metrics/metrics.ts";
@@ -18,8 +18,10 @@ export type GuardVerdict =
   | { ok: false; reason: GuardReason; message: string };
 
 export interface GuardOptions {
-  /** Added to the DESIGN allowlist (SQL_GUARD_EXTRA_FUNCTIONS); `schema.name` entries allow that qualified call. */
+  /** Added to the function allowlist (SQL_GUARD_EXTRA_FUNCTIONS); `schema.name` entries allow that qualified call. */
   extraFunctions?: readonly string[];
+  /** Added to the cast type allowlist (SQL_GUARD_EXTRA_TYPES), by pg_catalog name (e.g. `inet`). */
+  extraTypes?: readonly string[];
   /** Longest statement in characters (SQL_MAX_LENGTH, default 20000); longer gives `structure`. */
   maxLength?: number;
   /** Verdicts kept per guard (LRU by statement text and catalog version); 0 disables. Default 1000. */
@@ -74,7 +76,7 @@ function reject(reason: GuardReason, message: string): GuardVerdict {
   return Object.freeze({ ok: false as const, reason, message });
 }
 
-/** DESIGN check 1: nothing but whitespace (scan.l's [ \t\n\r\f\v]) and semicolons. */
+/** Check 1: nothing but whitespace (scan.l's [ \t\n\r\f\v]) and semicolons. */
 function isEmpty(sql: string): boolean {
   for (let i = 0; i < sql.length; i++) {
     const c = sql.charCodeAt(i);
@@ -136,6 +138,7 @@ export function createGuard(opts: GuardOptions = {}): Guard {
     if (f.includes(".")) allowedQualified.add(f);
     else allowed.add(f);
   }
+  const extraTypes = new Set((opts.extraTypes ?? []).map((t) => t.trim().toLowerCase()).filter(Boolean));
   const maxLength = opts.maxLength ?? DEFAULT_MAX_LENGTH;
   const cache = new VerdictCache<GuardVerdict>(opts.cacheSize ?? 1000);
 
@@ -168,7 +171,7 @@ export function createGuard(opts: GuardOptions = {}): Guard {
     const stmts = Array.isArray(tree.stmts) ? tree.stmts : [];
     if (stmts.length === 0) return reject("empty", "the statement is empty");
     if (stmts.length > 1) return reject("structure", "only one statement is allowed");
-    const found = inspect(stmts[0], catalog, allowed, allowedQualified);
+    const found = inspect(stmts[0], catalog, allowed, allowedQualified, expansion.params, extraTypes);
     // The parse re-checks the macro lexer: every $n in the tree is one the expansion wrote.
     if (found.paramRefs !== expansion.paramSites || found.maxParam > expansion.params.length) {
       return reject("structure", "hand-written parameters like $1 are not allowed; use the time macros");
@@ -179,17 +182,12 @@ export function createGuard(opts: GuardOptions = {}): Guard {
       const keyword = found.keyword || firstWord(expansion.sql);
       return reject("keyword", `${keyword} is not allowed: panel SQL must be one read-only SELECT`);
     }
-    if (found.func !== null) return reject("function", found.funcMessage ?? `function ${found.func} is not allowed`);
+    if (found.func !== null) return reject("function", found.func);
     if (catalog === null) {
       return reject("catalog", "the source's catalog has never been refreshed; refresh the catalog first");
     }
     if (found.catalog !== null) return reject("catalog", found.catalog);
-    if (found.timeTable !== null && !expansion.timeBounded) {
-      return reject(
-        "time",
-        `table ${found.timeTable} has a time column: filter it with $__timeFilter(column) or $__timeFrom()`,
-      );
-    }
+    if (found.time !== null) return reject("time", found.time);
     const params = Object.freeze(expansion.params) as MacroParam[];
     return Object.freeze({ ok: true as const, sql: expansion.sql.replace(/^[ \t\n\r\f\v;]+|[ \t\n\r\f\v;]+$/g, ""), params });
   }

@@ -1,21 +1,25 @@
-// One generic walk over libpg-query's JSON parse tree. It visits every field of every node, so a
-// function call or relation cannot hide in a field this file does not know about; the node types
-// below only decide what a visited node means. Findings are collected per check so the guard can
-// answer in DESIGN order (keyword, function, catalog, time) whatever order the tree is in.
+// The guard's semantic pass over libpg-query's JSON parse tree. It resolves names the way PostgreSQL does
+// (query levels, FROM items with their columns, CTE scope), so a column, a field selection, a function, an
+// operator, a cast and every read of a time-column table is checked for what it is. Every field of every node
+// is visited: structured handlers take the keys they understand and hand every other key to the generic walk,
+// so a call or a relation cannot hide in a field this file does not know about. Findings are collected per
+// check so the guard answers in its fixed order (keyword, function, catalog, time) whatever order the tree is
+// in. The rules are documented in docs/sql-guard.md.
 import type { Catalog, CatalogTable } from "../catalog/types.ts";
-import { safeName } from "./macros.ts";
+import { AMPLIFIERS, MAX_OUTPUT_WIDTH, MAX_SERIES_BOUND, formatStringProblem, numberConst, stringConst } from "./amplifiers.ts";
+import { type MacroParam, safeName } from "./macros.ts";
+import { operatorProblem } from "./operators.ts";
+import { SERVER_STATE_COLUMN_TYPES, typeProblem } from "./types.ts";
 
 export interface Findings {
   /** Offending keyword (e.g. "INSERT", "FOR UPDATE"); "" means "use the statement's first word". */
   keyword: string | null;
-  /** Offending function, as written (qualified when it was). */
+  /** Message of the first function-check finding. */
   func: string | null;
-  /** The message for `func` when "function X is not allowed" would not say why. */
-  funcMessage?: string;
-  /** Catalog-check message for the first relation or cast outside the catalog. */
+  /** Message of the first catalog-check finding. */
   catalog: string | null;
-  /** First catalog table read that has a time column. */
-  timeTable: string | null;
+  /** Message of the first time-check finding. */
+  time: string | null;
   paramRefs: number;
   maxParam: number;
 }
@@ -43,6 +47,19 @@ const DENIED_VALUE_FUNCTIONS: Record<string, string> = {
   SVFOP_SESSION_USER: "session_user",
   SVFOP_CURRENT_CATALOG: "current_catalog",
   SVFOP_CURRENT_SCHEMA: "current_schema",
+};
+
+/** Output column names PostgreSQL gives SQL value functions. */
+const VALUE_FUNCTION_NAMES: Record<string, string> = {
+  SVFOP_CURRENT_DATE: "current_date",
+  SVFOP_CURRENT_TIME: "current_time",
+  SVFOP_CURRENT_TIME_N: "current_time",
+  SVFOP_CURRENT_TIMESTAMP: "current_timestamp",
+  SVFOP_CURRENT_TIMESTAMP_N: "current_timestamp",
+  SVFOP_LOCALTIME: "localtime",
+  SVFOP_LOCALTIME_N: "localtime",
+  SVFOP_LOCALTIMESTAMP: "localtimestamp",
+  SVFOP_LOCALTIMESTAMP_N: "localtimestamp",
 };
 
 const XML_OPS: Record<string, string> = {
@@ -85,81 +102,53 @@ const SYNTAX_FUNCTIONS: Record<string, string> = {
  */
 const SYNTAX_ONLY_FUNCTIONS = new Set(["like_escape", "similar_to_escape", "overlaps", "overlay", "normalize", "is_normalized"]);
 
-/**
- * pg_catalog functions PostgreSQL also calls through attribute notation (`t.f` or `(expr).f` is `f(t)`
- * when `t` is a row and `f` takes one record, "any" or polymorphic argument). The parser cannot tell
- * such a field from a column, so a field of this name is treated as the call it may be. Listed from
- * PostgreSQL 18's pg_proc (one required argument of type record, "any", anyelement, anycompatible,
- * anynonarray) plus the hstore extension's hstore(record).
- */
-const ATTRIBUTE_CALLABLE = new Set([
-  "any_out",
-  "any_value",
-  "anycompatible_out",
-  "anycompatiblenonarray_out",
-  "anyelement_out",
-  "anynonarray_out",
-  "array_agg",
-  "concat",
-  "count",
-  "cume_dist",
-  "dense_rank",
-  "first_value",
-  "hash_record",
-  "hstore",
-  "json_agg",
-  "json_agg_strict",
-  "json_build_array",
-  "json_build_object",
-  "jsonb_agg",
-  "jsonb_agg_strict",
-  "jsonb_build_array",
-  "jsonb_build_object",
-  "lag",
-  "last_value",
-  "lead",
-  "max",
-  "min",
-  "mode",
-  "num_nonnulls",
-  "num_nulls",
-  "percent_rank",
-  "pg_collation_for",
-  "pg_column_compression",
-  "pg_column_size",
-  "pg_column_toast_chunk_id",
-  "pg_restore_attribute_stats",
-  "pg_restore_relation_stats",
-  "pg_typeof",
-  "quote_literal",
-  "quote_nullable",
-  "rank",
-  "record_out",
-  "record_send",
-  "row_to_json",
-  "to_json",
-  "to_jsonb",
-]);
-
 /** System columns every table has; information_schema (and so the catalog) does not list them. */
 const SYSTEM_COLUMNS = new Set(["tableoid", "xmin", "cmin", "xmax", "cmax", "ctid"]);
 
-/** Types whose input functions look names up in the system catalogs. */
-const CATALOG_LOOKUP_TYPES = new Set([
-  // aclitem's input looks up both role names (a probe for which roles exist, like regrole).
-  "aclitem",
-  "regclass",
-  "regcollation",
-  "regconfig",
-  "regdictionary",
-  "regnamespace",
-  "regoper",
-  "regoperator",
-  "regproc",
-  "regprocedure",
-  "regrole",
-  "regtype",
-]);
+/** Casts that keep a time bound a time bound (a cast to date would widen it by up to a day). */
+const TIME_BOUND_CASTS = new Set(["timestamptz", "timestamp"]);
+
+/** A column a FROM item provides: its name and, for a catalog table, its catalog type. */
+interface Column {
+  name: string;
+  type: string | null;
+}
+
+/** One FROM item of a query level (a table, CTE, sub-select, function or join alias). */
+interface Item {
+  /** The name the query refers to it by; null for an unaliased sub-select. */
+  name: string | null;
+  /** For an unaliased catalog table: its schema, so `schema.table.column` resolves. */
+  schema: string | null;
+  /** Its columns, or null when they cannot be known (then nothing is resolved against it). */
+  columns: Column[] | null;
+  /** The catalog table read here, with the column that bounds it (under this item's column names). */
+  timeColumn: string | null;
+  /** Set once a conjunct of the WHERE or JOIN ... ON that scopes it bounds the time column. */
+  bounded: boolean;
+  /** How messages name it: "http_requests AS r". */
+  shown: string;
+}
+
+/** One query level: its FROM items, and (in ORDER BY, GROUP BY, DISTINCT ON) its output column names. */
+class Level {
+  readonly items: Item[] = [];
+  outputNames: ReadonlySet<string> | null = null;
+  constructor(readonly parent: Level | null) {}
+}
+
+/** CTE names in scope, innermost first; a null column list means the CTE's columns are not known. */
+interface CteScope {
+  readonly names: Map<string, Column[] | null>;
+  readonly parent: CteScope | null;
+}
+
+interface Ctx {
+  level: Level | null;
+  ctes: CteScope | null;
+  /** The amplifying function whose arguments are being visited, if any. */
+  amp: string | null;
+}
 
 interface CatalogIndex {
   tables: unknown;
@@ -173,10 +162,9 @@ interface CatalogIndex {
 const indexes = new WeakMap<Catalog, CatalogIndex>();
 
 /**
- * Unqualified names resolve in `public` only: source connections start with search_path=public
- * (lib/query/pools.ts startupOptions), so a bare `deploys` runs as public.deploys even when the catalog only lists
- * metrics.deploys, and public.deploys may be a table the catalog (narrowed by the source's schema
- * list) leaves out.
+ * Lookup maps for a catalog, built once per catalog object. Unqualified names resolve in `public` only: the
+ * runner starts source connections with search_path=public, so a bare name of another schema would run
+ * against public's table of that name.
  */
 function indexOf(catalog: Catalog): CatalogIndex {
   const tables = Array.isArray(catalog.tables) ? catalog.tables : [];
@@ -201,329 +189,484 @@ function isSystemSchema(schema: string): boolean {
   return schema === "information_schema" || schema.startsWith("pg_");
 }
 
-function stringParts(list: unknown[]): string[] | null {
+type Obj = Record<string, unknown>;
+
+function sval(node: unknown): string | undefined {
+  const s = (node as { String?: { sval?: unknown } } | null)?.String?.sval;
+  return typeof s === "string" ? s : undefined;
+}
+
+function stringParts(list: unknown): string[] | null {
+  if (!Array.isArray(list)) return null;
   const parts: string[] = [];
   for (const item of list) {
-    const sval = (item as { String?: { sval?: unknown } } | null)?.String?.sval;
-    if (typeof sval !== "string") return null;
-    parts.push(sval);
+    const s = sval(item);
+    if (s === undefined) return null;
+    parts.push(s);
   }
   return parts;
 }
 
-type Obj = Record<string, unknown>;
+/** The single node type key of a wrapper object ({"ColumnRef": {...}}), or undefined. */
+function nodeOf(v: unknown): [string, Obj] | undefined {
+  if (!v || typeof v !== "object" || Array.isArray(v)) return undefined;
+  for (const key in v as Obj) {
+    const body = (v as Obj)[key];
+    if (body && typeof body === "object" && !Array.isArray(body)) return [key, body as Obj];
+    return undefined;
+  }
+  return undefined;
+}
 
-/** Walks a parse tree and records what each guard check needs. */
+function aliasOf(node: Obj): { name: string | null; colnames: string[] | null } {
+  const a = node.alias as { aliasname?: unknown; colnames?: unknown } | undefined;
+  const name = typeof a?.aliasname === "string" ? a.aliasname : null;
+  const colnames = a?.colnames !== undefined ? stringParts(a.colnames) : null;
+  return { name, colnames };
+}
+
+/** Columns renamed positionally by a column alias list (`AS t(a, b)`). */
+function renamed(columns: Column[] | null, colnames: string[] | null): Column[] | null {
+  if (!colnames) return columns;
+  if (!columns) return colnames.map((name) => ({ name, type: null }));
+  return columns.map((c, i) => (i < colnames.length ? { name: colnames[i], type: c.type } : c));
+}
+
+/** Output names a catalog-less derivation cannot be sure of are left out (never matched, never called). */
+const UNKNOWN_NAME = "?column?";
+
+/** Walks one parsed statement and records what each guard check needs. */
 export function inspect(
   tree: unknown,
   catalog: Catalog | null,
   allowed: ReadonlySet<string>,
   allowedQualified: ReadonlySet<string>,
+  params: readonly MacroParam[] = [],
+  extraTypes: ReadonlySet<string> = new Set(),
 ): Findings {
-  const w = new Walker(catalog ? indexOf(catalog) : null, allowed, allowedQualified);
-  w.visit(tree);
+  const w = new Analyzer(catalog ? indexOf(catalog) : null, allowed, allowedQualified, params, extraTypes);
+  w.expr(tree, { level: null, ctes: null, amp: null });
   return w.findings;
 }
 
-class Walker {
-  readonly findings: Findings = { keyword: null, func: null, catalog: null, timeTable: null, paramRefs: 0, maxParam: 0 };
-  /** CTE names in scope, innermost last. */
-  private readonly scopes: string[][] = [];
-  /** FROM-item names of each enclosing query level, innermost last: a catalog table, or null for anything else. */
-  private readonly fromScopes: Map<string, CatalogTable | null>[] = [];
+class Analyzer {
+  readonly findings: Findings = { keyword: null, func: null, catalog: null, time: null, paramRefs: 0, maxParam: 0 };
 
   constructor(
     private readonly catalog: CatalogIndex | null,
     private readonly allowed: ReadonlySet<string>,
     private readonly allowedQualified: ReadonlySet<string>,
+    private readonly params: readonly MacroParam[],
+    private readonly extraTypes: ReadonlySet<string>,
   ) {}
 
-  visit(v: unknown): void {
-    if (typeof v !== "object" || v === null) return;
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) this.visit(v[i]);
-      return;
-    }
-    this.fields(v as Obj, false);
-  }
-
-  /**
-   * Visits every field of a node. What a field means is read from its key in the same pass (one
-   * lookup per key instead of probing every object for every interesting property).
-   */
-  private fields(o: Obj, withEntered: boolean): void {
-    for (const key in o) {
-      const child = o[key];
-      if (typeof child !== "object" || child === null) {
-        if (key === "relname" && typeof child === "string") this.relation(o);
-        continue;
-      }
-      const c0 = key.charCodeAt(0);
-      if (c0 >= 65 && c0 <= 90) {
-        if (this.node(key, child as Obj)) continue;
-      } else if (key === "funcname") {
-        if (Array.isArray(child)) this.call(child);
-      } else if (key === "useOp" || key === "operName") {
-        // ORDER BY x USING op, x op ANY (sub-select): the operator can be schema-qualified too.
-        if (Array.isArray(child)) this.operator(child);
-      } else if (key === "intoClause") {
-        this.keyword("INTO");
-      } else if (key === "typeName") {
-        this.typeName(child as Obj);
-      } else if (key === "withClause") {
-        if (withEntered) continue;
-        // Not seen through its statement node: visit it anyway (its names then scope nothing, stricter).
-        this.enterWith(child as Obj);
-        this.scopes.pop();
-        continue;
-      }
-      this.visit(child);
-    }
-  }
-
-  /** A statement body: its WITH names are in scope for all of it, whatever the key order. */
-  private statement(body: Obj): void {
-    const w = body.withClause;
-    if (w && typeof w === "object") {
-      this.enterWith(w as Obj);
-      this.fromScopes.push(this.fromItems(body.fromClause));
-      this.fields(body, true);
-      this.fromScopes.pop();
-      this.scopes.pop();
-    } else {
-      this.fromScopes.push(this.fromItems(body.fromClause));
-      this.fields(body, false);
-      this.fromScopes.pop();
-    }
-  }
-
-  /** The names a query level's FROM list binds (after its WITH names are in scope). */
-  private fromItems(fromClause: unknown): Map<string, CatalogTable | null> {
-    const names = new Map<string, CatalogTable | null>();
-    const bind = (name: unknown, table: CatalogTable | null) => {
-      if (typeof name !== "string") return;
-      // The same name twice at one level is an error in PostgreSQL; never guess which one is meant.
-      names.set(name, names.has(name) ? null : table);
-    };
-    const item = (v: unknown): void => {
-      if (!v || typeof v !== "object") return;
-      const o = v as Obj;
-      const alias = (x: unknown) => (x as { aliasname?: unknown; colnames?: unknown } | undefined) ?? undefined;
-      if (o.RangeVar) {
-        const r = o.RangeVar as Obj;
-        const a = alias(r.alias);
-        // Column aliases rename the columns, so the catalog's names no longer apply.
-        const table = a?.colnames ? null : this.catalogTableOf(r);
-        bind(a?.aliasname ?? r.relname, table);
-      } else if (o.JoinExpr) {
-        const j = o.JoinExpr as Obj;
-        item(j.larg);
-        item(j.rarg);
-        bind(alias(j.alias)?.aliasname, null);
-      } else if (o.RangeTableSample) {
-        item((o.RangeTableSample as Obj).relation);
-      } else {
-        const body = Object.values(o)[0] as Obj | undefined;
-        bind(alias(body?.alias)?.aliasname, null);
-      }
-    };
-    if (Array.isArray(fromClause)) for (const f of fromClause) item(f);
-    return names;
-  }
-
-  /** The catalog table a RangeVar reads, or null for a CTE, a table outside the catalog or no catalog. */
-  private catalogTableOf(r: Obj): CatalogTable | null {
-    if (this.catalog === null || typeof r.relname !== "string" || typeof r.catalogname === "string") return null;
-    if (typeof r.schemaname === "string") return this.catalog.qualified.get(`${r.schemaname}\u0000${r.relname}`) ?? null;
-    if (this.inCteScope(r.relname)) return null;
-    return this.catalog.unqualified.get(r.relname) ?? null;
-  }
-
-  /**
-   * `q.f` where `q` names a catalog table of an enclosing query level: `f` must be one of its columns,
-   * because otherwise PostgreSQL reads it as `f(q)`, a call of any function taking the table's row,
-   * including one someone created in the source database.
-   */
-  private qualifiedField(qualifier: string, field: string): void {
-    for (let i = this.fromScopes.length - 1; i >= 0; i--) {
-      const scope = this.fromScopes[i];
-      if (!scope.has(qualifier)) continue;
-      const table = scope.get(qualifier);
-      if (!table || table.columns.length === 0 || SYSTEM_COLUMNS.has(field)) return;
-      if (!table.columns.some((c) => c.name === field)) {
-        if (this.findings.func === null) {
-          const [q, f] = [safeName(qualifier), safeName(field)];
-          this.findings.func = f;
-          this.findings.funcMessage = `${q}.${f}: ${f} is not a column of ${safeName(table.name)} in the catalog, so it would call a function ${f}(${q})`;
-        }
-      }
-      return;
-    }
-  }
-
-  /** A node wrapper key (node type name) and its body; true when the body has been visited here. */
-  private node(type: string, body: Obj): boolean {
-    switch (type) {
-      case "ParamRef": {
-        this.findings.paramRefs++;
-        const n = typeof body.number === "number" ? body.number : 0;
-        if (n > this.findings.maxParam) this.findings.maxParam = n;
-        return false;
-      }
-      case "SQLValueFunction": {
-        const name = DENIED_VALUE_FUNCTIONS[String(body.op)];
-        if (name) this.deny(name);
-        return false;
-      }
-      case "LockingClause":
-        this.keyword(LOCK_STRENGTH[String(body.strength)] ?? "FOR UPDATE");
-        return false;
-      case "IntoClause":
-        this.keyword("INTO");
-        return false;
-      case "TypeName":
-        this.typeName(body);
-        return false;
-      case "A_Expr":
-        if (Array.isArray(body.name)) this.operator(body.name);
-        return false;
-      case "ColumnRef":
-        // The first field is a column or relation; a later one may be attribute notation for a call.
-        if (Array.isArray(body.fields)) {
-          this.fieldSelections(body.fields, 1);
-          const parts = body.fields.length === 2 ? stringParts(body.fields) : null;
-          if (parts) this.qualifiedField(parts[0], parts[1]);
-        }
-        return false;
-      case "A_Indirection":
-        if (Array.isArray(body.indirection)) {
-          this.fieldSelections(body.indirection, 0);
-          // (q).f and (q.*).f on a whole row of a FROM item.
-          const fields = (body.arg as { ColumnRef?: { fields?: unknown[] } } | undefined)?.ColumnRef?.fields;
-          const first = (body.indirection[0] as { String?: { sval?: unknown } } | undefined)?.String?.sval;
-          const q = Array.isArray(fields) ? (fields[0] as { String?: { sval?: unknown } } | undefined)?.String?.sval : undefined;
-          const wholeRow = Array.isArray(fields) && (fields.length === 1 || (fields.length === 2 && (fields[1] as Obj)?.A_Star !== undefined));
-          if (wholeRow && typeof q === "string" && typeof first === "string") this.qualifiedField(q, first);
-        }
-        return false;
-      case "XmlExpr":
-        this.syntaxFunction(XML_OPS[String(body.op)] ?? "xml");
-        return false;
-      case "JsonFuncExpr":
-        this.syntaxFunction(JSON_OPS[String(body.op)] ?? "json_query");
-        return false;
-      case "RangeTableSample": {
-        const method = Array.isArray(body.method) ? stringParts(body.method) : null;
-        const name = method ? method.join(".") : "tablesample";
-        if (method?.length !== 1 || !this.allowed.has(method[0])) this.deny(`TABLESAMPLE ${name}`);
-        return false;
-      }
-      case "SelectStmt":
-        this.statement(body);
-        return true;
-      default: {
-        const fn = SYNTAX_FUNCTIONS[type];
-        if (fn) {
-          this.syntaxFunction(fn);
-          return false;
-        }
-        if (type.endsWith("Stmt")) {
-          this.keyword(NESTED_STATEMENT[type] ?? "");
-          this.statement(body);
-          return true;
-        }
-        return false;
-      }
-    }
-  }
-
-  /** `x.f` / `(x).f` with `f` a function that attribute notation would call: allowed only when `f` is. */
-  private fieldSelections(list: unknown[], from: number): void {
-    for (let i = from; i < list.length; i++) {
-      const sval = (list[i] as { String?: { sval?: unknown } } | null)?.String?.sval;
-      if (typeof sval === "string" && ATTRIBUTE_CALLABLE.has(sval) && !this.allowed.has(sval)) this.deny(sval);
-    }
-  }
-
-  /** OPERATOR(schema.op) outside pg_catalog can run any function the schema's owner defined. */
-  private operator(list: unknown[]): void {
-    const name = stringParts(list);
-    if (name && name.length > 1 && name[0] !== "pg_catalog") this.deny(`OPERATOR(${name.join(".")})`);
-  }
+  // ---- findings -------------------------------------------------------------------------------------
 
   private keyword(name: string): void {
     if (this.findings.keyword === null) this.findings.keyword = name;
   }
 
-  private deny(name: string): void {
-    if (this.findings.func === null) this.findings.func = safeName(name);
+  private deny(message: string): void {
+    if (this.findings.func === null) this.findings.func = message;
   }
 
-  private syntaxFunction(name: string): void {
-    if (!this.allowed.has(name)) this.deny(name);
+  private denyName(name: string): void {
+    this.deny(`function ${safeName(name)} is not allowed`);
   }
 
-  private call(funcname: unknown[]): void {
-    const parts = stringParts(funcname);
-    if (!parts || parts.length === 0) {
-      this.deny("?");
+  private catalogProblem(message: string): void {
+    if (this.findings.catalog === null) this.findings.catalog = message;
+  }
+
+  // ---- the generic walk -------------------------------------------------------------------------------
+
+  /** Visits any value: arrays element by element, nodes by their type. */
+  expr(v: unknown, ctx: Ctx): void {
+    if (typeof v !== "object" || v === null) return;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) this.expr(v[i], ctx);
       return;
     }
-    if (parts.length === 1 && this.allowed.has(parts[0])) return;
-    if (parts.length === 2 && parts[0] === "pg_catalog") {
-      if (this.allowed.has(parts[1]) || SYNTAX_ONLY_FUNCTIONS.has(parts[1])) return;
-    }
-    if (parts.length > 1 && this.allowedQualified.has(parts.join("."))) return;
-    this.deny(parts.join("."));
-  }
-
-  private typeName(t: Obj): void {
-    if (!Array.isArray(t.names)) return;
-    const parts = stringParts(t.names);
-    const last = parts?.[parts.length - 1];
-    // A cast to xml parses the text as an XML document, like XMLPARSE.
-    if (last === "xml" && !this.allowed.has("xml")) this.deny("xml");
-    if (last && CATALOG_LOOKUP_TYPES.has(last) && this.findings.catalog === null) {
-      this.findings.catalog = `casts to ${last} read the system catalogs`;
+    const o = v as Obj;
+    for (const key in o) {
+      const child = o[key];
+      if (typeof child !== "object" || child === null) continue;
+      const c0 = key.charCodeAt(0);
+      if (c0 >= 65 && c0 <= 90 && !Array.isArray(child)) this.node(key, child as Obj, ctx);
+      else if (key === "typeName" && !Array.isArray(child)) this.typeName(child as Obj, ctx);
+      else this.expr(child, ctx);
     }
   }
 
-  private enterWith(w: Obj): void {
-    const names: string[] = [];
-    this.scopes.push(names);
-    const ctes = Array.isArray(w.ctes) ? w.ctes : [];
-    const recursive = w.recursive === true;
-    const nameOf = (cte: unknown): string | null => {
-      const n = (cte as { CommonTableExpr?: { ctename?: unknown } } | null)?.CommonTableExpr?.ctename;
-      return typeof n === "string" ? n : null;
-    };
-    if (recursive) {
-      for (const cte of ctes) {
-        const n = nameOf(cte);
-        if (n !== null) names.push(n);
+  /** Visits every field of a node body except those in `skip`. */
+  private rest(body: Obj, ctx: Ctx, skip: readonly string[]): void {
+    for (const key in body) {
+      if (skip.includes(key)) continue;
+      const child = body[key];
+      if (typeof child !== "object" || child === null) continue;
+      // A TypeName sits unwrapped under `typeName` (casts, column definitions).
+      if (key === "typeName" && !Array.isArray(child)) this.typeName(child as Obj, ctx);
+      else this.expr(child, ctx);
+    }
+  }
+
+  /** A node wrapper key (node type name) and its body. */
+  private node(type: string, body: Obj, ctx: Ctx): void {
+    switch (type) {
+      case "SelectStmt":
+        this.select(body, ctx);
+        return;
+      case "ParamRef": {
+        this.findings.paramRefs++;
+        const n = typeof body.number === "number" ? body.number : 0;
+        if (n > this.findings.maxParam) this.findings.maxParam = n;
+        return;
+      }
+      case "ColumnRef":
+        this.columnRef(body, ctx);
+        return;
+      case "A_Indirection":
+        this.indirection(body, ctx);
+        return;
+      case "FuncCall":
+        this.funcCall(body, ctx);
+        return;
+      case "A_Expr":
+        this.aExpr(body, ctx);
+        return;
+      case "SubLink": {
+        const op = stringParts(body.operName);
+        if (op) this.operator(op);
+        this.rest(body, ctx, ["operName"]);
+        return;
+      }
+      case "SortBy": {
+        // ORDER BY x USING op
+        const op = stringParts(body.useOp);
+        if (op) this.operator(op);
+        this.rest(body, ctx, ["useOp"]);
+        return;
+      }
+      case "TypeName":
+        this.typeName(body, ctx);
+        return;
+      case "SQLValueFunction": {
+        const name = DENIED_VALUE_FUNCTIONS[String(body.op)];
+        if (name) this.denyName(name);
+        return;
+      }
+      case "LockingClause":
+        this.keyword(LOCK_STRENGTH[String(body.strength)] ?? "FOR UPDATE");
+        this.rest(body, ctx, []);
+        return;
+      case "IntoClause":
+        this.keyword("INTO");
+        return;
+      case "RangeVar":
+        // A relation outside a FROM list (only in statements the keyword check refuses): still checked.
+        this.relation(body, ctx);
+        return;
+      case "XmlExpr":
+        this.syntaxFunction(XML_OPS[String(body.op)] ?? "xml");
+        this.rest(body, ctx, []);
+        return;
+      case "JsonFuncExpr":
+        this.syntaxFunction(JSON_OPS[String(body.op)] ?? "json_query");
+        this.rest(body, ctx, []);
+        return;
+      case "RangeTableSample":
+        this.tableSampleMethod(body);
+        this.rest(body, ctx, ["method"]);
+        return;
+      default: {
+        const fn = SYNTAX_FUNCTIONS[type];
+        if (fn) this.syntaxFunction(fn);
+        else if (type.endsWith("Stmt")) {
+          this.keyword(NESTED_STATEMENT[type] ?? "");
+          if (body.withClause) {
+            // A data-modifying statement's own WITH: its names scope the statement.
+            const ctes = this.withClause(body.withClause as Obj, ctx);
+            this.rest(body, { ...ctx, ctes }, ["withClause"]);
+            return;
+          }
+        }
+        this.rest(body, ctx, []);
       }
     }
-    // Without RECURSIVE a CTE sees only the CTEs before it, never itself.
-    for (const cte of ctes) {
-      this.visit(cte);
-      const n = nameOf(cte);
-      if (!recursive && n !== null) names.push(n);
+  }
+
+  // ---- query levels -----------------------------------------------------------------------------------
+
+  /**
+   * One SELECT (or VALUES, or set operation) at any depth. Returns its output columns (null when they cannot
+   * be known), which name the columns of a sub-select or CTE that reads it.
+   */
+  private select(body: Obj, outer: Ctx): Column[] | null {
+    let ctx: Ctx = outer;
+    if (body.withClause && typeof body.withClause === "object") {
+      ctx = { ...ctx, ctes: this.withClause(body.withClause as Obj, ctx) };
     }
-    for (const key in w) if (key !== "ctes") this.visit(w[key]);
+
+    // A set operation: each branch is a query level of its own; ORDER BY and LIMIT see the output names.
+    if (body.op !== undefined && body.op !== "SETOP_NONE") {
+      // The branches are SelectStmt bodies without the node wrapper.
+      const branch = (b: unknown) => (b && typeof b === "object" ? this.select(b as Obj, ctx) : null);
+      const left = branch(body.larg);
+      branch(body.rarg);
+      const level = new Level(ctx.level);
+      level.outputNames = new Set((left ?? []).map((c) => c.name));
+      this.rest(body, { ...ctx, level }, ["withClause", "larg", "rarg"]);
+      return left;
+    }
+
+    const level = new Level(ctx.level);
+    const inner: Ctx = { ...ctx, level };
+    const joinQuals: { quals: unknown; restricts: Item[] }[] = [];
+    if (Array.isArray(body.fromClause)) {
+      for (const f of body.fromClause) this.fromItem(f, inner, level, joinQuals);
+    }
+
+    let output: Column[] | null = [];
+    for (const key in body) {
+      const child = body[key];
+      if (typeof child !== "object" || child === null) continue;
+      switch (key) {
+        case "withClause":
+        case "fromClause":
+          break;
+        case "targetList":
+          output = this.targetList(child as unknown[], inner);
+          break;
+        case "valuesLists": {
+          this.expr(child, { ...ctx, level: ctx.level });
+          const first = (child as unknown[])[0] as { List?: { items?: unknown[] } } | undefined;
+          const n = Array.isArray(first?.List?.items) ? first.List.items.length : 0;
+          output = Array.from({ length: n }, (_, i) => ({ name: `column${i + 1}`, type: null }));
+          break;
+        }
+        case "sortClause":
+        case "groupClause":
+        case "distinctClause": {
+          // ORDER BY, GROUP BY and DISTINCT ON may name output columns as well as input columns.
+          level.outputNames = new Set((output ?? []).map((c) => c.name));
+          this.expr(child, inner);
+          level.outputNames = null;
+          break;
+        }
+        case "intoClause":
+          this.keyword("INTO");
+          break;
+        default:
+          this.expr(child, inner);
+      }
+    }
+
+    this.timeBounds(level, body.whereClause, joinQuals);
+    return output;
   }
 
-  private inCteScope(name: string): boolean {
-    for (let i = this.scopes.length - 1; i >= 0; i--) if (this.scopes[i].includes(name)) return true;
-    return false;
+  /** A SelectStmt wrapper (set-operation branch, sub-select, CTE body); other statements are walked. */
+  private selectNode(v: unknown, ctx: Ctx): Column[] | null {
+    const n = nodeOf(v);
+    if (n && n[0] === "SelectStmt") return this.select(n[1], ctx);
+    this.expr(v, ctx);
+    return null;
   }
 
-  private relation(r: Obj): void {
-    const name = r.relname as string;
+  /** The output columns of a target list, visiting every expression. */
+  private targetList(list: unknown[], ctx: Ctx): Column[] | null {
+    let out: Column[] | null = [];
+    for (const t of list) {
+      const n = nodeOf(t);
+      if (!n || n[0] !== "ResTarget") {
+        this.expr(t, ctx);
+        out = null;
+        continue;
+      }
+      const rt = n[1];
+      this.expr(rt, ctx);
+      if (out === null) continue;
+      if (typeof rt.name === "string") {
+        out.push({ name: rt.name, type: this.typeOf(rt.val, ctx) });
+        continue;
+      }
+      const star = this.starColumns(rt.val, ctx);
+      if (star !== undefined) {
+        if (star === null) out = null;
+        else out.push(...star);
+        continue;
+      }
+      const name = figureName(rt.val);
+      if (name !== UNKNOWN_NAME) out.push({ name, type: this.typeOf(rt.val, ctx) });
+    }
+    return out;
+  }
+
+  /** `*` or `q.*` in a target list: the columns it expands to (null: not known); undefined if not a star. */
+  private starColumns(val: unknown, ctx: Ctx): Column[] | null | undefined {
+    const n = nodeOf(val);
+    if (!n || n[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return undefined;
+    const fields = n[1].fields as unknown[];
+    if (nodeOf(fields[fields.length - 1])?.[0] !== "A_Star") return undefined;
+    const level = ctx.level;
+    if (!level) return null;
+    if (fields.length === 1) {
+      const cols: Column[] = [];
+      for (const item of level.items) {
+        if (!item.columns) return null;
+        cols.push(...item.columns);
+      }
+      return cols;
+    }
+    const q = fields.length === 2 ? sval(fields[0]) : undefined;
+    const item = q === undefined ? undefined : this.findItem(q, level);
+    return item?.columns ?? null;
+  }
+
+  /** A WITH list: each CTE body is a query of its own; returns the scope with the CTE names. */
+  private withClause(w: Obj, ctx: Ctx): CteScope {
+    const scope: CteScope = { names: new Map(), parent: ctx.ctes };
+    if (w.recursive === true) {
+      // A recursive term can grow a value every round (s || s doubles it) with no bound the guard can prove.
+      this.keyword("WITH RECURSIVE");
+    }
+    const ctes = Array.isArray(w.ctes) ? w.ctes : [];
+    const recursive = w.recursive === true;
+    if (recursive) {
+      for (const cte of ctes) {
+        const name = (nodeOf(cte)?.[1] as { ctename?: unknown } | undefined)?.ctename;
+        if (typeof name === "string") scope.names.set(name, null);
+      }
+    }
+    for (const cte of ctes) {
+      const n = nodeOf(cte);
+      if (!n || n[0] !== "CommonTableExpr") {
+        this.expr(cte, ctx);
+        continue;
+      }
+      const body = n[1];
+      // Without RECURSIVE a CTE sees only the CTEs before it, never itself.
+      const bodyCtx: Ctx = { ...ctx, ctes: recursive ? scope : { names: new Map(scope.names), parent: ctx.ctes } };
+      const columns = this.selectNode(body.ctequery, bodyCtx);
+      this.rest(body, bodyCtx, ["ctequery", "aliascolnames"]);
+      const colnames = body.aliascolnames !== undefined ? stringParts(body.aliascolnames) : null;
+      if (typeof body.ctename === "string") scope.names.set(body.ctename, renamed(columns, colnames));
+    }
+    this.rest(w, ctx, ["ctes"]);
+    return scope;
+  }
+
+  private cteColumns(name: string, ctes: CteScope | null): Column[] | null | undefined {
+    for (let s = ctes; s; s = s.parent) if (s.names.has(name)) return s.names.get(name) ?? null;
+    return undefined;
+  }
+
+  // ---- FROM --------------------------------------------------------------------------------------------
+
+  /** Adds the items of one FROM entry to `level`; JOIN ... ON conditions are recorded with what they scope. */
+  private fromItem(v: unknown, ctx: Ctx, level: Level, joins: { quals: unknown; restricts: Item[] }[]): Item[] {
+    const n = nodeOf(v);
+    if (!n) return [];
+    const [type, body] = n;
+    const add = (item: Item): Item[] => {
+      level.items.push(item);
+      return [item];
+    };
+    switch (type) {
+      case "RangeVar":
+        return add(this.relation(body, ctx));
+      case "RangeTableSample": {
+        this.tableSampleMethod(body);
+        const items = this.fromItem(body.relation, ctx, level, joins);
+        this.rest(body, ctx, ["relation", "method"]);
+        return items;
+      }
+      case "RangeSubselect": {
+        const { name, colnames } = aliasOf(body);
+        // A LATERAL sub-select sees the FROM items before it; a plain one sees only the enclosing levels.
+        const subCtx = body.lateral === true ? ctx : { ...ctx, level: level.parent };
+        const columns = this.selectNode(body.subquery, subCtx);
+        this.rest(body, ctx, ["subquery", "alias"]);
+        return add(this.derivedItem(name, renamed(columns, colnames), name ?? "a sub-select"));
+      }
+      case "RangeFunction":
+        return add(this.rangeFunction(body, ctx));
+      case "JoinExpr": {
+        const left = this.fromItem(body.larg, ctx, level, joins);
+        const right = this.fromItem(body.rarg, ctx, level, joins);
+        const jt = String(body.jointype);
+        const restricts =
+          jt === "JOIN_INNER" ? [...left, ...right] : jt === "JOIN_LEFT" ? right : jt === "JOIN_RIGHT" ? left : [];
+        if (body.quals !== undefined) joins.push({ quals: body.quals, restricts });
+        this.rest(body, ctx, ["larg", "rarg", "alias"]);
+        const { name } = aliasOf(body);
+        const all = [...left, ...right];
+        if (name !== null) {
+          const columns = all.every((i) => i.columns) ? all.flatMap((i) => i.columns ?? []) : null;
+          add(this.derivedItem(name, columns, name));
+        }
+        return all;
+      }
+      default:
+        // XMLTABLE, JSON_TABLE and anything newer: checked by the generic walk, columns unknown.
+        this.node(type, body, ctx);
+        return add(this.derivedItem(aliasOf(body).name, null, "a table function"));
+    }
+  }
+
+  private derivedItem(name: string | null, columns: Column[] | null, shown: string): Item {
+    return { name, schema: null, columns, timeColumn: null, bounded: true, shown: safeName(shown) };
+  }
+
+  /** A function in FROM (implicitly LATERAL): checked like any call; its columns from its alias. */
+  private rangeFunction(body: Obj, ctx: Ctx): Item {
+    const { name, colnames } = aliasOf(body);
+    const functions = Array.isArray(body.functions) ? body.functions : [];
+    let firstName: string | null = null;
+    let defs: string[] | null = null;
+    for (const f of functions) {
+      const pair = (f as { List?: { items?: unknown[] } } | null)?.List?.items;
+      if (!Array.isArray(pair)) {
+        this.expr(f, ctx);
+        continue;
+      }
+      const call = nodeOf(pair[0]);
+      if (call && call[0] === "FuncCall") {
+        const parts = stringParts(call[1].funcname);
+        if (firstName === null && parts) firstName = parts[parts.length - 1];
+      }
+      this.expr(pair, ctx);
+      // A column definition list (`AS t(x int)`) names the columns; its types are checked by the walk.
+      const cols = Array.isArray(pair[1]) ? pair[1] : null;
+      if (cols) defs = cols.map((c) => (nodeOf(c)?.[1] as { colname?: unknown } | undefined)?.colname).filter((c): c is string => typeof c === "string");
+    }
+    this.rest(body, ctx, ["functions", "alias"]);
+    const itemName = name ?? firstName;
+    let columns: Column[] | null = null;
+    if (colnames) columns = colnames.map((c) => ({ name: c, type: null }));
+    else if (defs) columns = defs.map((c) => ({ name: c, type: null }));
+    else if (functions.length === 1 && body.is_rowsfrom !== true && itemName !== null) {
+      // A function returning a scalar gives one column named after the alias (or the function).
+      columns = [{ name: itemName, type: null }];
+    }
+    if (columns && body.ordinality === true) columns = [...columns, { name: "ordinality", type: null }];
+    return this.derivedItem(itemName, columns, itemName ?? "a function");
+  }
+
+  /** A relation: a CTE in scope or a table of the source's catalog; anything else is a catalog finding. */
+  private relation(r: Obj, ctx: Ctx): Item {
+    const name = typeof r.relname === "string" ? r.relname : "";
     const schema = typeof r.schemaname === "string" ? r.schemaname : undefined;
     const db = typeof r.catalogname === "string" ? r.catalogname : undefined;
-    if (schema === undefined && db === undefined && this.inCteScope(name)) return;
-    if (this.catalog === null || this.findings.catalog !== null) return;
-    const shown = safeName([db, schema, name].filter((p) => p !== undefined).join("."));
+    const { name: alias, colnames } = aliasOf(r);
+    const shownName = safeName([db, schema, name].filter((p) => p !== undefined).join("."));
+    const shown = alias !== null && alias !== name ? `${shownName} AS ${safeName(alias)}` : shownName;
+    if (schema === undefined && db === undefined) {
+      const cte = this.cteColumns(name, ctx.ctes);
+      if (cte !== undefined) return this.derivedItem(alias ?? name, renamed(cte, colnames), shown);
+    }
+    const unknown = this.derivedItem(alias ?? name, null, shown);
+    if (this.catalog === null) return unknown;
     let table: CatalogTable | undefined;
     if (db === undefined) {
       if (schema !== undefined) {
@@ -535,12 +678,519 @@ class Walker {
     }
     if (!table) {
       const other = db === undefined && schema === undefined ? this.catalog.elsewhere.get(name) : undefined;
-      this.findings.catalog =
+      this.catalogProblem(
         other === undefined
-          ? `table ${shown} is not in the source's catalog`
-          : `table ${shown} is not in the source's catalog; write ${safeName(`${other}.${name}`)}`;
+          ? `table ${shownName} is not in the source's catalog`
+          : `table ${shownName} is not in the source's catalog; write ${safeName(`${other}.${name}`)}`,
+      );
+      return unknown;
+    }
+    const base = Array.isArray(table.columns) ? table.columns.map((c) => ({ name: c.name, type: c.type })) : [];
+    const columns = renamed(base, colnames) ?? base;
+    let timeColumn: string | null = null;
+    if (table.timeColumn) {
+      const i = base.findIndex((c) => c.name === table.timeColumn);
+      timeColumn = i >= 0 ? columns[i].name : table.timeColumn;
+    }
+    return {
+      name: alias ?? name,
+      schema: alias === null ? (schema ?? "public") : null,
+      columns,
+      timeColumn,
+      bounded: timeColumn === null,
+      shown,
+    };
+  }
+
+  private tableSampleMethod(body: Obj): void {
+    const method = stringParts(body.method);
+    const name = method ? method.join(".") : "tablesample";
+    if (method?.length !== 1 || !this.allowed.has(method[0])) this.denyName(`TABLESAMPLE ${name}`);
+  }
+
+  // ---- names ---------------------------------------------------------------------------------------------
+
+  /** The innermost visible FROM item named `name`, searching enclosing levels outwards. */
+  private findItem(name: string, level: Level | null): Item | undefined {
+    for (let l = level; l; l = l.parent) {
+      let found: Item | undefined;
+      for (const item of l.items) {
+        if (item.name !== name) continue;
+        // The same name twice at one level is an error in PostgreSQL; never guess which one is meant.
+        if (found) return this.derivedItem(name, null, name);
+        found = item;
+      }
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /**
+   * What an unqualified name means at `level`: a column (with its item), a whole-row reference, or
+   * "unknown" when some FROM item's columns cannot be known; null when it names nothing.
+   */
+  private resolveName(name: string, level: Level | null): { item: Item; column: Column | null } | "unknown" | null {
+    for (let l = level; l; l = l.parent) {
+      let uncertain = false;
+      let hit: { item: Item; column: Column } | undefined;
+      for (const item of l.items) {
+        if (!item.columns) {
+          uncertain = true;
+          continue;
+        }
+        const column = item.columns.find((c) => c.name === name);
+        if (column && !hit) hit = { item, column };
+      }
+      if (hit) return hit;
+      if (l.outputNames?.has(name)) return "unknown";
+      if (uncertain) return "unknown";
+      for (const item of l.items) if (item.name === name) return { item, column: null };
+    }
+    return null;
+  }
+
+  /** A column reference: `c`, `q.c`, `schema.table.c`, `*`, `q.*`. */
+  private columnRef(body: Obj, ctx: Ctx): void {
+    const fields = Array.isArray(body.fields) ? body.fields : [];
+    const star = nodeOf(fields[fields.length - 1])?.[0] === "A_Star";
+    const names = stringParts(star ? fields.slice(0, -1) : fields);
+    if (!names) {
+      this.catalogProblem("a column reference could not be read");
       return;
     }
-    if (table.timeColumn && this.findings.timeTable === null) this.findings.timeTable = shown;
+    if (names.length === 0) return; // SELECT *
+    if (this.catalog === null) return;
+    if (names.length === 1 && !star) {
+      const [c] = names;
+      const r = this.resolveName(c, ctx.level);
+      if (r === null) {
+        this.catalogProblem(
+          SYSTEM_COLUMNS.has(c)
+            ? `system column ${c} is not allowed`
+            : `column ${safeName(c)} is not in the source's catalog or the query`,
+        );
+      }
+      return;
+    }
+    const qualifier = names.slice(0, star ? names.length : -1);
+    const field = star ? null : names[names.length - 1];
+    const item = this.qualifiedItem(qualifier, ctx.level);
+    const shownQ = safeName(qualifier.join("."));
+    if (!item) {
+      this.catalogProblem(`${shownQ} is not a table of the query`);
+      return;
+    }
+    if (field === null || !item.columns) return;
+    this.fieldOf(item, field, shownQ);
+  }
+
+  /** The FROM item a qualifier names: `q` (alias or table name) or `schema.table` of an unaliased table. */
+  private qualifiedItem(qualifier: string[], level: Level | null): Item | undefined {
+    if (qualifier.length === 1) return this.findItem(qualifier[0], level);
+    if (qualifier.length !== 2) return undefined;
+    const [schema, table] = qualifier;
+    for (let l = level; l; l = l.parent) {
+      for (const item of l.items) if (item.schema === schema && item.name === table) return item;
+    }
+    return undefined;
+  }
+
+  /**
+   * `q.f` / `(q).f` on a FROM item with known columns: `f` must be one of them, because otherwise PostgreSQL
+   * reads it as the call `f(q)`, of any function taking the row, including one created in the source.
+   */
+  private fieldOf(item: Item, field: string, shownQ: string): void {
+    if (item.columns?.some((c) => c.name === field)) return;
+    const f = safeName(field);
+    if (SYSTEM_COLUMNS.has(field)) {
+      this.catalogProblem(`system column ${shownQ}.${f} is not allowed`);
+      return;
+    }
+    this.deny(`${shownQ}.${f}: ${f} is not a column of ${item.shown}, so it would call a function ${f}(${shownQ})`);
+  }
+
+  /**
+   * `(expr).f`: PostgreSQL runs it as `f(expr)` unless `expr` is a row with a column `f`. Allowed only on a
+   * whole-row reference of a FROM item whose columns are known, and only for one of those columns.
+   */
+  private indirection(body: Obj, ctx: Ctx): void {
+    this.expr(body.arg, ctx);
+    const list = Array.isArray(body.indirection) ? body.indirection : [];
+    for (let i = 0; i < list.length; i++) {
+      const field = sval(list[i]);
+      const kind = nodeOf(list[i])?.[0];
+      if (kind === "A_Indices") {
+        this.expr(list[i], ctx);
+        continue;
+      }
+      if (kind === "A_Star" || field === undefined) continue;
+      const row = i === 0 ? this.wholeRow(body.arg, ctx) : undefined;
+      if (!row || !row.item.columns) {
+        this.deny(`(...).${safeName(field)} is a field selection PostgreSQL would run as the call ${safeName(field)}(...)`);
+        continue;
+      }
+      this.fieldOf(row.item, field, row.shown);
+    }
+  }
+
+  /** A whole-row reference (`q` naming a FROM item, or `q.*`), or undefined. */
+  private wholeRow(arg: unknown, ctx: Ctx): { item: Item; shown: string } | undefined {
+    const n = nodeOf(arg);
+    if (!n || n[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return undefined;
+    const fields = n[1].fields as unknown[];
+    const star = nodeOf(fields[fields.length - 1])?.[0] === "A_Star";
+    const names = stringParts(star ? fields.slice(0, -1) : fields);
+    if (!names || names.length === 0) return undefined;
+    if (star) {
+      const item = this.qualifiedItem(names, ctx.level);
+      return item ? { item, shown: safeName(names.join(".")) } : undefined;
+    }
+    if (names.length !== 1) return undefined;
+    const r = this.resolveName(names[0], ctx.level);
+    if (r === null || r === "unknown" || r.column !== null) return undefined;
+    return { item: r.item, shown: safeName(names[0]) };
+  }
+
+  /** The catalog type of a plain column reference, "record" for a whole row, else null. */
+  private typeOf(v: unknown, ctx: Ctx): string | null {
+    const n = nodeOf(v);
+    if (!n) return null;
+    if (n[0] === "TypeCast") {
+      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
+      return t ? t[t.length - 1] : null;
+    }
+    if (n[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return null;
+    const names = stringParts(n[1].fields);
+    if (!names || names.length === 0) return null;
+    if (names.length === 1) {
+      const r = this.resolveName(names[0], ctx.level);
+      if (r === null || r === "unknown") return null;
+      return r.column ? r.column.type : "record";
+    }
+    const item = this.qualifiedItem(names.slice(0, -1), ctx.level);
+    return item?.columns?.find((c) => c.name === names[names.length - 1])?.type ?? null;
+  }
+
+  // ---- functions, operators, types ------------------------------------------------------------------------
+
+  private syntaxFunction(name: string): void {
+    if (!this.allowed.has(name)) this.denyName(name);
+  }
+
+  private callAllowed(parts: string[]): boolean {
+    if (parts.length === 1) return this.allowed.has(parts[0]);
+    if (parts.length === 2 && parts[0] === "pg_catalog") {
+      if (this.allowed.has(parts[1]) || SYNTAX_ONLY_FUNCTIONS.has(parts[1])) return true;
+    }
+    return parts.length > 1 && this.allowedQualified.has(parts.join("."));
+  }
+
+  private funcCall(body: Obj, ctx: Ctx): void {
+    const parts = stringParts(body.funcname);
+    if (!parts || parts.length === 0) {
+      this.denyName("?");
+      this.rest(body, ctx, ["funcname"]);
+      return;
+    }
+    const name = parts[parts.length - 1];
+    if (!this.callAllowed(parts)) this.denyName(parts.join("."));
+    const args = Array.isArray(body.args) ? body.args : [];
+    if (name === "format") this.formatCall(args);
+    else if (name === "generate_series") this.seriesCall(args);
+    else if (name === "repeat" || name === "lpad" || name === "rpad") this.sizeArgument(name, args[1]);
+    for (const a of args) {
+      const t = this.typeOf(a, ctx);
+      if (t !== null && SERVER_STATE_COLUMN_TYPES.has(t.replace(/\[\]$/, ""))) {
+        this.deny(`${safeName(name)} over a column of type ${safeName(t)} is not allowed: it reads server state`);
+      }
+    }
+    let inner = ctx;
+    if (AMPLIFIERS.has(name)) {
+      if (ctx.amp !== null) {
+        this.deny(`${safeName(name)} inside ${ctx.amp}: nesting functions that can multiply their input is not allowed`);
+      }
+      inner = { ...ctx, amp: safeName(name) };
+    }
+    // The window definition and FILTER run per row; they are not part of the amplified value.
+    for (const key in body) {
+      if (key === "funcname") continue;
+      const child = body[key];
+      if (typeof child !== "object" || child === null) continue;
+      this.expr(child, key === "over" || key === "agg_filter" ? ctx : inner);
+    }
+  }
+
+  /** format(fmt, ...): the format must be a literal whose widths are small literals. */
+  private formatCall(args: unknown[]): void {
+    const fmt = stringConst(args[0]);
+    if (fmt === undefined) {
+      this.deny("format needs a literal format string");
+      return;
+    }
+    const problem = formatStringProblem(fmt);
+    if (problem) this.deny(problem);
+  }
+
+  /** repeat/lpad/rpad (when a deployment allows them): the size must be a small literal. */
+  private sizeArgument(name: string, arg: unknown): void {
+    const v = numberConst(arg);
+    if (v === undefined || v > MAX_OUTPUT_WIDTH) {
+      this.deny(`${name} needs a number literal of at most ${MAX_OUTPUT_WIDTH} as its size`);
+    }
+  }
+
+  /**
+   * generate_series: numbers between literal bounds of at most MAX_SERIES_BOUND, or times between ends of
+   * the dashboard's range ($__timeFrom()/$__timeTo(), cast, truncated or offset by $__interval) with any step.
+   */
+  private seriesCall(args: unknown[]): void {
+    const [a, b, step] = args;
+    if (this.rangeTime(a) && this.rangeTime(b)) return;
+    const lo = numberConst(a);
+    const hi = numberConst(b);
+    const by = step === undefined ? 1 : numberConst(step);
+    const ok =
+      lo !== undefined &&
+      hi !== undefined &&
+      by !== undefined &&
+      by !== 0 &&
+      Math.abs(lo) <= MAX_SERIES_BOUND &&
+      Math.abs(hi) <= MAX_SERIES_BOUND;
+    if (!ok) {
+      this.deny(
+        `generate_series needs number literals within ±${MAX_SERIES_BOUND} or the bounds $__timeFrom() and $__timeTo()`,
+      );
+    }
+  }
+
+  private operator(parts: string[]): void {
+    const problem = operatorProblem(parts);
+    if (problem) this.deny(safeName(problem));
+  }
+
+  private aExpr(body: Obj, ctx: Ctx): void {
+    const name = stringParts(body.name);
+    if (name) this.operator(name);
+    else this.deny("operator ? is not allowed");
+    this.rest(body, ctx, ["name"]);
+  }
+
+  private typeName(body: Obj, ctx: Ctx): void {
+    const problem = typeProblem(body, this.extraTypes);
+    if (problem) {
+      if (problem.reason === "catalog") this.catalogProblem(safeName(problem.message));
+      else this.deny(safeName(problem.message));
+    }
+    this.rest(body, ctx, ["names"]);
+  }
+
+  // ---- the time bound ---------------------------------------------------------------------------------------
+
+  /** Is `v` the `n`-th macro parameter of kind `kind` (through casts to a time type)? */
+  private param(v: unknown, kind: MacroParam, casts: ReadonlySet<string>): boolean {
+    let n = nodeOf(v);
+    while (n && n[0] === "TypeCast") {
+      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
+      if (!t || !casts.has(t[t.length - 1])) return false;
+      n = nodeOf(n[1].arg);
+    }
+    if (!n || n[0] !== "ParamRef") return false;
+    const i = typeof n[1].number === "number" ? n[1].number : 0;
+    return this.params[i - 1] === kind;
+  }
+
+  private isOp(v: unknown, op: string): Obj | undefined {
+    const n = nodeOf(v);
+    if (!n || n[0] !== "A_Expr" || n[1].kind !== "AEXPR_OP") return undefined;
+    const name = stringParts(n[1].name);
+    if (!name || name[name.length - 1] !== op || (name.length === 2 && name[0] !== "pg_catalog") || name.length > 2) {
+      return undefined;
+    }
+    return n[1];
+  }
+
+  /**
+   * A lower bound taken from the range start: $__timeFrom() (cast to a timestamp type), less at most one
+   * range ($__interval, or $__timeTo() - $__timeFrom()), or plus $__interval.
+   */
+  private fromBound(v: unknown): boolean {
+    if (this.param(v, "from", TIME_BOUND_CASTS)) return true;
+    const minus = this.isOp(v, "-");
+    if (minus && minus.lexpr !== undefined && this.fromBound(minus.lexpr)) {
+      if (this.param(minus.rexpr, "interval", new Set(["interval"]))) return true;
+      const span = this.isOp(minus.rexpr, "-");
+      return span !== undefined && this.param(span.lexpr, "to", TIME_BOUND_CASTS) && this.param(span.rexpr, "from", TIME_BOUND_CASTS);
+    }
+    const plus = this.isOp(v, "+");
+    return plus !== undefined && this.fromBound(plus.lexpr) && this.param(plus.rexpr, "interval", new Set(["interval"]));
+  }
+
+  /** An end of the dashboard's range for generate_series: from/to, cast, truncated, or offset by $__interval. */
+  private rangeTime(v: unknown): boolean {
+    const casts = TIME_BOUND_CASTS;
+    if (this.param(v, "from", casts) || this.param(v, "to", casts)) return true;
+    const n = nodeOf(v);
+    if (!n) return false;
+    if (n[0] === "TypeCast") {
+      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
+      return t !== null && casts.has(t[t.length - 1]) && this.rangeTime(n[1].arg);
+    }
+    if (n[0] === "FuncCall") {
+      const parts = stringParts(n[1].funcname);
+      const fn = parts?.[parts.length - 1];
+      const args = Array.isArray(n[1].args) ? n[1].args : [];
+      if (fn === "date_trunc" && args.length === 2) return stringConst(args[0]) !== undefined && this.rangeTime(args[1]);
+      return false;
+    }
+    for (const op of ["+", "-"]) {
+      const e = this.isOp(v, op);
+      if (e && e.lexpr !== undefined && this.rangeTime(e.lexpr) && this.param(e.rexpr, "interval", new Set(["interval"]))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Does `c` name `item`'s time column at `level` (qualified by its name, or unqualified and unique)? */
+  private isTimeColumn(c: unknown, item: Item, level: Level): boolean {
+    const n = nodeOf(c);
+    if (!n || n[0] !== "ColumnRef" || item.timeColumn === null) return false;
+    const names = stringParts(n[1].fields);
+    if (!names) return false;
+    const col = item.timeColumn;
+    if (names.length === 1) {
+      if (names[0] !== col) return false;
+      const owners = level.items.filter((i) => i.columns?.some((x) => x.name === col) || i.columns === null);
+      return owners.length === 1 && owners[0] === item;
+    }
+    if (names[names.length - 1] !== col) return false;
+    return this.qualifiedItem(names.slice(0, -1), level) === item;
+  }
+
+  /** Does one conjunct bound `item`'s time column from below by the range start? */
+  private bounds(conjunct: unknown, item: Item, level: Level): boolean {
+    const n = nodeOf(conjunct);
+    if (!n || n[0] !== "A_Expr") return false;
+    const e = n[1];
+    if (e.kind === "AEXPR_BETWEEN") {
+      const range = (e.rexpr as { List?: { items?: unknown[] } } | undefined)?.List?.items;
+      return Array.isArray(range) && this.isTimeColumn(e.lexpr, item, level) && this.fromBound(range[0]);
+    }
+    for (const [op, columnLeft] of [
+      [">=", true],
+      [">", true],
+      ["<=", false],
+      ["<", false],
+    ] as const) {
+      const x = this.isOp(conjunct, op);
+      if (!x) continue;
+      const [col, bound] = columnLeft ? [x.lexpr, x.rexpr] : [x.rexpr, x.lexpr];
+      if (this.isTimeColumn(col, item, level) && this.fromBound(bound)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Every catalog table with a time column read at this level must be bounded by a conjunct AND-ed at the top
+   * of the WHERE, or of a JOIN ... ON that restricts it (both sides of an inner join, the inner side of an
+   * outer join). Never under OR, NOT, CASE or any function: those do not restrict the scan.
+   */
+  private timeBounds(level: Level, where: unknown, joins: { quals: unknown; restricts: Item[] }[]): void {
+    const pending = level.items.filter((i) => !i.bounded);
+    if (pending.length === 0) return;
+    const whereConjuncts = conjuncts(where);
+    for (const item of pending) {
+      if (whereConjuncts.some((c) => this.bounds(c, item, level))) {
+        item.bounded = true;
+        continue;
+      }
+      for (const j of joins) {
+        if (j.restricts.includes(item) && conjuncts(j.quals).some((c) => this.bounds(c, item, level))) {
+          item.bounded = true;
+          break;
+        }
+      }
+      if (!item.bounded && this.findings.time === null) {
+        const ref = safeName(item.name ?? "");
+        const col = safeName(item.timeColumn ?? "");
+        this.findings.time = `table ${item.shown} is not bounded by time: AND $__timeFilter(${ref}.${col}) into its WHERE or JOIN ON`;
+      }
+    }
+  }
+}
+
+/** The top-level AND-ed terms of a condition. */
+function conjuncts(v: unknown): unknown[] {
+  const out: unknown[] = [];
+  const walk = (x: unknown) => {
+    const n = nodeOf(x);
+    if (n && n[0] === "BoolExpr" && n[1].boolop === "AND_EXPR" && Array.isArray(n[1].args)) {
+      for (const a of n[1].args) walk(a);
+    } else if (x !== undefined) out.push(x);
+  };
+  walk(v);
+  return out;
+}
+
+/** The output column name PostgreSQL gives an unnamed target (parse_target.c FigureColname). */
+function figureName(v: unknown): string {
+  return figure(v)[0] ?? UNKNOWN_NAME;
+}
+
+/** A name and its strength: 2 a real name, 1 a fallback ("case"), 0 none. */
+function figure(v: unknown): [string | null, number] {
+  const n = nodeOf(v);
+  if (!n) return [null, 0];
+  const [type, body] = n;
+  switch (type) {
+    case "ColumnRef": {
+      const fields = Array.isArray(body.fields) ? body.fields : [];
+      const s = sval(fields[fields.length - 1]);
+      return s === undefined ? [null, 0] : [s, 2];
+    }
+    case "A_Indirection": {
+      const list = Array.isArray(body.indirection) ? body.indirection : [];
+      for (let i = list.length - 1; i >= 0; i--) {
+        const s = sval(list[i]);
+        if (s !== undefined) return [s, 2];
+      }
+      return figure(body.arg);
+    }
+    case "FuncCall": {
+      const parts = stringParts(body.funcname);
+      return parts ? [parts[parts.length - 1], 2] : [null, 0];
+    }
+    case "A_Expr":
+      return body.kind === "AEXPR_NULLIF" ? ["nullif", 2] : [null, 0];
+    case "TypeCast": {
+      const inner = figure(body.arg);
+      if (inner[1] > 1) return inner;
+      const t = stringParts((body.typeName as Obj | undefined)?.names);
+      return t ? [t[t.length - 1], 1] : inner;
+    }
+    case "CollateClause":
+      return figure(body.arg);
+    case "CaseExpr":
+      return ["case", 1];
+    case "A_ArrayExpr":
+      return ["array", 2];
+    case "RowExpr":
+      return ["row", 2];
+    case "CoalesceExpr":
+      return ["coalesce", 2];
+    case "MinMaxExpr":
+      return [body.op === "IS_LEAST" ? "least" : "greatest", 2];
+    case "GroupingFunc":
+      return ["grouping", 2];
+    case "SQLValueFunction": {
+      const name = VALUE_FUNCTION_NAMES[String(body.op)];
+      return name ? [name, 2] : [null, 0];
+    }
+    case "SubLink":
+      if (body.subLinkType === "EXISTS_SUBLINK") return ["exists", 2];
+      if (body.subLinkType === "ARRAY_SUBLINK") return ["array", 2];
+      return [null, 0];
+    default:
+      return [null, 0];
   }
 }

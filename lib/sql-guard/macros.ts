@@ -14,8 +14,6 @@ export type Expansion =
       params: MacroParam[];
       /** How many `$n` the expansion wrote; the parse must find exactly this many ParamRef nodes. */
       paramSites: number;
-      /** `$__timeFilter(...)` or `$__timeFrom()` was used (DESIGN check 7). */
-      timeBounded: boolean;
       hasComment: boolean;
     }
   | { ok: false; message: string; hasComment: boolean };
@@ -83,7 +81,6 @@ export function expandMacros(sql: string): Expansion {
       sql: out,
       params: e.params,
       paramSites: e.paramSites,
-      timeBounded: e.timeBounded,
       hasComment: e.hasComment,
     };
   } catch (err) {
@@ -111,7 +108,6 @@ class Expander {
   readonly params: MacroParam[] = [];
   readonly dollars: number[] = [];
   paramSites = 0;
-  timeBounded = false;
   hasComment = false;
   /** The first structural problem; lexing goes on so a later comment is still seen (comment wins). */
   firstError: string | null = null;
@@ -345,7 +341,6 @@ class Expander {
         this.fail(`$${name}() takes no arguments`);
         return { end: r.end };
       }
-      if (name === "__timeFrom") this.timeBounded = true;
       return { end: r.end, macro: this.param(name === "__timeFrom" ? "from" : "to") };
     }
     if (name === "__timeFilter") {
@@ -353,9 +348,9 @@ class Expander {
         this.fail("$__timeFilter(column) takes exactly one column");
         return { end: r.end };
       }
-      this.timeBounded = true;
       const col = column(args[0].out);
-      return { end: r.end, macro: `${col} BETWEEN ${this.param("from")} AND ${this.param("to")}` };
+      // Parenthesised, so an operator written after the macro cannot take its AND as an operand.
+      return { end: r.end, macro: `(${col} BETWEEN ${this.param("from")} AND ${this.param("to")})` };
     }
     // __timeGroup(column, step)
     if (args.length !== 2 || args[0].out.trim() === "") {
