@@ -1,14 +1,20 @@
 import { z } from "zod";
-import { TIME_EXPRESSION } from "../config/variables.ts";
+import { parseTimeExpression } from "./time.ts";
+
+export { MAX_RELATIVE_MS, parseTimeExpression, resolveTime, TimeExpressionError } from "./time.ts";
 
 export const PANEL_TYPES = ["timeseries", "stat", "table", "bar"] as const;
 
-/** A time expression: now, now-<n><s|m|h|d|w>, or an ISO-8601 instant. */
+/**
+ * A time expression: now, now-<n><s|m|h|d|w> reaching back at most 3660 days, or an ISO-8601 instant
+ * between 1970 and 9999 (lib/dashboard/time.ts).
+ */
 export const TimeExpressionSchema = z
   .string()
   .max(64)
-  .refine((s) => TIME_EXPRESSION.test(s) || (/^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s))), {
-    error: "must be now, now-<n><s|m|h|d|w> or an ISO-8601 instant",
+  .superRefine((s, ctx) => {
+    const parsed = parseTimeExpression(s);
+    if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.reason });
   });
 
 export const PanelSchema = z.object({
@@ -73,16 +79,4 @@ export function effectiveRefreshMs(
   cfg: { DEFAULT_REFRESH_INTERVAL_MS: number; MIN_REFRESH_INTERVAL_MS: number },
 ): number {
   return Math.max(spec.refreshIntervalMs ?? cfg.DEFAULT_REFRESH_INTERVAL_MS, cfg.MIN_REFRESH_INTERVAL_MS);
-}
-
-const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
-
-/** Resolves a time expression to epoch milliseconds at `now`. */
-export function resolveTime(expr: string, now: number): number {
-  if (expr === "now") return now;
-  const m = /^now-(\d+)([smhdw])$/.exec(expr);
-  if (m) return now - Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
-  const t = Date.parse(expr);
-  if (Number.isNaN(t)) throw new Error(`invalid time expression`);
-  return t;
 }
