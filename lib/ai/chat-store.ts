@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { DashboardSpec } from "../dashboard/spec.ts";
+import { storableJson, storableText } from "./storable.ts";
 
 /** A proposed spec change carried by an assistant message; applied through the normal save path. */
 export interface ChatProposal {
@@ -36,7 +37,10 @@ export interface ChatStoreDeps {
 export interface ChatStore {
   /** The newest `maxMessages` unexpired messages of the thread, oldest first. */
   history(thread: ChatThread): Promise<ChatMessage[]>;
-  /** Stores a whole turn (question and answer) in one transaction and trims the thread to the cap and retention. */
+  /**
+   * Stores a whole turn (question and answer) in one transaction and trims the thread to the cap and retention.
+   * NUL and unpaired surrogates (which a model can emit) are stored as U+FFFD.
+   */
   appendTurn(thread: ChatThread, turn: { question: string; answer: string; proposal: ChatProposal | null }): Promise<{ userMessageId: string; assistantMessageId: string }>;
   /** One unexpired assistant message with a proposal, of this thread only. */
   proposal(thread: ChatThread, messageId: string): Promise<ChatProposal | null>;
@@ -91,7 +95,15 @@ export function createChatStore(deps: ChatStoreDeps): ChatStore {
            VALUES ($1, $2, $3, 'user', $4, NULL, $6::timestamptz),
                   ($1, $2, $3, 'assistant', $5, $7::jsonb, $6::timestamptz + interval '1 millisecond')
            RETURNING id::text, role`,
-          [t.workspaceId, t.dashboardId, t.userSub, turn.question, turn.answer, new Date(at).toISOString(), turn.proposal ? JSON.stringify(turn.proposal) : null],
+          [
+            t.workspaceId,
+            t.dashboardId,
+            t.userSub,
+            storableText(turn.question),
+            storableText(turn.answer),
+            new Date(at).toISOString(),
+            turn.proposal ? JSON.stringify(storableJson(turn.proposal)) : null,
+          ],
         );
         await client.query(
           `DELETE FROM chat_messages

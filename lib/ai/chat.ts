@@ -235,6 +235,7 @@ export async function startChat(
     system,
     messages,
     maxRetries: 0,
+    maxOutputTokens: model.maxOutputTokens,
     abortSignal: signal,
     onError: () => {}, // errors arrive as `error` parts below; the default handler would print them
   });
@@ -346,8 +347,22 @@ export async function startChat(
         else rejected = { type: "proposal_rejected", detail: checked.detail, panels: checked.panels };
       }
       const answer = splitter.visible.trim() || (proposal ? "Here is the proposed change." : "(no answer)");
-      const ids = await deps.chats.appendTurn(thread, { question: request.message, answer, proposal });
-      await logTurn("ok", { text: answer, proposal: proposal?.spec ?? null, proposalRejected: rejected?.detail });
+      // The audit row does not hang on the history: a turn the person received in full was answered
+      // and billed even when storing it fails, so it is logged either way and the failure re-thrown.
+      let ids: { userMessageId: string; assistantMessageId: string } | undefined;
+      let storeFailure: unknown;
+      try {
+        ids = await deps.chats.appendTurn(thread, { question: request.message, answer, proposal });
+      } catch (err) {
+        storeFailure = err;
+      }
+      await logTurn("ok", {
+        text: answer,
+        proposal: proposal?.spec ?? null,
+        proposalRejected: rejected?.detail,
+        ...(ids ? {} : { turnStored: false }),
+      });
+      if (!ids) throw storeFailure;
       if (proposal) yield { type: "proposal", messageId: ids.assistantMessageId, proposal };
       if (rejected) yield rejected;
       yield { type: "done", messageId: ids.assistantMessageId, userMessageId: ids.userMessageId, usage, model: model.provider.modelId };

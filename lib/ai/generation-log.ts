@@ -1,11 +1,12 @@
 import type pg from "pg";
 import type { LlmRoute } from "../metrics/metrics.ts";
 import { redact } from "./redact.ts";
+import { storableJson, storableText } from "./storable.ts";
 
 /** What happened to one model interaction, as stored in generation_log.outcome. */
 export type GenerationOutcome = "ok" | "provider_error" | "provider_timeout" | "invalid_output" | "cancelled";
 
-/** One generation, source draft or chat turn to record. The prompt is redacted before it is stored. */
+/** One generation, source draft or chat turn to record. Prompt and result are redacted and capped before they are stored. */
 export interface GenerationLogInput {
   workspaceId: string;
   userSub: string;
@@ -46,17 +47,60 @@ export interface GenerationLogDeps {
   retentionDays: number;
   /** AI_INPUT_COST_PER_MTOK / AI_OUTPUT_COST_PER_MTOK. */
   costPerMTok: { input: number; output: number };
+  /** AI_LOG_MAX_CHARS: characters of the prompt, and of all strings of the result together, a row keeps. */
+  maxChars: number;
   now?: () => number;
 }
 
-/** Redacts every string inside a JSON value (model output may echo what the prompt carried). */
-export function redactDeep(value: unknown): unknown {
-  if (typeof value === "string") return redact(value);
-  if (Array.isArray(value)) return value.map(redactDeep);
-  if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, redactDeep(v)]));
-  }
-  return value;
+/**
+ * A secret that straddles the end of the redacted window is seen only in part and may be missed.
+ * Anything shorter than REACH that starts before the window's last REACH characters is seen whole.
+ */
+const REACH = 1024;
+/** Characters redacted past the cut: what is kept stays far from the window's end. */
+const WINDOW = 32 * REACH;
+/** Redaction lengthens any stretch of text by at most this factor (`x://@` → `x://[credentials]@` is the worst case). */
+const MAX_GROWTH = 14;
+
+/**
+ * `text` redacted and cut to at most `max` characters, plus a `[truncated …]` marker when cut. The cut
+ * comes after redaction, so a secret across it is blanked whole, never kept in half. Only
+ * `max + WINDOW` characters are redacted, unless redaction shrank them so much (long secrets
+ * collapsed to markers) that the kept part could reach the last REACH characters of the window;
+ * then the whole text is (in linear time, see redact.ts).
+ */
+export function redactCapped(text: string, max: number): string {
+  if (text.length <= max) return redact(text);
+  if (max <= 0) return truncatedMarker(text.length).trimStart();
+  let redacted = redact(text.slice(0, max + WINDOW));
+  if (max + WINDOW < text.length && redacted.length - MAX_GROWTH * REACH < max) redacted = redact(text);
+  // Never cut a surrogate pair in half (an unpaired half is not storable).
+  const code = redacted.charCodeAt(max - 1);
+  const end = code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
+  return `${redacted.slice(0, end)}${truncatedMarker(text.length)}`;
+}
+
+const truncatedMarker = (length: number) => ` …[truncated: ${length} characters in all, AI_LOG_MAX_CHARS]`;
+
+/**
+ * Redacts every string inside a JSON value (model output may echo what the prompt carried), cutting
+ * them once `max` characters in all have been kept; strings past the budget keep only the marker.
+ */
+export function redactDeep(value: unknown, max = Number.POSITIVE_INFINITY): unknown {
+  let left = max;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") {
+      const out = redactCapped(v, Math.max(left, 0));
+      left -= Math.min(v.length, Math.max(left, 0));
+      return out;
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === "object") {
+      return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, walk(x)]));
+    }
+    return v;
+  };
+  return walk(value);
 }
 
 const DAY_MS = 86_400_000;
@@ -83,8 +127,8 @@ export function createGenerationLog(deps: GenerationLogDeps): GenerationLog {
           entry.workspaceId,
           entry.userSub,
           entry.route,
-          redact(entry.prompt),
-          JSON.stringify(redactDeep(entry.result ?? null)),
+          storableText(redactCapped(entry.prompt, deps.maxChars)),
+          JSON.stringify(storableJson(redactDeep(entry.result ?? null, deps.maxChars))),
           entry.model,
           Math.max(0, Math.floor(entry.inputTokens)),
           Math.max(0, Math.floor(entry.outputTokens)),

@@ -27,6 +27,8 @@ export interface ModelCallDeps {
   log: Logger;
   /** AI_REQUEST_TIMEOUT_MS. */
   timeoutMs: number;
+  /** AI_MAX_OUTPUT_TOKENS: sent with every call, so no answer can run on without bound. */
+  maxOutputTokens: number;
 }
 
 /** A failed model call as the HTTP edge sees it (502/504), carrying the tokens the provider still reported. */
@@ -173,6 +175,7 @@ export async function generateStructured<T>(
       prompt: req.prompt,
       output: Output.object({ schema: req.schema as FlexibleSchema<T>, name: req.name, description: req.description }),
       maxRetries: 0,
+      maxOutputTokens: deps.maxOutputTokens,
       abortSignal: clock.signal,
       providerOptions: PROVIDER_OPTIONS,
     });

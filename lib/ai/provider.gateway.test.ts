@@ -71,7 +71,13 @@ describe("AI_PROVIDER=gateway against a local gateway", () => {
   });
 
   test("structured output: the JSON schema is sent as responseFormat, the value validated and the usage counted", async () => {
-    const deps = { provider: requireProvider(createAiProvider(config())), gate: recordingGate(), log: createLogger({ silent: true }), timeoutMs: 5_000 };
+    const deps = {
+      provider: requireProvider(createAiProvider(config())),
+      gate: recordingGate(),
+      log: createLogger({ silent: true }),
+      timeoutMs: 5_000,
+      maxOutputTokens: 777,
+    };
     fake.enqueue({ kind: "text", text: '{"answer":42}', usage: { input: 120, output: 9 } });
     const r = await generateStructured(deps, scope, { system: "be brief", prompt: "the answer?", schema, name: "answer" });
     expect(r).toEqual({ value: { answer: 42 }, usage: { input: 120, output: 9 } });
@@ -80,6 +86,8 @@ describe("AI_PROVIDER=gateway against a local gateway", () => {
     const req = fake.requests.at(-1)!;
     expect(req.body.responseFormat).toMatchObject({ type: "json", name: "answer", schema: { type: "object", required: ["answer"] } });
     expect(req.text).toBe("be brief\nthe answer?");
+    // AI_MAX_OUTPUT_TOKENS reaches the gateway as the call option itself.
+    expect(req.body.maxOutputTokens).toBe(777);
   });
 
   test.each([
@@ -103,6 +111,7 @@ describe("AI_PROVIDER=gateway against a local gateway", () => {
       gate: recordingGate(),
       log: createLogger({ write: (l) => lines.push(l) }),
       timeoutMs: 1000,
+      maxOutputTokens: 100,
     };
     fake.enqueue(reply);
     const err = await generateStructured(deps, scope, { system: "s", prompt: "p", schema, name: "x" }).catch((e) => e);
@@ -127,6 +136,7 @@ describe("AI_PROVIDER=gateway against a local gateway", () => {
       gate: recordingGate(),
       log: createLogger({ write: (l) => lines.push(l) }),
       timeoutMs: 5_000,
+      maxOutputTokens: 100,
     };
     const err = await generateStructured(deps, { ...scope, route: "chat" }, { system: "s", prompt: "p", schema, name: "x" }).catch((e) => e);
     expect(fake.requests.at(-1)!.headers.authorization).toBe(`Bearer ${wrong}`);

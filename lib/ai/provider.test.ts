@@ -84,7 +84,7 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
 
   test("structured output is validated; fenced JSON from a local model is accepted", async () => {
     const state = createAiProvider(config(api));
-    const deps = { provider: requireProvider(state), gate: recordingGate(), log: createLogger({ silent: true }), timeoutMs: 5_000 };
+    const deps = { provider: requireProvider(state), gate: recordingGate(), log: createLogger({ silent: true }), timeoutMs: 5_000, maxOutputTokens: 1234 };
     const schema = z.object({ answer: z.number() });
     const scope = { route: "generate" as const, workspaceId: "ws", userSub: "u" };
     fake.enqueue({ kind: "text", text: '{"answer":42}', usage: { input: 5, output: 2 } });
@@ -92,6 +92,9 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
     fake.enqueue({ kind: "text", text: '```json\n{"answer":7}\n```', usage: { input: 5, output: 2 } });
     expect((await generateStructured(deps, scope, { system: "s", prompt: "p", schema, name: "x" })).value).toEqual({ answer: 7 });
     expect(deps.gate.admitted).toBe(2);
+    // AI_MAX_OUTPUT_TOKENS reaches the provider: max_tokens (chat completions) or max_output_tokens (responses).
+    const sent = fake.requests.slice(-2).map((r) => (api === "chat" ? r.body.max_tokens : r.body.max_output_tokens));
+    expect(sent).toEqual([1234, 1234]);
     expect(deps.gate.usage).toEqual([
       { input: 5, output: 2 },
       { input: 5, output: 2 },
@@ -118,6 +121,7 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
       gate: recordingGate(),
       log: createLogger({ write: (l) => lines.push(l) }),
       timeoutMs: 1000,
+      maxOutputTokens: 100,
     };
     fake.enqueue(reply);
     const err = await generateStructured(deps, { route: "generate", workspaceId: "ws", userSub: "u" }, {
@@ -140,6 +144,7 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
       gate: recordingGate(),
       log: createLogger({ silent: true }),
       timeoutMs: 5_000,
+      maxOutputTokens: 100,
     };
     const err = await generateStructured(deps, { route: "chat", workspaceId: "ws", userSub: "u" }, {
       system: "s",

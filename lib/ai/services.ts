@@ -45,6 +45,7 @@ export function createAiServices(deps: AiServicesDeps): AiServices {
     pool: deps.pool,
     retentionDays: config.GENERATION_LOG_RETENTION_DAYS,
     costPerMTok: { input: config.AI_INPUT_COST_PER_MTOK, output: config.AI_OUTPUT_COST_PER_MTOK },
+    maxChars: config.AI_LOG_MAX_CHARS,
     now: deps.now,
   });
   return {
@@ -54,6 +55,12 @@ export function createAiServices(deps: AiServicesDeps): AiServices {
     log: deps.log,
     config,
     now: deps.now,
-    modelDeps: () => ({ provider: requireProvider(provider), gate, log: deps.log, timeoutMs: config.AI_REQUEST_TIMEOUT_MS }),
+    modelDeps: () => ({
+      provider: requireProvider(provider),
+      gate,
+      log: deps.log,
+      timeoutMs: config.AI_REQUEST_TIMEOUT_MS,
+      maxOutputTokens: config.AI_MAX_OUTPUT_TOKENS,
+    }),
   };
 }

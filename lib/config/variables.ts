@@ -405,6 +405,18 @@ export const variables = {
     doc: "Timeout of one model call; past it the route answers 504.",
     group: "pulseboard",
   },
+  AI_MAX_OUTPUT_TOKENS: {
+    schema: int(8192, { min: 1 }),
+    default: "8192",
+    doc: "Output tokens one model call may produce (generation, source draft, chat); sent to the provider with every call. Lower it for a model or server with a smaller limit; raise it for reasoning models, which count their reasoning in it.",
+    group: "pulseboard",
+  },
+  AI_LOG_MAX_CHARS: {
+    schema: int(20000, { min: 100 }),
+    default: "20000",
+    doc: "Characters of a prompt, and of all the text of a result, that one generation_log row keeps (after redaction); the rest is cut with a `[truncated …]` marker.",
+    group: "pulseboard",
+  },
   AI_INPUT_COST_PER_MTOK: {
     schema: z.preprocess(
       (v) => (emptyToUndefined(v) === undefined ? 0 : Number(v)),
