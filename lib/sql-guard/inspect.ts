@@ -898,10 +898,11 @@ class Analyzer {
     if (name === "format") this.formatCall(args);
     else if (name === "generate_series") this.seriesCall(args);
     else if (name === "repeat" || name === "lpad" || name === "rpad") this.sizeArgument(name, args[1]);
-    for (const a of args) {
+    // count() only counts; every other function reads the values it is given.
+    for (const a of name === "count" ? [] : args) {
       const t = this.typeOf(a, ctx);
       if (t !== null && SERVER_STATE_COLUMN_TYPES.has(t.replace(/\[\]$/, ""))) {
-        this.deny(`${safeName(name)} over a column of type ${safeName(t)} is not allowed: it reads server state`);
+        this.deny(`${safeName(name)} over type ${safeName(t)} is not allowed: values of that type read server state`);
       }
     }
     let inner = ctx;
@@ -964,8 +965,8 @@ class Analyzer {
   }
 
   private operator(parts: string[]): void {
-    const problem = operatorProblem(parts);
-    if (problem) this.deny(safeName(problem));
+    const problem = operatorProblem(parts.map((p) => safeName(p)));
+    if (problem) this.deny(problem);
   }
 
   private aExpr(body: Obj, ctx: Ctx): void {
@@ -978,8 +979,8 @@ class Analyzer {
   private typeName(body: Obj, ctx: Ctx): void {
     const problem = typeProblem(body, this.extraTypes);
     if (problem) {
-      if (problem.reason === "catalog") this.catalogProblem(safeName(problem.message));
-      else this.deny(safeName(problem.message));
+      if (problem.reason === "catalog") this.catalogProblem(problem.message);
+      else this.deny(problem.message);
     }
     this.rest(body, ctx, ["names"]);
   }

@@ -253,7 +253,6 @@ class Expander {
   private skipQuoted(i: number, quote: number, backslash: boolean): number {
     const s = this.s;
     let j = i + 1;
-    let slashes = 0;
     for (;;) {
       if (j >= this.n) throw new StructureError(quote === 34 ? "unterminated quoted identifier" : "unterminated string literal");
       const c = s.charCodeAt(j);
@@ -262,12 +261,8 @@ class Expander {
         continue;
       }
       if (c === quote) {
-        // With standard_conforming_strings off (a server or role setting), \' does not end a '...'
-        // literal, so the server would read different tokens than this guard parsed: refuse it.
-        if (quote === 39 && !backslash && slashes % 2 === 1) {
-          this.fail("a backslash right before a quote in a '...' literal is ambiguous; use E'...' for escapes");
-        }
-        slashes = 0;
+        // A backslash in a '...' literal is an ordinary character: the runner pins
+        // standard_conforming_strings=on on every source connection, so the server lexes as this does.
         if (s.charCodeAt(j + 1) === quote) {
           j += 2;
           continue;
@@ -289,7 +284,6 @@ class Expander {
         }
         return j;
       }
-      slashes = c === 92 ? slashes + 1 : 0;
       j++;
     }
   }

@@ -2,6 +2,7 @@
 // value type. Types outside it reach other parsers and lookups (xml's parser, the reg* name lookups,
 // geometric input functions, system row types whose input runs regproc lookups) or pad values to a size
 // chosen by the statement. See docs/sql-guard.md, "Types".
+import { safeName } from "./macros.ts";
 
 /** Value types a panel may cast to, by their pg_catalog names (the parser writes `integer` as int4, etc.). */
 export const ALLOWED_TYPES: ReadonlySet<string> = new Set([
@@ -101,7 +102,7 @@ export function typeProblem(t: Obj, extra: ReadonlySet<string>): TypeProblem | n
   const last = parts[parts.length - 1];
   const schema = parts.length > 1 ? parts[parts.length - 2] : undefined;
   const base = last.startsWith("_") ? last.slice(1) : last;
-  const shown = parts.join(".");
+  const shown = safeName(parts.join("."));
   if (parts.length > 2) return { reason: "function", message: `casts to ${shown} are not allowed` };
   if (readsCatalog(schema, last) || readsCatalog(schema, base)) {
     return { reason: "catalog", message: `casts to ${shown} read the system catalogs` };
