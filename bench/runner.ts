@@ -131,7 +131,10 @@ export async function run(): Promise<void> {
 
     await loadGuardParser();
     const config = parseConfig({
-      DATABASE_URL: server.url(DB),
+      // The runner never opens the config store; it must still not be the source's own database, which the host
+      // policy refuses. The bench server listens on loopback, allowed explicitly.
+      DATABASE_URL: server.url("postgres"),
+      SOURCE_ALLOWED_HOSTS: "127.0.0.1",
       SOURCE_SECRET_REFS: "BENCH:ws_bench",
       MAX_QUERY_ROWS: "5000",
       MAX_RESULT_BYTES: "4194304",

@@ -25,7 +25,7 @@ export const ProblemSchema = z
   .openapi("Problem");
 
 /** Response entries for the problem statuses a route can answer, for `createRoute({ responses })`. */
-export function problems(...statuses: (400 | 401 | 403 | 404 | 409 | 422 | 502 | 504)[]) {
+export function problems(...statuses: (400 | 401 | 403 | 404 | 409 | 422 | 429 | 502 | 504)[]) {
   const out: Record<number, { description: string; content: { "application/problem+json": { schema: typeof ProblemSchema } } }> = {};
   for (const s of statuses) {
     out[s] = { description: PROBLEM_DESCRIPTIONS[s], content: { "application/problem+json": { schema: ProblemSchema } } };
@@ -38,8 +38,9 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   401: "No valid session (`unauthenticated`)",
   403: "Role too weak (`forbidden`) or a cross-site request (`cross_site_request`)",
   404: "No such resource in a workspace you belong to (`not_found`)",
-  409: "The resource changed since the version you sent (`version_conflict`)",
-  422: "Refused by the SQL guard (`guard_rejected`, with `reason`) or an invalid spec (`spec_invalid`)",
+  409: "The resource changed since the version you sent (`version_conflict`), is in use (`conflict`) or a limit is reached (`source_limit_reached`)",
+  422: "Refused by the SQL guard (`guard_rejected`, with `reason`), an invalid spec (`spec_invalid`), a source host the host policy refuses (`source_host_refused`, with `field`) or a secret_ref not granted (`grant_missing`)",
+  429: "Too many requests (`rate_limited`), with Retry-After",
   502: "The metrics store could not be reached (`source_unavailable`)",
   504: "The query exceeded QUERY_TIMEOUT_SECONDS (`query_timeout`)",
 };

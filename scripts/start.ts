@@ -82,6 +82,10 @@ try {
     cleanups.unshift(startDemoTraffic(metricsUrl, () => {}));
     demoWorkspace = await ensureDemoWorkspace(migratePool);
     env.SOURCE_SECRET_REFS ??= `${DEMO_SECRET_REF}:${demoWorkspace}`;
+    // The demo metrics database shares the embedded server (loopback) with the config store, which the host policy
+    // refuses: this process allows exactly that server's address and port. The config database on it stays refused.
+    const demoServer = `127.0.0.1:${embedded.port}`;
+    env.SOURCE_ALLOWED_HOSTS = env.SOURCE_ALLOWED_HOSTS ? `${env.SOURCE_ALLOWED_HOSTS},${demoServer}` : demoServer;
   }
   await migratePool.end();
 

@@ -51,7 +51,8 @@ test("a panel query still waiting for its source connection when the drain begin
       return { username: fixture.env.METRICS_USERNAME, password: fixture.env.METRICS_PASSWORD };
     },
   };
-  const { config } = parseConfig({ DATABASE_URL: store.url, NODE_ENV: "test" });
+  // The metrics database shares the loopback test server with the config store: allowed explicitly.
+  const { config } = parseConfig({ DATABASE_URL: store.url, NODE_ENV: "test", SOURCE_ALLOWED_HOSTS: "127.0.0.1" });
   const runner = createQueryRunner({
     config,
     metrics: { observeQuery() {}, countGuardRejection() {} },

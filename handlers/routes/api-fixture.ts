@@ -92,6 +92,9 @@ export async function createApiFixture(
     SESSION_SECRET,
     PUBLIC_BASE_URL: ORIGIN,
     SOURCE_SECRET_REFS: "METRICS:*",
+    // The metrics database shares the loopback test server with the config store: allowed explicitly (the
+    // config database itself stays refused).
+    SOURCE_ALLOWED_HOSTS: metrics.host,
     MAX_RESULT_BYTES: String(MAX_RESULT_BYTES),
     QUERY_TIMEOUT_SECONDS: "5",
     ...opts.env,

@@ -10,14 +10,18 @@ import { AppError } from "../../lib/http/errors.ts";
 import type { QueryRunner } from "../../lib/query/runner.ts";
 import {
   catalogStatus,
+  countSources,
+  createRateLimiter,
   createSource,
   deleteSource,
   getSource,
   getSourceInWorkspace,
   listSources,
+  type RateLimiter,
   type Source,
   SourceInputSchema,
   SourcePatchSchema,
+  sourceLimitReached,
   updateSource,
 } from "../../lib/sources/index.ts";
 import { newId } from "../../lib/store/ids.ts";
@@ -25,10 +29,15 @@ import { maxBody, problems } from "../openapi.ts";
 import { WorkspaceParamsSchema } from "./dashboards.ts";
 
 export interface SourceRouteDeps {
-  config: Pick<Config, "CATALOG_STALE_AFTER_DAYS">;
+  config: Pick<Config, "CATALOG_STALE_AFTER_DAYS" | "SOURCES_PER_WORKSPACE_MAX" | "SOURCE_CONNECT_RATE_PER_MINUTE">;
   pool: pg.Pool;
   auth: Auth;
-  runner: Pick<QueryRunner, "testConnection">;
+  runner: Pick<QueryRunner, "testConnection" | "evict">;
+  /**
+   * Per-user limit on what connects to a source host on request (create, connection change, test, catalog
+   * refresh); built from SOURCE_CONNECT_RATE_PER_MINUTE (in this process's memory) when omitted.
+   */
+  connectLimiter?: RateLimiter;
   /** Reads the source's tables and columns, stores the catalog and returns the updated source (lib/catalog). */
   refreshCatalog: (source: Source) => Promise<Source>;
   now: () => number;
@@ -127,6 +136,15 @@ function errorSummary(err: unknown): { code: string; detail: string } {
 export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDeps): void {
   const { auth, pool, config } = deps;
   const app = api as OpenAPIHono<AppEnv>;
+  // Every request that makes the service connect somewhere an admin chose is a probe of that place: limited per person.
+  const limiter =
+    deps.connectLimiter ??
+    createRateLimiter({
+      perMinute: config.SOURCE_CONNECT_RATE_PER_MINUTE,
+      now: deps.now,
+      what: "source connection attempts (creates, connection changes, tests, catalog refreshes)",
+    });
+  const connecting = (c: { var: AuthVariables }) => limiter.take(c.var.user.sub);
   const inWorkspace = workspaceFromParam("workspaceId");
   const ofSource = async (c: { req: { param(name: string): string | undefined } }) => {
     const id = c.req.param("sourceId");
@@ -169,26 +187,34 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
         description: "Created. When the catalog refresh failed the source still exists (never refreshed) and `catalogError` says why.",
         content: { "application/json": { schema: SourceViewSchema.extend({ catalogError: ErrorSummarySchema.optional() }) } },
       },
-      ...problems(400, 401, 403, 404, 422, 502, 504),
+      ...problems(400, 401, 403, 404, 409, 422, 429, 502, 504),
     },
   });
   app.openapi(create, async (c) => {
     const input = c.req.valid("json");
     const workspaceId = c.var.workspaceId;
+    const max = config.SOURCES_PER_WORKSPACE_MAX;
+    // Checked before connecting (cheap), and again atomically with the insert.
+    if ((await countSources(pool, workspaceId)) >= max) throw sourceLimitReached(max);
+    connecting(c);
     const id = newId("src");
     const at = new Date(deps.now());
-    // Test before storing: a source that cannot connect is refused and nothing is saved.
-    await deps.runner.testConnection({
-      id,
-      workspaceId,
-      ...input,
-      catalog: null,
-      catalogRefreshedAt: null,
-      version: 1,
-      createdAt: at,
-      updatedAt: at,
-    });
-    let source = await createSource(pool, workspaceId, input, { id });
+    // Test before storing: a source that cannot connect (or whose host the policy refuses) is refused and nothing
+    // is saved. It is not stored yet, so the test leaves neither a pool nor a metric series behind.
+    await deps.runner.testConnection(
+      {
+        id,
+        workspaceId,
+        ...input,
+        catalog: null,
+        catalogRefreshedAt: null,
+        version: 1,
+        createdAt: at,
+        updatedAt: at,
+      },
+      { stored: false },
+    );
+    let source = await createSource(pool, workspaceId, input, { id, maxPerWorkspace: max });
     let catalogError: { code: string; detail: string } | undefined;
     try {
       source = await deps.refreshCatalog(source);
@@ -228,7 +254,7 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
         description: "Saved; the new version. New connection settings were tested first; a changed connection, schema list or time-column overrides re-read the catalog (`catalogError` when that failed).",
         content: { "application/json": { schema: SourceViewSchema.extend({ catalogError: ErrorSummarySchema.optional() }) } },
       },
-      ...problems(400, 401, 403, 404, 409, 422, 502, 504),
+      ...problems(400, 401, 403, 404, 409, 422, 429, 502, 504),
     },
   });
   app.openapi(update, async (c) => {
@@ -241,8 +267,13 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
       keys.some((k) => k in sent && JSON.stringify(sent[k]) !== JSON.stringify(current[k]));
     // New connection settings are tested before they are stored, exactly as on create.
     const reconnect = changed(CONNECTION_FIELDS);
-    if (reconnect && current.version === version) await deps.runner.testConnection({ ...current, ...sent });
+    if (reconnect && current.version === version) {
+      connecting(c);
+      await deps.runner.testConnection({ ...current, ...sent });
+    }
     let s = await updateSource(pool, c.var.workspaceId, current.id, version, sent);
+    // Connections made with the old settings (host, port, database, sslmode, secret_ref) are closed.
+    if (reconnect) deps.runner.evict(s.id);
     let catalogError: { code: string; detail: string } | undefined;
     // Another database or schema list means another catalog: re-read it once, like on create. Time-column
     // overrides are applied by the refresh, so a changed one re-reads it too (else the guard's time check
@@ -282,6 +313,7 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
       );
     }
     if (!(await deleteSource(pool, c.var.workspaceId, sourceId))) throw new AppError("not_found", "Not found.");
+    deps.runner.evict(sourceId);
     return c.body(null, 204);
   });
 
@@ -294,11 +326,13 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
     request: { params: SourceParamsSchema },
     responses: {
       200: { description: "Connected", content: { "application/json": { schema: z.object({ ok: z.literal(true), elapsedMs: z.number() }) } } },
-      ...problems(401, 403, 404, 422, 502, 504),
+      ...problems(401, 403, 404, 422, 429, 502, 504),
     },
   });
   app.openapi(test, async (c) => {
     const s = await load(c.var.workspaceId, c.req.valid("param").sourceId);
+    connecting(c);
+    // A failed test closes the source's pool (lib/query/runner.ts).
     const { elapsedMs } = await deps.runner.testConnection(s);
     return c.json({ ok: true as const, elapsedMs }, 200);
   });
@@ -312,11 +346,12 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
     request: { params: SourceParamsSchema },
     responses: {
       200: { description: "The source with its new catalog", content: { "application/json": { schema: SourceViewSchema } } },
-      ...problems(401, 403, 404, 422, 502, 504),
+      ...problems(401, 403, 404, 422, 429, 502, 504),
     },
   });
   app.openapi(refresh, async (c) => {
     const s = await load(c.var.workspaceId, c.req.valid("param").sourceId);
+    connecting(c);
     return c.json(view(await deps.refreshCatalog(s), c.var.role, true), 200);
   });
 }

@@ -42,6 +42,8 @@ beforeAll(async () => {
   await secrets.set("METRICS_PASSWORD", "catalog-pw");
   const config = parseConfig({
     DATABASE_URL: store.url,
+    // The metrics database shares the loopback test server with the config store: allowed explicitly.
+    SOURCE_ALLOWED_HOSTS: "127.0.0.1",
     SOURCE_SECRET_REFS: "METRICS:ws_a",
     SOURCE_SECRETS_DIR: secrets.dir,
     MAX_QUERY_ROWS: "2",

@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import { type CidrRange, parseAddress, parseCidrList } from "../net/cidr.ts";
+import { type CidrRange, parseCidrList } from "../net/cidr.ts";
+import { canonicalHost } from "../net/host-name.ts";
 import { type VariableName, variables } from "./variables.ts";
 
 type Parsed = { [K in VariableName]: z.output<(typeof variables)[K]["schema"]> };
@@ -57,19 +58,7 @@ export function parseSecretRefs(text: string): { grants: Map<string, Set<string>
   return { grants };
 }
 
-/** A DNS name: letters, digits, `-` and `_` labels; the last label starts with a letter (so "10.1" or "0x7f.1" is not a name). */
-const HOST_NAME = /^(?=.{1,253}$)(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
-
-/**
- * The canonical form a host is compared in: an IP address in full normalized form (IPv4-mapped IPv6 folded to
- * IPv4), else the name in lower case without a trailing dot. Null when it is neither an address nor a valid name.
- */
-export function canonicalHost(text: string): { host: string; address: boolean } | null {
-  const addr = parseAddress(text);
-  if (addr) return { host: addr.toNormalizedString(), address: true };
-  const name = text.trim().toLowerCase().replace(/\.$/, "");
-  return HOST_NAME.test(name) ? { host: name, address: false } : null;
-}
+export { canonicalHost };
 
 /** Parses SOURCE_SECRET_HOSTS (`REF:db.internal,10.0.0.5;REF2:*.rds.amazonaws.com`); returns the problem text on bad syntax. */
 export function parseSecretHosts(text: string): { hosts: Map<string, string[]> } | { error: string } {
@@ -179,9 +168,13 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       );
     if (p.METRICS_TOKEN && p.METRICS_TOKEN.length < 24)
       warnings.push("METRICS_TOKEN is shorter than 24 characters");
+    // Production refuses a secret_ref that SOURCE_SECRET_HOSTS does not bind (lib/secrets/resolver.ts): say which.
+    const unbound = [...sourceSecretGrants.keys()].filter((ref) => !sourceSecretHosts.has(ref));
     if (!p.SOURCE_SECRET_HOSTS)
+      warnings.push("SOURCE_SECRET_HOSTS is unset: every source is refused (grant_missing) until its secret_ref is bound to hosts");
+    else if (unbound.length > 0)
       warnings.push(
-        "SOURCE_SECRET_HOSTS is unset: a workspace admin can point a source at any host with a secret_ref the workspace is granted, and the credentials are used there",
+        `SOURCE_SECRET_HOSTS binds no host to secret_ref ${unbound.join(", ")}: sources using them are refused (grant_missing)`,
       );
   }
 

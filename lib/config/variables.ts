@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseTimeExpression } from "../dashboard/time.ts";
+import { parseHostList } from "../net/host-list.ts";
 
 /**
  * One entry per environment variable: its zod type, the documented default and what it means.
@@ -75,6 +76,25 @@ function oneOf<const T extends readonly [string, ...string[]]>(
     z.enum(values, { error: `must be one of ${values.join(", ")}` }).optional(),
   );
   return defaultValue === undefined ? base : base.transform((v) => v ?? defaultValue);
+}
+
+/** A comma- or space-separated host list (lib/net/host-list.ts); an entry that does not parse refuses boot. */
+function hostList() {
+  return z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .superRefine((text, ctx) => {
+        const { invalid } = parseHostList(text);
+        if (invalid.length > 0) {
+          ctx.addIssue({
+            code: "custom",
+            message: `entries that are not a host name, *.domain, IP address or CIDR range (optionally with :port): ${invalid.map((e) => JSON.stringify(e)).join(", ")}`,
+          });
+        }
+      })
+      .optional(),
+  );
 }
 
 function url() {
@@ -374,7 +394,36 @@ export const variables = {
   },
   SOURCE_SECRET_HOSTS: {
     schema: str(),
-    doc: "Which hosts a source using a secret_ref may connect to: `<SECRET_REF>:<host>,<host>` entries separated by `;`; a host is an exact name or IP address, or `*.suffix` (any name ending in `.suffix`). A ref without an entry may be used with any host; a source whose host is not listed for its ref is refused with `grant_missing` before any credential lookup. Warned about in production when unset.",
+    doc: "Which hosts a source using a secret_ref may connect to: `<SECRET_REF>:<host>,<host>` entries separated by `;`; a host is an exact name or IP address, or `*.suffix` (any name ending in `.suffix`). A source whose host is not listed for its ref is refused with `grant_missing` before any credential lookup. A ref without an entry is refused in production (its credentials would go to any host an admin names); outside production it may be used with any host. Warned about in production for every granted ref it does not bind.",
+    group: "pulseboard",
+  },
+  SOURCE_ALLOWED_HOSTS: {
+    schema: hostList(),
+    doc: "Hosts a source may connect to although the host policy refuses them (loopback, link-local and metadata, unspecified, multicast and broadcast addresses, the config store's server, the service's own listeners): comma- or space-separated host names (`db.internal`, `*.suffix`), IP addresses and CIDR ranges, each optionally with a port (`127.0.0.1:5432`, `[::1]:5432`, `db.internal:5432`). A name entry allows every address the name resolves to. The config store's own database is refused whatever is listed. An entry that does not parse refuses boot.",
+    group: "pulseboard",
+  },
+  SOURCE_POOLS_MAX: {
+    schema: int(100, { min: 1 }),
+    default: "100",
+    doc: "Source connection pools one process keeps; past it the least recently used idle pool is closed, and a new source is refused (`source_unavailable`, cause `pool_limit`) while every pool is busy.",
+    group: "pulseboard",
+  },
+  SOURCE_HOST_CONNECTIONS_MAX: {
+    schema: int(20, { min: 1 }),
+    default: "20",
+    doc: "Open connections one process holds to one source server (address and port), across every source pointing there; a connection past it is refused (`source_unavailable`, cause `host_connection_limit`).",
+    group: "pulseboard",
+  },
+  SOURCES_PER_WORKSPACE_MAX: {
+    schema: int(100, { min: 1 }),
+    default: "100",
+    doc: "Sources one workspace may hold; creating one more is refused with 409 `source_limit_reached`.",
+    group: "pulseboard",
+  },
+  SOURCE_CONNECT_RATE_PER_MINUTE: {
+    schema: int(10),
+    default: "10",
+    doc: "Requests that make the service connect to a source host, per minute per user: source creates, connection changes, connection tests and catalog refreshes (token bucket: rate and burst). Counted per instance; over it gives 429 `rate_limited` with Retry-After. 0 disables.",
     group: "pulseboard",
   },
   SOURCE_SECRETS_AWS_PREFIX: {

@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   spec_invalid: 422,
   catalog_missing: 422,
   grant_missing: 422,
+  source_host_refused: 422,
+  source_limit_reached: 409,
   query_failed: 422,
   rate_limited: 429,
   over_budget: 429,

@@ -14,7 +14,9 @@ import { createMetrics } from "../metrics/metrics.ts";
 import { createSecretResolver } from "../secrets/resolver.ts";
 import type { Source, SslMode } from "../sources/store.ts";
 import { rejection } from "../testing/rejection.ts";
-import { createSourcePool, passwordAuthAllowed, scramIterations } from "./pools.ts";
+import { createHostPolicy } from "../sources/host-policy.ts";
+import { parseHostList } from "../net/host-list.ts";
+import { createConnectionBudget, createSourcePool, passwordAuthAllowed, scramIterations } from "./pools.ts";
 import { type QueryRunner, createQueryRunner } from "./runner.ts";
 
 const PASSWORD = "S3cret-source-pw-7f1c";
@@ -191,11 +193,20 @@ function refusedCheckout(p: pg.Pool): Promise<AppError> {
   );
 }
 
+const loopbackAllowed = createHostPolicy({
+  allowed: parseHostList("127.0.0.1").entries,
+  configStore: null,
+  listenerPorts: [],
+});
+
 /** A pool as the runner builds it; `ca` trusts the test certificate (verify-ca/verify-full still check it). */
 function pool(src: Source, ca?: string): pg.Pool {
   const p = createSourcePool({
     source: src,
     credentials: async () => ({ username: USERNAME, password: PASSWORD }),
+    // The test servers listen on loopback, which the host policy refuses unless allowed.
+    target: () => loopbackAllowed.check(src),
+    budget: createConnectionBudget(20),
     max: 1,
     timeoutMs: 5_000,
     connectTimeoutMs: 5_000,
@@ -381,6 +392,8 @@ describe("against real PostgreSQL servers", () => {
       DATABASE_URL: "postgres://unused@127.0.0.1/unused",
       SOURCE_SECRET_REFS: "METRICS:ws_a;SCRAM:ws_a",
       QUERY_TIMEOUT_SECONDS: "5",
+      // The test servers listen on loopback, which the host policy refuses unless allowed.
+      SOURCE_ALLOWED_HOSTS: "127.0.0.1",
       ...env,
     });
     const r = createQueryRunner({

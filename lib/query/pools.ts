@@ -1,6 +1,10 @@
+import type { Socket } from "node:net";
 import type { ConnectionOptions } from "node:tls";
 import pg from "pg";
+import { AppError } from "../http/errors.ts";
+import { parseAddress } from "../net/cidr.ts";
 import type { SourceCredentials } from "../secrets/resolver.ts";
+import type { CheckedTarget } from "../sources/host-policy.ts";
 import type { Source, SslMode } from "../sources/store.ts";
 import { type InsecureAuthKind, insecureAuthRefused } from "./errors.ts";
 
@@ -26,10 +30,62 @@ export function sslOptions(mode: SslMode): false | ConnectionOptions {
   }
 }
 
+/**
+ * Makes the socket of one source connection (pg's `stream` option). The default is a plain TCP socket; tests pass
+ * one that records where it was asked to connect and never sends a packet.
+ */
+export type SourceConnector = () => Socket;
+
+/**
+ * Open connections per source server (address and port) across every pool of a process: a cap no number of
+ * sources pointed at one server can get past.
+ */
+export interface ConnectionBudget {
+  /** Takes a slot for `key`; returns its release (idempotent), or null when the server's slots are all taken. */
+  acquire(key: string): (() => void) | null;
+  /** Slots held for `key`. */
+  held(key: string): number;
+}
+
+/** A budget of `max` connections per key. */
+export function createConnectionBudget(max: number): ConnectionBudget {
+  const counts = new Map<string, number>();
+  return {
+    acquire(key) {
+      const n = counts.get(key) ?? 0;
+      if (n >= max) return null;
+      counts.set(key, n + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const left = (counts.get(key) ?? 1) - 1;
+        if (left <= 0) counts.delete(key);
+        else counts.set(key, left);
+      };
+    },
+    held: (key) => counts.get(key) ?? 0,
+  };
+}
+
+/** TLS options naming `host` as the server (SNI and certificate identity) when it is a name, not an address. */
+export function withServername(ssl: false | ConnectionOptions, host: string): false | ConnectionOptions {
+  if (!ssl || parseAddress(host)) return ssl;
+  return { ...ssl, servername: host.trim().replace(/\.$/, "") };
+}
+
 export interface SourcePoolOptions {
   source: Source;
   /** Called on every new connection, so a rotated secret file takes effect without a restart. */
   credentials: () => Promise<SourceCredentials>;
+  /**
+   * The host policy's verdict, asked on every new connection before credentials: the connection goes to the
+   * checked address (never to the name again), so a name re-pointed after the check is never reached.
+   */
+  target: () => Promise<CheckedTarget>;
+  /** Per-server connection cap shared by every pool of the runner. */
+  budget: ConnectionBudget;
+  connector?: SourceConnector;
   max: number;
   timeoutMs: number;
   connectTimeoutMs: number;
@@ -102,7 +158,7 @@ type PgStream = { encrypted?: boolean; authorized?: boolean; destroy(): void };
 interface MutableClient {
   user?: string;
   password?: string | null;
-  connectionParameters: { user?: string; password?: string | null };
+  connectionParameters: { user?: string; password?: string | null; host?: string };
 }
 
 /**
@@ -111,6 +167,7 @@ interface MutableClient {
  */
 export function createSourcePool(opts: SourcePoolOptions): pg.Pool {
   const { source, credentials } = opts;
+  const budget = opts.budget;
 
   type ConnectCallback = ((err: Error) => void) | ((err: null, c: pg.Client) => void);
 
@@ -132,10 +189,30 @@ export function createSourcePool(opts: SourcePoolOptions): pg.Pool {
         };
         const onClose = () => fail(new Error("timeout expired while resolving credentials"));
         stream.once("close", onClose);
-        credentials().then(
+        let release: (() => void) | null = null;
+        const prepare = async (): Promise<SourceCredentials> => {
+          const checked = await opts.target();
+          if (settled || stream.destroyed) throw new Error("timeout expired while checking the host");
+          release = budget.acquire(`${checked.address}|${source.port}`);
+          if (!release) {
+            throw new AppError(
+              "source_unavailable",
+              `Source ${source.id} is unavailable (host_connection_limit): this instance already holds its most connections to that server.`,
+              { cause: "host_connection_limit" },
+            );
+          }
+          const self = this as unknown as MutableClient & { host: string };
+          self.host = checked.address;
+          self.connectionParameters.host = checked.address;
+          return credentials();
+        };
+        prepare().then(
           (creds) => {
-            if (settled) return;
-            if (stream.destroyed) return onClose();
+            if (settled) return release?.();
+            if (stream.destroyed) {
+              release?.();
+              return onClose();
+            }
             settled = true;
             stream.removeListener("close", onClose);
             const self = this as unknown as MutableClient;
@@ -143,9 +220,15 @@ export function createSourcePool(opts: SourcePoolOptions): pg.Pool {
             self.connectionParameters.user = creds.username;
             self.password = creds.password;
             self.connectionParameters.password = creds.password;
+            // The slot is held until the connection closes, however it ends (pg emits `end` once, failed connects too).
+            const held = release;
+            if (held) this.once("end", held);
             super.connect((err: Error | null) => cb(err));
           },
-          (err: Error) => fail(err),
+          (err: Error) => {
+            release?.();
+            fail(err);
+          },
         );
       };
       if (callback) {
@@ -189,7 +272,9 @@ export function createSourcePool(opts: SourcePoolOptions): pg.Pool {
     host: source.host,
     port: source.port,
     database: source.database,
-    ssl: sslOptions(source.sslmode),
+    // The checked address replaces the host at connect time; a name stays the TLS server name and identity.
+    ssl: withServername(sslOptions(source.sslmode), source.host),
+    ...(opts.connector ? { stream: opts.connector } : {}),
     max: opts.max,
     idleTimeoutMillis: opts.idleTimeoutMs,
     connectionTimeoutMillis: opts.connectTimeoutMs,

@@ -55,6 +55,8 @@ beforeAll(async () => {
   await secrets.set("METRICS_PASSWORD", "pw-guarded");
   const config = parseConfig({
     DATABASE_URL: "postgres://unused@127.0.0.1/unused",
+    // The test server listens on loopback, which the host policy refuses unless allowed.
+    SOURCE_ALLOWED_HOSTS: "127.0.0.1",
     SOURCE_SECRET_REFS: "METRICS:ws_a",
     SOURCE_SECRETS_DIR: secrets.dir,
     QUERY_TIMEOUT_SECONDS: "2",

@@ -51,6 +51,8 @@ afterAll(async () => {
 function testConfig(extra: Record<string, string> = {}): Config {
   return parseConfig({
     DATABASE_URL: "postgres://unused@127.0.0.1/unused",
+    // The test server listens on loopback, which the host policy refuses unless allowed.
+    SOURCE_ALLOWED_HOSTS: "127.0.0.1",
     SOURCE_SECRET_REFS: "METRICS:ws_a;WRITER:ws_a",
     SOURCE_SECRETS_DIR: secrets.dir,
     QUERY_TIMEOUT_SECONDS: "1",

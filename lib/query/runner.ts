@@ -4,9 +4,10 @@ import { AppError } from "../http/errors.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { SecretResolver } from "../secrets/resolver.ts";
 import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
+import { type HostPolicy, hostPolicyFromConfig } from "../sources/host-policy.ts";
 import { type Source, catalogVersion } from "../sources/store.ts";
 import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.ts";
-import { createSourcePool, poolKey } from "./pools.ts";
+import { type SourceConnector, createConnectionBudget, createSourcePool, poolKey } from "./pools.ts";
 import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
 import type { MacroParam, QueryGuard, QueryResult, TimeRange } from "./types.ts";
 import { fixedMessages, isoTimestamp } from "./wire.ts";
@@ -15,7 +16,16 @@ const TIMESTAMPTZ_OID = 1184;
 const INTERVAL_OID = 1186;
 
 export interface QueryRunnerOptions {
-  config: Pick<Config, "QUERY_TIMEOUT_SECONDS" | "MAX_QUERY_ROWS" | "MAX_RESULT_BYTES" | "MAX_WINDOW_POINTS">;
+  config: Pick<
+    Config,
+    | "QUERY_TIMEOUT_SECONDS"
+    | "MAX_QUERY_ROWS"
+    | "MAX_RESULT_BYTES"
+    | "MAX_WINDOW_POINTS"
+    | "SOURCE_POOLS_MAX"
+    | "SOURCE_HOST_CONNECTIONS_MAX"
+  > &
+    Parameters<typeof hostPolicyFromConfig>[0];
   metrics: Pick<Metrics, "observeQuery" | "countGuardRejection">;
   guard: QueryGuard;
   /** The `$__interval` value for a range; defaults to lib/sql-guard's intervalFor. */
@@ -29,6 +39,10 @@ export interface QueryRunnerOptions {
   idleTimeoutMs?: number;
   /** How long past QUERY_TIMEOUT_SECONDS the runner waits for a silent server before closing the connection. */
   stallGraceMs?: number;
+  /** Where sources may connect, checked on every new connection; built from config (SOURCE_ALLOWED_HOSTS, ...) when omitted. */
+  hostPolicy?: HostPolicy;
+  /** Socket factory of source connections (tests record attempts instead of connecting). */
+  connector?: SourceConnector;
 }
 
 /** Counters of one execution, filled in as it reads (tests assert that a capped read stopped early). */
@@ -75,8 +89,13 @@ export interface QueryRunner {
   run(req: RunRequest): Promise<QueryResult>;
   /** The unguarded execution step: read-only transaction, timeout, row and byte caps, metrics. */
   execute(req: ExecuteRequest): Promise<QueryResult>;
-  /** Connects with the source's credentials and runs `SELECT 1` the same guarded way. */
-  testConnection(source: Source): Promise<{ elapsedMs: number }>;
+  /**
+   * Connects with the source's credentials and runs `SELECT 1` the same guarded way. A failed test ends the
+   * source's pool. `stored: false` (a source not saved yet) records no metric series and ends the pool after.
+   */
+  testConnection(source: Source, opts?: { stored?: boolean }): Promise<{ elapsedMs: number }>;
+  /** Ends a source's pool (once its checked-out clients return): the source was deleted or its connection changed. */
+  evict(sourceId: string): void;
   /** Statements currently executing. */
   inFlight(): number;
   /** Pool counters of a source, or null before its first query. */
@@ -111,7 +130,10 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   const now = opts.now ?? (() => performance.now());
   const timeoutMs = config.QUERY_TIMEOUT_SECONDS * 1000;
   const stallGraceMs = opts.stallGraceMs ?? 5_000;
+  // Least recently used first (a use moves an entry to the end), so the cap closes the pool idle the longest.
   const pools = new Map<string, PoolEntry>();
+  const hostPolicy = opts.hostPolicy ?? hostPolicyFromConfig(config);
+  const budget = createConnectionBudget(config.SOURCE_HOST_CONNECTIONS_MAX);
   const ending = new Set<Promise<void>>();
   // Connections holding the pipeline's fixed named statements (entries die with their connection).
   const prepared = new WeakSet<object>();
@@ -125,12 +147,41 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     void p.finally(() => ending.delete(p));
   }
 
+  function evict(sourceId: string): void {
+    const entry = pools.get(sourceId);
+    if (!entry) return;
+    pools.delete(sourceId);
+    endPool(entry.pool);
+  }
+
+  /** Makes room for one more pool: closes the least recently used idle one, or refuses when every pool is busy. */
+  function makeRoom(sourceId: string): void {
+    if (pools.size < config.SOURCE_POOLS_MAX) return;
+    for (const [id, entry] of pools) {
+      const { totalCount, idleCount, waitingCount } = entry.pool;
+      if (totalCount === idleCount && waitingCount === 0) {
+        evict(id);
+        return;
+      }
+    }
+    throw new AppError(
+      "source_unavailable",
+      `Source ${sourceId} is unavailable (pool_limit): this instance is connected to SOURCE_POOLS_MAX busy sources.`,
+      { cause: "pool_limit" },
+    );
+  }
+
   function poolFor(source: Source): PoolEntry {
     const existing = pools.get(source.id);
-    if (existing && sameConnection(existing.params, source)) return existing;
+    if (existing && sameConnection(existing.params, source)) {
+      pools.delete(source.id);
+      pools.set(source.id, existing);
+      return existing;
+    }
     const key = poolKey(source);
     // Connection parameters changed: new pool; the old one ends once its checked-out clients return.
-    if (existing) endPool(existing.pool);
+    if (existing) evict(source.id);
+    else makeRoom(source.id);
     const { host, port, database, sslmode, secretRef } = source;
     const entry: PoolEntry = {
       key,
@@ -139,6 +190,9 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         source,
         // The host checked is the host this pool connects to (a changed host makes a new pool).
         credentials: () => secrets.resolve(source.secretRef, source.workspaceId, source.host),
+        target: () => hostPolicy.check(source),
+        budget,
+        connector: opts.connector,
         max: opts.poolMax ?? 5,
         timeoutMs,
         connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
@@ -218,7 +272,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     }
   }
 
-  async function execute(req: ExecuteRequest): Promise<QueryResult> {
+  async function execute(req: ExecuteRequest, observe = true): Promise<QueryResult> {
     const { source } = req;
     if (closed) throw draining();
     const maxBytes = req.maxBytes ?? config.MAX_RESULT_BYTES;
@@ -274,7 +328,8 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       }
     } finally {
       running--;
-      metrics.observeQuery(source.id, ok ? "ok" : "error", (now() - started) / 1000, ok ? rows : undefined);
+      // A source that is not stored (a create's connection test) gets no series: its id may never exist.
+      if (observe) metrics.observeQuery(source.id, ok ? "ok" : "error", (now() - started) / 1000, ok ? rows : undefined);
     }
   }
 
@@ -311,11 +366,19 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         signal,
       });
     },
-    execute,
-    async testConnection(source) {
-      const r = await execute({ source, sql: "SELECT 1", maxRows: 1 });
-      return { elapsedMs: r.elapsedMs };
+    execute: (req) => execute(req),
+    async testConnection(source, { stored = true } = {}) {
+      let passed = false;
+      try {
+        const r = await execute({ source, sql: "SELECT 1", maxRows: 1 }, stored);
+        passed = true;
+        return { elapsedMs: r.elapsedMs };
+      } finally {
+        // A failed test leaves no connection behind; nor does any test of a source that was never stored.
+        if (!passed || !stored) evict(source.id);
+      }
     },
+    evict,
     inFlight: () => running,
     poolStats(sourceId) {
       const entry = pools.get(sourceId);

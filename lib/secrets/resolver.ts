@@ -1,7 +1,8 @@
 import { readFile as fsReadFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type Config, type SecretGrants, type SecretHosts, canonicalHost } from "../config/parse.ts";
+import type { Config, SecretGrants, SecretHosts } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
+import { canonicalHost, nameMatches } from "../net/host-name.ts";
 import type { AwsSecretSource } from "./aws.ts";
 
 /** Credentials of one source connection. Never logged, never put in an error. */
@@ -15,6 +16,7 @@ export interface SecretResolver {
   /**
    * Throws AppError `grant_missing` (naming the secret_ref only) unless the workspace may use `secretRef` and, when
    * SOURCE_SECRET_HOSTS lists hosts for it, `host` is one of them (a limited ref with no host given is refused).
+   * In production a ref that SOURCE_SECRET_HOSTS does not list is refused too.
    */
   checkGrant(secretRef: string, workspaceId: string, host?: string): void;
   /**
@@ -31,7 +33,8 @@ export const SECRET_REF_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 type ReadFile = (path: string) => Promise<string>;
 
 export interface SecretResolverOptions {
-  config: Pick<Config, "sourceSecretGrants" | "SOURCE_SECRETS_DIR"> & Partial<Pick<Config, "sourceSecretHosts">>;
+  config: Pick<Config, "sourceSecretGrants" | "SOURCE_SECRETS_DIR"> &
+    Partial<Pick<Config, "sourceSecretHosts" | "isProduction">>;
   /** Where `<REF>_USERNAME`/`_PASSWORD` are looked up after the files. */
   env?: Record<string, string | undefined>;
   /** Current grants; defaults to the configured ones. A getter lets an operator revoke without a restart. */
@@ -56,9 +59,7 @@ export function isGranted(grants: SecretGrants, secretRef: string, workspaceId: 
 export function isHostAllowed(patterns: readonly string[], host: string): boolean {
   const c = canonicalHost(host);
   if (!c) return false;
-  return patterns.some((p) =>
-    p.startsWith("*.") ? !c.address && c.host.length > p.length - 1 && c.host.endsWith(p.slice(1)) : p === c.host,
-  );
+  return patterns.some((p) => (p.startsWith("*.") ? !c.address && nameMatches(p, c.host) : p === c.host));
 }
 
 /** Builds the resolver. Files are read on every call, so a rotated file takes effect on the next connection. */
@@ -70,6 +71,9 @@ export function createSecretResolver(opts: SecretResolverOptions): SecretResolve
   const dir = opts.config.SOURCE_SECRETS_DIR;
   const readFile: ReadFile = opts.readFile ?? ((p) => fsReadFile(p, "utf8"));
   const aws = opts.aws ?? null;
+  // In production a credential goes only to hosts an operator bound it to: any other rule lets a workspace admin
+  // send it (the username in the clear, a SCRAM exchange at best) to a server of their choice.
+  const bindingRequired = opts.config.isProduction === true;
 
   function checkGrant(secretRef: string, workspaceId: string, host?: string): void {
     if (!SECRET_REF_PATTERN.test(secretRef)) {
@@ -83,6 +87,13 @@ export function createSecretResolver(opts: SecretResolverOptions): SecretResolve
       );
     }
     const allowed = hosts.get(secretRef);
+    if (!allowed && bindingRequired) {
+      throw new AppError(
+        "grant_missing",
+        `secret_ref ${secretRef} is not bound to any host; in production an operator must list its hosts in SOURCE_SECRET_HOSTS.`,
+        { secretRef, reason: "host_not_bound" },
+      );
+    }
     if (allowed && (host === undefined || !isHostAllowed(allowed, host))) {
       // Neither the host nor the allowed list is named: viewers running a panel see this too, and they are
       // not shown a source's connection details.

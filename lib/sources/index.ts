@@ -10,12 +10,26 @@ export {
   type TimeColumnOverride,
   catalogStatus,
   catalogVersion,
+  countSources,
   createSource,
   deleteSource,
   getSource,
   getSourceInWorkspace,
   listSources,
   saveCatalog,
+  sourceLimitReached,
   sourceView,
   updateSource,
 } from "./store.ts";
+export {
+  type CheckedTarget,
+  type HostLookup,
+  type HostPolicy,
+  type HostPolicyOptions,
+  type HostRefusal,
+  configStoreTarget,
+  createHostPolicy,
+  hostPolicyFromConfig,
+  isRefusedAddressClass,
+} from "./host-policy.ts";
+export { type RateLimiter, createRateLimiter } from "./rate-limit.ts";

@@ -158,23 +158,69 @@ export async function listSources(db: Queryable, workspaceId: string): Promise<S
   return rows.map(fromRow);
 }
 
-/** Inserts a source (no catalog yet). Throws `validation_failed` naming every bad field. */
+/** Sources a workspace holds. */
+export async function countSources(db: Queryable, workspaceId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM sources WHERE workspace_id = $1", [
+    workspaceId,
+  ]);
+  return rows[0]?.n ?? 0;
+}
+
+/** The refusal of a source past SOURCES_PER_WORKSPACE_MAX. */
+export function sourceLimitReached(max: number): AppError {
+  return new AppError(
+    "source_limit_reached",
+    `This workspace already has SOURCES_PER_WORKSPACE_MAX (${max}) sources; delete one before adding another.`,
+    { limit: max },
+  );
+}
+
+/**
+ * Inserts a source (no catalog yet). Throws `validation_failed` naming every bad field, and with `maxPerWorkspace`
+ * `source_limit_reached` when the workspace already holds that many. The count and the insert run in one transaction
+ * under a per-workspace lock, so concurrent creates cannot pass the cap together (given a Pool; a client must
+ * already be inside a transaction for that).
+ */
 export async function createSource(
   db: Queryable,
   workspaceId: string,
   input: SourceInput,
-  opts: { id?: string } = {},
+  opts: { id?: string; maxPerWorkspace?: number } = {},
 ): Promise<Source> {
   const parsed = SourceInputSchema.safeParse(input);
   if (!parsed.success) throw validation(parsed.error);
-  const s = parsed.data;
+  if (opts.maxPerWorkspace === undefined) return insertSource(db, workspaceId, parsed.data, opts.id);
+  const max = opts.maxPerWorkspace;
+  const client = "release" in db ? null : await db.connect();
+  const q = client ?? db;
+  try {
+    if (client) await client.query("BEGIN");
+    await q.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`sources:${workspaceId}`]);
+    if ((await countSources(q, workspaceId)) >= max) throw sourceLimitReached(max);
+    const source = await insertSource(q, workspaceId, parsed.data, opts.id);
+    if (client) await client.query("COMMIT");
+    return source;
+  } catch (err) {
+    if (client) await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    client?.release();
+  }
+}
+
+async function insertSource(
+  db: Queryable,
+  workspaceId: string,
+  s: z.output<typeof SourceInputSchema>,
+  id: string | undefined,
+): Promise<Source> {
   const { rows } = await db.query<Row>(
     `INSERT INTO sources (id, workspace_id, name, host, port, database, sslmode, secret_ref, schemas, notes,
                           time_column_overrides)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10, $11::jsonb)
      RETURNING ${COLUMNS}`,
     [
-      opts.id ?? newId("src"),
+      id ?? newId("src"),
       workspaceId,
       s.name,
       s.host,

@@ -126,6 +126,8 @@ export async function seedStreamFixture(
     /** Environment granting the source's secret_ref to the workspace with the metrics database's credentials. */
     env: {
       SOURCE_SECRET_REFS: `METRICS:${workspace.id}`,
+      // The metrics database shares the loopback test server with the config store: allowed explicitly.
+      SOURCE_ALLOWED_HOSTS: u.hostname,
       METRICS_USERNAME: decodeURIComponent(u.username),
       METRICS_PASSWORD: decodeURIComponent(u.password),
     },
