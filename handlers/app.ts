@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { createAuth } from "../lib/auth/create-auth.ts";
+import type { RevocationSet } from "../lib/auth/revocations.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
 import { onError, problem } from "../lib/http/problem.ts";
 import { rejectRefusedInput } from "../lib/http/input.ts";
@@ -20,6 +21,11 @@ import { registerWorkspaces } from "./routes/workspaces.ts";
 export type AppDeps = ServiceDeps & {
   /** Session tokens; built from SESSION_SECRET / SESSION_TTL_SECONDS when omitted. */
   sessions?: SessionTokens;
+  /**
+   * Revoked sessions, kept fresh by the process's config-store listener (handlers/main.ts builds it with
+   * listenForRevocations). When omitted the app sees only its own revocations (tests).
+   */
+  revocations?: RevocationSet;
   /** The OIDC relying party; built from the OIDC_* config when omitted; null disables sign-in. */
   oidc?: OidcLogin | null;
   /** Folder of the built browser bundle (web/build.ts buildWebAssets' outdir), served at /assets/*. */

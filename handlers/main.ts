@@ -3,11 +3,13 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
+import { createRevocationSet, listenForRevocations } from "../lib/auth/revocations.ts";
 import { createShutdown, installSignalHandlers } from "../lib/lifecycle/shutdown.ts";
 import { systemTimers } from "../lib/lifecycle/timers.ts";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";
 import { loadConfigOrExit } from "../lib/service/load-config.ts";
 import { buildQueryServices } from "../lib/service/query-services.ts";
+import { listenerClientFactory } from "../lib/store/listen.ts";
 import { createApp } from "./app.ts";
 
 const config = loadConfigOrExit();
@@ -18,7 +20,18 @@ const { guard, queryRunner } = await buildQueryServices(config, deps.metrics);
 const webAssetsDir = [new URL("../web/", import.meta.url), new URL("../dist/web/", import.meta.url)]
   .map((u) => fileURLToPath(u))
   .find((dir) => existsSync(`${dir}manifest.json`));
-const app = createApp({ ...deps, guard, queryRunner, webAssetsDir });
+// Logouts and "sign out everywhere" from any instance reach this one by NOTIFY; session checks read the
+// in-memory set only. It loads in the background; a session check that comes first waits for it.
+const revocations = createRevocationSet({ now: deps.now });
+const revocationListener = listenForRevocations({
+  set: revocations,
+  pool: deps.pool,
+  connect: listenerClientFactory(config.DATABASE_URL),
+  now: deps.now,
+  log: deps.log,
+});
+void revocationListener.start();
+const app = createApp({ ...deps, guard, queryRunner, webAssetsDir, revocations });
 
 // The spec's lifecycle, as in the stream host: with FRAMEWORK_MANUAL_SIG_HANDLE=true, SIGTERM sets the drain
 // flag (readiness 503 `draining` at once; the listener stays open and requests are served), then in-flight
@@ -27,7 +40,12 @@ const app = createApp({ ...deps, guard, queryRunner, webAssetsDir });
 const exit = (code: number) => process.exit(code);
 const shutdown = createShutdown({
   drain: deps.drain,
-  host: { beginDrain: async () => {}, settle: () => queryRunner.closeAll() },
+  host: {
+    beginDrain: async () => {},
+    settle: async () => {
+      await Promise.all([queryRunner.closeAll(), revocationListener.close()]);
+    },
+  },
   closeStores: () => deps.pool.end(),
   graceMs: config.SHUTDOWN_GRACE_MS,
   timers: systemTimers,

@@ -21,6 +21,8 @@ const OPERATIONS = [
   "post /api/workspaces/{workspaceId}/query-preview",
   "get /api/workspaces/{workspaceId}/limits",
   "put /api/workspaces/{workspaceId}/limits",
+  "post /api/auth/sessions/revoke",
+  "post /api/workspaces/{workspaceId}/sessions/revoke",
 ];
 
 beforeAll(async () => {

@@ -1,4 +1,5 @@
 import { serve } from "@hono/node-server";
+import { createRevocationSet } from "../lib/auth/revocations.ts";
 import type { QueryRunner } from "../lib/query/runner.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
 import type { Guard } from "../lib/sql-guard/index.ts";
@@ -29,8 +30,12 @@ export async function runAllInOne(opts: {
 }): Promise<void> {
   const { deps, say, cleanups } = opts;
   const { config } = deps;
-  const app = createApp({ ...deps, guard: opts.guard, queryRunner: opts.queryRunner, webAssetsDir: opts.webAssetsDir });
-  const host = createStreamHost(deps, { queryRunner: opts.queryRunner });
+  // One revocation set for both apps, kept fresh by the stream host's config-store listener: a logout
+  // here ends this process's open streams of that session at once.
+  const revocations = createRevocationSet({ now: deps.now });
+  const app = createApp({ ...deps, revocations, guard: opts.guard, queryRunner: opts.queryRunner, webAssetsDir: opts.webAssetsDir });
+  const host = createStreamHost(deps, { queryRunner: opts.queryRunner, revocations });
+  host.start();
 
   let exiting = false;
   const exit = (code: number) => {

@@ -37,7 +37,7 @@ describe("session:mint as a real process", () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
     expect(r.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
-    const user = await createSessionTokens({ secret: SECRET, ttlSeconds: 60 }).verify(r.stdout.trim());
+    const user = await createSessionTokens({ secret: SECRET, ttlSeconds: 3600 }).verify(r.stdout.trim());
     expect(user).toEqual({ sub: "alice", groups: ["demo-editors", "ops"], name: "Alice", email: "a@x.test" });
     const payload = JSON.parse(Buffer.from(r.stdout.split(".")[1], "base64url").toString());
     expect(payload.exp - payload.iat).toBe(3600);
@@ -63,6 +63,7 @@ describe("session:mint arguments", () => {
     [["--sub", "a"], "--groups is required"],
     [["--sub", "a", "--groups", "g", "--ttl", "forever"], "--ttl must be"],
     [["--sub", "a", "--groups", "g", "--bogus"], "Unknown option"],
+    [["--sub", "a", "--groups", "g", "--ttl", "13h"], "may not exceed SESSION_TTL_SECONDS"],
   ])("%j is a usage error", async (args, message) => {
     const r = await inProcess(args, { SESSION_SECRET: SECRET });
     expect(r.code).toBe(2);

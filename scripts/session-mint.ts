@@ -78,12 +78,17 @@ export async function main(
     io.err(`--ttl must be seconds or a number with s, m, h or d (for example 1h), at most 400d\n${USAGE}`);
     return 2;
   }
+  if (ttl > defaultTtl.data) {
+    // The services refuse a token that lives longer than SESSION_TTL_SECONDS (docs/auth.md, "Lifetime rules").
+    io.err(`--ttl may not exceed SESSION_TTL_SECONDS (${defaultTtl.data} s): the services refuse longer sessions\n${USAGE}`);
+    return 2;
+  }
   const groups = values.groups
     .split(",")
     .map((g) => g.trim())
     .filter(Boolean);
-  const sessions = createSessionTokens({ secret: secret.data, ttlSeconds: ttl });
-  io.out(await sessions.mint({ sub: values.sub.trim(), groups, name: values.name, email: values.email }));
+  const sessions = createSessionTokens({ secret: secret.data, ttlSeconds: defaultTtl.data });
+  io.out(await sessions.mint({ sub: values.sub.trim(), groups, name: values.name, email: values.email }, ttl));
   return 0;
 }
 

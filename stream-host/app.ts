@@ -2,7 +2,9 @@ import { performance } from "node:perf_hooks";
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import type pg from "pg";
+import { type RevocationSet, createRevocationSet, revocationFeed, withRevocations } from "../lib/auth/revocations.ts";
 import { type SessionTokens, createSessionTokens } from "../lib/auth/session.ts";
+import { DASHBOARD_CHANGED_CHANNEL } from "../lib/auth/types.ts";
 import { effectiveRefreshMs } from "../lib/dashboard/spec.ts";
 import { onError } from "../lib/http/problem.ts";
 import { createMetricsGate } from "../lib/metrics-gate/gate.ts";
@@ -11,7 +13,8 @@ import { registerHealth } from "../lib/probes/health.ts";
 import { registerReady } from "../lib/probes/ready.ts";
 import type { QueryRunner } from "../lib/query/runner.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
-import { createDashboardListener, createDashboardSync, listenerClientFactory, loadDashboard } from "./dashboards.ts";
+import { createNotificationListener, listenerClientFactory } from "../lib/store/listen.ts";
+import { createDashboardSync, loadDashboard } from "./dashboards.ts";
 import { createHub } from "./hub.ts";
 import { createKeyedLimiter } from "./limiter.ts";
 import type { LoadedDashboard, RunPanel } from "./poller.ts";
@@ -25,14 +28,20 @@ export type StreamHostDeps = ServiceDeps;
 /** Seams and tuning of the stream host; every one has a production default. */
 export interface StreamHostOptions {
   /** Session verification; default: HS256 tokens from SESSION_SECRET (no secret: every stream is 401). */
-  sessions?: Pick<SessionTokens, "verifyWithExpiry"> | null;
+  sessions?: Pick<SessionTokens, "verifySession"> | null;
+  /**
+   * Revoked sessions, mirrored from the config store by this host's listener (which `start` or the
+   * first stream request opens). Default: a set of its own; with `listen: false`, one that sees only
+   * revocations added in process. The all-in-one process shares one set with the handlers.
+   */
+  revocations?: RevocationSet;
   /** Runs one panel through the guarded runner. */
   runPanel?: RunPanel;
   /** The guarded runner, when `runPanel` is not given: panels run through it and the drain closes it. */
   queryRunner?: QueryRunner;
   /** Drain step 4: awaits in-flight metric queries and releases the runner's pools. */
   closeQueries?: () => Promise<void>;
-  /** Connection for LISTEN on dashboard changes; `false` disables listening (tests). */
+  /** Connection for LISTEN on dashboard changes and session revocations; `false` disables listening (tests). */
   listen?: (() => pg.Client) | false;
   loadDashboard?: (id: string) => Promise<LoadedDashboard | null>;
   timers?: Timers;
@@ -62,12 +71,15 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
   const monotonic = options.monotonic ?? (() => performance.now());
   const random = options.random ?? Math.random;
   const load = options.loadDashboard ?? ((id: string) => loadDashboard(deps.pool, id));
-  const sessions =
+  const listenFactory = options.listen === undefined ? listenerClientFactory(config.DATABASE_URL) : options.listen;
+  const revocations = options.revocations ?? createRevocationSet({ now: deps.now, loaded: !listenFactory });
+  const baseSessions =
     options.sessions !== undefined
       ? options.sessions
       : config.SESSION_SECRET
-        ? createSessionTokens({ secret: config.SESSION_SECRET, ttlSeconds: config.SESSION_TTL_SECONDS })
+        ? createSessionTokens({ secret: config.SESSION_SECRET, ttlSeconds: config.SESSION_TTL_SECONDS, now: deps.now })
         : null;
+  const sessions = baseSessions ? withRevocations(baseSessions, revocations, { timers }) : null;
 
   const runner = options.queryRunner;
   const closeQueries = options.closeQueries ?? (runner ? () => runner.closeAll() : undefined);
@@ -91,26 +103,42 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     activeIds: () => hub.activeIds(),
     log,
   });
-  const listenFactory = options.listen === undefined ? listenerClientFactory(config.DATABASE_URL) : options.listen;
+  // A revocation learned here (a notification, a reload, or the all-in-one handlers' own logout)
+  // ends the open streams of the sessions it covers.
+  revocations.onChange(() => {
+    const ended = hub.endRevoked((s) => revocations.isRevoked(s));
+    if (ended > 0) log.info("streams of revoked sessions ended", { streams: ended });
+  });
+  const feed = revocationFeed({ set: revocations, pool: deps.pool, now: deps.now, log });
+  // One connection LISTENs for both dashboard changes and session revocations.
   const listener = listenFactory
-    ? createDashboardListener({
+    ? createNotificationListener({
         connect: listenFactory,
-        onChange: (id) => void sync.changed(id),
-        onResync: () => void sync.resync(),
+        channels: { [DASHBOARD_CHANGED_CHANNEL]: (id) => void sync.changed(id), ...feed.channels },
+        onListening: async (reconnected) => {
+          await feed.reload();
+          if (reconnected) void sync.resync();
+        },
         timers,
         log,
       })
     : null;
 
+  let listening = false;
   let started = false;
   let heartbeat: unknown = null;
   let draining = false;
-  /** Background work starts with the first stream, so a host nobody streams from holds no connection. */
+  /** The listener opens at start, or with the first stream request when the caller did not start the host. */
+  function startListening() {
+    if (listening || draining) return;
+    listening = true;
+    void listener?.start();
+  }
+  /** The heartbeat starts with the first stream. */
   function onFirstSubscriber() {
     if (started || draining) return;
     started = true;
     heartbeat = timers.setInterval(() => hub.heartbeat(), options.heartbeatMs ?? HEARTBEAT_MS);
-    void listener?.start();
   }
 
   const app = new Hono();
@@ -125,12 +153,14 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
   registerStream(app, {
     hub,
     sessions,
+    isRevoked: (s) => revocations.isRevoked(s),
     cookieName: config.SESSION_COOKIE_NAME,
     pool: deps.pool,
     drain: deps.drain,
     loadDashboard: load,
     random,
     maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+    onRequest: startListening,
     onFirstSubscriber,
   });
 
@@ -139,7 +169,15 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
   return {
     app,
     hub,
-    /** Resolves when the dashboard change listener is LISTENing (it starts with the first stream). */
+    revocations,
+    /**
+     * Opens the config-store listener (dashboard changes, session revocations) and loads the
+     * revocations, so the first stream is checked without waiting. Entry points call it at boot.
+     */
+    start(): void {
+      startListening();
+    },
+    /** Resolves when the config-store listener is LISTENing and the revocations are loaded. */
     listenerReady: (): Promise<void> => listener?.ready ?? Promise.resolve(),
     /** True while the change listener's connection is up. */
     listenerConnected: (): boolean => listener?.connected ?? false,

@@ -1,9 +1,7 @@
-import pg from "pg";
-import { DASHBOARD_CHANGED_CHANNEL } from "../lib/auth/types.ts";
+import type pg from "pg";
 import { DashboardSpecBaseSchema } from "../lib/dashboard/spec.ts";
 import type { Logger } from "../lib/log/logger.ts";
 import type { LoadedDashboard } from "./poller.ts";
-import type { Timers } from "../lib/lifecycle/timers.ts";
 
 /** Dashboard ids are opaque random strings; anything else is answered as not found without a query. */
 const DASHBOARD_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -27,105 +25,7 @@ export async function loadDashboard(pool: pg.Pool, id: string): Promise<LoadedDa
   return { id: row.id, workspaceId: row.workspace_id, version: row.version, spec: spec.data };
 }
 
-/**
- * LISTENs for dashboard changes on a dedicated connection (never a pool client: it is held for the
- * life of the process). A lost connection is re-established with backoff, and `onResync` then runs
- * because notifications sent while it was down are gone.
- */
-export function createDashboardListener(opts: {
-  connect: () => pg.Client;
-  onChange(dashboardId: string): void;
-  onResync(): void;
-  timers: Timers;
-  log: Logger;
-}) {
-  let client: pg.Client | null = null;
-  let closed = false;
-  let retryTimer: unknown = null;
-  let attempt = 0;
-  let everConnected = false;
-  let listening = false;
-  let markReady!: () => void;
-  const ready = new Promise<void>((resolve) => {
-    markReady = resolve;
-  });
-
-  async function open(): Promise<void> {
-    if (closed) return;
-    const c = opts.connect();
-    client = c;
-    c.on("notification", (msg) => {
-      if (msg.channel === DASHBOARD_CHANGED_CHANNEL && msg.payload) opts.onChange(msg.payload);
-    });
-    const lost = (err?: Error) => {
-      if (client !== c) return;
-      client = null;
-      listening = false;
-      c.removeAllListeners("notification");
-      void c.end().catch(() => {});
-      if (closed) return;
-      opts.log.warn("dashboard change listener lost", { error: err ? errorCode(err) : "end" });
-      reconnectLater();
-    };
-    c.on("error", lost);
-    c.on("end", () => lost());
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${DASHBOARD_CHANGED_CHANNEL}`);
-      if (closed) {
-        await c.end().catch(() => {});
-        return;
-      }
-      attempt = 0;
-      listening = true;
-      if (everConnected) opts.onResync();
-      everConnected = true;
-      markReady();
-    } catch (err) {
-      lost(err as Error);
-    }
-  }
-
-  function reconnectLater() {
-    if (closed || retryTimer !== null) return;
-    const delay = Math.min(30_000, 500 * 2 ** attempt++);
-    // Whatever changed while we were away is picked up by the resync after reconnecting.
-    everConnected = true;
-    retryTimer = opts.timers.setTimeout(() => {
-      retryTimer = null;
-      void open();
-    }, delay);
-  }
-
-  return {
-    start: () => open(),
-    /** Closes the listening connection and stops reconnecting. */
-    async close(): Promise<void> {
-      closed = true;
-      if (retryTimer !== null) opts.timers.clearTimeout(retryTimer);
-      retryTimer = null;
-      const c = client;
-      client = null;
-      if (c) await c.end().catch(() => {});
-    },
-    /** Resolves once LISTEN is in place for the first time. */
-    ready,
-    /** True while the LISTEN connection is up (false while reconnecting). */
-    get connected() {
-      return client !== null && listening;
-    },
-  };
-}
-
-function errorCode(err: Error): string {
-  const code = (err as { code?: unknown }).code;
-  return typeof code === "string" ? code : err.name;
-}
-
-/** A listener connection from a connection string (the config store's). */
-export function listenerClientFactory(connectionString: string): () => pg.Client {
-  return () => new pg.Client({ connectionString, application_name: "pulseboard-listen", connectionTimeoutMillis: 5_000 });
-}
+export { listenerClientFactory } from "../lib/store/listen.ts";
 
 /**
  * Applies change notifications to the hub: reloads the dashboard and hands the new version (or its
@@ -178,4 +78,9 @@ export function createDashboardSync(opts: {
       await Promise.all([...inFlight.values()].map((e) => e.done));
     },
   };
+}
+
+function errorCode(err: Error): string {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "string" ? code : err.name;
 }

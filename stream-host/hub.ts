@@ -1,3 +1,4 @@
+import type { RevocableSession } from "../lib/auth/revocations.ts";
 import type { DashboardSpec } from "../lib/dashboard/spec.ts";
 import type { Logger } from "../lib/log/logger.ts";
 import type { Metrics } from "../lib/metrics/metrics.ts";
@@ -22,6 +23,8 @@ interface Subscriber {
   left: boolean;
   /** The timer that ends the stream when its session expires. */
   expiry: unknown;
+  /** The session the stream was opened with, checked again whenever sessions are revoked. */
+  session?: RevocableSession;
 }
 
 /** setTimeout's longest delay; a later expiry is re-armed when it fires. */
@@ -188,12 +191,15 @@ export function createHub(opts: HubOptions) {
   function armExpiry(sub: Subscriber, expiresAt: number) {
     const delay = expiresAt - opts.now();
     if (delay <= 0) {
-      sub.expiry = null;
-      leave(sub);
-      void sub.sink.end(sessionExpiredFrame(expiresAt));
+      endSession(sub, sessionExpiredFrame(expiresAt));
       return;
     }
     sub.expiry = opts.timers.setTimeout(() => armExpiry(sub, expiresAt), Math.min(delay, MAX_TIMER_MS));
+  }
+
+  function endSession(sub: Subscriber, frame: Buffer) {
+    leave(sub);
+    void sub.sink.end(frame);
   }
 
   function panelKey(d: LoadedDashboard, panelId: string): string | undefined {
@@ -205,16 +211,17 @@ export function createHub(opts: HubOptions) {
     /**
      * Attaches a subscriber: sends the snapshot of the latest results at once (no new query) and
      * starts the dashboard's poller when it is the first. With `expiresAt` (the session's `exp`, epoch
-     * ms) the stream gets `event: session_expired` and is closed when that time passes.
+     * ms) the stream gets `event: session_expired` and is closed when that time passes; with
+     * `session`, also when endRevoked finds that session revoked.
      */
-    subscribe(dashboard: LoadedDashboard, sink: Sink, session: { expiresAt?: number } = {}): void {
+    subscribe(dashboard: LoadedDashboard, sink: Sink, session: { expiresAt?: number; session?: RevocableSession } = {}): void {
       let ch = channels.get(dashboard.id);
       const first = !ch;
       if (!ch) {
         ch = newChannel(dashboard);
         channels.set(dashboard.id, ch);
       }
-      const sub: Subscriber = { sink, channel: ch, left: false, expiry: null };
+      const sub: Subscriber = { sink, channel: ch, left: false, expiry: null, session: session.session };
       ch.subscribers.add(sub);
       subscriberCount++;
       sink.onClose(() => leave(sub));
@@ -229,6 +236,23 @@ export function createHub(opts: HubOptions) {
         opts.metrics.setPollersActive(countRunning());
       }
       if (session.expiresAt !== undefined) armExpiry(sub, session.expiresAt);
+    },
+
+    /**
+     * Ends, with `event: session_expired` (reason `revoked`), every stream whose session `isRevoked`
+     * says is revoked; called whenever the process learns of revocations. Returns how many ended.
+     */
+    endRevoked(isRevoked: (session: RevocableSession) => boolean): number {
+      let ended = 0;
+      for (const ch of [...channels.values()]) {
+        for (const sub of [...ch.subscribers]) {
+          if (sub.session && isRevoked(sub.session)) {
+            endSession(sub, sessionExpiredFrame(sub.session.expiresAt, "revoked"));
+            ended++;
+          }
+        }
+      }
+      return ended;
     },
 
     /** The dashboard as the running channel knows it (kept current by change notifications). */

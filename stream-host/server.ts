@@ -30,6 +30,9 @@ export async function startStreamHost(
     };
   }
   const host = createStreamHost(deps, { ...wired, ...opts.options });
+  // The config-store listener (dashboard changes, session revocations) opens at boot, so the first
+  // stream's session is checked against revocations that are already loaded.
+  host.start();
 
   const shutdown = createShutdown({
     drain: deps.drain,

@@ -24,11 +24,12 @@ export function drainingFrame(retryMs: number): Buffer {
 }
 
 /**
- * The terminal frame of a stream whose session ended (`exp` passed): the stream closes after it and a
- * reconnect is refused with 401, so the client signs in again instead of retrying.
+ * The terminal frame of a stream whose session ended, because its `exp` passed or because it was
+ * revoked (logout, "sign out everywhere"): the stream closes after it and a reconnect is refused with
+ * 401, so the client signs in again instead of retrying.
  */
-export function sessionExpiredFrame(expiresAt: number): Buffer {
-  return encodeEvent("session_expired", { expiresAt });
+export function sessionExpiredFrame(expiresAt: number, reason: "expired" | "revoked" = "expired"): Buffer {
+  return encodeEvent("session_expired", reason === "expired" ? { expiresAt } : { expiresAt, reason });
 }
 
 /** A per-stream reconnect delay, uniform over 2000..10000 ms, so subscribers do not all return at once. */

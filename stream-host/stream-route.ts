@@ -3,6 +3,7 @@ import type { Context, Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import type pg from "pg";
 import { roleIn } from "../lib/auth/roles.ts";
+import type { RevocableSession } from "../lib/auth/revocations.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
 import { AppError } from "../lib/http/errors.ts";
 import type { DrainState } from "../lib/lifecycle/drain-state.ts";
@@ -14,15 +15,19 @@ import { SSE_HEADERS, type Sink, drainingFrame, drainRetryMs, nodeSink, webSink 
 
 export interface StreamRouteDeps {
   hub: Hub;
-  /** Null when no session secret is configured: every stream is then unauthenticated. */
-  sessions: Pick<SessionTokens, "verifyWithExpiry"> | null;
+  /** Null when no session secret is configured: every stream is then unauthenticated. Refuses revoked sessions. */
+  sessions: Pick<SessionTokens, "verifySession"> | null;
+  /** The in-memory revocation check, asked again after the config-store reads (a logout may land meanwhile). */
+  isRevoked(session: RevocableSession): boolean;
   cookieName: string;
   pool: pg.Pool;
   drain: DrainState;
   loadDashboard(id: string): Promise<LoadedDashboard | null>;
   random: () => number;
   maxBufferedBytes: number;
-  /** Called when the first subscriber attaches (starts the heartbeat and the change listener). */
+  /** Called on every stream request before the session is checked (starts the config-store listener once). */
+  onRequest(): void;
+  /** Called when the first subscriber attaches (starts the heartbeat). */
   onFirstSubscriber(): void;
 }
 
@@ -59,8 +64,10 @@ export function registerStream(app: Hono<any>, deps: StreamRouteDeps): void {
 
   app.get("/api/dashboards/:id/stream", async (c) => {
     if (deps.drain.draining) return terminal(c);
+    deps.onRequest();
     const token = getCookie(c, deps.cookieName);
-    const session = token && deps.sessions ? await deps.sessions.verifyWithExpiry(token) : null;
+    // Revoked sessions are refused here too (an in-memory check, kept fresh by the listener).
+    const session = token && deps.sessions ? await deps.sessions.verifySession(token) : null;
     if (!session) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
 
     const id = c.req.param("id");
@@ -70,12 +77,13 @@ export function registerStream(app: Hono<any>, deps: StreamRouteDeps): void {
     const workspace = await getWorkspace(deps.pool, dashboard.workspaceId);
     if (!workspace || !roleIn(session.user.groups, workspace)) throw new AppError("not_found", "Not found.");
 
-    // The drain may have begun while we were reading the config store.
+    // The drain may have begun, or the session been revoked, while we were reading the config store.
     if (deps.drain.draining) return terminal(c);
+    if (deps.isRevoked(session)) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
     const { sink, response } = openStream(c, deps.maxBufferedBytes);
     deps.onFirstSubscriber();
-    // The stream ends with `event: session_expired` when the session's `exp` passes.
-    deps.hub.subscribe(deps.hub.current(id) ?? dashboard, sink, { expiresAt: session.expiresAt });
+    // The stream ends with `event: session_expired` when the session's `exp` passes or it is revoked.
+    deps.hub.subscribe(deps.hub.current(id) ?? dashboard, sink, { expiresAt: session.expiresAt, session });
     return response;
   });
 }

@@ -3,6 +3,7 @@ import type pg from "pg";
 import type { Auth } from "../../lib/auth/create-auth.ts";
 import { refreshCatalog as refreshSourceCatalog } from "../../lib/catalog/refresh.ts";
 import type { Config } from "../../lib/config/parse.ts";
+import type { Logger } from "../../lib/log/logger.ts";
 import type { Metrics } from "../../lib/metrics/metrics.ts";
 import type { BuildInfo } from "../../lib/probes/health.ts";
 import { createQueryRunner, type QueryRunner } from "../../lib/query/runner.ts";
@@ -11,6 +12,7 @@ import type { Source } from "../../lib/sources/index.ts";
 import { createGuard, type Guard, guardOptionsFromConfig, intervalFor } from "../../lib/sql-guard/index.ts";
 import { createApiRouter, registerOpenApiDocument } from "../openapi.ts";
 import { registerDashboardRoutes } from "./dashboards.ts";
+import { registerSessionRoutes } from "./auth.ts";
 import { registerLimitRoutes } from "./limits.ts";
 import { documentOtherRoutes } from "./openapi.ts";
 import { registerQueryPreviewRoutes } from "./query-preview.ts";
@@ -21,6 +23,7 @@ export interface ApiDeps {
   pool: pg.Pool;
   metrics: Metrics;
   build: BuildInfo;
+  log: Logger;
   now: () => number;
   /** Shared with the AI routes when given; built from SQL_GUARD_EXTRA_FUNCTIONS / SQL_MAX_LENGTH otherwise. */
   guard?: Guard;
@@ -60,6 +63,7 @@ export function registerApiRoutes(app: Hono<any>, deps: ApiDeps, auth: Auth): Ap
   registerSourceRoutes(api, { config, pool, auth, runner: queryRunner, refreshCatalog, now: deps.now });
   registerQueryPreviewRoutes(api, { pool, auth, runner: queryRunner, now: deps.now });
   registerLimitRoutes(api, { config, pool, auth });
+  registerSessionRoutes(api, { auth, log: deps.log, now: deps.now });
   documentOtherRoutes(api.openAPIRegistry);
   registerOpenApiDocument(api, { version: deps.build.version, cookieName: auth.cookieName });
   app.route("/", api);

@@ -15,6 +15,22 @@ export const AUTH_ROLE_CASES: RoleCase[] = [
   {
     method: "POST",
     path: "/api/auth/logout",
+    spendsSession: true,
     expect: { anonymous: 204, viewer: 204, editor: 204, admin: 204, outsider: 204 },
+  },
+  { method: "POST", path: "/api/auth/sessions/revoke", spendsSession: true, expect: expectSignedIn() },
+  {
+    method: "POST",
+    path: (f) => `/api/workspaces/${f.workspace.id}/sessions/revoke`,
+    name: "POST /api/workspaces/:id/sessions/revoke",
+    body: { sub: "role-table-someone-else" },
+    expect: expectFor("admin"),
+  },
+  {
+    method: "POST",
+    path: "/api/workspaces/ws_does_not_exist/sessions/revoke",
+    name: "POST /api/workspaces/:missing/sessions/revoke",
+    body: { sub: "role-table-someone-else" },
+    expect: { anonymous: 401, viewer: 404, editor: 404, admin: 404, outsider: 404 },
   },
 ];

@@ -111,16 +111,26 @@ describe("cross-site mutating requests", () => {
     ["no Origin and no Sec-Fetch-Site (a script)", {}, 204],
   ];
   test.each(crossSite)("POST /api/auth/logout with %s → %i", async (_name, headers, status) => {
-    const res = await app.request("/api/auth/logout", { method: "POST", headers: { ...headers, cookie: fixture.cookies.admin! } });
+    const cookie = await fixture.mintCookie(fixture.users.admin);
+    const res = await app.request("/api/auth/logout", { method: "POST", headers: { ...headers, cookie } });
     expect(res.status).toBe(status);
     if (status === 403) {
       expect(await res.json()).toMatchObject({ code: "cross_site_request" });
       expect(res.headers.get("set-cookie")).toBeNull();
+      // A refused logout ends nothing.
+      expect((await app.request("/api/me", { headers: { cookie } })).status).toBe(200);
     }
   });
 
+  test.each(crossSite.filter(([, , status]) => status === 403))("POST /api/auth/sessions/revoke with %s → 403, nothing revoked", async (_name, headers) => {
+    const cookie = await fixture.mintCookie({ ...fixture.users.viewer, sub: `cross-site-${Math.random()}` });
+    const res = await app.request("/api/auth/sessions/revoke", { method: "POST", headers: { ...headers, cookie } });
+    expect(res.status).toBe(403);
+    expect((await app.request("/api/me", { headers: { cookie } })).status).toBe(200);
+  });
+
   test("logout clears the session cookie", async () => {
-    const res = await app.request("/api/auth/logout", { method: "POST", headers: { cookie: fixture.cookies.admin! } });
+    const res = await app.request("/api/auth/logout", { method: "POST", headers: { cookie: await fixture.mintCookie(fixture.users.admin) } });
     expect(res.status).toBe(204);
     expect(res.headers.get("set-cookie")).toMatch(/^svc_session=; Max-Age=0; Path=\/; HttpOnly; SameSite=Lax/);
   });
@@ -151,7 +161,7 @@ describe("in production", () => {
     });
     const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
     const prodApp = createApp({ ...deps, oidc: null });
-    const res = await prodApp.request("/api/auth/logout", { method: "POST", headers: { cookie: fixture.cookies.admin! } });
+    const res = await prodApp.request("/api/auth/logout", { method: "POST", headers: { cookie: await fixture.mintCookie(fixture.users.admin) } });
     expect(res.headers.get("set-cookie")).toMatch(/^svc_session=; Max-Age=0; Path=\/; HttpOnly; Secure; SameSite=Lax/);
     // The same token works there: verification is local and only needs the secret.
     expect((await prodApp.request("/api/me", { headers: { cookie: fixture.cookies.admin! } })).status).toBe(200);

@@ -1,9 +1,11 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type pg from "pg";
 import type { Auth } from "../../lib/auth/create-auth.ts";
+import { workspaceFromParam } from "../../lib/auth/middleware.ts";
 import { MAX_SESSION_TOKEN_LENGTH } from "../../lib/auth/session.ts";
-import type { SessionUser } from "../../lib/auth/types.ts";
+import type { AuthVariables, SessionUser } from "../../lib/auth/types.ts";
 import type { Config } from "../../lib/config/parse.ts";
 import { AppError } from "../../lib/http/errors.ts";
 import { problem } from "../../lib/http/problem.ts";
@@ -12,6 +14,8 @@ import type { Readiness } from "../../lib/probes/ready.ts";
 import { type OidcLogin, safeReturnTo } from "../../lib/oidc/login.ts";
 import { LOGIN_TRANSACTION_TTL_SECONDS } from "../../lib/oidc/transaction.ts";
 import { listWorkspacesForGroups } from "../../lib/workspaces/store.ts";
+import { ProblemSchema, maxBody, problems } from "../openapi.ts";
+import { WorkspaceParamsSchema } from "./dashboards.ts";
 
 type AuthRouteConfig = Pick<Config, "OIDC_REDIRECT_URI" | "PUBLIC_BASE_URL">;
 
@@ -90,13 +94,38 @@ export function registerAuth(
     }
   });
 
-  app.post("/api/auth/logout", auth.rejectCrossSite, (c) => {
+  app.post("/api/auth/logout", auth.rejectCrossSite, async (c) => {
+    const token = getCookie(c, auth.cookieName);
+    // The cookie goes whatever happens next, so this browser is signed out even if the server-side record fails.
     deleteCookie(c, auth.cookieName, { path: "/", secure: auth.secureCookies, httpOnly: true, sameSite: "Lax" });
     c.header("cache-control", "no-store");
+    try {
+      // A token that is already invalid, expired or revoked has nothing left to end.
+      const session = token ? await auth.sessions.verifySession(token) : null;
+      if (session) {
+        // Revoked in the config store (every instance learns it by NOTIFY) and in this process at once.
+        await auth.revoke({ kind: "session", sessionId: session.sessionId, sub: session.user.sub, expiresAt: session.expiresAt });
+        deps.log.info("sign-out", { sub: session.user.sub });
+      }
+    } catch (err) {
+      return failure(c, configStoreFailure(err), "sign-out");
+    }
     // A plain HTML form post lands back on the home page; fetch callers get 204.
     if (prefersHtml(c)) return c.redirect("/", 303);
     return c.body(null, 204);
   });
+
+  /** A failed revocation write is a 503: the caller must know the session may still be usable elsewhere. */
+  function configStoreFailure(err: unknown): unknown {
+    if (err instanceof AppError) return err;
+    deps.log.warn("sign-out could not be recorded", { error: errorCode(err) });
+    return new AppError(
+      "config_store_unavailable",
+      "This browser is signed out, but the session could not be ended on the server because the configuration store is unavailable. Sign in again later and use “Sign out everywhere”.",
+      {},
+      { "retry-after": "5" },
+    );
+  }
 
   /**
    * The session token for a signed-in user. Browsers drop a cookie over 4096 bytes (name and value)
@@ -121,14 +150,104 @@ export function registerAuth(
   }
 
   /** Expected failures become an HTML page for browsers and problem+json otherwise, keeping any Set-Cookie. */
-  function failure(c: Context, err: unknown, step: "login" | "callback"): Response {
+  function failure(c: Context, err: unknown, step: "login" | "callback" | "sign-out"): Response {
     if (!(err instanceof AppError)) throw err;
-    deps.log.warn(`sign-in ${step} failed`, { code: err.code, reason: err.extra.reason });
+    deps.log.warn(step === "sign-out" ? "sign-out failed" : `sign-in ${step} failed`, { code: err.code, reason: err.extra.reason });
     const cookies = c.res.headers.getSetCookie?.() ?? [];
-    const res = prefersHtml(c) ? errorPage(err) : problem(c, err.code, err.detail, err.extra, err.headers);
+    const res = prefersHtml(c) ? errorPage(err, step === "sign-out" ? "Sign-out incomplete" : "Sign-in failed") : problem(c, err.code, err.detail, err.extra, err.headers);
     for (const cookie of cookies) res.headers.append("set-cookie", cookie);
     return res;
   }
+}
+
+/** Body of POST /api/workspaces/:workspaceId/sessions/revoke: whose sessions end. */
+export const RevokeUserSessionsSchema = z
+  .object({ sub: z.string().min(1).max(512).openapi({ description: "The user's `sub` (as in GET /api/me)", example: "demo-viewer" }) })
+  .openapi("RevokeUserSessions");
+
+/** What a "sign out everywhere" recorded. */
+export const SessionRevocationSchema = z
+  .object({
+    sub: z.string(),
+    revokedBefore: z.string().openapi({ format: "date-time", description: "Every session of `sub` issued at or before this instant is ended" }),
+  })
+  .openapi("SessionRevocation");
+
+const configStoreUnavailable = {
+  503: {
+    description: "The revocation could not be recorded or sessions cannot be checked (`config_store_unavailable`, with Retry-After)",
+    content: { "application/problem+json": { schema: ProblemSchema } },
+  },
+};
+
+/**
+ * POST /api/auth/sessions/revoke (any signed-in user: ends every session of their own, this one
+ * included) and POST /api/workspaces/:workspaceId/sessions/revoke (a workspace admin: ends every
+ * session of the user `sub`). Sessions are not per workspace, so the second signs that user out
+ * everywhere; it is meant for someone whose groups changed at the identity provider while their
+ * session still carries the old ones.
+ */
+export function registerSessionRoutes(api: OpenAPIHono<any>, deps: { auth: Auth; log: Logger; now: () => number }): void {
+  const { auth } = deps;
+  const app = api as OpenAPIHono<{ Variables: AuthVariables }>;
+
+  /** Records "every session of `sub` issued up to now has ended" until those sessions would have expired anyway. */
+  async function revokeAll(sub: string) {
+    const revokedBefore = deps.now();
+    try {
+      await auth.revoke({ kind: "user", sub, revokedBefore, expiresAt: revokedBefore + auth.sessions.ttlSeconds * 1000 });
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      deps.log.warn("session revocation could not be recorded", { error: errorCode(err) });
+      throw new AppError("config_store_unavailable", "The sessions could not be ended because the configuration store is unavailable; try again shortly.", {}, { "retry-after": "5" });
+    }
+    return { sub, revokedBefore: new Date(revokedBefore).toISOString() };
+  }
+
+  const own = createRoute({
+    method: "post",
+    path: "/api/auth/sessions/revoke",
+    tags: ["auth"],
+    summary: "Sign out everywhere: end every session of mine, this one included (any signed-in user)",
+    middleware: [auth.rejectCrossSite, auth.requireSession] as const,
+    responses: {
+      200: { description: "Ended; the session cookie is cleared", content: { "application/json": { schema: SessionRevocationSchema } } },
+      ...problems(401, 403),
+      ...configStoreUnavailable,
+    },
+  });
+  app.openapi(own, async (c) => {
+    const body = await revokeAll(c.var.user.sub);
+    deleteCookie(c, auth.cookieName, { path: "/", secure: auth.secureCookies, httpOnly: true, sameSite: "Lax" });
+    c.header("cache-control", "no-store");
+    deps.log.info("sessions revoked", { sub: body.sub, by: "self" });
+    return c.json(body, 200);
+  });
+
+  const byAdmin = createRoute({
+    method: "post",
+    path: "/api/workspaces/{workspaceId}/sessions/revoke",
+    tags: ["auth"],
+    summary: "End every session of a user, in every workspace (admin of this workspace)",
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", workspaceFromParam("workspaceId")), maxBody(4 * 1024)] as const,
+    request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: RevokeUserSessionsSchema } } } },
+    responses: {
+      200: { description: "Ended", content: { "application/json": { schema: SessionRevocationSchema } } },
+      ...problems(400, 401, 403, 404),
+      ...configStoreUnavailable,
+    },
+  });
+  app.openapi(byAdmin, async (c) => {
+    const body = await revokeAll(c.req.valid("json").sub);
+    c.header("cache-control", "no-store");
+    deps.log.info("sessions revoked", { sub: body.sub, by: c.var.user.sub, workspace: c.var.workspaceId });
+    return c.json(body, 200);
+  });
+}
+
+function errorCode(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : err instanceof Error ? err.name : "error";
 }
 
 function prefersHtml(c: Context): boolean {
@@ -139,12 +258,12 @@ function prefersHtml(c: Context): boolean {
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
 
-function errorPage(err: AppError): Response {
+function errorPage(err: AppError, title: string): Response {
   const body = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · Pulseboard</title>
+<html lang="en"><head><meta charset="utf-8"><title>${title} · Pulseboard</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
 <body style="font-family: system-ui, sans-serif; max-width: 36rem; margin: 4rem auto; padding: 0 1rem">
-<h1>Sign-in failed</h1>
+<h1>${title}</h1>
 <p>${escapeHtml(err.detail)}</p>
 <p><small>Code: <code>${escapeHtml(err.code)}</code></small></p>
 <p><a href="/api/auth/login">Try signing in again</a> · <a href="/">Home</a></p>

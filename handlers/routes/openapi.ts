@@ -107,9 +107,14 @@ export function documentOtherRoutes(registry: OpenAPIRegistry): void {
     method: "post",
     path: "/api/auth/logout",
     tags: ["auth"],
-    summary: "Clear the session cookie",
+    summary: "Sign out: end this session on every instance (revoked in the config store) and clear the cookie",
     security: [],
-    responses: { 204: { description: "Signed out" }, 303: { description: "Signed out (HTML form post)" }, ...problems(403) },
+    responses: {
+      204: { description: "Signed out" },
+      303: { description: "Signed out (HTML form post)" },
+      ...problems(403),
+      503: json(z.looseObject({ code: z.string() }), "config_store_unavailable: the cookie is cleared but the session could not be ended on the server"),
+    },
   });
   registry.registerPath({ method: "get", path: "/api/me", tags: ["auth"], summary: "The signed-in user and their workspaces", responses: { 200: json(MeSchema, "Me"), ...problems(401) } });
 

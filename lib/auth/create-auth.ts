@@ -4,12 +4,18 @@ import type pg from "pg";
 import type { Config } from "../config/parse.ts";
 import { createTransactionSealer, type TransactionSealer } from "../oidc/transaction.ts";
 import { rejectCrossSite, requireRole, requireSession, type WorkspaceResolver } from "./middleware.ts";
+import { createRevocationSet, type Revocation, type RevocationSet, recordRevocation, withRevocations } from "./revocations.ts";
 import { createSessionTokens, type SessionTokens } from "./session.ts";
 import type { AuthVariables, Role } from "./types.ts";
 
 /** The app's auth toolkit, built once in createApp and handed to every route module. */
 export interface Auth {
+  /** Session tokens whose verification also refuses revoked sessions. */
   sessions: SessionTokens;
+  /** The in-memory mirror of the config store's revocations that every session check reads. */
+  revocations: RevocationSet;
+  /** Records a revocation in the config store (NOTIFY carries it to every process) and applies it here at once. */
+  revoke(revocation: Revocation): Promise<void>;
   cookieName: string;
   /** Seals the OIDC login transaction cookie (key derived from the same secret). */
   loginTransactions: TransactionSealer;
@@ -29,14 +35,34 @@ type AuthConfig = Pick<Config, "SESSION_SECRET" | "SESSION_TTL_SECONDS" | "SESSI
  * Builds the auth toolkit. Outside production an unset SESSION_SECRET falls back to a random
  * per-process secret (sessions then end with the process); parseConfig refuses that in production.
  */
-export function createAuth(deps: { config: AuthConfig; pool: pg.Pool; now?: () => number; sessions?: SessionTokens }): Auth {
+export function createAuth(deps: {
+  config: AuthConfig;
+  pool: pg.Pool;
+  now?: () => number;
+  sessions?: SessionTokens;
+  /**
+   * The process's revocation set, kept fresh by its config-store listener (the entry points build it
+   * with listenForRevocations). Default: a set that sees only this app's own revocations (tests).
+   */
+  revocations?: RevocationSet;
+}): Auth {
   const { config } = deps;
   if (!config.SESSION_SECRET && config.isProduction) throw new Error("SESSION_SECRET is required in production");
   const secret = config.SESSION_SECRET ?? randomBytes(32).toString("base64url");
-  const sessions = deps.sessions ?? createSessionTokens({ secret, ttlSeconds: config.SESSION_TTL_SECONDS, now: deps.now });
+  const now = deps.now ?? Date.now;
+  const revocations = deps.revocations ?? createRevocationSet({ now, loaded: true });
+  const sessions = withRevocations(
+    deps.sessions ?? createSessionTokens({ secret, ttlSeconds: config.SESSION_TTL_SECONDS, now: deps.now }),
+    revocations,
+  );
   const cookieName = config.SESSION_COOKIE_NAME;
   return {
     sessions,
+    revocations,
+    async revoke(revocation) {
+      await recordRevocation(deps.pool, revocation, now());
+      revocations.add(revocation);
+    },
     cookieName,
     loginTransactions: createTransactionSealer({ secret, now: deps.now }),
     requireSession: requireSession({ sessions, cookieName }),

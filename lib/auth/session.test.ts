@@ -1,17 +1,19 @@
 import { createHmac, generateKeyPairSync, sign as rsaSign } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { MAX_SESSION_TOKEN_LENGTH, createSessionTokens } from "./session.ts";
+import { MAX_CLOCK_SKEW_SECONDS, MAX_SESSION_TOKEN_LENGTH, createSessionTokens } from "./session.ts";
 
 const SECRET = "s".repeat(40);
 const T0 = Date.UTC(2026, 0, 1);
 const clock = { t: T0 };
-const sessions = createSessionTokens({ secret: SECRET, ttlSeconds: 3600, now: () => clock.t });
+const TTL = 3600;
+const sessions = createSessionTokens({ secret: SECRET, ttlSeconds: TTL, now: () => clock.t });
 const user = { sub: "u-1", name: "Ada", email: "ada@example.com", groups: ["demo-viewers"] };
 
 const b64 = (v: unknown) => Buffer.from(typeof v === "string" ? v : JSON.stringify(v)).toString("base64url");
 const nowS = Math.floor(T0 / 1000);
-const goodClaims = { sub: "u-1", groups: ["demo-admins"], iat: nowS, exp: nowS + 600 };
+const SID = "c2Vzc2lvbi1pZC0xMjM0NTY";
+const goodClaims = { sub: "u-1", sid: SID, groups: ["demo-admins"], iat: nowS, exp: nowS + 600 };
 
 /** Builds a compact JWS by hand so the test controls header, claims and signature bytes exactly. */
 function hmacToken(alg: string, hash: string, secret: string | Buffer, claims: object = goodClaims): string {
@@ -39,8 +41,14 @@ const hostile: [string, () => string][] = [
   ["HS256 signed with another secret", () => hmacToken("HS256", "sha256", "another-secret-another-secret-xx")],
   ["expired (exp one second ago)", () => hmacToken("HS256", "sha256", SECRET, { ...goodClaims, exp: nowS - 1 })],
   ["not yet valid (nbf in the future)", () => hmacToken("HS256", "sha256", SECRET, { ...goodClaims, nbf: nowS + 120 })],
-  ["no exp claim", () => hmacToken("HS256", "sha256", SECRET, { sub: "u-1", groups: [], iat: nowS })],
-  ["no sub claim", () => hmacToken("HS256", "sha256", SECRET, { groups: [], iat: nowS, exp: nowS + 60 })],
+  ["no exp claim", () => hmacToken("HS256", "sha256", SECRET, { sub: "u-1", sid: SID, groups: [], iat: nowS })],
+  ["no sub claim", () => hmacToken("HS256", "sha256", SECRET, { sid: SID, groups: [], iat: nowS, exp: nowS + 60 })],
+  ["no iat claim", () => hmacToken("HS256", "sha256", SECRET, { sub: "u-1", sid: SID, groups: [], exp: nowS + 60 })],
+  ["no sid claim (minted before sessions had ids)", () => hmacToken("HS256", "sha256", SECRET, { sub: "u-1", groups: [], iat: nowS, exp: nowS + 60 })],
+  ["sid not a string", () => hmacToken("HS256", "sha256", SECRET, { ...goodClaims, sid: 1234567890123456 })],
+  ["sid too short to be random", () => hmacToken("HS256", "sha256", SECRET, { ...goodClaims, sid: "abc" })],
+  ["sid with characters a session id never has", () => hmacToken("HS256", "sha256", SECRET, { ...goodClaims, sid: `${SID}/../x` })],
+  ["iat not a number", () => hmacToken("HS256", "sha256", SECRET, { ...goodClaims, iat: String(nowS) })],
   ["groups not an array", () => hmacToken("HS256", "sha256", SECRET, { ...goodClaims, groups: "demo-admins" })],
   ["groups with a non-string", () => hmacToken("HS256", "sha256", SECRET, { ...goodClaims, groups: [{ admin: true }] })],
   ["signature stripped", () => hmacToken("HS256", "sha256", SECRET).replace(/\.[^.]+$/, ".")],
@@ -83,25 +91,41 @@ describe("session tokens", () => {
     clock.t = T0;
   });
 
-  test("verifyWithExpiry gives the user and when the session ends (exp, epoch ms); null where verify is null", async () => {
+  test("verifySession gives the user, the session id and when the session was issued and ends (epoch ms); null where verify is null", async () => {
     clock.t = T0 + 500;
     const token = await sessions.mint(user, 60);
-    expect(await sessions.verifyWithExpiry(token)).toEqual({ user, expiresAt: Math.floor((T0 + 500) / 1000) * 1000 + 60_000 });
+    const session = { user, sessionId: expect.stringMatching(/^[\w-]{22}$/), issuedAt: T0, expiresAt: T0 + 60_000 };
+    expect(await sessions.verifySession(token)).toEqual(session);
     clock.t = T0 + 59_999;
-    expect(await sessions.verifyWithExpiry(token)).toEqual({ user, expiresAt: T0 + 60_000 });
+    expect(await sessions.verifySession(token)).toEqual(session);
     clock.t = T0 + 60_000;
-    expect(await sessions.verifyWithExpiry(token)).toBeNull();
+    expect(await sessions.verifySession(token)).toBeNull();
     clock.t = T0;
-    expect(await sessions.verifyWithExpiry(hmacToken("HS512", "sha512", SECRET))).toBeNull();
+    expect(await sessions.verifySession(hmacToken("HS512", "sha512", SECRET))).toBeNull();
+  });
+
+  test("every minted session gets its own random id, carried as the sid claim", async () => {
+    clock.t = T0;
+    const ids = await Promise.all(Array.from({ length: 50 }, async () => (await sessions.verifySession(await sessions.mint(user)))!.sessionId));
+    expect(new Set(ids).size).toBe(50);
+    const token = await sessions.mint(user);
+    expect(JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString()).sid).toBe((await sessions.verifySession(token))!.sessionId);
+  });
+
+  test("mint refuses a lifetime the verifier would refuse (longer than the configured one)", async () => {
+    await expect(sessions.mint(user, TTL + 1)).rejects.toThrow(RangeError);
+    await expect(sessions.mint(user, 0)).rejects.toThrow(RangeError);
+    expect(await sessions.verify(await sessions.mint(user, TTL))).toEqual(user);
   });
 
   test.each(hostile)("refuses: %s", async (_name, build) => {
     clock.t = T0;
     expect(await sessions.verify(build())).toBeNull();
-    expect(await sessions.verifyWithExpiry(build())).toBeNull();
+    expect(await sessions.verifySession(build())).toBeNull();
   });
 
   test("random strings never verify", async () => {
+    clock.t = T0;
     await fc.assert(
       fc.asyncProperty(fc.string({ maxLength: 600 }), async (s) => {
         expect(await sessions.verify(s)).toBeNull();
@@ -118,5 +142,56 @@ describe("session tokens", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+// A token that lives longer than SESSION_TTL_SECONDS, or says it was issued in the future, was not
+// minted by us with this configuration (a leaked secret, a bug, a clock far off): it is refused, and a
+// revocation row, which is swept once the configured lifetime has passed, can never be outlived.
+describe("lifetime rules", () => {
+  const signed = (iat: number, exp: number) => hmacToken("HS256", "sha256", SECRET, { ...goodClaims, iat, exp });
+  const rows: [string, number, number, boolean][] = [
+    ["lifetime exactly SESSION_TTL_SECONDS", nowS, nowS + TTL, true],
+    ["lifetime one second over SESSION_TTL_SECONDS", nowS, nowS + TTL + 1, false],
+    ["issued an hour ago with a two-hour lifetime (not yet expired, but too long)", nowS - 3600, nowS + 3600 + 1, false],
+    ["lifetime of a year", nowS, nowS + 365 * 86400, false],
+    ["issued earlier, lifetime within the limit", nowS - 1000, nowS - 1000 + TTL, true],
+    [`iat ${MAX_CLOCK_SKEW_SECONDS} s in the future (allowed clock skew)`, nowS + MAX_CLOCK_SKEW_SECONDS, nowS + MAX_CLOCK_SKEW_SECONDS + 600, true],
+    [`iat ${MAX_CLOCK_SKEW_SECONDS + 1} s in the future`, nowS + MAX_CLOCK_SKEW_SECONDS + 1, nowS + MAX_CLOCK_SKEW_SECONDS + 601, false],
+    ["iat a day in the future", nowS + 86400, nowS + 86400 + 600, false],
+    ["exp before iat", nowS, nowS - 1, false],
+  ];
+  test.each(rows)("%s → accepted: %s", async (_name, iat, exp, ok) => {
+    clock.t = T0;
+    const session = await sessions.verifySession(signed(iat, exp));
+    expect(session !== null).toBe(ok);
+  });
+
+  test("property: a validly signed token verifies exactly when it is unexpired, issued at most the allowed skew ahead, and lives at most the configured lifetime", async () => {
+    clock.t = T0;
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: -2 * TTL, max: 2 * TTL }), fc.integer({ min: -TTL, max: 3 * TTL }), async (iatOffset, lifetime) => {
+        const iat = nowS + iatOffset;
+        const exp = iat + lifetime;
+        const expected = exp > nowS && iat <= nowS + MAX_CLOCK_SKEW_SECONDS && lifetime <= TTL;
+        expect((await sessions.verifySession(signed(iat, exp))) !== null).toBe(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test("property: whatever the clock and the lifetime asked for, a minted token verifies until its exp and never after", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 10 * 365 * 86400 }), fc.integer({ min: 1, max: TTL }), fc.integer({ min: 0, max: 2 * TTL }), async (start, ttl, later) => {
+        clock.t = T0 + start * 1000;
+        const token = await sessions.mint(user, ttl);
+        const session = (await sessions.verifySession(token))!;
+        expect(session.expiresAt - session.issuedAt).toBe(ttl * 1000);
+        clock.t = session.issuedAt + later * 1000;
+        expect((await sessions.verifySession(token)) !== null).toBe(later < ttl);
+      }),
+      { numRuns: 200 },
+    );
+    clock.t = T0;
   });
 });

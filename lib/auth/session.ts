@@ -1,30 +1,59 @@
+import { randomBytes } from "node:crypto";
 import { SignJWT, jwtVerify } from "jose";
 import type { SessionUser } from "./types.ts";
 
 /** Tokens longer than this are refused before any parsing (a cookie never legitimately gets close). */
 export const MAX_SESSION_TOKEN_LENGTH = 4096;
+/** How far in the future a token's `iat` may lie (clock skew between the instances that mint and verify). */
+export const MAX_CLOCK_SKEW_SECONDS = 60;
 const MAX_GROUPS = 256;
 const MAX_CLAIM_LENGTH = 512;
+/** A session id: 128 random bits, base64url (what mint writes); anything else in `sid` is refused. */
+const SESSION_ID = /^[A-Za-z0-9_-]{22,64}$/;
+
+/** A verified session: who, which session (`sid`), and when it was issued and ends (epoch milliseconds). */
+export interface Session {
+  user: SessionUser;
+  /** The token's `sid` claim: random and opaque, the key a logout revokes. */
+  sessionId: string;
+  /** `iat`, epoch milliseconds. */
+  issuedAt: number;
+  /** `exp`, epoch milliseconds. */
+  expiresAt: number;
+}
 
 /** Mints and verifies first-party session tokens: HS256 JWTs, verified locally with no identity-provider call. */
 export interface SessionTokens {
+  /** A new session for `user`, with a fresh random session id; `ttlSeconds` may only shorten the configured lifetime. */
   mint(user: SessionUser, ttlSeconds?: number): Promise<string>;
-  /** The user for a valid token; null for anything else (other alg, bad signature, expired, not yet valid, garbage, oversized). */
+  /**
+   * The user for a valid token; null for anything else (other alg, bad signature, expired, not yet
+   * valid, issued in the future, living longer than `ttlSeconds`, no session id, garbage, oversized).
+   */
   verify(token: string): Promise<SessionUser | null>;
-  /** As verify, plus when the session ends (`exp`, epoch milliseconds), for connections that outlive the request. */
-  verifyWithExpiry(token: string): Promise<{ user: SessionUser; expiresAt: number } | null>;
+  /** As verify, with the session id and lifetime, for logout and connections that outlive the request. */
+  verifySession(token: string): Promise<Session | null>;
+  /** The configured lifetime (SESSION_TTL_SECONDS): the longest a token may live. */
   readonly ttlSeconds: number;
 }
 
-/** Session tokens signed with `secret` (HS256 only); `now` is the clock in milliseconds. */
-export function createSessionTokens(opts: { secret: string; ttlSeconds: number; now?: () => number }): SessionTokens {
+/** Session tokens signed with `secret` (HS256 only); `now` is the clock in milliseconds, `randomId` the session id source. */
+export function createSessionTokens(opts: {
+  secret: string;
+  ttlSeconds: number;
+  now?: () => number;
+  randomId?: () => string;
+}): SessionTokens {
   if (!opts.secret) throw new Error("session secret is empty");
   const key = new TextEncoder().encode(opts.secret);
   const now = opts.now ?? Date.now;
+  const randomId = opts.randomId ?? (() => randomBytes(16).toString("base64url"));
 
   async function mint(user: SessionUser, ttlSeconds = opts.ttlSeconds): Promise<string> {
+    // verifySession refuses a longer token, so minting one would only hand out a dead cookie.
+    if (!(ttlSeconds > 0 && ttlSeconds <= opts.ttlSeconds)) throw new RangeError(`session lifetime must be 1..${opts.ttlSeconds} s`);
     const iat = Math.floor(now() / 1000);
-    const claims: Record<string, unknown> = { groups: [...user.groups] };
+    const claims: Record<string, unknown> = { sid: randomId(), groups: [...user.groups] };
     if (user.name !== undefined) claims.name = user.name;
     if (user.email !== undefined) claims.email = user.email;
     return new SignJWT(claims)
@@ -35,28 +64,36 @@ export function createSessionTokens(opts: { secret: string; ttlSeconds: number; 
       .sign(key);
   }
 
-  async function verifyWithExpiry(token: string): Promise<{ user: SessionUser; expiresAt: number } | null> {
+  async function verifySession(token: string): Promise<Session | null> {
     if (typeof token !== "string" || token.length === 0 || token.length > MAX_SESSION_TOKEN_LENGTH) return null;
+    let payload: Record<string, unknown>;
     try {
       // The algorithm allow-list is what refuses `none`, HS512 and RS256-with-public-key-as-secret.
-      const { payload } = await jwtVerify(token, key, {
+      ({ payload } = await jwtVerify(token, key, {
         algorithms: ["HS256"],
         currentDate: new Date(now()),
-        requiredClaims: ["sub", "exp", "iat"],
-      });
-      const user = userFromClaims(payload);
-      // jwtVerify checked that `exp` is a number in the future (requiredClaims makes it present).
-      return user ? { user, expiresAt: (payload.exp as number) * 1000 } : null;
+        requiredClaims: ["sub", "exp", "iat", "sid"],
+      }));
     } catch {
       return null;
     }
+    // jwtVerify checked that `exp` is a number in the future and `iat` a number (requiredClaims makes both present).
+    const iat = payload.iat as number;
+    const exp = payload.exp as number;
+    // A stolen secret or a bug could mint a token that outlives SESSION_TTL_SECONDS; revocation rows
+    // are swept after that lifetime, so such a token would also outlive its revocation.
+    if (iat > now() / 1000 + MAX_CLOCK_SKEW_SECONDS || exp - iat > opts.ttlSeconds) return null;
+    const sid = payload.sid;
+    if (typeof sid !== "string" || !SESSION_ID.test(sid)) return null;
+    const user = userFromClaims(payload);
+    return user ? { user, sessionId: sid, issuedAt: iat * 1000, expiresAt: exp * 1000 } : null;
   }
 
   async function verify(token: string): Promise<SessionUser | null> {
-    return (await verifyWithExpiry(token))?.user ?? null;
+    return (await verifySession(token))?.user ?? null;
   }
 
-  return { mint, verify, verifyWithExpiry, ttlSeconds: opts.ttlSeconds };
+  return { mint, verify, verifySession, ttlSeconds: opts.ttlSeconds };
 }
 
 function shortString(v: unknown): v is string {

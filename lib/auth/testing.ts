@@ -21,6 +21,8 @@ export interface RoleFixture {
   users: Record<Exclude<Persona, "anonymous">, SessionUser>;
   /** `Cookie` header value per persona; null for anonymous. */
   cookies: Record<Persona, string | null>;
+  /** A `Cookie` header value with a new session for `user`. */
+  mintCookie(user: SessionUser): Promise<string>;
 }
 
 /** Seeds a workspace with one group per role, a second workspace, and mints a session for each persona. */
@@ -54,6 +56,7 @@ export async function seedRoleFixture(
     otherWorkspace,
     cookieName,
     users,
+    mintCookie: cookie,
     cookies: {
       anonymous: null,
       viewer: await cookie(users.viewer),
@@ -98,13 +101,24 @@ export interface RoleCase<F extends RoleFixture = RoleFixture> {
   expect: Expectation;
   /** Shown in the test name; defaults to the method and path. */
   name?: string;
+  /**
+   * The route ends the sessions it is called with (logout, sign out everywhere): each request is sent
+   * with a new session of a user of its own who has the persona's groups, so the fixture's cookies
+   * stay valid for the cases after it.
+   */
+  spendsSession?: boolean;
 }
+
+let spentSessions = 0;
 
 /** Sends `rc` to the app as `persona` (a same-origin request: no Origin header, like a script). */
 export async function requestAs<F extends RoleFixture>(app: Pick<Hono, "request">, f: F, persona: Persona, rc: RoleCase<F>): Promise<Response> {
   const path = typeof rc.path === "function" ? rc.path(f) : rc.path;
   const headers: Record<string, string> = { accept: "application/json" };
-  const cookie = f.cookies[persona];
+  const cookie =
+    rc.spendsSession && persona !== "anonymous"
+      ? await f.mintCookie({ ...f.users[persona], sub: `${f.users[persona].sub}-spent-${++spentSessions}` })
+      : f.cookies[persona];
   if (cookie) headers.cookie = cookie;
   let body: string | undefined;
   if (rc.body !== undefined) {

@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   source_unavailable: 502,
   source_credentials_missing: 502,
   identity_provider_unavailable: 503,
+  config_store_unavailable: 503,
   ai_not_configured: 503,
   ai_provider_timeout: 504,
   query_timeout: 504,
