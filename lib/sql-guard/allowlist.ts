@@ -1,4 +1,4 @@
-/** The function allowlist of DESIGN section 4 (pg_catalog names); deployments extend it by config. */
+/** The function allowlist (pg_catalog names, docs/sql-guard.md); deployments extend it by config. */
 export const DEFAULT_ALLOWED_FUNCTIONS: readonly string[] = [
   // aggregates
   ...["count", "sum", "avg", "min", "max", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp"],
@@ -21,6 +21,20 @@ export const DEFAULT_ALLOWED_FUNCTIONS: readonly string[] = [
   ...["coalesce", "nullif", "generate_series", "json_build_object", "jsonb_build_object", "jsonb_extract_path_text"],
   ...["array_length", "unnest", "cardinality"],
 ];
+
+/**
+ * Functions the grammar itself writes, always as pg_catalog.<name>, for SQL syntax such as
+ * `x SIMILAR TO y`, `x LIKE y ESCAPE z`, `(a, b) OVERLAPS (c, d)`, `OVERLAY(...)`, `x IS NORMALIZED`:
+ * allowed when written qualified with pg_catalog, as the grammar writes them.
+ */
+export const SYNTAX_ONLY_FUNCTIONS: ReadonlySet<string> = new Set([
+  "like_escape",
+  "similar_to_escape",
+  "overlaps",
+  "overlay",
+  "normalize",
+  "is_normalized",
+]);
 
 /** Splits a SQL_GUARD_EXTRA_FUNCTIONS value (comma- or space-separated) into lower-case names. */
 export function parseFunctionList(text: string): string[] {

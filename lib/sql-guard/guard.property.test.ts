@@ -198,3 +198,107 @@ describe("the macro lexer agrees with libpg-query's scanner", () => {
     expect(compared).toBeGreaterThan(500);
   });
 });
+
+describe("a time bound only counts where it bounds", () => {
+  const table = fc.constantFrom(
+    { from: "http_requests", col: "ts" },
+    { from: "http_requests r", col: "r.ts" },
+    { from: "host_metrics", col: "time" },
+    { from: "host_metrics AS h", col: "h.time" },
+    { from: "metrics.deploys d", col: "d.at" },
+  );
+  const filter = (col: string) =>
+    fc.constantFrom(
+      `$__timeFilter(${col})`,
+      `${col} >= $__timeFrom()`,
+      `${col} > $__timeFrom() - $__interval`,
+      `${col} BETWEEN $__timeFrom() AND $__timeTo()`,
+      `$__timeFrom() <= ${col}`,
+    );
+  const anything = fc.constantFrom("true", "false", "1 = 1", "NULL", "(SELECT true)", "status = 500", "now() IS NOT NULL");
+  /** Ways to write the filter so that it no longer restricts the scan. */
+  const wrap = (f: string) =>
+    fc.oneof(
+      anything.map((x) => `(${f}) OR ${x}`),
+      anything.map((x) => `${x} OR (${f})`),
+      fc.constant(`NOT (${f})`),
+      fc.constant(`NOT NOT (${f})`),
+      fc.constant(`(${f}) IS NOT NULL`),
+      fc.constant(`(${f}) IS NULL`),
+      fc.constant(`(${f}) IS TRUE`),
+      fc.constantFrom("true", "false", "NULL").map((b) => `(${f}) = ${b}`),
+      fc.constant(`(${f}) <> false`),
+      fc.constant(`coalesce(${f}, true)`),
+      fc.constant(`greatest(${f}, true)`),
+      fc.constant(`nullif(${f}, false) IS NULL`),
+      fc.constant(`CASE WHEN ${f} THEN true ELSE true END`),
+      fc.constant(`(${f})::text = 'true'`),
+      fc.constant(`EXISTS (SELECT 1 WHERE ${f})`),
+    );
+  const statement = table.chain(({ from, col }) =>
+    filter(col).chain((f) =>
+      fc
+        .tuple(wrap(f), fc.array(anything, { maxLength: 2 }))
+        .map(([w, extra]) => `SELECT count(*) FROM ${from} WHERE ${[w, ...extra.map((x) => `(${x})`)].join(" AND ")}`),
+    ),
+  );
+
+  test("wrapping a required filter in OR, NOT, IS, a comparison, CASE or a function never makes it pass", () => {
+    fc.assert(
+      fc.property(statement, (sql) => {
+        const v = guard.check(sql, DEMO_CATALOG);
+        expect(v.ok, sql).toBe(false);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test("the same filters AND-ed at the top are accepted", () => {
+    const plain = table.chain(({ from, col }) =>
+      fc
+        .tuple(filter(col), fc.array(anything, { maxLength: 2 }))
+        .map(([f, extra]) => `SELECT count(*) FROM ${from} WHERE ${[f, ...extra.map((x) => `(${x})`)].join(" AND ")}`),
+    );
+    fc.assert(
+      fc.property(plain.filter((sql) => !sql.includes("status") || sql.includes("http_requests")), (sql) => {
+        const v = guard.check(sql, DEMO_CATALOG);
+        expect(v, sql).toMatchObject({ ok: true });
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe("field selection", () => {
+  const COLUMNS = ["name", "team", "tier"];
+  const word = fc.oneof(
+    fc.constantFrom(...COLUMNS, "pg_sleep", "to_json", "row_to_json", "count", "current_setting", "ctid", "xmin", "Name"),
+    fc.stringMatching(/^[a-z_][a-z0-9_]{0,20}$/),
+  );
+  /** [expression, the columns of its row when it is a whole-row reference of a FROM item] */
+  const base = fc.constantFrom<[string, string[]]>(
+    ["s", COLUMNS],
+    ["s.*", COLUMNS],
+    ["t", ["x"]],
+    ["1", []],
+    ["'x'", []],
+    ["s.name", []],
+    ["ROW(1, 2)", []],
+    ["(SELECT s FROM services s LIMIT 1)", []],
+    ["ARRAY[s.name]", []],
+    ["lower(s.name)", []],
+  );
+
+  test("(e).name is accepted only for a column of e's row", () => {
+    fc.assert(
+      fc.property(base, fc.oneof(word, fc.constant("x")), ([e, columns], name) => {
+        const quoted = `"${name.replace(/"/g, '""')}"`;
+        const v = guard.check(`SELECT (${e}).${quoted} FROM services s, (SELECT 1 AS x) t`, DEMO_CATALOG);
+        const column = columns.includes(name);
+        if (v.ok) expect(column, `(${e}).${quoted}`).toBe(true);
+        else if (column) throw new Error(`(${e}).${quoted} refused: ${v.message}`);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

@@ -6,6 +6,7 @@
 // check so the guard answers in its fixed order (keyword, function, catalog, time) whatever order the tree is
 // in. The rules are documented in docs/sql-guard.md.
 import type { Catalog, CatalogTable } from "../catalog/types.ts";
+import { SYNTAX_ONLY_FUNCTIONS } from "./allowlist.ts";
 import { AMPLIFIERS, MAX_OUTPUT_WIDTH, MAX_SERIES_BOUND, formatStringProblem, numberConst, stringConst } from "./amplifiers.ts";
 import { type MacroParam, safeName } from "./macros.ts";
 import { operatorProblem } from "./operators.ts";
@@ -96,11 +97,6 @@ const SYNTAX_FUNCTIONS: Record<string, string> = {
   MergeSupportFunc: "merge_action",
 };
 
-/**
- * Functions the grammar itself writes, always as pg_catalog.<name>, for SQL syntax such as
- * `x SIMILAR TO y`, `x LIKE y ESCAPE z`, `(a, b) OVERLAPS (c, d)`, `OVERLAY(...)`, `x IS NORMALIZED`.
- */
-const SYNTAX_ONLY_FUNCTIONS = new Set(["like_escape", "similar_to_escape", "overlaps", "overlay", "normalize", "is_normalized"]);
 
 /** System columns every table has; information_schema (and so the catalog) does not list them. */
 const SYSTEM_COLUMNS = new Set(["tableoid", "xmin", "cmin", "xmax", "cmax", "ctid"]);
