@@ -38,7 +38,7 @@ type Obj = Record<string, unknown>;
 /** The string of a string literal node, or undefined. */
 export function stringConst(node: unknown): string | undefined {
   const c = (node as { A_Const?: { sval?: { sval?: unknown }; isnull?: unknown } } | null)?.A_Const;
-  if (!c || !c.sval) return undefined;
+  if (!c?.sval) return undefined;
   const s = c.sval.sval ?? "";
   return typeof s === "string" ? s : undefined;
 }

@@ -474,7 +474,7 @@ class Analyzer {
     let out: Column[] | null = [];
     for (const t of list) {
       const n = nodeOf(t);
-      if (!n || n[0] !== "ResTarget") {
+      if (n?.[0] !== "ResTarget") {
         this.expr(t, ctx);
         out = null;
         continue;
@@ -501,7 +501,7 @@ class Analyzer {
   /** `*` or `q.*` in a target list: the columns it expands to (null: not known); undefined if not a star. */
   private starColumns(val: unknown, ctx: Ctx): Column[] | null | undefined {
     const n = nodeOf(val);
-    if (!n || n[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return undefined;
+    if (n?.[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return undefined;
     const fields = n[1].fields as unknown[];
     if (nodeOf(fields[fields.length - 1])?.[0] !== "A_Star") return undefined;
     const level = ctx.level;
@@ -536,7 +536,7 @@ class Analyzer {
     }
     for (const cte of ctes) {
       const n = nodeOf(cte);
-      if (!n || n[0] !== "CommonTableExpr") {
+      if (n?.[0] !== "CommonTableExpr") {
         this.expr(cte, ctx);
         continue;
       }
@@ -821,7 +821,7 @@ class Analyzer {
       }
       if (kind === "A_Star" || field === undefined) continue;
       const row = i === 0 ? this.wholeRow(body.arg, ctx) : undefined;
-      if (!row || !row.item.columns) {
+      if (!row?.item.columns) {
         this.deny(`(...).${safeName(field)} is a field selection PostgreSQL would run as the call ${safeName(field)}(...)`);
         continue;
       }
@@ -832,7 +832,7 @@ class Analyzer {
   /** A whole-row reference (`q` naming a FROM item, or `q.*`), or undefined. */
   private wholeRow(arg: unknown, ctx: Ctx): { item: Item; shown: string } | undefined {
     const n = nodeOf(arg);
-    if (!n || n[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return undefined;
+    if (n?.[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return undefined;
     const fields = n[1].fields as unknown[];
     const star = nodeOf(fields[fields.length - 1])?.[0] === "A_Star";
     const names = stringParts(star ? fields.slice(0, -1) : fields);
@@ -991,14 +991,14 @@ class Analyzer {
       if (!t || !casts.has(t[t.length - 1])) return false;
       n = nodeOf(n[1].arg);
     }
-    if (!n || n[0] !== "ParamRef") return false;
+    if (n?.[0] !== "ParamRef") return false;
     const i = typeof n[1].number === "number" ? n[1].number : 0;
     return this.params[i - 1] === kind;
   }
 
   private isOp(v: unknown, op: string): Obj | undefined {
     const n = nodeOf(v);
-    if (!n || n[0] !== "A_Expr" || n[1].kind !== "AEXPR_OP") return undefined;
+    if (n?.[0] !== "A_Expr" || n[1].kind !== "AEXPR_OP") return undefined;
     const name = stringParts(n[1].name);
     if (!name || name[name.length - 1] !== op || (name.length === 2 && name[0] !== "pg_catalog") || name.length > 2) {
       return undefined;
@@ -1051,7 +1051,7 @@ class Analyzer {
   /** Does `c` name `item`'s time column at `level` (qualified by its name, or unqualified and unique)? */
   private isTimeColumn(c: unknown, item: Item, level: Level): boolean {
     const n = nodeOf(c);
-    if (!n || n[0] !== "ColumnRef" || item.timeColumn === null) return false;
+    if (n?.[0] !== "ColumnRef" || item.timeColumn === null) return false;
     const names = stringParts(n[1].fields);
     if (!names) return false;
     const col = item.timeColumn;
@@ -1067,7 +1067,7 @@ class Analyzer {
   /** Does one conjunct bound `item`'s time column from below by the range start? */
   private bounds(conjunct: unknown, item: Item, level: Level): boolean {
     const n = nodeOf(conjunct);
-    if (!n || n[0] !== "A_Expr") return false;
+    if (n?.[0] !== "A_Expr") return false;
     const e = n[1];
     if (e.kind === "AEXPR_BETWEEN") {
       const range = (e.rexpr as { List?: { items?: unknown[] } } | undefined)?.List?.items;

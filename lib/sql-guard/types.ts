@@ -74,7 +74,7 @@ function sval(node: unknown): string | undefined {
 
 function intConst(node: unknown): number | undefined {
   const c = (node as { A_Const?: { ival?: { ival?: unknown } } } | null)?.A_Const;
-  if (!c || !c.ival) return undefined;
+  if (!c?.ival) return undefined;
   // libpg-query omits a zero ival.
   const v = c.ival.ival ?? 0;
   return typeof v === "number" ? v : undefined;
