@@ -6,11 +6,12 @@ import { type RoleFixture, seedRoleFixture } from "../../lib/auth/testing.ts";
 import type { Catalog } from "../../lib/catalog/types.ts";
 import { type Config, parseConfig } from "../../lib/config/parse.ts";
 import { createLogger } from "../../lib/log/logger.ts";
+import type { SourceConnector } from "../../lib/query/pools.ts";
 import { type QueryRunner, createQueryRunner } from "../../lib/query/runner.ts";
 import { type MetricsFixture, createMetricsFixture } from "../../lib/query/testing.ts";
 import { createSecretResolverFromConfig } from "../../lib/secrets/index.ts";
 import { buildServiceDeps } from "../../lib/service/build-deps.ts";
-import { type Source, createSource, saveCatalog } from "../../lib/sources/index.ts";
+import { type HostLookup, type Source, createSource, hostPolicyFromConfig, saveCatalog } from "../../lib/sources/index.ts";
 import { type Guard, createGuard, intervalFor, loadGuardParser } from "../../lib/sql-guard/index.ts";
 import { createDatabase, createTestConfigStore } from "../../lib/testing/pg.ts";
 import { createApp } from "../app.ts";
@@ -66,9 +67,17 @@ export interface ApiFixture {
   close(): Promise<void>;
 }
 
-/** Options: extra environment for parseConfig, and the catalog refresh the app should use. */
+/**
+ * Options: extra environment for parseConfig, the catalog refresh the app should use, the app's clock, and the
+ * runner's name resolution and socket factory (tests of the host policy record attempts instead of connecting).
+ */
 export async function createApiFixture(
-  opts: { env?: Record<string, string>; refreshCatalog?: (source: Source) => Promise<Source> } = {},
+  opts: {
+    env?: Record<string, string>;
+    refreshCatalog?: (source: Source) => Promise<Source>;
+    now?: () => number;
+    runner?: { lookup?: HostLookup; connector?: SourceConnector };
+  } = {},
 ): Promise<ApiFixture> {
   await loadGuardParser();
   const store = await createTestConfigStore();
@@ -99,7 +108,7 @@ export async function createApiFixture(
     QUERY_TIMEOUT_SECONDS: "5",
     ...opts.env,
   });
-  const now = () => Date.now();
+  const now = opts.now ?? (() => Date.now());
   const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }), now });
   const guard = createGuard({});
   const runner = createQueryRunner({
@@ -108,6 +117,8 @@ export async function createApiFixture(
     guard,
     intervalFor,
     secrets: createSecretResolverFromConfig(config, { env: { METRICS_USERNAME: reader, METRICS_PASSWORD: password }, aws: null }),
+    hostPolicy: opts.runner?.lookup ? hostPolicyFromConfig(config, { lookup: opts.runner.lookup }) : undefined,
+    connector: opts.runner?.connector,
   });
   const app = createApp({ ...deps, oidc: null, guard, queryRunner: runner, refreshCatalog: opts.refreshCatalog });
   const sessions = createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600 });

@@ -196,6 +196,11 @@ describe("SOURCE_SECRET_HOSTS", () => {
     expect(problems[0].message).toContain(message);
   });
 
+  test("in production a granted ref it does not bind is named in a warning (such sources are refused)", () => {
+    const { warnings } = parseConfig({ ...PROD, SOURCE_SECRET_REFS: "METRICS:*;OTHER:ws_a" });
+    expect(warnings).toEqual([expect.stringContaining("binds no host to secret_ref OTHER")]);
+  });
+
   test("unset warns in production only", () => {
     const { SOURCE_SECRET_HOSTS: _, ...withoutHosts } = PROD;
     expect(parseConfig(withoutHosts).warnings).toEqual([expect.stringContaining("SOURCE_SECRET_HOSTS is unset")]);

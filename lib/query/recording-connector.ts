@@ -16,6 +16,8 @@ export interface RecordingConnector {
   releaseHeld(): void;
   /** Attempts currently held open. */
   held(): number;
+  /** Resolves once `n` attempts have been recorded. */
+  attempted(n: number): Promise<void>;
 }
 
 /**
@@ -27,12 +29,20 @@ export function createRecordingConnector(
 ): RecordingConnector {
   const attempts: ConnectAttempt[] = [];
   const held = new Set<Socket>();
+  const waiters: { n: number; resolve: () => void }[] = [];
+  const record = (a: ConnectAttempt) => {
+    attempts.push(a);
+    for (const w of waiters.filter((w) => attempts.length >= w.n)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve();
+    }
+  };
 
   class RecordingSocket extends Socket {
     override connect(...args: unknown[]): this {
       const [port, host] = args as [number, string];
       const attempt = { host, port };
-      attempts.push(attempt);
+      record(attempt);
       if (opts.passThrough?.(attempt)) return super.connect(port, host);
       if (opts.hold) {
         held.add(this);
@@ -51,5 +61,7 @@ export function createRecordingConnector(
       for (const s of [...held]) s.destroy(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }));
     },
     held: () => held.size,
+    attempted: (n) =>
+      attempts.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve })),
   };
 }

@@ -129,6 +129,30 @@ describe("host binding (SOURCE_SECRET_HOSTS)", () => {
     await expect(r.resolve("SHARED", "ws_x")).resolves.toBeTruthy();
   });
 
+  test("in production a ref SOURCE_SECRET_HOSTS does not bind is refused, before any lookup; bound refs are not", async () => {
+    const reads: string[] = [];
+    const prod = createSecretResolver({
+      config: { ...cfg(), isProduction: true },
+      env,
+      readFile: async (path) => {
+        reads.push(path);
+        return "x";
+      },
+    });
+    for (const host of ["anywhere.example", "10.0.0.5", undefined]) {
+      const err = await rejection(prod.resolve("SHARED", "ws_a", host));
+      expect(err.code).toBe("grant_missing");
+      expect(err.extra).toEqual({ secretRef: "SHARED", reason: "host_not_bound" });
+      expect(err.detail).toContain("SOURCE_SECRET_HOSTS");
+      expect(() => prod.checkGrant("SHARED", "ws_a", host)).toThrow(AppError);
+    }
+    expect(reads).toEqual([]);
+    await expect(prod.resolve("METRICS", "ws_a", "metrics.internal")).resolves.toBeTruthy();
+    // With no SOURCE_SECRET_HOSTS at all, every ref is unbound.
+    const bare = createSecretResolver({ config: { ...config(), isProduction: true }, env });
+    expect((await rejection(bare.resolve("SHARED", "ws_a", "anywhere.example"))).extra).toMatchObject({ reason: "host_not_bound" });
+  });
+
   test("the grant is still checked first: a listed host does not stand in for a missing grant", async () => {
     const r = createSecretResolver({ config: cfg(), env });
     const err = await rejection(r.resolve("METRICS", "ws_other", "metrics.internal"));

@@ -5,6 +5,7 @@ import { rejection } from "../testing/rejection.ts";
 import {
   catalogStatus,
   catalogVersion,
+  countSources,
   createSource,
   deleteSource,
   getSource,
@@ -116,5 +117,20 @@ describe("catalog status", () => {
   test("sourceView carries the flag", () => {
     const v = sourceView({ catalog, catalogRefreshedAt: refreshed } as never, 1, 200 * day);
     expect(v).toMatchObject({ catalogStatus: "stale", catalogStale: true });
+  });
+});
+
+describe("sources per workspace", () => {
+  test("concurrent creates cannot pass maxPerWorkspace together: the count and the insert share a per-workspace lock", async () => {
+    await db.query("INSERT INTO workspaces (id, name, viewer_group, editor_group, admin_group) VALUES ('ws_cap', 'Cap', 'c-v', 'c-e', 'c-a')");
+    const results = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) => createSource(db, "ws_cap", { ...input, name: `capped ${i}` }, { maxPerWorkspace: 3 })),
+    );
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(3);
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === "rejected").map((r) => r.reason);
+    expect(refused.map((e) => [e.code, e.status])).toEqual(Array(3).fill(["source_limit_reached", 409]));
+    expect(await countSources(db, "ws_cap")).toBe(3);
+    // Another workspace has its own count.
+    await expect(createSource(db, "ws_b", { ...input, name: "elsewhere" }, { maxPerWorkspace: 3 })).resolves.toBeTruthy();
   });
 });
