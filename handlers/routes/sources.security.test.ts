@@ -49,7 +49,7 @@ const body = (extra: Record<string, unknown> = {}) => ({
   host: fx.metrics.host,
   port: fx.metrics.port,
   database: fx.metrics.database,
-  sslmode: "disable",
+  sslmode: "disable" as const,
   secretRef: "METRICS",
   ...extra,
 });
