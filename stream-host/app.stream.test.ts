@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createRevocationSet, recordRevocation } from "../lib/auth/revocations.ts";
 import { createSessionTokens } from "../lib/auth/session.ts";
 import { createTestConfigStore } from "../lib/testing/pg.ts";
 import { listenerClientFactory } from "./dashboards.ts";
@@ -313,6 +314,105 @@ describe("session expiry", () => {
     await flush();
     // The heartbeat interval is the host's own; no one-shot timer (tick, expiry) is left.
     expect(t.clock.pendingDelays()).toEqual([]);
+  });
+});
+
+describe("session revocation", () => {
+  test("a revoked session's stream gets event: session_expired (reason revoked) and closes; other sessions' streams stay; the cookie is then refused", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool, env: { DEFAULT_REFRESH_INTERVAL_MS: "60000" } });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")], { refreshIntervalMs: 60_000 }));
+    const tokens = createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600, now: t.clock.now });
+    const token = await tokens.mint({ sub: "revoked-user", groups: [workspace.viewer_group] });
+    const session = (await tokens.verifySession(token))!;
+    const revoked = await open(t.app, dashboardId, `svc_session=${token}`);
+    const sameUserElsewhere = await open(t.app, dashboardId, `svc_session=${await tokens.mint({ sub: "revoked-user", groups: [workspace.viewer_group] })}`);
+    expect((await revoked.reader!.next())?.event).toBe("snapshot");
+    expect((await sameUserElsewhere.reader!.next())?.event).toBe("snapshot");
+
+    t.host.revocations.add({ kind: "session", sessionId: session.sessionId, sub: "revoked-user", expiresAt: session.expiresAt });
+    expect(t.host.hub.subscribersOf(dashboardId)).toBe(1);
+    let frame = await revoked.reader!.next();
+    while (frame?.event === "panel") frame = await revoked.reader!.next();
+    expect(frame?.event).toBe("session_expired");
+    expect(json(frame)).toEqual({ expiresAt: session.expiresAt, reason: "revoked" });
+    expect(await revoked.reader!.next()).toBeNull();
+
+    const again = await open(t.app, dashboardId, `svc_session=${token}`);
+    expect(again.res.status).toBe(401);
+    await sameUserElsewhere.reader!.cancel();
+  });
+
+  test("revoking every session of a user ends all of that user's streams and none of anyone else's", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool, env: { DEFAULT_REFRESH_INTERVAL_MS: "60000" } });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")], { refreshIntervalMs: 60_000 }));
+    const tokens = createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600, now: t.clock.now });
+    const cookie = async (sub: string) => `svc_session=${await tokens.mint({ sub, groups: [workspace.viewer_group] })}`;
+    const mine = [await open(t.app, dashboardId, await cookie("leaver")), await open(t.app, dashboardId, await cookie("leaver"))];
+    const theirs = await open(t.app, dashboardId, await cookie("stayer"));
+    for (const s of [...mine, theirs]) expect((await s.reader!.next())?.event).toBe("snapshot");
+
+    t.host.revocations.add({ kind: "user", sub: "leaver", revokedBefore: t.clock.now(), expiresAt: t.clock.now() + 3_600_000 });
+    for (const s of mine) {
+      expect(json(await s.reader!.next())).toMatchObject({ reason: "revoked" });
+      expect(await s.reader!.next()).toBeNull();
+    }
+    expect(t.host.hub.subscribersOf(dashboardId)).toBe(1);
+    await theirs.reader!.cancel();
+  });
+
+  test("a logout written to the config store by another process reaches this host's listener and ends the stream", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool, host: { listen: listenerClientFactory(store.url) } });
+    try {
+      const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
+      const tokens = createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600, now: t.clock.now });
+      const token = await tokens.mint({ sub: "listened", groups: [workspace.viewer_group] });
+      const session = (await tokens.verifySession(token))!;
+      const s = await open(t.app, dashboardId, `svc_session=${token}`);
+      expect(s.res.status).toBe(200);
+      expect((await s.reader!.next())?.event).toBe("snapshot");
+      await t.host.listenerReady();
+      // The clocks differ (the host's is manual), so the row carries the real time's expiry to survive the writer's sweep.
+      await recordRevocation(store.pool, { kind: "session", sessionId: session.sessionId, sub: "listened", expiresAt: Date.now() + 3_600_000 }, Date.now());
+      let frame = await s.reader!.next();
+      while (frame?.event === "panel") frame = await s.reader!.next();
+      expect(frame?.event).toBe("session_expired");
+      expect(await s.reader!.next()).toBeNull();
+    } finally {
+      await t.host.beginDrain();
+      await t.host.settle();
+    }
+  });
+
+  test("a host whose revocations are not loaded yet makes a stream wait for them, and refuses one revoked in the meantime", async () => {
+    // The set runs on the host's manual clock (entries already expired by it are not kept).
+    const clock = { now: () => 0 };
+    const set = createRevocationSet({ now: () => clock.now() });
+    const t = createTestHost({ url: store.url, pool: store.pool, host: { revocations: set } });
+    clock.now = t.clock.now;
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
+    const tokens = createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600, now: t.clock.now });
+    const token = await tokens.mint({ sub: "early", groups: [workspace.viewer_group] });
+    const session = (await tokens.verifySession(token))!;
+    const pending = open(t.app, dashboardId, `svc_session=${token}`);
+    // The request is waiting once its bounded wait for the load is armed.
+    while (t.clock.pending === 0) await flush();
+    set.add({ kind: "session", sessionId: session.sessionId, sub: "early", expiresAt: session.expiresAt });
+    set.markLoaded();
+    expect((await pending).res.status).toBe(401);
+    expect(t.calls).toHaveLength(0);
+  });
+
+  test("if the revocations cannot be loaded in time the stream is a 503 with Retry-After, never an unchecked session", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool, host: { revocations: createRevocationSet() } });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
+    const pending = t.app.request(`/api/dashboards/${dashboardId}/stream`, { headers: { cookie: await t.cookieFor([workspace.viewer_group]) } });
+    while (t.clock.pending === 0) await flush();
+    t.clock.advance(5000);
+    const res = await pending;
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("5");
+    expect(await res.json()).toMatchObject({ code: "config_store_unavailable" });
+    expect(t.calls).toHaveLength(0);
   });
 });
 

@@ -34,7 +34,7 @@ let users = 0;
 /** A user of its own (so revoking all their sessions touches no other test) with the fixture's viewer role. */
 const newUser = (): SessionUser => ({ sub: `revocation-user-${++users}`, groups: [fixture.workspace.viewer_group] });
 const cookieOf = async (u: SessionUser, tokens = sessions) => `svc_session=${await tokens.mint(u)}`;
-const me = (cookie: string, on: Pick<Hono, "request"> = app) => on.request("/api/me", { headers: { cookie } }).then((r) => r.status);
+const me = async (cookie: string, on: Pick<Hono, "request"> = app) => (await on.request("/api/me", { headers: { cookie } })).status;
 const post = (path: string, cookie: string | null, body?: unknown, on: Pick<Hono, "request"> = app) =>
   on.request(path, {
     method: "POST",
