@@ -2,7 +2,14 @@ import { describe, expect, test } from "vitest";
 import type { DashboardSpec, Panel } from "../lib/dashboard/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
 import { createKeyedLimiter } from "./limiter.ts";
-import { type LoadedDashboard, type PanelUpdate, createPoller, panelError } from "./poller.ts";
+import { QueryStalledError } from "../lib/query/portal.ts";
+import {
+  type LoadedDashboard,
+  type PanelUpdate,
+  createPoller,
+  panelError,
+  timeoutBackoffTicks,
+} from "./poller.ts";
 import { createManualTimers } from "../lib/lifecycle/manual-timers.ts";
 
 function panel(id: string, sourceId = "src_a"): Panel {
@@ -217,6 +224,135 @@ describe("poller", () => {
       message: "table x is not in the catalog",
     });
     expect(panelError("boom")).toEqual({ message: "The panel's query failed." });
+  });
+});
+
+const TIMEOUT = () =>
+  new AppError("query_timeout", "The query ran longer than QUERY_TIMEOUT_SECONDS (20 s) and was cancelled by the database.", {
+    timeoutSeconds: 20,
+  });
+
+type Outcome = "ok" | "timeout" | "stalled" | "guard" | "unavailable";
+
+/**
+ * Runs `count` ticks one after the other: each fires the poller's timer, settles every query it started
+ * with `outcome(panelId, tick)`, and lets the tick end. Returns the tick indices at which each panel was queried.
+ */
+async function runTicks(t: ReturnType<typeof setup>, count: number, outcome: (panelId: string, tick: number) => Outcome, from = 0) {
+  const queried: Record<string, number[]> = {};
+  for (let tick = from; tick < from + count; tick++) {
+    const before = t.runner.calls.length;
+    expect(t.clock.runNext()).toBe(true);
+    await flush();
+    for (const call of t.runner.calls.slice(before)) {
+      queried[call.panel.id] = [...(queried[call.panel.id] ?? []), tick];
+      const o = outcome(call.panel.id, tick);
+      if (o === "ok") call.resolve({ rows: [[tick]] });
+      else if (o === "timeout") call.reject(TIMEOUT());
+      else if (o === "stalled") call.reject(new QueryStalledError());
+      else if (o === "guard") call.reject(new AppError("guard_rejected", "function pg_sleep is not allowed", { reason: "function" }));
+      else call.reject(new AppError("source_unavailable", "Source src_a is unavailable (connection_refused)."));
+    }
+    await flush();
+  }
+  return queried;
+}
+
+describe("a panel that keeps timing out is backed off", () => {
+  test("it sits out 1, 2, 4, 8, 16 … ticks while the other panels keep their cadence", async () => {
+    const t = setup({ panels: [panel("slow"), panel("fast")], refresh: 5000 });
+    t.poller.start();
+    const queried = await runTicks(t, 40, (id) => (id === "slow" ? "timeout" : "ok"));
+    expect(queried.slow).toEqual([0, 2, 5, 10, 19, 36]);
+    expect(queried.fast).toHaveLength(40);
+    expect(t.poller.queriesStarted).toBe(46);
+    // Skipped ticks send no frame for the panel: its last frame says when it runs again.
+    expect(t.updates.filter((u) => u.panelId === "slow")).toHaveLength(6);
+  });
+
+  test("the gap between two attempts is capped at 5 minutes of ticks", async () => {
+    const t = setup({ panels: [panel("slow")], refresh: 60_000 });
+    t.poller.start();
+    const queried = await runTicks(t, 26, () => "timeout");
+    // 60 s cadence: at most 4 ticks skipped (5 ticks = 5 minutes between attempts).
+    expect(queried.slow).toEqual([0, 2, 5, 10, 15, 20, 25]);
+    expect([1, 2, 3, 4, 5, 6, 7].map((n) => timeoutBackoffTicks(n, 15_000))).toEqual([1, 2, 4, 8, 16, 19, 19]);
+    expect([1, 2, 10].map((n) => timeoutBackoffTicks(n, 2_000))).toEqual([1, 2, 149]);
+    expect([1, 3].map((n) => timeoutBackoffTicks(n, 300_000))).toEqual([1, 1]);
+  });
+
+  test("the error frame carries reason query_timeout, the time it runs again, and says so", async () => {
+    const t = setup({ panels: [panel("slow")], refresh: 5000 });
+    t.poller.start();
+    const start = t.clock.now();
+    await runTicks(t, 3, () => "timeout");
+    const [first, second] = t.updates;
+    expect(first).toEqual({
+      panelId: "slow",
+      at: start,
+      error: {
+        reason: "query_timeout",
+        message:
+          "The query ran longer than QUERY_TIMEOUT_SECONDS (20 s) and was cancelled by the database. It timed out once, " +
+          `so the panel skips the next refresh and runs again at about ${new Date(start + 10_000).toISOString()}.`,
+        retryAt: start + 10_000,
+      },
+    });
+    // It ran again exactly then (tick 2), timed out again and now skips two ticks.
+    expect(second?.at).toBe(start + 10_000);
+    expect(second).toMatchObject({
+      error: { reason: "query_timeout", retryAt: start + 10_000 + 15_000 },
+    });
+    expect("error" in (second as PanelUpdate) && (second as { error: { message: string } }).error.message).toContain(
+      "It timed out 2 times in a row, so the panel skips the next 2 refreshes",
+    );
+  });
+
+  test("a success returns the panel to its cadence; a later timeout starts over at one tick", async () => {
+    const t = setup({ panels: [panel("slow")], refresh: 5000 });
+    t.poller.start();
+    const queried = await runTicks(t, 12, (_id, tick) => (tick < 5 || tick === 7 ? "timeout" : "ok"));
+    // Timeouts at 0 and 2 (skip 1, then 2), success at 5, every tick after that until the timeout at 7 (skip 1).
+    expect(queried.slow).toEqual([0, 2, 5, 6, 7, 9, 10, 11]);
+  });
+
+  test("a spec change (new version) returns every panel to its cadence at once", async () => {
+    const t = setup({ panels: [panel("slow")], refresh: 5000 });
+    t.poller.start();
+    const queried = await runTicks(t, 7, () => "timeout");
+    // Timeouts at 0, 2 and 5: it now skips four ticks.
+    expect(queried.slow).toEqual([0, 2, 5]);
+    t.setDashboard({ ...dashboard([panel("slow")], 5000), version: 2 });
+    t.poller.tickNow();
+    const after = await runTicks(t, 3, () => "ok", 7);
+    expect(after.slow).toEqual([7, 8, 9]);
+  });
+
+  test("the runner's stall watchdog counts as a timeout", async () => {
+    const t = setup({ panels: [panel("slow")], refresh: 5000 });
+    t.poller.start();
+    const queried = await runTicks(t, 6, () => "stalled");
+    expect(queried.slow).toEqual([0, 2, 5]);
+    expect(t.updates[0]).toMatchObject({ error: { reason: "query_timeout" } });
+  });
+
+  test.each([
+    ["guard rejections", "guard"],
+    ["an unavailable source", "unavailable"],
+  ] as const)("%s are not backed off", async (_name, outcome) => {
+    const t = setup({ panels: [panel("a")], refresh: 5000 });
+    t.poller.start();
+    const queried = await runTicks(t, 8, () => outcome);
+    expect(queried.a).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(t.updates.every((u) => "error" in u && u.error.retryAt === undefined)).toBe(true);
+  });
+
+  test("another error ends a run of timeouts", async () => {
+    const t = setup({ panels: [panel("a")], refresh: 5000 });
+    t.poller.start();
+    const queried = await runTicks(t, 7, (_id, tick) => (tick === 2 ? "unavailable" : "timeout"));
+    // Timeout at 0 (skip 1), unavailable at 2 (no skip), timeout at 3 counts as the first again (skip 1).
+    expect(queried.a).toEqual([0, 2, 3, 5]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { type DashboardSpec, type Panel, resolveTime } from "../lib/dashboard/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
+import { QueryStalledError } from "../lib/query/portal.ts";
 import type { KeyedLimiter } from "./limiter.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
 
@@ -24,10 +25,15 @@ export interface TickRange {
  */
 export type RunPanel = (panel: Panel, dashboard: LoadedDashboard, range: TickRange, signal: AbortSignal) => Promise<unknown>;
 
-/** What a panel failure looks like on the wire: the guard's reason when there is one, and a safe message. */
+/**
+ * What a panel failure looks like on the wire: a machine-readable reason when there is one (the guard's
+ * reason, or `query_timeout`), a safe message, and for a panel backed off after timeouts the epoch ms
+ * at about which it runs again.
+ */
 export interface PanelError {
   reason?: string;
   message: string;
+  retryAt?: number;
 }
 
 export type PanelUpdate =
@@ -44,6 +50,29 @@ export function panelError(err: unknown): PanelError {
 }
 
 const FAULT_RETRY_MS = 5_000;
+
+/** Longest gap between two attempts of a panel that keeps timing out (docs/stream-host.md). */
+export const TIMEOUT_BACKOFF_MAX_MS = 300_000;
+
+/** Whether a panel failed by running into the statement timeout (the database's or the runner's stall watchdog). */
+export function isQueryTimeout(err: unknown): boolean {
+  return (err instanceof AppError && err.code === "query_timeout") || err instanceof QueryStalledError;
+}
+
+/**
+ * Ticks a panel sits out after its `timeouts`-th timeout in a row: 1, 2, 4, 8 … doubling, capped so that
+ * the gap between two attempts, (skipped + 1) ticks, stays within TIMEOUT_BACKOFF_MAX_MS (at least 1).
+ */
+export function timeoutBackoffTicks(timeouts: number, refreshMs: number): number {
+  const cap = Math.max(1, Math.floor(TIMEOUT_BACKOFF_MAX_MS / Math.max(1, refreshMs)) - 1);
+  return Math.min(2 ** Math.min(Math.max(0, timeouts - 1), 30), cap);
+}
+
+/** A panel that keeps timing out: how many timeouts in a row, and how many of the next ticks it still sits out. */
+interface Backoff {
+  timeouts: number;
+  skip: number;
+}
 
 export interface PollerOptions {
   /** The current dashboard, read at the start of every tick so a spec change applies to the next one. */
@@ -69,6 +98,7 @@ export interface PollerOptions {
  * One dashboard's poller. Ticks never overlap: the next one is scheduled only after every panel of
  * the current one settled, `refreshMs` after the current one started (at once when it overran).
  * After stop() no new query starts, including panels of a running tick still waiting for a slot.
+ * A panel that times out sits out the next 1, 2, 4 … ticks until it succeeds or the spec changes.
  */
 export function createPoller(opts: PollerOptions) {
   let stopped = true;
@@ -77,6 +107,10 @@ export function createPoller(opts: PollerOptions) {
   let again = false;
   let queriesStarted = 0;
   let abort = new AbortController();
+  // Panels backed off after timeouts, by panel id, for the spec version they were recorded under: a new
+  // version (a spec change) or a restart starts every panel afresh at the cadence.
+  let backoff = new Map<string, Backoff>();
+  let backoffVersion: number | null = null;
 
   /** A failing consumer (serialization, a socket) is reported, never allowed to break the tick loop. */
   function deliver(fn: () => void) {
@@ -96,7 +130,28 @@ export function createPoller(opts: PollerOptions) {
     }, Math.max(0, delayMs));
   }
 
-  async function runOne(panel: Panel, dashboard: LoadedDashboard, range: TickRange): Promise<void> {
+  /**
+   * The error frame of a timeout, which backs the panel off: it sits out the next 1, 2, 4 … ticks (see
+   * timeoutBackoffTicks) so a query that cannot finish does not cost the metrics store a full statement
+   * timeout every tick. `tickAt` is when this tick started; the tick ends no earlier than now.
+   */
+  function timedOut(panel: Panel, err: unknown, refreshMs: number, tickAt: number): PanelError {
+    const state = backoff.get(panel.id) ?? { timeouts: 0, skip: 0 };
+    state.timeouts++;
+    state.skip = timeoutBackoffTicks(state.timeouts, refreshMs);
+    backoff.set(panel.id, state);
+    const retryAt = Math.max(tickAt + refreshMs, opts.now()) + state.skip * refreshMs;
+    const first = err instanceof AppError ? err.detail : "The query did not finish within QUERY_TIMEOUT_SECONDS.";
+    const times = state.timeouts === 1 ? "once" : `${state.timeouts} times in a row`;
+    const ticks = state.skip === 1 ? "refresh" : `${state.skip} refreshes`;
+    return {
+      reason: "query_timeout",
+      message: `${first} It timed out ${times}, so the panel skips the next ${ticks} and runs again at about ${new Date(retryAt).toISOString()}.`,
+      retryAt,
+    };
+  }
+
+  async function runOne(panel: Panel, dashboard: LoadedDashboard, range: TickRange, refreshMs: number, tickAt: number): Promise<void> {
     const release = await opts.limiter.acquire(panel.sourceId);
     try {
       if (stopped) return;
@@ -104,9 +159,17 @@ export function createPoller(opts: PollerOptions) {
       let update: PanelUpdate;
       try {
         const result = await opts.runPanel(panel, dashboard, range, abort.signal);
+        backoff.delete(panel.id);
         update = { panelId: panel.id, at: opts.now(), result };
       } catch (err) {
-        update = { panelId: panel.id, at: opts.now(), error: panelError(err) };
+        let error: PanelError;
+        if (isQueryTimeout(err)) error = timedOut(panel, err, refreshMs, tickAt);
+        else {
+          // Only timeouts back a panel off: any other outcome ends a run of timeouts.
+          backoff.delete(panel.id);
+          error = panelError(err);
+        }
+        update = { panelId: panel.id, at: opts.now(), error };
       }
       if (!stopped) deliver(() => opts.onPanel(update));
     } finally {
@@ -138,7 +201,18 @@ export function createPoller(opts: PollerOptions) {
           }
           return;
         }
-        await Promise.all(dashboard.spec.panels.map((p) => runOne(p, dashboard, range)));
+        if (backoffVersion !== dashboard.version) {
+          backoff = new Map();
+          backoffVersion = dashboard.version;
+        }
+        const due = dashboard.spec.panels.filter((p) => {
+          const state = backoff.get(p.id);
+          if (!state || state.skip === 0) return true;
+          // Backed off after a timeout: no query and no frame (its last frame says when it runs again).
+          state.skip--;
+          return false;
+        });
+        await Promise.all(due.map((p) => runOne(p, dashboard, range, refresh, at)));
       } catch (err) {
         opts.onFault?.(err);
       } finally {
@@ -162,6 +236,8 @@ export function createPoller(opts: PollerOptions) {
       if (!stopped) return;
       stopped = false;
       abort = new AbortController();
+      backoff = new Map();
+      backoffVersion = null;
       schedule(0);
     },
     /** Stops synchronously: no timer left, no further query. A running tick finishes its started queries. */
