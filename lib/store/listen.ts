@@ -4,8 +4,19 @@ import type { Logger } from "../log/logger.ts";
 
 /** A listener connection from a connection string (the config store's). */
 export function listenerClientFactory(connectionString: string): () => pg.Client {
-  return () => new pg.Client({ connectionString, application_name: "pulseboard-listen", connectionTimeoutMillis: 5_000 });
+  return () =>
+    new pg.Client({
+      connectionString,
+      application_name: "pulseboard-listen",
+      connectionTimeoutMillis: 5_000,
+      // Bounds the liveness ping (and LISTEN itself): a connection that stopped answering is replaced.
+      query_timeout: 10_000,
+      keepAlive: true,
+    });
 }
+
+/** Default interval of the listener's liveness ping. */
+export const LISTENER_PING_MS = 30_000;
 
 /** What a process's config-store listener is. */
 export interface NotificationListener {
@@ -33,7 +44,15 @@ export function createNotificationListener(opts: {
   onListening?(reconnected: boolean): Promise<void> | void;
   timers: Timers;
   log: Logger;
+  /**
+   * How often the connection proves it is alive (`SELECT 1`); 0 disables. A connection dropped
+   * silently (a NAT or proxy idle timeout, a container frozen between requests) raises no error, and
+   * every notification sent meanwhile would be lost; a failed ping counts as a lost connection.
+   */
+  pingMs?: number;
 }): NotificationListener {
+  const pingMs = opts.pingMs ?? LISTENER_PING_MS;
+  let pingTimer: unknown = null;
   const channels = Object.keys(opts.channels);
   for (const ch of channels) if (!/^[a-z_][a-z0-9_]*$/.test(ch)) throw new Error(`not a channel name: ${ch}`);
   let client: pg.Client | null = null;
@@ -60,6 +79,7 @@ export function createNotificationListener(opts: {
       if (client !== c) return;
       client = null;
       listening = false;
+      stopPing();
       c.removeAllListeners("notification");
       void c.end().catch(() => {});
       if (closed) return;
@@ -82,9 +102,29 @@ export function createNotificationListener(opts: {
       listening = true;
       everConnected = true;
       markReady();
+      schedulePing(c, lost);
     } catch (err) {
       lost(err as Error);
     }
+  }
+
+  function schedulePing(c: pg.Client, lost: (err?: Error) => void) {
+    if (pingMs <= 0) return;
+    pingTimer = opts.timers.setTimeout(async () => {
+      pingTimer = null;
+      if (client !== c) return;
+      try {
+        await c.query("SELECT 1");
+        if (client === c) schedulePing(c, lost);
+      } catch (err) {
+        lost(err as Error);
+      }
+    }, pingMs);
+  }
+
+  function stopPing() {
+    if (pingTimer !== null) opts.timers.clearTimeout(pingTimer);
+    pingTimer = null;
   }
 
   function reconnectLater() {
@@ -105,6 +145,7 @@ export function createNotificationListener(opts: {
     },
     async close(): Promise<void> {
       closed = true;
+      stopPing();
       if (retryTimer !== null) opts.timers.clearTimeout(retryTimer);
       retryTimer = null;
       const c = client;
