@@ -11,7 +11,7 @@
 //
 // The catalog file holds one catalog ({"tables":[...]}, DESIGN section 3) or an object of catalogs by
 // source id ({"<sourceId>": {"tables":[...]}}); stdin lines then name theirs with "sourceId".
-// SQL_GUARD_EXTRA_FUNCTIONS and SQL_MAX_LENGTH apply as in the server.
+// SQL_GUARD_EXTRA_FUNCTIONS, SQL_GUARD_EXTRA_TYPES and SQL_MAX_LENGTH apply as in the server.
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
@@ -79,10 +79,16 @@ function answer(v: GuardVerdict): Record<string, unknown> {
 
 function guardFromEnv(env: NodeJS.ProcessEnv) {
   const extra = variables.SQL_GUARD_EXTRA_FUNCTIONS.schema.safeParse(env.SQL_GUARD_EXTRA_FUNCTIONS);
+  const types = variables.SQL_GUARD_EXTRA_TYPES.schema.safeParse(env.SQL_GUARD_EXTRA_TYPES);
   const max = variables.SQL_MAX_LENGTH.schema.safeParse(env.SQL_MAX_LENGTH);
   if (!extra.success) throw new UsageError("SQL_GUARD_EXTRA_FUNCTIONS is invalid");
+  if (!types.success) throw new UsageError("SQL_GUARD_EXTRA_TYPES is invalid");
   if (!max.success) throw new UsageError("SQL_MAX_LENGTH must be a positive integer");
-  return createGuard({ ...guardOptionsFromConfig({ SQL_GUARD_EXTRA_FUNCTIONS: extra.data, SQL_MAX_LENGTH: max.data }), cacheSize: 0 });
+  return createGuard({ ...guardOptionsFromConfig({
+      SQL_GUARD_EXTRA_FUNCTIONS: extra.data,
+      SQL_GUARD_EXTRA_TYPES: types.data,
+      SQL_MAX_LENGTH: max.data,
+    }), cacheSize: 0 });
 }
 
 function write(line: Record<string, unknown>): void {

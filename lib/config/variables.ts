@@ -386,6 +386,12 @@ export const variables = {
     doc: "Comma- or space-separated function names added to the SQL guard allowlist.",
     group: "pulseboard",
   },
+  SQL_GUARD_EXTRA_TYPES: {
+    schema: str(""),
+    default: "",
+    doc: "Comma- or space-separated pg_catalog type names added to the SQL guard's cast type allowlist (for example `inet, macaddr`). The reg* types, `aclitem` and system row types can never be added.",
+    group: "pulseboard",
+  },
   SQL_MAX_LENGTH: {
     schema: int(20000, { min: 1 }),
     default: "20000",

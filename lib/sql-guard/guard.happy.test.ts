@@ -144,6 +144,13 @@ describe("options", () => {
     expect(g.check("SELECT json_object('a': 1)", DEMO_CATALOG)).toMatchObject({ ok: true });
   });
 
+  test("extraTypes extends the cast allowlist, never with a type that reads the catalogs", () => {
+    const g = createGuard({ extraTypes: ["inet", "regclass"], cacheSize: 0 });
+    expect(g.check("SELECT '10.0.0.1'::inet, '{10.0.0.1}'::inet[]", DEMO_CATALOG)).toMatchObject({ ok: true });
+    expect(guard.check("SELECT '10.0.0.1'::inet", DEMO_CATALOG)).toMatchObject({ reason: "function" });
+    expect(g.check("SELECT 'pg_authid'::regclass", DEMO_CATALOG)).toMatchObject({ reason: "catalog" });
+  });
+
   test("maxLength gives structure", () => {
     const g = createGuard({ maxLength: 20 });
     expect(g.check("SELECT 1", DEMO_CATALOG)).toMatchObject({ ok: true });
@@ -154,9 +161,12 @@ describe("options", () => {
     });
   });
 
-  test("guardOptionsFromConfig reads the two variables", () => {
-    expect(guardOptionsFromConfig({ SQL_GUARD_EXTRA_FUNCTIONS: "a, B c", SQL_MAX_LENGTH: 99 })).toEqual({
+  test("guardOptionsFromConfig reads the three variables", () => {
+    expect(
+      guardOptionsFromConfig({ SQL_GUARD_EXTRA_FUNCTIONS: "a, B c", SQL_GUARD_EXTRA_TYPES: "Inet", SQL_MAX_LENGTH: 99 }),
+    ).toEqual({
       extraFunctions: ["a", "b", "c"],
+      extraTypes: ["inet"],
       maxLength: 99,
     });
   });

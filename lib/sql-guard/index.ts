@@ -62,12 +62,17 @@ export async function loadGuardParser(): Promise<void> {
   parserReady = true;
 }
 
-/** Guard options from the validated config (SQL_GUARD_EXTRA_FUNCTIONS, SQL_MAX_LENGTH). */
+/** Guard options from the validated config (SQL_GUARD_EXTRA_FUNCTIONS, SQL_GUARD_EXTRA_TYPES, SQL_MAX_LENGTH). */
 export function guardOptionsFromConfig(config: {
   SQL_GUARD_EXTRA_FUNCTIONS: string;
+  SQL_GUARD_EXTRA_TYPES?: string;
   SQL_MAX_LENGTH: number;
 }): GuardOptions {
-  return { extraFunctions: parseFunctionList(config.SQL_GUARD_EXTRA_FUNCTIONS), maxLength: config.SQL_MAX_LENGTH };
+  return {
+    extraFunctions: parseFunctionList(config.SQL_GUARD_EXTRA_FUNCTIONS),
+    extraTypes: parseFunctionList(config.SQL_GUARD_EXTRA_TYPES ?? ""),
+    maxLength: config.SQL_MAX_LENGTH,
+  };
 }
 
 const DEFAULT_MAX_LENGTH = 20_000;
