@@ -44,7 +44,7 @@ export class PulseboardStack extends Stack {
     const sourceSecretRefs = sourceSecretRefsParam.valueAsString;
     const sourceSecretHosts = param(
       "SourceSecretHosts",
-      "SOURCE_SECRET_HOSTS: hosts each secret_ref may connect to, e.g. METRICS_RO:*.metrics.internal (empty: unset, warned in production)",
+      "SOURCE_SECRET_HOSTS: hosts each secret_ref may connect to, e.g. METRICS_RO:*.metrics.internal (a secret_ref it does not bind is refused in production)",
       { default: "" },
     );
     const publicBaseUrl = param("PublicBaseUrl", "PUBLIC_BASE_URL, e.g. https://dash.example.com (empty: unset)", {
