@@ -168,4 +168,25 @@ export const REALISTIC_PANEL_SQL: readonly string[] = [
    FROM http_requests WHERE ts BETWEEN $__timeFrom() AND $__timeTo() AND service = 'api'
    GROUP BY 1 ORDER BY 1;`,
   `SELECT pg_catalog.count(*), pg_catalog.max(ts) FROM http_requests WHERE $__timeFilter(ts)`,
+  `SELECT r.service, count(*) AS requests, avg(h.cpu) AS cpu
+   FROM http_requests r JOIN host_metrics h ON h.host = 'host-' || (r.status % 4)::text AND $__timeFilter(h.time)
+   WHERE $__timeFilter(r.ts) GROUP BY 1`,
+  `WITH errors AS (SELECT service, count(*) AS n FROM http_requests WHERE $__timeFilter(ts) AND status >= 500 GROUP BY 1),
+        totals AS (SELECT service, count(*) AS n FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1)
+   SELECT t.service, coalesce(e.n, 0)::float / t.n AS error_ratio FROM totals t LEFT JOIN errors e USING (service)`,
+  `SELECT route, count(*) FROM http_requests
+   WHERE $__timeFilter(ts) AND route LIKE '/r\_%' ESCAPE '\' AND (status = 500 OR status = 404) GROUP BY 1`,
+  `SELECT (h).time, (h).host, (h.*).cpu FROM host_metrics h WHERE $__timeFilter(h.time) ORDER BY 1 DESC LIMIT 50`,
+  `SELECT date_bin($__interval, ts, $__timeFrom()) AS time, count(*) FROM http_requests
+   WHERE ts >= $__timeFrom() - $__interval AND ts < $__timeTo() GROUP BY 1 ORDER BY 1`,
+  `SELECT service, latency_ms::numeric(10, 1) AS ms, ts::timestamptz AS at, status::text FROM http_requests
+   WHERE $__timeFilter(ts) ORDER BY latency_ms DESC LIMIT 5`,
+  `SELECT format('%s %s', service, route) AS label, replace(route, '/', ' / ') AS path, count(*) FROM http_requests
+   WHERE $__timeFilter(ts) GROUP BY 1, 2`,
+  `SELECT t AS time, count(r.ts) AS requests
+   FROM generate_series($__timeFrom()::timestamptz, $__timeTo()::timestamptz, $__interval) AS t
+   LEFT JOIN http_requests r ON r.ts >= t AND r.ts < t + $__interval AND $__timeFilter(r.ts)
+   GROUP BY 1 ORDER BY 1`,
+  `SELECT service, ntile(4) OVER (ORDER BY avg(latency_ms)) AS quartile FROM http_requests
+   WHERE $__timeFilter(ts) GROUP BY service`,
 ];
