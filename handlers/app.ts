@@ -3,8 +3,8 @@ import { requestId } from "hono/request-id";
 import { createAuth } from "../lib/auth/create-auth.ts";
 import type { RevocationSet } from "../lib/auth/revocations.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
-import { onError, problem } from "../lib/http/problem.ts";
 import { rejectRefusedInput } from "../lib/http/input.ts";
+import { onError, problem } from "../lib/http/problem.ts";
 import { createMetricsGate } from "../lib/metrics-gate/gate.ts";
 import { registerMetrics } from "../lib/metrics-gate/route.ts";
 import { registerHealth } from "../lib/probes/health.ts";
@@ -37,15 +37,15 @@ export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   app.use(requestId());
   app.onError(onError((line) => deps.log.error(String(line.msg), line)));
+  // Before every route: NUL, unpaired surrogates and runaway nesting are a 400 naming the field, never a
+  // database error (docs/api.md, "Input rules").
+  app.use(rejectRefusedInput());
   // An unknown API path is a problem+json 404 with the request id, like every other API error.
   app.notFound((c) => (c.req.path.startsWith("/api/") ? problem(c, "not_found", "No such route.") : c.text("404 Not Found", 404)));
 
   registerHealth(app, deps.build);
   registerReady(app, deps.readiness);
   // The handlers' own counters (model requests and tokens, guard refusals of saves, preview queries) behind the
-  // Before every route: NUL, unpaired surrogates and runaway nesting are a 400 naming the field, never a
-  // database error (docs/api.md, "Input rules").
-  app.use(rejectRefusedInput());
   // same gate as the stream host's, for deployments that run this image as a scrapeable container.
   registerMetrics(app, {
     gate: createMetricsGate({ token: deps.config.METRICS_TOKEN, cidrs: deps.config.metricsAllowedCidrs }),

@@ -151,3 +151,25 @@ describe("time expressions are bounded on save and preview", () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe("numbers past what the store holds are a 400, not a database error", () => {
+  // Versions are PostgreSQL integers: a larger one used to reach the statement and fail it (500).
+  const NUMBER_CASES: [string, "editor" | "admin", string, () => string, () => unknown, string][] = [
+    ["PUT a dashboard", "editor", "PUT", () => `/api/dashboards/${dashboardId}`, () => ({ version: 2 ** 31, spec: dashboardSpec(fx.source.id) }), "version"],
+    ["PUT a dashboard (largest safe integer)", "editor", "PUT", () => `/api/dashboards/${dashboardId}`, () => ({ version: Number.MAX_SAFE_INTEGER, spec: dashboardSpec(fx.source.id) }), "version"],
+    ["DELETE a dashboard at a version", "editor", "DELETE", () => `/api/dashboards/${dashboardId}?version=2147483648`, () => undefined, "version"],
+    ["PUT a source", "admin", "PUT", () => `/api/sources/${fx.source.id}`, () => ({ version: 2 ** 31, notes: "x" }), "version"],
+    ["apply a chat proposal at a version", "editor", "POST", () => `/api/dashboards/${dashboardId}/chat/apply`, () => ({ messageId: "1", version: 2 ** 31 }), "version"],
+    // Timers cannot wait longer than 2^31-1 ms; a longer refresh would fire at once, every time.
+    ["a refresh interval over a day", "editor", "PUT", () => `/api/dashboards/${dashboardId}`, () => ({ version: 1, spec: dashboardSpec(fx.source.id, { refreshIntervalMs: 2 ** 31 }) }), "spec.refreshIntervalMs"],
+  ];
+  test.each(NUMBER_CASES)("%s", async (_name, persona, method, path, body, field) => {
+    const before = await snapshot();
+    const res = await call(fx.app, fx.roles.cookies[persona], method, path(), body());
+    expect(res.status).toBe(400);
+    const problem = await res.json();
+    expect(problem.code).toBe("validation_failed");
+    expect(JSON.stringify(problem.issues ?? problem.fields)).toContain(field);
+    expect(await snapshot()).toBe(before);
+  });
+});

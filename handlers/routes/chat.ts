@@ -5,6 +5,7 @@ import type { ChatMessage } from "../../lib/ai/chat-store.ts";
 import { saveDashboard } from "../../lib/dashboards/save.ts";
 import { dashboardWorkspaceId, getDashboard } from "../../lib/dashboards/store.ts";
 import { AppError } from "../../lib/http/errors.ts";
+import { MAX_PG_INTEGER } from "../../lib/http/input.ts";
 import { countingGuard } from "../../lib/sql-guard/counting.ts";
 import { type AiEnv, type AiRouteDeps, jsonBody, limitBody } from "./ai-shared.ts";
 
@@ -20,7 +21,7 @@ export interface ChatHistoryResponse {
 export const ChatApplySchema = z.object({
   messageId: z.string().regex(/^\d{1,18}$/),
   /** Defaults to the version the proposal was written against; a dashboard changed since gets 409. */
-  version: z.number().int().positive().optional(),
+  version: z.number().int().positive().max(MAX_PG_INTEGER).optional(),
 });
 
 /**

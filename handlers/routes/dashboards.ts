@@ -10,6 +10,7 @@ import { countingGuard } from "../../lib/sql-guard/counting.ts";
 import { deleteDashboard, type PanelGuard, saveDashboard } from "../../lib/dashboards/save.ts";
 import { type Dashboard, dashboardWorkspaceId, getDashboard, listDashboards } from "../../lib/dashboards/store.ts";
 import { AppError } from "../../lib/http/errors.ts";
+import { MAX_PG_INTEGER } from "../../lib/http/input.ts";
 import { maxBody, problems } from "../openapi.ts";
 
 // 50 panels of up to 20,000 characters of SQL, with room for titles and options.
@@ -69,7 +70,7 @@ export function dashboardSchemas(minRefreshMs: number, defaultTime: { from: stri
   });
   const createBody = z.object({ spec: newSpec }).openapi("CreateDashboard");
   const updateBody = z
-    .object({ version: z.number().int().positive().openapi({ description: "The version this edit is based on." }), spec })
+    .object({ version: z.number().int().positive().max(MAX_PG_INTEGER).openapi({ description: "The version this edit is based on." }), spec })
     .openapi("UpdateDashboard");
   return { spec, dashboard, createBody, updateBody };
 }
@@ -188,7 +189,7 @@ export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRo
     request: {
       params: DashboardParamsSchema,
       query: z.object({
-        version: z.coerce.number().int().positive().optional().openapi({ param: { name: "version", in: "query" } }),
+        version: z.coerce.number().int().positive().max(MAX_PG_INTEGER).optional().openapi({ param: { name: "version", in: "query" } }),
       }),
     },
     responses: { 204: { description: "Deleted" }, ...problems(400, 401, 403, 404, 409) },

@@ -72,6 +72,8 @@ const wsParam = z.object({ workspaceId: z.string().openapi({ param: { name: "wor
 const dbParam = z.object({ dashboardId: z.string().openapi({ param: { name: "dashboardId", in: "path" } }) });
 const srcParam = z.object({ sourceId: z.string().openapi({ param: { name: "sourceId", in: "path" } }) });
 const body = (schema: z.ZodType) => ({ required: true, content: { "application/json": { schema } } });
+/** The AI routes' answer when no model provider is configured (AI_PROVIDER, AI_MODEL and its key). */
+const aiNotConfigured = () => json(z.looseObject({ code: z.string() }), "ai_not_configured: no model provider is configured");
 
 /** Registers descriptions of the routes that are not declared through @hono/zod-openapi. */
 export function documentOtherRoutes(registry: OpenAPIRegistry): void {
@@ -140,7 +142,12 @@ export function documentOtherRoutes(registry: OpenAPIRegistry): void {
     tags: ["ai"],
     summary: "Generate a dashboard spec from a prompt and a source's catalog (editor); every panel is guarded",
     request: { params: wsParam, body: body(GenerateRequestSchema) },
-    responses: { 200: json(GenerateResponseSchema, "A spec to review"), ...problems(400, 401, 403, 404, 422, 502, 504), 429: json(z.looseObject({ code: z.string() }), "rate_limited or over_budget, with Retry-After") },
+    responses: {
+      200: json(GenerateResponseSchema, "A spec to review"),
+      ...problems(400, 401, 403, 404, 422, 502, 504),
+      429: json(z.looseObject({ code: z.string() }), "rate_limited or over_budget, with Retry-After"),
+      503: aiNotConfigured(),
+    },
   });
   registry.registerPath({
     method: "post",
@@ -148,7 +155,12 @@ export function documentOtherRoutes(registry: OpenAPIRegistry): void {
     tags: ["ai"],
     summary: "Draft source notes from its catalog for review (editor)",
     request: { params: srcParam, body: { required: false, content: { "application/json": { schema: SourceDraftRequestSchema } } } },
-    responses: { 200: json(SourceDraftResponseSchema, "The draft"), ...problems(400, 401, 403, 404, 422, 502, 504), 429: json(z.looseObject({ code: z.string() }), "rate_limited or over_budget") },
+    responses: {
+      200: json(SourceDraftResponseSchema, "The draft"),
+      ...problems(400, 401, 403, 404, 422, 502, 504),
+      429: json(z.looseObject({ code: z.string() }), "rate_limited or over_budget"),
+      503: aiNotConfigured(),
+    },
   });
   registry.registerPath({
     method: "get",
@@ -167,7 +179,13 @@ export function documentOtherRoutes(registry: OpenAPIRegistry): void {
     tags: ["ai"],
     summary: "Ask about a dashboard (viewer); the answer streams as server-sent events",
     request: { params: dbParam, body: body(ChatRequestSchema) },
-    responses: { 200: sse("delta / proposal / done / error events"), ...problems(400, 401, 404), 429: json(z.looseObject({ code: z.string() }), "rate_limited or over_budget") },
+    responses: {
+      200: sse("delta / proposal / done / error events"),
+      // Admission and the first token come before the stream starts, so these are still plain problems.
+      ...problems(400, 401, 404, 502, 504),
+      429: json(z.looseObject({ code: z.string() }), "rate_limited or over_budget"),
+      503: aiNotConfigured(),
+    },
   });
   registry.registerPath({
     method: "delete",

@@ -7,6 +7,7 @@ import type { AuthVariables, Role } from "../../lib/auth/types.ts";
 import { CatalogSchema } from "../../lib/catalog/types.ts";
 import type { Config } from "../../lib/config/parse.ts";
 import { AppError } from "../../lib/http/errors.ts";
+import { MAX_PG_INTEGER } from "../../lib/http/input.ts";
 import type { QueryRunner } from "../../lib/query/runner.ts";
 import {
   catalogStatus,
@@ -87,7 +88,7 @@ const CreateSourceSchema = z.object(SourceInputSchema.shape).openapi("CreateSour
 const UpdateSourceSchema = z
   .object({
     ...SourcePatchSchema.shape,
-    version: z.number().int().positive().openapi({ description: "The version this edit is based on." }),
+    version: z.number().int().positive().max(MAX_PG_INTEGER).openapi({ description: "The version this edit is based on." }),
   })
   .openapi("UpdateSource");
 

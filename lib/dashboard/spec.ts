@@ -6,6 +6,12 @@ export { MAX_RELATIVE_MS, parseTimeExpression, resolveTime, TimeExpressionError 
 export const PANEL_TYPES = ["timeseries", "stat", "table", "bar"] as const;
 
 /**
+ * The slowest refresh cadence a dashboard may ask for: one day. Timers cannot wait longer than 2^31-1 ms
+ * (Node fires a longer one at once), so without a ceiling a huge value would make the poller spin.
+ */
+export const MAX_REFRESH_INTERVAL_MS = 86_400_000;
+
+/**
  * A time expression: now, now-<n><s|m|h|d|w> reaching back at most 3660 days, or an ISO-8601 instant
  * between 1970 and 9999 (lib/dashboard/time.ts).
  */
@@ -33,7 +39,7 @@ export const TimeRangeSchema = z.object({ from: TimeExpressionSchema, to: TimeEx
 /** The dashboard spec of DESIGN section 6; `minRefreshMs` is enforced by `dashboardSpecSchema`. */
 export const DashboardSpecBaseSchema = z.object({
   title: z.string().min(1).max(200),
-  refreshIntervalMs: z.number().int().positive().optional(),
+  refreshIntervalMs: z.number().int().positive().max(MAX_REFRESH_INTERVAL_MS).optional(),
   time: TimeRangeSchema,
   panels: z.array(PanelSchema).max(50),
 });
@@ -73,10 +79,10 @@ function refineSpec(minRefreshMs: number) {
 export type Panel = z.infer<typeof PanelSchema>;
 export type DashboardSpec = z.infer<typeof DashboardSpecBaseSchema>;
 
-/** The effective refresh cadence: the dashboard's value or the default, clamped to the floor on read. */
+/** The effective refresh cadence: the dashboard's value or the default, clamped to the floor and the one-day ceiling on read. */
 export function effectiveRefreshMs(
   spec: Pick<DashboardSpec, "refreshIntervalMs">,
   cfg: { DEFAULT_REFRESH_INTERVAL_MS: number; MIN_REFRESH_INTERVAL_MS: number },
 ): number {
-  return Math.max(spec.refreshIntervalMs ?? cfg.DEFAULT_REFRESH_INTERVAL_MS, cfg.MIN_REFRESH_INTERVAL_MS);
+  return Math.min(Math.max(spec.refreshIntervalMs ?? cfg.DEFAULT_REFRESH_INTERVAL_MS, cfg.MIN_REFRESH_INTERVAL_MS), MAX_REFRESH_INTERVAL_MS);
 }

@@ -15,6 +15,12 @@ export const MAX_JSON_BODY_BYTES = 2 * 1024 * 1024;
 /** Levels of nested arrays and objects a JSON body may have; a dashboard spec with panel options needs about 8. */
 export const MAX_JSON_DEPTH = 32;
 
+/**
+ * The largest PostgreSQL `integer` (int4). Versions of dashboards and sources are stored as one, so a
+ * client's version above it can never match and would make PostgreSQL fail the statement instead.
+ */
+export const MAX_PG_INTEGER = 2_147_483_647;
+
 /** Why a string is refused, or null when PostgreSQL can store it. */
 export function refusedCharacter(s: string): string | null {
   // Tested first: most strings have neither, and the regex below is the costlier test.
