@@ -611,7 +611,7 @@ class Analyzer {
   }
 
   private derivedItem(name: string | null, columns: Column[] | null, shown: string): Item {
-    return { name, schema: null, columns, timeColumn: null, bounded: true, shown: safeName(shown) };
+    return { name, schema: null, columns, timeColumn: null, bounded: true, shown };
   }
 
   /** A function in FROM (implicitly LATERAL): checked like any call; its columns from its alias. */
@@ -655,8 +655,9 @@ class Analyzer {
     const schema = typeof r.schemaname === "string" ? r.schemaname : undefined;
     const db = typeof r.catalogname === "string" ? r.catalogname : undefined;
     const { name: alias, colnames } = aliasOf(r);
-    const shownName = safeName([db, schema, name].filter((p) => p !== undefined).join("."));
-    const shown = alias !== null && alias !== name ? `${shownName} AS ${safeName(alias)}` : shownName;
+    // Raw names: messages pass them through safeName, only when a finding is made.
+    const shownName = [db, schema, name].filter((p) => p !== undefined).join(".");
+    const shown = alias !== null && alias !== name ? `${shownName} AS ${alias}` : shownName;
     if (schema === undefined && db === undefined) {
       const cte = this.cteColumns(name, ctx.ctes);
       if (cte !== undefined) return this.derivedItem(alias ?? name, renamed(cte, colnames), shown);
@@ -676,8 +677,8 @@ class Analyzer {
       const other = db === undefined && schema === undefined ? this.catalog.elsewhere.get(name) : undefined;
       this.catalogProblem(
         other === undefined
-          ? `table ${shownName} is not in the source's catalog`
-          : `table ${shownName} is not in the source's catalog; write ${safeName(`${other}.${name}`)}`,
+          ? `table ${safeName(shownName)} is not in the source's catalog`
+          : `table ${safeName(shownName)} is not in the source's catalog; write ${safeName(`${other}.${name}`)}`,
       );
       return unknown;
     }
@@ -802,7 +803,7 @@ class Analyzer {
       this.catalogProblem(`system column ${shownQ}.${f} is not allowed`);
       return;
     }
-    this.deny(`${shownQ}.${f}: ${f} is not a column of ${item.shown}, so it would call a function ${f}(${shownQ})`);
+    this.deny(`${shownQ}.${f}: ${f} is not a column of ${safeName(item.shown)}, so it would call a function ${f}(${shownQ})`);
   }
 
   /**
@@ -904,9 +905,11 @@ class Analyzer {
     let inner = ctx;
     if (AMPLIFIERS.has(name)) {
       if (ctx.amp !== null) {
-        this.deny(`${safeName(name)} inside ${ctx.amp}: nesting functions that can multiply their input is not allowed`);
+        this.deny(
+          `${safeName(name)} inside ${safeName(ctx.amp)}: nesting functions that can multiply their input is not allowed`,
+        );
       }
-      inner = { ...ctx, amp: safeName(name) };
+      inner = { ...ctx, amp: name };
     }
     // The window definition and FILTER run per row; they are not part of the amplified value.
     for (const key in body) {
@@ -961,8 +964,7 @@ class Analyzer {
   }
 
   private operator(parts: string[]): void {
-    const problem = operatorProblem(parts.map((p) => safeName(p)));
-    if (problem) this.deny(problem);
+    if (operatorProblem(parts)) this.deny(operatorProblem(parts.map((p) => safeName(p))) ?? "operator ? is not allowed");
   }
 
   private aExpr(body: Obj, ctx: Ctx): void {
@@ -1110,7 +1112,7 @@ class Analyzer {
       if (!item.bounded && this.findings.time === null) {
         const ref = safeName(item.name ?? "");
         const col = safeName(item.timeColumn ?? "");
-        this.findings.time = `table ${item.shown} is not bounded by time: AND $__timeFilter(${ref}.${col}) into its WHERE or JOIN ON`;
+        this.findings.time = `table ${safeName(item.shown)} is not bounded by time: AND $__timeFilter(${ref}.${col}) into its WHERE or JOIN ON`;
       }
     }
   }
