@@ -32,6 +32,9 @@ const SECRET = "test-session-secret-0123456789-abcdefghij";
  * problem+json error handler, createAuth, registerAiRoutes(createAiRouteDeps(...))), without the
  * rest of the API, so these tests depend only on the AI area. `env` goes on top of a test baseline.
  */
+/** When the fixture's sessions were signed in: before every clock the AI tests use (all in 2026). */
+const FIXTURE_SIGN_IN = Date.UTC(2025, 11, 1);
+
 export function buildAiApp(opts: {
   pool: pg.Pool;
   url: string;
@@ -48,12 +51,16 @@ export function buildAiApp(opts: {
   const logLines: string[] = [];
   const now = () => opts.clock.t;
   const log = createLogger({ write: (l) => logLines.push(l), now });
-  const sessions = createSessionTokens({ secret: SECRET, ttlSeconds: 400 * 86_400, now });
+  // The tests move their clock both ways around the fixture's sign-ins, and a token issued in the
+  // verifier's future is refused; so fixture sessions are minted at one instant before every test clock
+  // (and live 400 days), while the app verifies them on the test clock.
+  const sessions = createSessionTokens({ secret: SECRET, ttlSeconds: 400 * 86_400, now: () => FIXTURE_SIGN_IN });
+  const verifier = createSessionTokens({ secret: SECRET, ttlSeconds: 400 * 86_400, now });
   const deps = buildServiceDeps(config, { pool: opts.pool, metrics, log, now });
   const app = new Hono();
   app.use(requestId());
   app.onError(onError((line) => deps.log.error(String(line.msg), line)));
-  const auth = createAuth({ ...deps, sessions });
+  const auth = createAuth({ ...deps, sessions: verifier });
   registerAiRoutes(app, createAiRouteDeps(deps, auth));
   return { app, config, metrics, logLines, sessions };
 }
