@@ -11,8 +11,9 @@ import type { AuthVariables, Role } from "./types.ts";
 export type WorkspaceResolver = (c: Context) => Promise<string | null>;
 
 /**
- * Requires a valid session cookie and sets `c.var.user`. Verification is local (HS256), so it keeps
- * working while the identity provider is down. Anything missing or invalid is a 401 problem.
+ * Requires a valid session cookie and sets `c.var.user`. Verification is local (HS256, and the
+ * revocation check of createAuth's sessions is in memory), so it keeps working while the identity
+ * provider is down. Anything missing, invalid or revoked is a 401 problem.
  */
 export function requireSession(deps: {
   sessions: Pick<SessionTokens, "verify">;
