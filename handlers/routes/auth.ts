@@ -121,7 +121,7 @@ export function registerAuth(
     deps.log.warn("sign-out could not be recorded", { error: errorCode(err) });
     return new AppError(
       "config_store_unavailable",
-      "This browser is signed out, but the session could not be ended on the server because the configuration store is unavailable. Sign in again later and use “Sign out everywhere”.",
+      "This browser is signed out, but the session could not be ended on the server because the configuration store is unavailable, so a copy of it would work until it expires. Once the service is back, sign in and end every session of yours (POST /api/auth/sessions/revoke).",
       {},
       { "retry-after": "5" },
     );
