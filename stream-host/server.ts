@@ -5,6 +5,7 @@ import { buildQueryServices } from "../lib/service/query-services.ts";
 import { type StreamHostOptions, createStreamHost } from "./app.ts";
 import { createShutdown, installSignalHandlers } from "../lib/lifecycle/shutdown.ts";
 import { systemTimers } from "../lib/lifecycle/timers.ts";
+import { createTaskStopWatcher } from "./task-stop-watcher.ts";
 
 /**
  * Runs the stream host as its own process: validated config (every problem printed, exit 1),
@@ -49,9 +50,23 @@ export async function startStreamHost(
     exit,
   });
   const signals = installSignalHandlers({ proc: process, config, shutdown, exit });
+  // On ECS the stop is announced by the task metadata before SIGTERM; draining then reaches every stream
+  // while the load balancer still holds it. The signal only finishes what this began.
+  const taskWatcher =
+    config.ECS_CONTAINER_METADATA_URI_V4 && signals === "drain"
+      ? createTaskStopWatcher({
+          metadataUri: config.ECS_CONTAINER_METADATA_URI_V4,
+          intervalMs: config.TASK_STOP_POLL_MS,
+          onStopping: () => shutdown.begin("ecs_task_stopping"),
+          fetch: deps.fetch,
+          timers: systemTimers,
+          log: deps.log,
+        })
+      : null;
+  taskWatcher?.start();
 
   const server = serve({ fetch: host.app.fetch, port: config.STREAM_PORT }, (info) => {
-    deps.log.info("stream host listening", { port: info.port, signals });
+    deps.log.info("stream host listening", { port: info.port, signals, taskStopWatch: taskWatcher !== null });
   });
-  return { config, deps, host, server, shutdown };
+  return { config, deps, host, server, shutdown, taskWatcher };
 }

@@ -18,8 +18,16 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 export const STOP_TIMEOUT_SECONDS = 20;
 
 /**
- * How long the ALB keeps a deregistering stream host's connections. ECS deregisters a task before it sends
- * SIGTERM; new streams already go elsewhere, and an SSE client cut at the end of this window reconnects.
+ * How often the stream host asks the ECS task metadata endpoint whether its task is being stopped
+ * (TASK_STOP_POLL_MS). ECS marks the task STOPPED, deregisters it from the target group, waits the
+ * deregistration delay and only then sends SIGTERM; the ALB cuts whatever is still open when the delay ends.
+ */
+export const TASK_STOP_POLL_MS = 1_000;
+
+/**
+ * How long the ALB keeps a deregistering stream host's connections. The stream host sees the stop within one
+ * poll and drains at once, so the whole drain (every stream framed and closed, in-flight queries given their
+ * SHUTDOWN_GRACE_MS) fits before the ALB cuts anything: delay ≥ poll + grace, with margin.
  */
 export const DEREGISTRATION_DELAY_SECONDS = 15;
 

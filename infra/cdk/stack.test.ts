@@ -14,6 +14,7 @@ import {
   STOP_TIMEOUT_SECONDS,
   STREAM_HOST_DISCOVERY_NAME,
   STREAM_ORIGIN_READ_TIMEOUT_SECONDS,
+  TASK_STOP_POLL_MS,
 } from "./constants.ts";
 import { PulseboardStack } from "./pulseboard-stack.ts";
 import { synthTestStack } from "./test-stack.ts";
@@ -142,6 +143,25 @@ describe("stream host: ECS Fargate behind an ALB", () => {
     expect(c.StopTimeout).toBe(20);
     expect(STOP_TIMEOUT_SECONDS * 1000).toBeGreaterThan(SHUTDOWN_GRACE_MS);
     expect(envOf(c).SHUTDOWN_GRACE_MS).toBe(String(SHUTDOWN_GRACE_MS));
+  });
+
+  it("drains before the ALB cuts anything: deregistration delay ≥ stop poll + SHUTDOWN_GRACE_MS < stop timeout", () => {
+    const c = container("stream-host");
+    const env = envOf(c);
+    const graceMs = Number(env.SHUTDOWN_GRACE_MS);
+    const pollMs = Number(env.TASK_STOP_POLL_MS);
+    const [, tg] = only("AWS::ElasticLoadBalancingV2::TargetGroup");
+    const attrs = Object.fromEntries(
+      (tg.Properties.TargetGroupAttributes as { Key: string; Value: string }[]).map((a) => [a.Key, a.Value]),
+    );
+    const delayMs = Number(attrs["deregistration_delay.timeout_seconds"]) * 1000;
+    // The task sees its stop within one poll and drains at once; all of the drain fits inside the delay.
+    expect(pollMs).toBe(TASK_STOP_POLL_MS);
+    expect(delayMs).toBeGreaterThanOrEqual(pollMs + graceMs);
+    // After the delay SIGTERM only finishes the drain, and SIGKILL never cuts it short.
+    expect(c.StopTimeout * 1000).toBeGreaterThan(graceMs);
+    // The metadata endpoint is the agent's, never configured by hand.
+    expect(env.ECS_CONTAINER_METADATA_URI_V4).toBeUndefined();
   });
 
   it("handles signals itself in production, behind an init process", () => {

@@ -16,6 +16,7 @@ import {
   STOP_TIMEOUT_SECONDS,
   STREAM_HOST_DISCOVERY_NAME,
   STREAM_HOST_PORT,
+  TASK_STOP_POLL_MS,
 } from "./constants.ts";
 import type { ImageRef } from "./images.ts";
 import { ecsSecrets, mergeSettings, type RuntimeSettings } from "./runtime-settings.ts";
@@ -58,6 +59,8 @@ export class StreamHostService extends Construct {
         STREAM_PORT: String(STREAM_HOST_PORT),
         FRAMEWORK_MANUAL_SIG_HANDLE: "true",
         SHUTDOWN_GRACE_MS: String(SHUTDOWN_GRACE_MS),
+        // The ECS agent sets ECS_CONTAINER_METADATA_URI_V4; the host drains as soon as the task is stopping.
+        TASK_STOP_POLL_MS: String(TASK_STOP_POLL_MS),
         // Prometheus scrapes the tasks from inside the VPC. Requests through CloudFront and the ALB carry
         // the CloudFront edge as the last X-Forwarded-For hop, which is outside this range, so they are refused.
         METRICS_ALLOWED_CIDRS: vpc.vpcCidrBlock,

@@ -369,6 +369,17 @@ export const variables = {
     doc: "Listen port of the stream host when run alone.",
     group: "pulseboard",
   },
+  ECS_CONTAINER_METADATA_URI_V4: {
+    schema: url(),
+    doc: "Set by the ECS agent inside a task. When set, the stream host polls `<uri>/task` and starts its drain as soon as the task's desired status is `STOPPED` (ECS then waits the target group's deregistration delay before SIGTERM, and the load balancer cuts open streams at its end); SIGTERM then only finishes the drain. Never set it by hand.",
+    group: "pulseboard",
+  },
+  TASK_STOP_POLL_MS: {
+    schema: int(1000, { min: 100 }),
+    default: "1000",
+    doc: "How often the stream host asks the ECS task metadata endpoint whether its task is being stopped (only with ECS_CONTAINER_METADATA_URI_V4).",
+    group: "pulseboard",
+  },
   PUBLIC_BASE_URL: {
     schema: url(),
     doc: "Public origin of the service (for example https://dash.example.com); used for redirects and the same-origin check of mutating requests.",

@@ -94,6 +94,61 @@ describe("shutdown sequence", () => {
   });
 });
 
+describe("drain begun before the signal (the task is being stopped)", () => {
+  test("steps 1-4 run at once, the exit waits for SIGTERM, which is not a second signal", async () => {
+    const t = setup();
+    t.shutdown.begin("ecs_task_stopping");
+    expect(t.drain.draining).toBe(true);
+    expect(t.events).toEqual(["beginDrain (flag true)"]);
+    t.fake.release();
+    await t.shutdown.finished();
+    expect(t.events).toEqual(["beginDrain (flag true)", "settle", "settled", "closeStores"]);
+    // No grace timer runs before the signal: the stop may take longer than SHUTDOWN_GRACE_MS to arrive.
+    t.clock.advance(600_000);
+    expect(t.exits).toEqual([]);
+    t.shutdown.signal("SIGTERM");
+    expect(t.exits).toEqual([0]);
+    t.shutdown.begin("again");
+    expect(t.events.filter((e) => e.startsWith("beginDrain"))).toHaveLength(1);
+  });
+
+  test("SIGTERM during the early drain finishes it, bounded by the grace from the signal", async () => {
+    const t = setup(1500);
+    t.shutdown.begin("ecs_task_stopping");
+    await flush();
+    t.clock.advance(5_000);
+    t.shutdown.signal("SIGTERM");
+    expect(t.exits).toEqual([]);
+    t.clock.advance(1499);
+    expect(t.exits).toEqual([]);
+    t.clock.advance(1);
+    expect(t.exits).toEqual([0]);
+  });
+
+  test("SIGTERM during the early drain exits when the drain ends; a later signal is the second one", async () => {
+    const t = setup();
+    t.shutdown.begin("ecs_task_stopping");
+    await flush();
+    t.shutdown.signal("SIGTERM");
+    expect(t.exits).toEqual([]);
+    t.shutdown.signal("SIGINT");
+    expect(t.exits).toEqual([130]);
+    t.fake.release();
+    await t.shutdown.finished();
+    expect(t.exits).toEqual([130]);
+  });
+
+  test("drain after SIGTERM when nothing began it early: begin afterwards changes nothing", async () => {
+    const t = setup();
+    t.shutdown.signal("SIGTERM");
+    t.shutdown.begin("ecs_task_stopping");
+    t.fake.release();
+    await t.shutdown.finished();
+    expect(t.events.filter((e) => e.startsWith("beginDrain"))).toHaveLength(1);
+    expect(t.exits).toEqual([0]);
+  });
+});
+
 describe("signal handlers", () => {
   test.each([
     [{ FRAMEWORK_MANUAL_SIG_HANDLE: true, isDevelopment: false }, "drain"],

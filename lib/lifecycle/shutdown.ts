@@ -39,6 +39,10 @@ export function createShutdown(opts: {
   let grace: unknown = null;
   let started = 0;
   let done!: Promise<void>;
+  /** Set once a signal arrived: from then on the drain's end (or the grace bound) exits. */
+  let signalled = false;
+  /** How the drain ended, once it has. */
+  let drained: "drained" | "drain failed" | null = null;
 
   function exitOnce(code: number, why: string) {
     if (state === "exited") return;
@@ -48,40 +52,60 @@ export function createShutdown(opts: {
     opts.exit(code);
   }
 
+  /** Steps 1-4, without the grace bound; the exit waits for a signal (see `begin`). */
+  function startDrain(fields: Record<string, unknown>) {
+    state = "draining";
+    started = monotonic();
+    // Step 1, synchronously: readiness answers 503 `draining` from this instant.
+    opts.drain.start();
+    opts.log.info("draining", { ...fields, graceMs: opts.graceMs });
+    // Steps 2 and 3 run synchronously inside beginDrain, before anything else can be scheduled.
+    let flushed: Promise<void>;
+    try {
+      flushed = opts.host.beginDrain();
+    } catch (err) {
+      opts.log.error("drain steps 2-3 failed", { error: err instanceof Error ? err.name : "error" });
+      flushed = Promise.resolve();
+    }
+    done = (async () => {
+      try {
+        await flushed;
+        await opts.host.settle();
+        await opts.closeStores();
+        drained = "drained";
+      } catch (err) {
+        opts.log.error("drain failed", { error: err instanceof Error ? err.name : "error" });
+        drained = "drain failed";
+      }
+      if (signalled) exitOnce(0, drained);
+    })();
+  }
+
   return {
     /** Handles one shutdown signal. */
     signal(sig: ShutdownSignal): void {
       if (state === "exited") return;
-      if (state === "draining") {
+      if (signalled) {
         // The remaining wait is skipped.
         exitOnce(SIGNAL_EXIT_CODE[sig], `second signal ${sig} while draining`);
         return;
       }
-      state = "draining";
-      started = monotonic();
-      // Step 1, synchronously: readiness answers 503 `draining` from this instant.
-      opts.drain.start();
-      opts.log.info("draining", { signal: sig, graceMs: opts.graceMs });
+      signalled = true;
+      if (state === "serving") startDrain({ signal: sig });
+      else opts.log.info("signal while draining: finishing the drain", { signal: sig, graceMs: opts.graceMs });
       grace = opts.timers.setTimeout(() => exitOnce(0, "grace elapsed"), opts.graceMs);
-      // Steps 2 and 3 run synchronously inside beginDrain, before anything else can be scheduled.
-      let flushed: Promise<void>;
-      try {
-        flushed = opts.host.beginDrain();
-      } catch (err) {
-        opts.log.error("drain steps 2-3 failed", { error: err instanceof Error ? err.name : "error" });
-        flushed = Promise.resolve();
-      }
-      done = (async () => {
-        try {
-          await flushed;
-          await opts.host.settle();
-          await opts.closeStores();
-          exitOnce(0, "drained");
-        } catch (err) {
-          opts.log.error("drain failed", { error: err instanceof Error ? err.name : "error" });
-          exitOnce(0, "drain failed");
-        }
-      })();
+      // A drain that began before the signal (the task was being stopped) may already be over.
+      if (drained !== null) exitOnce(0, drained);
+    },
+    /**
+     * Starts the drain before any signal, when the orchestrator announced the stop another way (the ECS
+     * task metadata says the task is being stopped, while the load balancer still holds its connections):
+     * steps 1-4 run at once, and the process exits when the signal arrives, at once if the drain is over
+     * by then, else when it ends or SHUTDOWN_GRACE_MS after the signal. The signal is not a second signal.
+     */
+    begin(trigger: string): void {
+      if (state !== "serving") return;
+      startDrain({ trigger });
     },
     get state() {
       return state;
