@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { parseConfig } from "../config/parse.ts";
+import { AppError } from "../http/errors.ts";
 import { MAX_REFRESH_INTERVAL_MS, effectiveRefreshMs } from "./spec.ts";
 import { MAX_INSTANT_MS, MAX_RELATIVE_MS, TimeExpressionError, parseTimeExpression, resolveTime } from "./time.ts";
 
@@ -45,6 +46,16 @@ describe("time expressions", () => {
 
   test("a stored expression that would reach back before 1970 at this `now` is an error, not a negative instant", () => {
     expect(() => resolveTime("now-3660d", MAX_RELATIVE_MS - 1)).toThrow(TimeExpressionError);
+    // Coded, so one that reaches the HTTP edge is a 400, never a 500.
+    const err = (() => {
+      try {
+        resolveTime("now-3661d", NOW);
+      } catch (e) {
+        return e as AppError;
+      }
+    })();
+    expect(err).toBeInstanceOf(AppError);
+    expect(err?.status).toBe(400);
     expect(resolveTime("now-3660d", MAX_RELATIVE_MS)).toBe(0);
   });
 

@@ -1,3 +1,5 @@
+import { AppError } from "../http/errors.ts";
+
 /**
  * Time expressions of a dashboard range: `now`, `now-<n><s|m|h|d|w>`, or an ISO-8601 instant (docs/api.md,
  * "Time expressions"). Bounded so that every accepted expression resolves to a date every consumer can
@@ -35,11 +37,13 @@ export function parseTimeExpression(expr: string): { ok: true; value: TimeExpres
   return { ok: true, value: { kind: "absolute", at } };
 }
 
-/** An error thrown by resolveTime; its `code` is stable. */
-export class TimeExpressionError extends Error {
-  readonly code = "invalid_time_expression";
+/**
+ * Thrown by resolveTime. A coded AppError (`validation_failed`, 400), so one that reaches the HTTP edge
+ * is a client error, never a 500; the poller turns it into a panel error frame.
+ */
+export class TimeExpressionError extends AppError {
   constructor(reason: string) {
-    super(`invalid time expression: ${reason}`);
+    super("validation_failed", `Invalid time expression: it ${reason}.`);
     this.name = "TimeExpressionError";
   }
 }
