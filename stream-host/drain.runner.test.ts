@@ -55,7 +55,7 @@ test("a panel query still waiting for its source connection when the drain begin
   const { config } = parseConfig({ DATABASE_URL: store.url, NODE_ENV: "test", SOURCE_ALLOWED_HOSTS: "127.0.0.1" });
   const runner = createQueryRunner({
     config,
-    metrics: { observeQuery() {}, countGuardRejection() {} },
+    metrics: { observeQuery() {}, countGuardRejection() {}, dropSource() {} },
     guard: passGuard,
     secrets,
   });

@@ -33,7 +33,7 @@ export interface SourceRouteDeps {
   config: Pick<Config, "CATALOG_STALE_AFTER_DAYS" | "SOURCES_PER_WORKSPACE_MAX" | "SOURCE_CONNECT_RATE_PER_MINUTE">;
   pool: pg.Pool;
   auth: Auth;
-  runner: Pick<QueryRunner, "testConnection" | "evict">;
+  runner: Pick<QueryRunner, "testConnection" | "evict" | "forget">;
   /**
    * Per-user limit on what connects to a source host on request (create, connection change, test, catalog
    * refresh); built from SOURCE_CONNECT_RATE_PER_MINUTE (in this process's memory) when omitted.
@@ -314,7 +314,7 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
       );
     }
     if (!(await deleteSource(pool, c.var.workspaceId, sourceId))) throw new AppError("not_found", "Not found.");
-    deps.runner.evict(sourceId);
+    deps.runner.forget(sourceId);
     return c.body(null, 204);
   });
 

@@ -81,6 +81,19 @@ describe("series lifecycle", () => {
     expect(after).toContain('svc_poller_tick_duration_seconds_count{dashboard="db_b"} 1');
   });
 
+  test("a deleted source's series are dropped and its label slot freed", async () => {
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { defaultCollectors: false });
+    metrics.observeQuery("src_gone", "ok", 0.1, 2);
+    metrics.observeQuery("src_gone", "error", 0.1);
+    metrics.observeQuery("src_kept", "ok", 0.1, 2);
+    metrics.dropSource("src_gone");
+    const text = await registry.metrics();
+    expect(text).not.toContain('source="src_gone"');
+    expect(text).toContain('svc_query_rows_count{source="src_kept"} 1');
+    metrics.dropSource("never_seen");
+  });
+
   test("query rows are observed only for a successful statement", async () => {
     const registry = new Registry();
     const metrics = createMetrics(registry, { defaultCollectors: false });

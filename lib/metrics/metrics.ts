@@ -24,6 +24,8 @@ export interface Metrics {
   countGuardRejection(reason: GuardReason): void;
   /** Spec rule 5: drops every series of a dashboard whose poller stopped. */
   dropDashboard(dashboardId: string): void;
+  /** Drops every series of a deleted source and frees its label slot, so series exist only for stored sources. */
+  dropSource(sourceId: string): void;
   /** Refreshes the process and runtime metrics (reads /proc); runs on a timer, never during a scrape. */
   sampleProcessMetrics(): Promise<void>;
 }
@@ -173,6 +175,12 @@ export function createMetrics(
     },
     countGuardRejection(reason) {
       rejections.inc({ reason });
+    },
+    dropSource(sourceId) {
+      if (!sources.has(sourceId)) return;
+      for (const outcome of ["ok", "error"]) queryDuration.remove({ source: sourceId, outcome });
+      queryRows.remove({ source: sourceId });
+      sources.forget(sourceId);
     },
     dropDashboard(dashboardId) {
       if (overflowSubscribers.delete(dashboardId)) setOverflowSubscribers();

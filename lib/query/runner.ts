@@ -26,7 +26,7 @@ export interface QueryRunnerOptions {
     | "SOURCE_HOST_CONNECTIONS_MAX"
   > &
     Parameters<typeof hostPolicyFromConfig>[0];
-  metrics: Pick<Metrics, "observeQuery" | "countGuardRejection">;
+  metrics: Pick<Metrics, "observeQuery" | "countGuardRejection" | "dropSource">;
   guard: QueryGuard;
   /** The `$__interval` value for a range; defaults to lib/sql-guard's intervalFor. */
   intervalFor?: (fromMs: number, toMs: number, maxPoints: number) => string;
@@ -96,6 +96,8 @@ export interface QueryRunner {
   testConnection(source: Source, opts?: { stored?: boolean }): Promise<{ elapsedMs: number }>;
   /** Ends a source's pool (once its checked-out clients return): the source was deleted or its connection changed. */
   evict(sourceId: string): void;
+  /** A deleted source: ends its pool like `evict` and drops its metric series. */
+  forget(sourceId: string): void;
   /** Statements currently executing. */
   inFlight(): number;
   /** Pool counters of a source, or null before its first query. */
@@ -379,6 +381,10 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       }
     },
     evict,
+    forget(sourceId) {
+      evict(sourceId);
+      metrics.dropSource(sourceId);
+    },
     inFlight: () => running,
     poolStats(sourceId) {
       const entry = pools.get(sourceId);

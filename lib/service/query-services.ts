@@ -10,7 +10,7 @@ import { type Guard, createGuard, guardOptionsFromConfig, intervalFor, loadGuard
  */
 export async function buildQueryServices(
   config: Config,
-  metrics: Pick<Metrics, "observeQuery" | "countGuardRejection">,
+  metrics: Pick<Metrics, "observeQuery" | "countGuardRejection" | "dropSource">,
 ): Promise<{ guard: Guard; queryRunner: QueryRunner }> {
   await loadGuardParser();
   const guard = createGuard(guardOptionsFromConfig(config));
