@@ -51,6 +51,8 @@ const HOSTILE: [string, string, GuardReason][] = [
   ["tableoid in WHERE", "SELECT name FROM services WHERE tableoid > 0", "catalog"],
   ["cmax through (t).", "SELECT (s).cmax FROM services s", "catalog"],
   ["column not in the catalog", "SELECT password FROM services", "catalog"],
+  ["system column beside an item of unknown columns", "SELECT ctid FROM ROWS FROM (generate_series(1, 2), generate_series(1, 2)), services", "catalog"],
+  ["qualified field of an item of unknown columns", "SELECT r.to_json FROM ROWS FROM (generate_series(1, 2), generate_series(1, 2)) r", "function"],
   ["qualified column not in a sub-select", "SELECT q.nope FROM (SELECT 1 AS a) q", "function"],
 
   // 2. no function outside the allowlist, by any syntax

@@ -727,12 +727,15 @@ class Analyzer {
    * "unknown" when some FROM item's columns cannot be known; null when it names nothing.
    */
   private resolveName(name: string, level: Level | null): { item: Item; column: Column | null } | "unknown" | null {
+    // A system column name is never taken on trust: an item of unknown columns cannot be its owner, and a
+    // catalog table's system columns are not in its column list.
+    const system = SYSTEM_COLUMNS.has(name);
     for (let l = level; l; l = l.parent) {
       let uncertain = false;
       let hit: { item: Item; column: Column } | undefined;
       for (const item of l.items) {
         if (!item.columns) {
-          uncertain = true;
+          if (!system) uncertain = true;
           continue;
         }
         const column = item.columns.find((c) => c.name === name);
@@ -777,7 +780,13 @@ class Analyzer {
       this.catalogProblem(`${shownQ} is not a table of the query`);
       return;
     }
-    if (field === null || !item.columns) return;
+    if (field === null) return;
+    if (!item.columns) {
+      // Without known columns, q.f may be the call f(q).
+      const f = safeName(field);
+      this.deny(`${shownQ}.${f}: the columns of ${shownQ} are not known, so it may call a function ${f}(${shownQ})`);
+      return;
+    }
     this.fieldOf(item, field, shownQ);
   }
 
