@@ -26,7 +26,7 @@ import { storeSnapshot } from "./testing/store-snapshot.ts";
 // database; any other source host is recorded and refused the way an unreachable server is.
 
 const SEED = 20261124;
-const RUNS_PER_OPERATION = 10;
+const RUNS_PER_OPERATION = 15;
 
 /**
  * 5xx answers that are documented, coded outcomes of a dependency deliberately absent here, not
