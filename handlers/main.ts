@@ -7,6 +7,7 @@ import { createRevocationSet, listenForRevocations } from "../lib/auth/revocatio
 import { createShutdown, installSignalHandlers } from "../lib/lifecycle/shutdown.ts";
 import { systemTimers } from "../lib/lifecycle/timers.ts";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";
+import { exitOnListenFailure } from "../lib/service/listen-failure.ts";
 import { loadConfigOrExit } from "../lib/service/load-config.ts";
 import { buildQueryServices } from "../lib/service/query-services.ts";
 import { listenerClientFactory } from "../lib/store/listen.ts";
@@ -54,6 +55,12 @@ const shutdown = createShutdown({
 });
 const signals = installSignalHandlers({ proc: process, config, shutdown, exit });
 
-serve({ fetch: app.fetch, port: config.PORT }, (info) => {
+if (!config.SESSION_SECRET) {
+  deps.log.warn(
+    "SESSION_SECRET is unset: sessions are signed with a random key that dies with this process, and a stream host refuses them; set the same SESSION_SECRET for the handlers and the stream host",
+  );
+}
+const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.LISTEN_HOST }, (info) => {
   deps.log.info("handlers listening", { port: info.port, signals });
 });
+exitOnListenFailure(server, { prefix: "handlers", port: config.PORT, host: config.LISTEN_HOST, portVariable: "PORT" });

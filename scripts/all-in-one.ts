@@ -7,8 +7,9 @@ import { createApp } from "../handlers/app.ts";
 import { createStreamHost } from "../stream-host/app.ts";
 import { createShutdown, installSignalHandlers } from "../lib/lifecycle/shutdown.ts";
 import { systemTimers } from "../lib/lifecycle/timers.ts";
+import { exitOnListenFailure } from "../lib/service/listen-failure.ts";
 
-/** Paths the stream host owns (DESIGN section 1); everything else is the handlers'. */
+/** Paths the stream host owns (`GET /api/dashboards/:id/stream`, `/api/metrics`); everything else is the handlers'. */
 export function isStreamHostPath(path: string): boolean {
   return path === "/api/metrics" || /^\/api\/dashboards\/[^/]+\/stream$/.test(path);
 }
@@ -27,6 +28,12 @@ export async function runAllInOne(opts: {
   say: (line: string) => void;
   cleanups: (() => Promise<void>)[];
   notes?: string[];
+  /**
+   * The origin sign-in works on (the redirect URI registered with the identity provider). Pages and the
+   * login route asked for on another host name (127.0.0.1 for localhost) are redirected there, because the
+   * login cookie set on one host name is not sent to the other.
+   */
+  publicOrigin?: string;
 }): Promise<void> {
   const { deps, say, cleanups } = opts;
   const { config } = deps;
@@ -59,16 +66,36 @@ export async function runAllInOne(opts: {
   });
   installSignalHandlers({ proc: process, config, shutdown, exit });
 
-  serve(
+  const publicOrigin = opts.publicOrigin ?? `http://localhost:${config.PORT}`;
+  const server = serve(
     {
-      fetch: (req, env) => (isStreamHostPath(new URL(req.url).pathname) ? host.app.fetch(req, env) : app.fetch(req, env)),
+      fetch: (req, env) => {
+        const url = new URL(req.url);
+        const elsewhere = opts.publicOrigin !== undefined && url.host !== new URL(publicOrigin).host;
+        if (elsewhere && isSignInEntry(req.method, url.pathname)) {
+          return Response.redirect(`${publicOrigin}${url.pathname}${url.search}`, 302);
+        }
+        return isStreamHostPath(url.pathname) ? host.app.fetch(req, env) : app.fetch(req, env);
+      },
       port: config.PORT,
+      hostname: config.LISTEN_HOST,
     },
-    (info) => {
-      say(`Pulseboard is running: http://localhost:${info.port}`);
-      if (opts.demo) say(`  demo dashboard: http://localhost:${info.port}/dashboards/${opts.demo.dashboardId}`);
+    () => {
+      say(`Pulseboard is running: ${publicOrigin}`);
+      if (opts.demo) say(`  demo dashboard: ${publicOrigin}/dashboards/${opts.demo.dashboardId}`);
       for (const note of opts.notes ?? []) say(note);
       say("  Ctrl-C drains and stops (embedded PostgreSQL included).");
     },
   );
+  // A port in use ends the start in one line, after stopping what the start brought up.
+  exitOnListenFailure(server, { prefix: "start failed", port: config.PORT, host: config.LISTEN_HOST, portVariable: "PORT" }, (line) => {
+    process.stderr.write(`${line}\n`);
+    exit(1);
+  });
+}
+
+/** Page loads and the login route: what a browser opens by hand. API calls and probes answer on any host name. */
+function isSignInEntry(method: string, path: string): boolean {
+  if (method !== "GET" && method !== "HEAD") return false;
+  return path === "/api/auth/login" || !path.startsWith("/api/");
 }

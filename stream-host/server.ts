@@ -1,5 +1,6 @@
 import { serve } from "@hono/node-server";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";
+import { exitOnListenFailure } from "../lib/service/listen-failure.ts";
 import { loadConfigOrExit } from "../lib/service/load-config.ts";
 import { buildQueryServices } from "../lib/service/query-services.ts";
 import { type StreamHostOptions, createStreamHost } from "./app.ts";
@@ -65,8 +66,22 @@ export async function startStreamHost(
       : null;
   taskWatcher?.start();
 
-  const server = serve({ fetch: host.app.fetch, port: config.STREAM_PORT }, (info) => {
+  if (!config.SESSION_SECRET) {
+    deps.log.warn(
+      "SESSION_SECRET is unset: this stream host refuses every session (401); set the same SESSION_SECRET as the handlers",
+    );
+  }
+  const server = serve({ fetch: host.app.fetch, port: config.STREAM_PORT, hostname: config.LISTEN_HOST }, (info) => {
     deps.log.info("stream host listening", { port: info.port, signals, taskStopWatch: taskWatcher !== null });
+  });
+  exitOnListenFailure(server, {
+    prefix: "stream host",
+    port: config.STREAM_PORT,
+    host: config.LISTEN_HOST,
+    portVariable: "STREAM_PORT",
+  }, (line) => {
+    process.stderr.write(`${line}\n`);
+    exit(1);
   });
   return { config, deps, host, server, shutdown, taskWatcher };
 }

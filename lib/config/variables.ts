@@ -18,11 +18,15 @@ export interface VariableDef<T extends z.ZodType = z.ZodType> {
 
 const emptyToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 
-/** A non-negative integer read from a string; `min` raises the floor. */
-function int(defaultValue: number, opts?: { min?: number }): z.ZodType<number, unknown>;
-function int(defaultValue: undefined, opts?: { min?: number }): z.ZodType<number | undefined, unknown>;
-function int(defaultValue: number | undefined, opts: { min?: number } = {}): z.ZodType<number | undefined, unknown> {
+/** A non-negative integer read from a string; `min` raises the floor, `max` lowers the ceiling. */
+function int(defaultValue: number, opts?: { min?: number; max?: number }): z.ZodType<number, unknown>;
+function int(defaultValue: undefined, opts?: { min?: number; max?: number }): z.ZodType<number | undefined, unknown>;
+function int(
+  defaultValue: number | undefined,
+  opts: { min?: number; max?: number } = {},
+): z.ZodType<number | undefined, unknown> {
   const min = opts.min ?? 0;
+  const max = opts.max ?? Number.MAX_SAFE_INTEGER;
   const base = z.preprocess(
     (v) => {
       const e = emptyToUndefined(v);
@@ -35,10 +39,15 @@ function int(defaultValue: number | undefined, opts: { min?: number } = {}): z.Z
       .number({ error: "must be a whole number" })
       .int({ error: "must be a whole number" })
       .min(min, { error: min === 0 ? "must not be negative" : `must be at least ${min}` })
-      .max(Number.MAX_SAFE_INTEGER, { error: "is too large" })
+      .max(max, { error: max === Number.MAX_SAFE_INTEGER ? "is too large" : `must be at most ${max}` })
       .optional(),
   );
   return defaultValue === undefined ? base : base.transform((v) => v ?? defaultValue);
+}
+
+/** A TCP port to listen on: 1-65535. */
+function port(defaultValue: number) {
+  return int(defaultValue, { min: 1, max: 65535 });
 }
 
 function str(defaultValue: string): z.ZodType<string, unknown>;
@@ -358,15 +367,20 @@ export const variables = {
     group: "pulseboard",
   },
   PORT: {
-    schema: int(8080, { min: 1 }),
+    schema: port(8080),
     default: "8080",
-    doc: "Listen port of the handlers (8080, as the Lambda Web Adapter expects). `npm start` uses 3000 for the all-in-one process.",
+    doc: "Listen port of the handlers (8080, as the Lambda Web Adapter expects), 1-65535. `npm start` uses 3000 for the all-in-one process.",
     group: "pulseboard",
   },
   STREAM_PORT: {
-    schema: int(8081, { min: 1 }),
+    schema: port(8081),
     default: "8081",
     doc: "Listen port of the stream host when run alone.",
+    group: "pulseboard",
+  },
+  LISTEN_HOST: {
+    schema: str(),
+    doc: "Address the HTTP listener binds. Unset: every interface for the handlers and the stream host (containers need it), 127.0.0.1 for `npm start`, whose development identity provider lets anyone sign in as anyone (set `0.0.0.0` to expose the demo on purpose).",
     group: "pulseboard",
   },
   ECS_CONTAINER_METADATA_URI_V4: {
@@ -383,6 +397,16 @@ export const variables = {
   PUBLIC_BASE_URL: {
     schema: url(),
     doc: "Public origin of the service (for example https://dash.example.com); used for redirects and the same-origin check of mutating requests.",
+    group: "pulseboard",
+  },
+  PLATFORM_ADMIN_GROUP: {
+    schema: str(),
+    doc: "OIDC group whose members are platform admins: they create, rename and delete workspaces and set the groups that grant each workspace role (/admin/workspaces, `/api/admin/workspaces`). Unset: nobody is, and workspaces come only from `npm run provision`.",
+    group: "pulseboard",
+  },
+  PROVISION_DOCUMENT: {
+    schema: str(),
+    doc: "A provisioning document (JSON, docs/provisioning.md) that `npm run provision -- --from-env` applies; the stack sets it on its provision container from the `provisioningFile` context.",
     group: "pulseboard",
   },
   SESSION_TTL_SECONDS: {
