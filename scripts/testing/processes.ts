@@ -1,0 +1,95 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/** The checkout the process tests run in. */
+export const root = fileURLToPath(new URL("../../", import.meta.url));
+
+/** A child process and everything it has written so far (stdout and stderr interleaved). */
+export interface Running {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+  /** Resolves when the output contains `text`; rejects (with the output) if the process exits first. */
+  waitFor(text: string | RegExp, timeoutMs?: number): Promise<void>;
+}
+
+/** Runs `node --import tsx <script>` in the checkout with exactly `env` (plus PATH and HOME). */
+export function runScript(script: string, env: Record<string, string | undefined>, args: string[] = []): Running {
+  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return track(child);
+}
+
+/** Follows a spawned child's output and exit. */
+export function track(child: ChildProcess): Running {
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  return {
+    child,
+    output: () => out,
+    exited,
+    async waitFor(text, timeoutMs = 150_000) {
+      const deadline = Date.now() + timeoutMs;
+      const seen = () => (typeof text === "string" ? out.includes(text) : text.test(out));
+      while (!seen()) {
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited before ${text}:\n${out}`);
+        if (Date.now() > deadline) throw new Error(`no ${text} in time:\n${out}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+  };
+}
+
+/** A stack trace line ("    at fn (file:line:col)") or an uncaught error banner anywhere in the output. */
+export function hasStackTrace(output: string): boolean {
+  return /^\s+at .+[:(]/m.test(output) || /Uncaught|ERR_[A-Z_]+|node:internal/.test(output);
+}
+
+/** The output's lines without the oidc-provider runtime notice (docs/auth.md explains it). */
+export function meaningfulLines(output: string): string[] {
+  return output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("oidc-provider WARNING: Unsupported runtime"));
+}
+
+/** PostgreSQL server processes whose command line names `dir`. */
+export function postgresProcessesUsing(dir: string): string[] {
+  try {
+    return execFileSync("pgrep", ["-af", "postgres"], { encoding: "utf8" })
+      .split("\n")
+      .filter((l) => l.includes(dir) && !l.includes("pgrep"));
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+/** Addresses (as `a.b.c.d`) on which something listens on TCP `port`, read from /proc/net/tcp. */
+export function ipv4ListenAddresses(port: number): string[] {
+  const rows = readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1);
+  const out: string[] = [];
+  for (const row of rows) {
+    const [, local, , state] = row.trim().split(/\s+/);
+    if (!local || state !== "0A") continue;
+    const [hexAddr, hexPort] = local.split(":");
+    if (Number.parseInt(hexPort!, 16) !== port) continue;
+    const bytes = hexAddr!.match(/../g)!.map((b) => Number.parseInt(b, 16));
+    out.push(bytes.reverse().join("."));
+  }
+  return out;
+}
+
+/** Whether anything listens on TCP `port` over IPv6 (including the dual-stack wildcard). */
+export function listensOnIpv6(port: number): boolean {
+  const rows = readFileSync("/proc/net/tcp6", "utf8").split("\n").slice(1);
+  return rows.some((row) => {
+    const [, local, , state] = row.trim().split(/\s+/);
+    return state === "0A" && !!local && Number.parseInt(local.split(":")[1]!, 16) === port;
+  });
+}
