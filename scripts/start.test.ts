@@ -67,8 +67,8 @@ test("npm start serves probes on embedded defaults, Ctrl-C stops PostgreSQL, and
   expect(body.checks.identityProvider).toEqual({ status: "ok" });
   expect(body.status).toBe("degraded");
   expect(body.checks.aiProvider).toEqual({ status: "failed", reason: "AI_PROVIDER" });
-  // Login redirects to the development identity provider with PKCE.
-  const login = await fetch(`http://127.0.0.1:${port}/api/auth/login`, { redirect: "manual" });
+  // Login redirects to the development identity provider with PKCE (on localhost, the origin in its redirect URI).
+  const login = await fetch(`http://localhost:${port}/api/auth/login`, { redirect: "manual" });
   expect(login.status).toBe(302);
   const location = new URL(login.headers.get("location")!);
   expect(location.searchParams.get("code_challenge_method")).toBe("S256");
