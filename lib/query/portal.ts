@@ -17,13 +17,13 @@ export interface PortalOptions {
   maxRows: number;
   /** Serialized JSON size at which the read stops at once. */
   maxBytes: number;
-  /** BEGIN READ ONLY, SET LOCAL statement_timeout and ROLLBACK, encoded (see fixedMessages). */
+  /** BEGIN READ ONLY, SET LOCAL statement_timeout, ROLLBACK and the session reset, encoded (see fixedMessages). */
   fixed: FixedMessages;
   /** Ends the connection at once; the portal then fails with its own stop reason. */
   abort: () => void;
   /**
-   * Connections that already hold the fixed statements (BEGIN READ ONLY, SET LOCAL, ROLLBACK) as named
-   * prepared statements. A connection not in the set gets them parsed in this same pipeline.
+   * Connections that already hold the fixed statements (BEGIN READ ONLY, SET LOCAL, ROLLBACK, the reset) as
+   * named prepared statements. A connection not in the set gets them parsed in this same pipeline.
    */
   prepared: WeakSet<object>;
 }
@@ -64,17 +64,24 @@ function wireLimit(maxBytes: number): number {
   return maxBytes * 3 + 65_536;
 }
 
+/** Statements of the pipeline that complete before the user's (BEGIN, SET LOCAL). */
+const BEFORE_STATEMENT = 2;
+/** Statements that complete before the session reset's check (BEGIN, SET LOCAL, the statement, ROLLBACK). */
+const BEFORE_RESET_CHECK = 4;
+
 /**
  * One guarded statement as a single pipelined round trip on the extended protocol:
  *
- *   BEGIN READ ONLY · SET LOCAL statement_timeout · Parse/Bind/Describe/Execute(maxRows + 1) · ROLLBACK · Sync
+ *   BEGIN READ ONLY · SET LOCAL statement_timeout · Parse/Bind/Describe/Execute(maxRows + 1) · ROLLBACK ·
+ *   session reset (check, RESET ALL) · Sync
  *
- * (the three fixed statements as named prepared statements, parsed once per connection)
+ * (the fixed statements as named prepared statements, parsed once per connection)
  *
- * The server runs them in order; nothing waits on a reply in between, so the read-only transaction and the
- * timeout cost no extra round trip. After an error the server skips to Sync, so the ROLLBACK never runs on a
- * failed statement and the caller destroys the connection. Rows are decoded and their JSON size counted as
- * each DataRow arrives; past the byte cap the portal stops keeping rows and calls `abort` at once.
+ * The server runs them in order; nothing waits on a reply in between, so the read-only transaction, the
+ * timeout and the reset cost no extra round trip. After an error the server skips to Sync, so neither the
+ * ROLLBACK nor the reset runs on a failed statement and the caller destroys the connection. Rows are decoded
+ * and their JSON size counted as each DataRow arrives; past the byte cap the portal stops keeping rows and
+ * calls `abort` at once. Completions are counted so the reset check's row is never taken for a result row.
  */
 export class ReadOnlyPortal {
   /** Settles when the pipeline finished (ReadyForQuery) or failed. */
@@ -85,6 +92,10 @@ export class ReadOnlyPortal {
   bytes = 0;
   /** Raw bytes received on the socket during this statement. */
   wireBytes = 0;
+  /** Statements of the pipeline completed so far (CommandComplete, PortalSuspended, EmptyQueryResponse). */
+  private completed = 0;
+  /** The reset check's verdict: "f" when the session holds nothing the reset cannot undo. */
+  private resetVerdict: string | null = null;
 
   private resolveDone!: (r: PortalResult) => void;
   private rejectDone!: (e: Error) => void;
@@ -122,10 +133,10 @@ export class ReadOnlyPortal {
     const stream = connection.stream;
     this.stream = stream;
     stream.on("data", this.onWire);
-    // The three fixed statements are named once per connection: Bind/Execute of a prepared statement skips
-    // the parse and analysis the server would otherwise repeat three times per query. They are parsed on a
-    // fresh connection before any user statement runs, so no statement can precede or replace them; one
-    // that deallocates them only makes its own ROLLBACK fail, and a failed client is destroyed.
+    // The fixed statements are named once per connection: Bind/Execute of a prepared statement skips the
+    // parse and analysis the server would otherwise repeat for each of them on every query. They are parsed
+    // on a fresh connection before any user statement runs, so no statement can precede or replace them; one
+    // that deallocates them only makes its own ROLLBACK or reset fail, and a failed client is destroyed.
     const parseFixed = !opts.prepared.has(connection);
     if (parseFixed) opts.prepared.add(connection);
     // The whole pipeline in one buffer and one write (one TCP segment for small statements). Execute's row
@@ -149,8 +160,20 @@ export class ReadOnlyPortal {
     this.bytes += this.decoder.headerBytes + 64;
   }
 
+  /**
+   * Whether the session reset ran and left nothing behind, so the connection may go back to its pool. False
+   * after any failure, and when the statement left state the reset cannot undo (see SESSION_RESET in wire.ts).
+   */
+  get sessionClean(): boolean {
+    return this.resetVerdict === "f";
+  }
+
   handleDataRow(msg: { fields: (string | null)[]; length: number }): void {
     if (this.stopReason) return;
+    if (this.completed !== BEFORE_STATEMENT) {
+      if (this.completed === BEFORE_RESET_CHECK) this.resetVerdict = msg.fields[1] ?? null;
+      return;
+    }
     this.rowsRead++;
     const decoder = this.decoder;
     if (!decoder) return;
@@ -170,11 +193,16 @@ export class ReadOnlyPortal {
   handlePortalSuspended(): void {
     // More rows than maxRows + 1: the ROLLBACK behind the Execute closes the portal.
     this.truncated = true;
+    this.completed++;
   }
 
-  handleCommandComplete(): void {}
+  handleCommandComplete(): void {
+    this.completed++;
+  }
 
-  handleEmptyQuery(): void {}
+  handleEmptyQuery(): void {
+    this.completed++;
+  }
 
   handleCopyInResponse(connection: WireConnection): void {
     connection.sendCopyFail("COPY FROM STDIN is not supported");

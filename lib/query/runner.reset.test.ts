@@ -1,0 +1,222 @@
+import pg from "pg";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { parseConfig } from "../config/parse.ts";
+import { createMetrics } from "../metrics/metrics.ts";
+import { createSecretResolver } from "../secrets/resolver.ts";
+import { createDatabase } from "../testing/pg.ts";
+import { rejection } from "../testing/rejection.ts";
+import { startupOptions } from "./pools.ts";
+import { ReadOnlyPortal } from "./portal.ts";
+import { type QueryRunner, createQueryRunner } from "./runner.ts";
+import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing.ts";
+import type { QueryGuard } from "./types.ts";
+import { fixedMessages } from "./wire.ts";
+
+// A connection returned to a source's pool holds nothing from the statement it ran. Statements go through the
+// runner's unguarded `execute` (as if the guard had let them through) on a real server, with one connection
+// per pool, so the backend pid tells a reset connection from a replaced one.
+
+let fx: MetricsFixture;
+let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
+const runners: QueryRunner[] = [];
+const clients: pg.Client[] = [];
+
+beforeAll(async () => {
+  fx = await createMetricsFixture((await createDatabase("reset")).url);
+  secrets = await createSecretsDir();
+  await fx.admin("CREATE TABLE samples (ts timestamptz NOT NULL, value double precision NOT NULL)");
+  await fx.admin("REVOKE ALL ON SCHEMA public FROM PUBLIC");
+  const reader = await fx.createRole("pb_reset_reader", "reset-pw-1", [
+    "GRANT USAGE ON SCHEMA public TO %I",
+    "GRANT SELECT ON samples TO %I",
+  ]);
+  await secrets.set("METRICS_USERNAME", reader);
+  await secrets.set("METRICS_PASSWORD", "reset-pw-1");
+});
+
+afterAll(async () => {
+  await Promise.all(runners.map((r) => r.closeAll()));
+  await Promise.all(clients.map((c) => c.end().catch(() => {})));
+  await fx.close();
+  await secrets.remove();
+});
+
+const passGuard: QueryGuard = { check: (sql) => ({ ok: true, sql, params: [] }) };
+
+function setup() {
+  const config = parseConfig({
+    DATABASE_URL: "postgres://unused@127.0.0.1/unused",
+    // The test server listens on loopback, which the host policy refuses unless allowed.
+    SOURCE_ALLOWED_HOSTS: "127.0.0.1",
+    SOURCE_SECRET_REFS: "METRICS:ws_a",
+    SOURCE_SECRETS_DIR: secrets.dir,
+    QUERY_TIMEOUT_SECONDS: "1",
+  }).config;
+  const runner = createQueryRunner({
+    config,
+    metrics: createMetrics(new Registry(), { defaultCollectors: false }),
+    guard: passGuard,
+    secrets: createSecretResolver({ config, env: {} }),
+    poolMax: 1,
+  });
+  runners.push(runner);
+  const source = fx.source();
+  const one = async (sql: string) => (await runner.execute({ source, sql })).rows[0] ?? [];
+  const pid = async () => (await one("SELECT pg_backend_pid()"))[0] as number;
+  return { runner, source, one, pid };
+}
+
+const RUNNER_STATEMENTS = ["pb_ro_begin", "pb_ro_reset_all", "pb_ro_reset_check", "pb_ro_rollback", "pb_ro_timeout_1000"];
+
+describe("a pooled source connection carries nothing forward", () => {
+  test("a session advisory lock taken by a statement is released before the client is checked out again", async () => {
+    const { runner, source, one, pid } = setup();
+    const before = await pid();
+    // The locks are really taken (session level, so the ROLLBACK alone would keep them).
+    const held = await one(
+      "SELECT pg_advisory_lock(42), pg_advisory_lock_shared(43), " +
+        "(SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid())",
+    );
+    expect(held[2]).toBe(2);
+    const locks = await fx.admin("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = $1", [before]);
+    expect(locks.rows[0].n).toBe(0);
+    // Another session can take the exclusive lock at once.
+    expect((await fx.admin("SELECT pg_try_advisory_xact_lock(42) AS ok")).rows[0].ok).toBe(true);
+    // The same connection was reset and reused, not replaced.
+    expect(await pid()).toBe(before);
+    expect(runner.poolStats(source.id)).toMatchObject({ totalCount: 1, idleCount: 1 });
+  });
+
+  test("settings from set_config(…, false) are gone and the startup values pinned by the pool survive RESET ALL", async () => {
+    const { one, pid } = setup();
+    const before = await pid();
+    const changed = await one(
+      "SELECT set_config('work_mem', '1MB', false), set_config('search_path', 'pg_temp, public', false), " +
+        "set_config('TimeZone', 'Pacific/Auckland', false), set_config('standard_conforming_strings', 'off', false)",
+    );
+    expect(changed).toEqual(["1MB", "pg_temp, public", "Pacific/Auckland", "off"]);
+    const serverDefault = (await fx.admin("SELECT boot_val FROM pg_settings WHERE name = 'work_mem'")).rows[0].boot_val;
+    const after = await one(
+      "SELECT current_setting('work_mem'), current_setting('search_path'), current_setting('TimeZone'), " +
+        "current_setting('DateStyle'), current_setting('standard_conforming_strings'), current_setting('client_encoding'), " +
+        "current_setting('default_transaction_read_only'), current_setting('statement_timeout'), " +
+        "current_setting('idle_in_transaction_session_timeout'), pg_backend_pid()",
+    );
+    expect(after).toEqual([
+      `${Number(serverDefault) / 1024}MB`,
+      "public",
+      "UTC",
+      "ISO, MDY",
+      "on",
+      "UTF8",
+      "on",
+      "1s",
+      "2s",
+      before,
+    ]);
+  });
+
+  test("a PREPAREd statement cannot stay on a pooled connection: the client is destroyed, the runner's statements are kept otherwise", async () => {
+    const { runner, source, one, pid } = setup();
+    const first = await pid();
+    await one("SELECT 1");
+    const own = await runner.execute({ source, sql: "SELECT name, from_sql FROM pg_prepared_statements ORDER BY name" });
+    // Parsed once on this connection and never deallocated by the reset.
+    expect(own.rows).toEqual(RUNNER_STATEMENTS.map((n) => [n, false]));
+    expect(await pid()).toBe(first);
+
+    const prepared = await runner.execute({ source, sql: "PREPARE leak AS SELECT 1" });
+    expect(prepared.rows).toEqual([]);
+    expect(runner.poolStats(source.id)).toMatchObject({ totalCount: 0 });
+    const second = await pid();
+    expect(second).not.toBe(first);
+    expect((await one("SELECT count(*)::int FROM pg_prepared_statements WHERE from_sql"))[0]).toBe(0);
+  });
+
+  test.each([
+    ["LISTEN", "LISTEN pb_channel", "(SELECT count(*)::int FROM pg_listening_channels())"],
+    ["a holdable cursor", "DECLARE held CURSOR WITH HOLD FOR SELECT 1", "(SELECT count(*)::int FROM pg_cursors WHERE name <> '')"],
+  ])("%s does not outlive its statement; the same connection is reused", async (_name, sql, count) => {
+    const { one, pid } = setup();
+    const before = await pid();
+    await one(sql);
+    expect(await one(`SELECT ${count}, pg_backend_pid()`)).toEqual([0, before]);
+  });
+
+  test("a statement that deallocates the reset fails its own call and its client is destroyed", async () => {
+    const { runner, source, pid } = setup();
+    const before = await pid();
+    const err = await rejection(runner.execute({ source, sql: "DEALLOCATE pb_ro_reset_check" }));
+    expect(err.code).toBe("query_failed");
+    expect(err.extra).toEqual({ sqlstate: "26000" });
+    expect(runner.poolStats(source.id)).toMatchObject({ totalCount: 0 });
+    expect(await pid()).not.toBe(before);
+  });
+});
+
+describe("the reset on the wire", () => {
+  /** A connection like the pools' (same startup options) on which state is set up outside the pipeline. */
+  async function connection(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: fx.url, options: startupOptions(1000) });
+    client.on("error", () => {});
+    await client.connect();
+    clients.push(client);
+    return client;
+  }
+
+  async function pipeline(client: pg.Client, prepared = new WeakSet<object>()): Promise<ReadOnlyPortal> {
+    const portal = new ReadOnlyPortal({
+      text: "SELECT 1",
+      values: [],
+      paramTypes: [],
+      maxRows: 10,
+      maxBytes: 65_536,
+      fixed: fixedMessages(1000),
+      abort: () => void client.end(),
+      prepared,
+    });
+    client.query(portal as unknown as pg.Submittable);
+    expect((await portal.done).rows).toEqual([[1]]);
+    return portal;
+  }
+
+  test("RESET ALL returns session settings to the startup values, not the server's defaults", async () => {
+    const client = await connection();
+    await client.query("SET work_mem = '1MB'; SET search_path = pg_temp; SET TimeZone = 'Pacific/Auckland'; SET statement_timeout = 0");
+    const portal = await pipeline(client);
+    expect(portal.sessionClean).toBe(true);
+    const r = await client.query(
+      "SELECT current_setting('work_mem') <> '1MB' AS reset, current_setting('search_path') AS sp, " +
+        "current_setting('TimeZone') AS tz, current_setting('statement_timeout') AS st",
+    );
+    expect(r.rows[0]).toEqual({ reset: true, sp: "public", tz: "UTC", st: "1s" });
+  });
+
+  test("session advisory locks are released, and state no command can safely undo is reported", async () => {
+    const cases: [string, string][] = [
+      ["advisory lock", "SELECT pg_advisory_lock(7)"],
+      ["SQL prepared statement", "PREPARE mine AS SELECT 1"],
+      ["LISTEN", "LISTEN pb_wire"],
+      ["holdable cursor", "BEGIN; DECLARE kept CURSOR WITH HOLD FOR SELECT 1; COMMIT"],
+      ["temporary table", "BEGIN READ WRITE; CREATE TEMP TABLE scratch (x int); COMMIT"],
+    ];
+    const verdicts: Record<string, boolean> = {};
+    for (const [name, setupSql] of cases) {
+      const client = await connection();
+      await client.query(setupSql);
+      verdicts[name] = (await pipeline(client)).sessionClean;
+      if (name === "advisory lock") {
+        const left = await client.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()");
+        expect(left.rows[0].n).toBe(0);
+      }
+    }
+    expect(verdicts).toEqual({
+      "advisory lock": true,
+      "SQL prepared statement": false,
+      LISTEN: false,
+      "holdable cursor": false,
+      "temporary table": false,
+    });
+  });
+});
