@@ -16,7 +16,6 @@ import { createAiRouteDeps, registerAiRoutes } from "./routes/ai.ts";
 import { type ApiDeps, registerApiRoutes } from "./routes/api.ts";
 import { registerAuth } from "./routes/auth.ts";
 import { registerMe } from "./routes/me.ts";
-import { registerWorkspaces } from "./routes/workspaces.ts";
 
 export type AppDeps = ServiceDeps & {
   /** Session tokens; built from SESSION_SECRET / SESSION_TTL_SECONDS when omitted. */
@@ -59,8 +58,7 @@ export function createApp(deps: AppDeps): Hono {
   registerPages(app, { config: deps.config, auth, webAssetsDir: deps.webAssetsDir });
   registerAuth(app, deps, auth, oidc);
   registerMe(app, deps, auth);
-  registerWorkspaces(app, deps, auth);
-  // Dashboards, sources, query preview, limits and /api/openapi.json (documented zod routes).
+  // Workspaces, dashboards, sources, query preview, limits and /api/openapi.json (documented zod routes).
   const api = registerApiRoutes(app, deps, auth);
   registerAiRoutes(app, createAiRouteDeps({ ...deps, guard: api.guard }, auth));
 

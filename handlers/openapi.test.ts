@@ -23,6 +23,13 @@ const OPERATIONS = [
   "put /api/workspaces/{workspaceId}/limits",
   "post /api/auth/sessions/revoke",
   "post /api/workspaces/{workspaceId}/sessions/revoke",
+  "get /api/workspaces",
+  "get /api/workspaces/{workspaceId}",
+  "get /api/admin/workspaces",
+  "post /api/admin/workspaces",
+  "get /api/admin/workspaces/{workspaceId}",
+  "patch /api/admin/workspaces/{workspaceId}",
+  "delete /api/admin/workspaces/{workspaceId}",
 ];
 
 beforeAll(async () => {

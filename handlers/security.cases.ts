@@ -22,6 +22,9 @@ const missing: Expectation = { anonymous: 401, viewer: 404, editor: 404, admin: 
 /** A resource of the other workspace: only its own admin (the outsider) gets `ok`. */
 const othersOnly = (ok: number): Expectation => ({ anonymous: 401, viewer: 404, editor: 404, admin: 404, outsider: ok });
 
+/** A platform-admin route: signed-in personas are members of workspaces, not platform admins. */
+const notPlatformAdmin: Expectation = { anonymous: 401, viewer: 403, editor: 403, admin: 403, outsider: 403 };
+
 /** A valid new source on the fixture's metrics database. */
 export const sourceBody = (api: ApiFixture) => ({
   name: "added",
@@ -132,6 +135,31 @@ export const API_ROLE_CASES: RoleCase<ApiRoleFixture>[] = [
     expect: expectFor("admin"),
   },
   { name: "GET limits of a missing workspace", method: "GET", path: "/api/workspaces/ws_missing/limits", expect: missing },
+
+  // Platform administration of workspaces: no persona of the table is a platform admin (PLATFORM_ADMIN_GROUP is
+  // unset in the fixture), so even a workspace admin gets 403 (routes/workspaces.test.ts covers the platform admin).
+  { name: "GET admin workspaces", method: "GET", path: "/api/admin/workspaces", expect: notPlatformAdmin },
+  {
+    name: "POST admin workspaces (create)",
+    method: "POST",
+    path: "/api/admin/workspaces",
+    body: { name: "created by the role table", groups: { viewer: "v", editor: "e", admin: "a" } },
+    expect: notPlatformAdmin,
+  },
+  { name: "GET admin workspace", method: "GET", path: (f) => `/api/admin/workspaces/${f.workspace.id}`, expect: notPlatformAdmin },
+  {
+    name: "PATCH admin workspace (rename)",
+    method: "PATCH",
+    path: (f) => `/api/admin/workspaces/${f.workspace.id}`,
+    body: { name: "renamed by the role table" },
+    expect: notPlatformAdmin,
+  },
+  {
+    name: "DELETE admin workspace (forced)",
+    method: "DELETE",
+    path: (f) => `/api/admin/workspaces/${f.otherWorkspace.id}?force=true`,
+    expect: notPlatformAdmin,
+  },
 
   // The document itself is public: it describes the API, it holds no data.
   { name: "GET openapi.json", method: "GET", path: "/api/openapi.json", expect: { anonymous: 200, viewer: 200, editor: 200, admin: 200, outsider: 200 } },

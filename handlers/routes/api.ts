@@ -17,6 +17,7 @@ import { registerLimitRoutes } from "./limits.ts";
 import { documentOtherRoutes } from "./openapi.ts";
 import { registerQueryPreviewRoutes } from "./query-preview.ts";
 import { registerSourceRoutes } from "./sources.ts";
+import { registerWorkspaceRoutes } from "./workspaces.ts";
 
 export interface ApiDeps {
   config: Config;
@@ -40,7 +41,7 @@ export interface ApiServices {
 }
 
 /**
- * Mounts the documented JSON API (dashboards, sources, query preview, limits) and its OpenAPI
+ * Mounts the documented JSON API (workspaces, dashboards, sources, query preview, limits) and its OpenAPI
  * document at /api/openapi.json. Every route here is declared with zod schemas through
  * @hono/zod-openapi, so the document is generated from the same schemas that validate requests.
  */
@@ -59,6 +60,7 @@ export function registerApiRoutes(app: Hono<any>, deps: ApiDeps, auth: Auth): Ap
   const refreshCatalog = deps.refreshCatalog ?? ((source: Source) => refreshSourceCatalog({ db: pool, runner: queryRunner, now: deps.now }, source));
 
   const api = createApiRouter();
+  registerWorkspaceRoutes(api, { config, pool, auth, runner: queryRunner });
   registerDashboardRoutes(api, { config, pool, auth, guard, metrics: deps.metrics });
   registerSourceRoutes(api, { config, pool, auth, runner: queryRunner, refreshCatalog, now: deps.now });
   registerQueryPreviewRoutes(api, { pool, auth, runner: queryRunner, now: deps.now });

@@ -7,7 +7,7 @@ import { SourceDraftRequestSchema } from "./ai-source-draft.ts";
 import { ChatApplySchema } from "./chat.ts";
 import { GenerationLogQuerySchema } from "./generation-log.ts";
 
-// Routes written as plain Hono handlers elsewhere (auth, me, workspaces, AI, probes) and the stream
+// Routes written as plain Hono handlers elsewhere (auth, me, AI, probes) and the stream
 // host's routes, described here so /api/openapi.json covers the whole HTTP surface. Request schemas
 // are the very zod objects those handlers validate with; response schemas are checked against real
 // responses in handlers/openapi.test.ts, and a test fails when a route is added without a description.
@@ -26,18 +26,8 @@ export const MeSchema = z
   })
   .openapi("Me");
 
-/** One workspace as its member sees it (handlers/routes/workspaces.ts WorkspaceView). */
-export const WorkspaceViewSchema = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    role: Role,
-    groups: z
-      .object({ viewer: z.string(), editor: z.string(), admin: z.string() })
-      .optional()
-      .openapi({ description: "The OIDC groups granting each role; admins only" }),
-  })
-  .openapi("Workspace");
+/** One workspace as its member sees it (declared with the routes in handlers/routes/workspaces.ts). */
+export { WorkspaceViewSchema } from "./workspaces.ts";
 
 const Usage = z.object({ input: z.number().int(), output: z.number().int() });
 
@@ -119,22 +109,6 @@ export function documentOtherRoutes(registry: OpenAPIRegistry): void {
     },
   });
   registry.registerPath({ method: "get", path: "/api/me", tags: ["auth"], summary: "The signed-in user and their workspaces", responses: { 200: json(MeSchema, "Me"), ...problems(401) } });
-
-  registry.registerPath({
-    method: "get",
-    path: "/api/workspaces",
-    tags: ["workspaces"],
-    summary: "The workspaces I belong to, with my role",
-    responses: { 200: json(z.object({ workspaces: z.array(WorkspaceViewSchema) }), "My workspaces"), ...problems(401) },
-  });
-  registry.registerPath({
-    method: "get",
-    path: "/api/workspaces/{workspaceId}",
-    tags: ["workspaces"],
-    summary: "One workspace (viewer)",
-    request: { params: wsParam },
-    responses: { 200: json(WorkspaceViewSchema, "The workspace"), ...problems(401, 404) },
-  });
 
   registry.registerPath({
     method: "post",

@@ -20,3 +20,8 @@ export function roleIn(groups: readonly string[], ws: WorkspaceGroups): Role | n
 export function roleAtLeast(have: Role, need: Role): boolean {
   return ROLES.indexOf(have) >= ROLES.indexOf(need);
 }
+
+/** True when `groups` holds the platform-admin group (PLATFORM_ADMIN_GROUP); nobody is one while it is unset. */
+export function isPlatformAdmin(groups: readonly string[], platformAdminGroup: string | undefined): boolean {
+  return platformAdminGroup !== undefined && platformAdminGroup !== "" && groups.includes(platformAdminGroup);
+}

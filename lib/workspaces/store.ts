@@ -1,7 +1,37 @@
 import type pg from "pg";
+import { z } from "zod";
 import { roleIn } from "../auth/roles.ts";
-import type { Role } from "../auth/types.ts";
+import { DASHBOARD_CHANGED_CHANNEL, type Role } from "../auth/types.ts";
+import { AppError } from "../http/errors.ts";
 import { newId } from "../store/ids.ts";
+
+/**
+ * A workspace id chosen by an operator (a provisioning file, or the create route's optional `id`): `ws_` and up to
+ * 60 letters, digits, `_` or `-`. It is a metric label value and appears in SOURCE_SECRET_REFS grants, so it is short
+ * and plain; ids the service makes itself are random (`ws_` + 16 characters).
+ */
+export const WorkspaceIdSchema = z
+  .string()
+  .regex(/^ws_[A-Za-z0-9_-]{1,60}$/, { error: "must be ws_ followed by 1 to 60 letters, digits, _ or -" });
+
+/** A workspace's display name. */
+export const WorkspaceNameSchema = z
+  .string()
+  .trim()
+  .min(1, { error: "must not be empty" })
+  .max(200)
+  .regex(/^[^\u0000-\u001f\u007f]*$/, { error: "must not contain control characters" });
+
+/** An OIDC group name; empty means no group grants that role. */
+const GroupNameSchema = z
+  .string()
+  .trim()
+  .max(256)
+  .regex(/^[^\u0000-\u001f\u007f]*$/, { error: "must not contain control characters" });
+
+/** The OIDC groups that grant each role in a workspace (API and provisioning files). */
+export const WorkspaceGroupsSchema = z.object({ viewer: GroupNameSchema, editor: GroupNameSchema, admin: GroupNameSchema });
+export type WorkspaceGroupsInput = z.infer<typeof WorkspaceGroupsSchema>;
 
 /** A workspace row: its id, name and the OIDC groups that grant each role. */
 export interface Workspace {
@@ -52,16 +82,22 @@ export async function createWorkspace(
   input: { id?: string; name: string; viewer_group: string; editor_group: string; admin_group: string },
 ): Promise<Workspace> {
   const id = input.id ?? newId("ws");
-  const { rows } = await pool.query<Workspace>(
-    `WITH ws AS (
-       INSERT INTO workspaces (id, name, viewer_group, editor_group, admin_group)
-       VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}
-     ), lim AS (
-       INSERT INTO workspace_limits (workspace_id) SELECT id FROM ws
-     )
-     SELECT * FROM ws`,
-    [id, input.name, input.viewer_group, input.editor_group, input.admin_group],
-  );
+  const { rows } = await pool
+    .query<Workspace>(
+      `WITH ws AS (
+         INSERT INTO workspaces (id, name, viewer_group, editor_group, admin_group)
+         VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}
+       ), lim AS (
+         INSERT INTO workspace_limits (workspace_id) SELECT id FROM ws
+       )
+       SELECT * FROM ws`,
+      [id, input.name, input.viewer_group, input.editor_group, input.admin_group],
+    )
+    .catch((err: unknown) => {
+      // The id is the primary key: a second workspace with an operator-chosen id is a conflict, not a 500.
+      if ((err as { code?: string }).code === "23505") throw new AppError("conflict", "A workspace with this id already exists.", { id });
+      throw err;
+    });
   return rows[0]!;
 }
 
@@ -105,4 +141,110 @@ export async function setWorkspaceLimits(
     llm_rate_per_minute: r.llm_rate_per_minute,
     llm_daily_token_budget: r.llm_daily_token_budget === null ? null : Number(r.llm_daily_token_budget),
   };
+}
+
+/** A workspace with what it holds, for the platform admin's list. */
+export interface WorkspaceSummary extends Workspace {
+  dashboards: number;
+  sources: number;
+}
+
+/** Every workspace with its dashboard and source counts, ordered by name (platform admins only). */
+export async function listAllWorkspaces(pool: pg.Pool | pg.PoolClient): Promise<WorkspaceSummary[]> {
+  const { rows } = await pool.query<WorkspaceSummary>(
+    `SELECT ${COLUMNS},
+            (SELECT count(*)::int FROM dashboards d WHERE d.workspace_id = w.id) AS dashboards,
+            (SELECT count(*)::int FROM sources s WHERE s.workspace_id = w.id) AS sources
+       FROM workspaces w
+      ORDER BY lower(name), id`,
+  );
+  return rows;
+}
+
+/** One workspace with its counts, or null. */
+export async function getWorkspaceSummary(pool: pg.Pool | pg.PoolClient, id: string): Promise<WorkspaceSummary | null> {
+  const { rows } = await pool.query<WorkspaceSummary>(
+    `SELECT ${COLUMNS},
+            (SELECT count(*)::int FROM dashboards d WHERE d.workspace_id = w.id) AS dashboards,
+            (SELECT count(*)::int FROM sources s WHERE s.workspace_id = w.id) AS sources
+       FROM workspaces w WHERE id = $1`,
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+/** The fields of a workspace a platform admin may change; absent fields stay as they are. */
+export interface WorkspacePatch {
+  name?: string;
+  viewer_group?: string;
+  editor_group?: string;
+  admin_group?: string;
+}
+
+/**
+ * Renames a workspace and/or sets its role groups; returns the stored row, or null when it does not exist. A patch
+ * that changes nothing writes nothing (provisioning re-applies count on it).
+ */
+export async function updateWorkspace(pool: pg.Pool | pg.PoolClient, id: string, patch: WorkspacePatch): Promise<Workspace | null> {
+  const { rows } = await pool.query<Workspace>(
+    `UPDATE workspaces SET
+        name = coalesce($2, name),
+        viewer_group = coalesce($3, viewer_group),
+        editor_group = coalesce($4, editor_group),
+        admin_group = coalesce($5, admin_group)
+      WHERE id = $1
+        AND (name, viewer_group, editor_group, admin_group) IS DISTINCT FROM
+            (coalesce($2, name), coalesce($3, viewer_group), coalesce($4, editor_group), coalesce($5, admin_group))
+      RETURNING ${COLUMNS}`,
+    [id, patch.name ?? null, patch.viewer_group ?? null, patch.editor_group ?? null, patch.admin_group ?? null],
+  );
+  return rows[0] ?? (await getWorkspace(pool, id));
+}
+
+/** What deleting a workspace removed with it. */
+export interface DeletedWorkspace {
+  dashboards: string[];
+  sources: string[];
+}
+
+/**
+ * Deletes a workspace. One that still holds dashboards or sources is refused with `conflict` (naming the counts)
+ * unless `force`, which deletes them with it (chat history, generation log and limits always go with it). Deleted
+ * dashboards are announced on DASHBOARD_CHANGED_CHANNEL at commit, so stream hosts end their streams. Throws
+ * `not_found` when there is no such workspace. Returns the ids removed, so the caller can close source pools.
+ */
+export async function deleteWorkspace(pool: pg.Pool, id: string, opts: { force?: boolean } = {}): Promise<DeletedWorkspace> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const { rows: ws } = await client.query<{ id: string }>("SELECT id FROM workspaces WHERE id = $1 FOR UPDATE", [id]);
+    if (ws.length === 0) throw new AppError("not_found", "Not found.");
+    const { rows: counts } = await client.query<{ dashboards: number; sources: number }>(
+      `SELECT (SELECT count(*)::int FROM dashboards WHERE workspace_id = $1) AS dashboards,
+              (SELECT count(*)::int FROM sources WHERE workspace_id = $1) AS sources`,
+      [id],
+    );
+    const { dashboards, sources } = counts[0]!;
+    if ((dashboards > 0 || sources > 0) && !opts.force) {
+      throw new AppError(
+        "conflict",
+        `The workspace still has ${dashboards} dashboard(s) and ${sources} source(s). Delete them first, or delete with force=true to remove them with it.`,
+        { dashboards, sources },
+      );
+    }
+    const { rows: deletedDashboards } = await client.query<{ id: string }>(
+      `WITH d AS (DELETE FROM dashboards WHERE workspace_id = $1 RETURNING id)
+       SELECT d.id, pg_notify($2, d.id) FROM d`,
+      [id, DASHBOARD_CHANGED_CHANNEL],
+    );
+    const { rows: deletedSources } = await client.query<{ id: string }>("DELETE FROM sources WHERE workspace_id = $1 RETURNING id", [id]);
+    await client.query("DELETE FROM workspaces WHERE id = $1", [id]);
+    await client.query("COMMIT");
+    return { dashboards: deletedDashboards.map((r) => r.id), sources: deletedSources.map((r) => r.id) };
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
 }
