@@ -47,7 +47,10 @@ const shutdown = createShutdown({
       await Promise.all([queryRunner.closeAll(), revocationListener.close()]);
     },
   },
-  closeStores: () => deps.pool.end(),
+  closeStores: async () => {
+    await deps.readiness.close();
+    await deps.pool.end();
+  },
   graceMs: config.SHUTDOWN_GRACE_MS,
   timers: systemTimers,
   log: deps.log,

@@ -58,7 +58,10 @@ export async function runAllInOne(opts: {
   const shutdown = createShutdown({
     drain: deps.drain,
     host,
-    closeStores: () => deps.pool.end(),
+    closeStores: async () => {
+      await deps.readiness.close();
+      await deps.pool.end();
+    },
     graceMs: config.SHUTDOWN_GRACE_MS,
     timers: systemTimers,
     log: deps.log,

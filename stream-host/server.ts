@@ -41,6 +41,8 @@ export async function startStreamHost(
     host,
     // pg-pool's end() resolves only once every checked-out client has been released and closed.
     closeStores: async () => {
+      // Readiness's own connection first (draining readiness answers without it), then the pool.
+      await deps.readiness.close();
       await deps.pool.end();
       const { totalCount, idleCount, waitingCount } = deps.pool;
       deps.log.info("config store released", { totalCount, idleCount, waitingCount });

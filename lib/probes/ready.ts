@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type pg from "pg";
+import pg from "pg";
 import type { Config } from "../config/parse.ts";
 import type { DrainState } from "../lifecycle/drain-state.ts";
 import { reasonFromError, withTimeout } from "./reason.ts";
@@ -39,10 +39,19 @@ export function checkAiConfig(config: ReadinessConfig): CheckResult {
   return { status: "ok" };
 }
 
+/** application_name of readiness's own config-store connection (visible in pg_stat_activity). */
+export const READINESS_APPLICATION_NAME = "pulseboard-readiness";
+
 /**
  * Readiness of one instance. Only the config store takes it out of rotation; the identity
  * provider and AI configuration are advisory (degraded). The issuer check is cached 60 s on
  * success and 5 s on failure so a probe storm never hammers the identity provider.
+ *
+ * The database check is flood-proof: concurrent checks share one in-flight `SELECT 1` (a finished one
+ * is never reused), and it runs on readiness's own connection, never on the pool, so a pool saturated
+ * by real work cannot make an instance look dead, and a probe flood cannot take the pool's slots.
+ * Every check is bounded by READINESS_CHECK_TIMEOUT_MS (`TIMEOUT`); a connection that timed out or
+ * failed is dropped and the next check opens a fresh one.
  */
 export function createReadiness(deps: {
   pool: pg.Pool;
@@ -50,23 +59,99 @@ export function createReadiness(deps: {
   drain: DrainState;
   fetch?: typeof globalThis.fetch;
   now?: () => number;
+  /** Opens readiness's own connection; default: the pool's settings under its own application_name. */
+  connect?: () => pg.Client;
 }) {
   const fetchFn = deps.fetch ?? globalThis.fetch;
   const now = deps.now ?? Date.now;
   const timeoutMs = deps.config.READINESS_CHECK_TIMEOUT_MS;
+  const connect =
+    deps.connect ??
+    (() =>
+      new pg.Client({
+        ...(deps.pool.options as pg.ClientConfig),
+        application_name: READINESS_APPLICATION_NAME,
+        connectionTimeoutMillis: timeoutMs,
+      }));
   let idpCache: { result: CheckResult; until: number } | undefined;
   let idpInFlight: Promise<CheckResult> | undefined;
+  let dbInFlight: Promise<CheckResult> | undefined;
+  let connection: { client: pg.Client; connected: Promise<void> } | null = null;
+  let closed = false;
   // While draining, readiness reports the last results it saw instead of touching a store being shut down.
   let lastDatabase: CheckResult = { status: "ok" };
 
-  async function checkDatabase(): Promise<CheckResult> {
+  function drop(client: pg.Client): void {
+    if (connection?.client === client) connection = null;
+    client.end().catch(() => {});
+  }
+
+  async function openedClient(): Promise<{ client: pg.Client; reused: boolean }> {
+    const reused = connection !== null;
+    if (!connection) {
+      const client = connect();
+      // A connection lost while idle must not crash the process; the next check opens a new one.
+      client.on("error", () => drop(client));
+      connection = { client, connected: client.connect().then(() => {}) };
+    }
+    const { client, connected }: { client: pg.Client; connected: Promise<void> } = connection;
     try {
-      await withTimeout(() => deps.pool.query("SELECT 1"), timeoutMs);
+      await connected;
+    } catch (err) {
+      drop(client);
+      throw err;
+    }
+    return { client, reused };
+  }
+
+  async function selectOne(): Promise<void> {
+    const { client, reused } = await openedClient();
+    try {
+      await client.query("SELECT 1");
+    } catch (err) {
+      drop(client);
+      // A kept connection may have died while idle (a frozen Lambda, a failover): one fresh try.
+      if (!reused || closed) throw err;
+      const fresh = await openedClient();
+      try {
+        await fresh.client.query("SELECT 1");
+      } catch (err2) {
+        drop(fresh.client);
+        throw err2;
+      }
+    }
+  }
+
+  async function runDatabaseCheck(): Promise<CheckResult> {
+    const attempt = selectOne();
+    try {
+      await withTimeout(() => attempt, timeoutMs);
       lastDatabase = { status: "ok" };
     } catch (err) {
+      // A hung connection is given up: the next check must not queue behind it.
+      if (connection) drop(connection.client);
+      attempt.catch(() => {});
       lastDatabase = { status: "failed", reason: reasonFromError(err) };
     }
     return lastDatabase;
+  }
+
+  /** One `SELECT 1` at a time per process; concurrent callers share it. */
+  function checkDatabase(): Promise<CheckResult> {
+    if (closed) return Promise.resolve(lastDatabase);
+    dbInFlight ??= runDatabaseCheck().finally(() => {
+      dbInFlight = undefined;
+    });
+    return dbInFlight;
+  }
+
+  /** Closes readiness's own connection (drain step 4); later checks report the last result. */
+  async function close(): Promise<void> {
+    closed = true;
+    await dbInFlight?.catch(() => {});
+    const current = connection;
+    connection = null;
+    await current?.client.end().catch(() => {});
   }
 
   async function probeIssuer(issuer: string): Promise<CheckResult> {
@@ -122,7 +207,7 @@ export function createReadiness(deps: {
     };
   }
 
-  return { check, checkDatabase, checkIdentityProvider };
+  return { check, checkDatabase, checkIdentityProvider, close };
 }
 
 export type Readiness = ReturnType<typeof createReadiness>;
