@@ -241,3 +241,80 @@ describe("guard CLI --dashboard", () => {
     expect(r.stderr).toContain("time.from");
   });
 });
+
+describe("guard CLI reads API responses saved as they are", () => {
+  // The shapes of GET /api/sources/:id (as an editor sees it) and GET /api/dashboards/:id.
+  const sourceResponse = (catalog: unknown) => ({
+    id: "src_a",
+    workspaceId: "ws_1",
+    name: "metrics",
+    version: 3,
+    catalogStatus: "ok",
+    catalogStale: false,
+    catalogNeverRefreshed: catalog === null,
+    catalogRefreshedAt: "2026-01-01T00:00:00.000Z",
+    tableCount: 3,
+    notes: "",
+    catalog,
+    createdAt: "2026-01-01T00:00:00.000Z",
+    updatedAt: "2026-01-01T00:00:00.000Z",
+  });
+  const dashboardResponse = {
+    id: "db_1",
+    workspaceId: "ws_1",
+    version: 2,
+    spec: {
+      title: "Checkout",
+      time: { from: "now-6h", to: "now" },
+      panels: [
+        { id: "rps", type: "stat", title: "rps", sourceId: "src_a", sql: "SELECT count(*) FROM http_requests WHERE $__timeFilter(ts)" },
+        { id: "leak", type: "stat", title: "leak", sourceId: "src_a", sql: "SELECT passwd FROM pg_shadow" },
+      ],
+    },
+    effectiveRefreshIntervalMs: 15000,
+    createdBy: "u",
+    updatedBy: "u",
+    createdAt: "2026-01-01T00:00:00.000Z",
+    updatedAt: "2026-01-01T00:00:00.000Z",
+  };
+
+  test("a source response's catalog field, and a dashboard response's spec field", async () => {
+    const source = join(dir, "source-response.json");
+    const dashboard = join(dir, "dashboard-response.json");
+    await writeFile(source, JSON.stringify(sourceResponse(DEMO_CATALOG)));
+    await writeFile(dashboard, JSON.stringify(dashboardResponse));
+    const r = await cli(["--catalog", source, "--dashboard", dashboard]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(1);
+    expect(lines(r.stdout)).toEqual([
+      { id: "rps", ok: true },
+      { id: "leak", ok: false, reason: "catalog", message: expect.stringContaining("pg_shadow") },
+    ]);
+    // Source responses keyed by source id work too.
+    const keyed = join(dir, "sources-by-id.json");
+    await writeFile(keyed, JSON.stringify({ src_a: sourceResponse(DEMO_CATALOG) }));
+    const s = await cli(["--catalog", keyed], jsonl({ sql: "SELECT count(*) FROM http_requests WHERE $__timeFilter(ts)" }));
+    expect(lines(s.stdout)).toEqual([{ ok: true }]);
+  });
+
+  test.each([
+    ["a source without a catalog says why and where the catalog is", sourceResponse(null), /a source without a catalog .*"catalog" to editors and admins/],
+    ["anything else names every accepted form", { hello: "world" }, /is not a catalog \{"tables":\[\.\.\.\]\} or a source as GET \/api\/sources\/:id returns it/],
+    ["an empty object too", {}, /must hold a catalog \{"tables":\[\.\.\.\]\}, a source as GET \/api\/sources\/:id returns it .*, or an object of those by source id/],
+  ])("%s", async (_name, body, message) => {
+    const file = join(dir, `catalog-${Math.random().toString(36).slice(2)}.json`);
+    await writeFile(file, JSON.stringify(body));
+    const r = await cli(["--catalog", file], "");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  test("an invalid spec inside a dashboard response names the field it read", async () => {
+    const file = join(dir, "dashboard-response-bad.json");
+    await writeFile(file, JSON.stringify({ ...dashboardResponse, spec: { ...dashboardResponse.spec, time: { from: "yesterday", to: "now" } } }));
+    const r = await cli(["--catalog", catalogFile, "--dashboard", file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('the "spec" field of the dashboard file');
+    expect(r.stderr).toContain("time.from");
+  });
+});

@@ -5,11 +5,13 @@
 // that is not a JSON object with a string "sql" still gets its own answer, {"ok":false,"error":"..."},
 // so answers stay aligned with inputs; the exit code is then 2. Otherwise exit 0 once all input was read.
 //
-// With --dashboard FILE: checks every panel of a dashboard spec and writes one line per panel,
+// With --dashboard FILE: checks every panel of a dashboard spec (or of the `spec` field of a whole
+// GET /api/dashboards/:id response, saved as is) and writes one line per panel,
 // {"id":"...","ok":true} or {"id":"...","ok":false,"reason":"...","message":"..."}. Exit 0 when every
 // panel passes, 1 when any is rejected (so CI fails), 2 on bad usage or an invalid spec.
 //
-// The catalog file holds one catalog ({"tables":[...]}, DESIGN section 3) or an object of catalogs by
+// The catalog file holds one catalog ({"tables":[...]}, docs/sql-guard.md), a whole GET /api/sources/:id
+// response saved as is (its `catalog` field is used; editors and admins see it), or an object of either by
 // source id ({"<sourceId>": {"tables":[...]}}); stdin lines then name theirs with "sourceId".
 // SQL_GUARD_EXTRA_FUNCTIONS, SQL_GUARD_EXTRA_TYPES and SQL_MAX_LENGTH apply as in the server.
 import { readFile } from "node:fs/promises";
@@ -23,7 +25,8 @@ import { type GuardVerdict, createGuard, guardOptionsFromConfig, loadGuardParser
 const USAGE = `usage: npm run --silent guard -- --catalog FILE [--dashboard FILE]
   stdin: JSON lines {"sql": "..."} (plus "sourceId" when FILE maps source ids to catalogs)
   stdout: one JSON line per input: {"ok":true} or {"ok":false,"reason":"...","message":"..."}
-  --dashboard FILE: check every panel of a dashboard spec instead of reading stdin
+  FILE (--catalog): a catalog {"tables":[...]}, a saved GET /api/sources/:id response, or an object of those by source id
+  --dashboard FILE: check every panel of a dashboard spec (or a saved GET /api/dashboards/:id response) instead of reading stdin
   exit: 0 all input read (--dashboard: every panel passed), 1 a panel was rejected (--dashboard only),
         2 bad usage or bad input`;
 
@@ -45,23 +48,47 @@ async function readJsonFile(path: string, what: string): Promise<unknown> {
   }
 }
 
+const ONE_CATALOG_FORMS =
+  'a catalog {"tables":[...]} or a source as GET /api/sources/:id returns it to an editor (its "catalog" field is used)';
+const CATALOG_FORMS = `${ONE_CATALOG_FORMS.replace(" or a source", ", a source")}, or an object of those by source id`;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * A catalog, from a bare catalog or from a source response (its `catalog` field); undefined when `value` is
+ * neither, a string saying what is wrong when it is one of them but unusable.
+ */
+function catalogOf(value: unknown, what: string): Catalog | string | undefined {
+  if (!isObject(value)) return undefined;
+  if ("tables" in value) {
+    const one = CatalogSchema.safeParse(value);
+    return one.success ? one.data : `${what} is not a catalog: ${one.error.issues[0]?.message}`;
+  }
+  if ("catalog" in value || ("id" in value && "workspaceId" in value)) {
+    if (!isObject(value.catalog)) {
+      return `${what} is a source without a catalog (never refreshed, or fetched as a viewer: GET /api/sources/:id shows "catalog" to editors and admins)`;
+    }
+    return catalogOf(value.catalog, `the "catalog" field of ${what}`);
+  }
+  return undefined;
+}
+
 async function loadCatalogs(path: string): Promise<Catalogs> {
   const json = await readJsonFile(path, "catalog");
-  if (json && typeof json === "object" && !Array.isArray(json) && "tables" in json) {
-    const one = CatalogSchema.safeParse(json);
-    if (!one.success) throw new UsageError(`the catalog file ${path} is not a catalog: ${one.error.issues[0]?.message}`);
-    return { kind: "one", catalog: one.data };
-  }
-  if (json && typeof json === "object" && !Array.isArray(json)) {
+  const one = catalogOf(json, `the catalog file ${path}`);
+  if (typeof one === "string") throw new UsageError(one);
+  if (one) return { kind: "one", catalog: one };
+  if (isObject(json)) {
     const catalogs = new Map<string, Catalog>();
     for (const [sourceId, value] of Object.entries(json)) {
-      const c = CatalogSchema.safeParse(value);
-      if (!c.success) throw new UsageError(`the catalog of source "${sourceId}" in ${path} is not a catalog`);
-      catalogs.set(sourceId, c.data);
+      const c = catalogOf(value, `the entry "${sourceId}" of ${path}`);
+      if (typeof c === "string") throw new UsageError(c);
+      if (!c) throw new UsageError(`the entry "${sourceId}" of ${path} is not ${ONE_CATALOG_FORMS}`);
+      catalogs.set(sourceId, c);
     }
     if (catalogs.size > 0) return { kind: "bySource", catalogs };
   }
-  throw new UsageError(`the catalog file ${path} must hold {"tables":[...]} or an object of catalogs by source id`);
+  throw new UsageError(`the catalog file ${path} must hold ${CATALOG_FORMS}`);
 }
 
 function pick(catalogs: Catalogs, sourceId: unknown): Catalog | string {
@@ -127,10 +154,16 @@ async function checkStdin(catalogs: Catalogs, guard: ReturnType<typeof createGua
 }
 
 async function checkDashboard(path: string, catalogs: Catalogs, guard: ReturnType<typeof createGuard>): Promise<number> {
-  const parsed = dashboardSpecSchema(0).safeParse(await readJsonFile(path, "dashboard"));
+  const json = await readJsonFile(path, "dashboard");
+  // A whole GET /api/dashboards/:id response carries the spec in its "spec" field.
+  const fromResponse = isObject(json) && !("panels" in json) && isObject(json.spec);
+  const parsed = dashboardSpecSchema(0).safeParse(fromResponse ? json.spec : json);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `  ${i.path.join(".") || "(spec)"}: ${i.message}`).join("\n");
-    throw new UsageError(`the dashboard file ${path} is not a valid dashboard spec:\n${issues}`);
+    const which = fromResponse ? `the "spec" field of the dashboard file ${path}` : `the dashboard file ${path}`;
+    throw new UsageError(
+      `${which} is not a valid dashboard spec (give a spec, or GET /api/dashboards/:id's response, whose "spec" field is used):\n${issues}`,
+    );
   }
   let rejected = 0;
   for (const panel of parsed.data.panels) {
