@@ -2,6 +2,8 @@
 // Reports subscribers, metric queries per panel per tick counted at the database, delivery latency
 // from the poller's completion of a panel to each subscriber's receipt (p50/p99), the stream host's
 // RSS, and the queries a per-browser polling design would have issued for the same run.
+// FANOUT_SUBSCRIBERS=1000 shrinks both scenarios (default 10,000 sockets: `ulimit -n` must allow them);
+// FANOUT_SCENARIO=single|spread runs one of them.
 import {
   type BenchDatabases,
   type BenchSubscriber,
@@ -83,14 +85,32 @@ async function countStarts(db: BenchDatabases, t0: Date, t1: Date): Promise<numb
   return rows.filter((r) => r.phase === "start" && r.at >= t0 && r.at <= t1).length;
 }
 
+/**
+ * Subscribers per scenario: FANOUT_SUBSCRIBERS (default 10,000; a small machine or a low `ulimit -n` takes
+ * 1000). The spread scenario shares them over 100 dashboards (at least one subscriber each).
+ */
+export function fanoutSize(env: Record<string, string | undefined> = process.env): number {
+  const raw = env.FANOUT_SUBSCRIBERS?.trim();
+  if (!raw) return 10_000;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
+    throw new Error(`FANOUT_SUBSCRIBERS must be a whole number of subscribers (1 or more), got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
+
 export async function run(): Promise<void> {
-  // 10,000 client sockets here; the stream host child inherits the same limit for its side.
-  requireOpenFiles(10_500);
+  const total = fanoutSize();
+  const perDashboard = Math.max(1, Math.round(total / 100));
+  // One client socket per subscriber here; the stream host child inherits the same limit for its side.
+  requireOpenFiles(total + 500);
   const db = await startBenchDatabases();
   try {
     const only = process.env.FANOUT_SCENARIO;
-    if (!only || only === "single") await scenario(db, "10,000 subscribers on one dashboard", 1, 10_000, 4);
-    if (!only || only === "spread") await scenario(db, "100 dashboards x 100 subscribers", 100, 100, 2);
+    const count = (n: number) => n.toLocaleString("en-US");
+    if (!only || only === "single") await scenario(db, `${count(total)} subscribers on one dashboard`, 1, total, 4);
+    if (!only || only === "spread") {
+      await scenario(db, `100 dashboards x ${count(perDashboard)} subscribers`, 100, perDashboard, 2);
+    }
   } finally {
     await db.stop();
   }
