@@ -3,9 +3,11 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
+import { Hono } from "hono";
 import { createRevocationSet, listenForRevocations } from "../lib/auth/revocations.ts";
 import { createShutdown, installSignalHandlers } from "../lib/lifecycle/shutdown.ts";
 import { systemTimers } from "../lib/lifecycle/timers.ts";
+import { registerHealth } from "../lib/probes/health.ts";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";
 import { exitOnListenFailure } from "../lib/service/listen-failure.ts";
 import { loadConfigOrExit } from "../lib/service/load-config.ts";
@@ -34,7 +36,7 @@ const revocationListener = listenForRevocations({
 void revocationListener.start();
 const app = createApp({ ...deps, guard, queryRunner, webAssetsDir, revocations });
 
-// The spec's lifecycle, as in the stream host: with FRAMEWORK_MANUAL_SIG_HANDLE=true, SIGTERM sets the drain
+// The instance lifecycle (docs/stream-host.md, drain), as in the stream host: with FRAMEWORK_MANUAL_SIG_HANDLE=true, SIGTERM sets the drain
 // flag (readiness 503 `draining` at once; the listener stays open and requests are served), then in-flight
 // metric queries and config-store work finish and every pool client is released, then exit 0, all within
 // SHUTDOWN_GRACE_MS. The handlers have no pollers or streams of their own, so steps 2-3 are empty.
@@ -67,3 +69,10 @@ const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.LIS
   deps.log.info("handlers listening", { port: info.port, signals });
 });
 exitOnListenFailure(server, { prefix: "handlers", port: config.PORT, host: config.LISTEN_HOST, portVariable: "PORT" });
+// The Lambda Web Adapter's readiness check (AWS_LWA_READINESS_CHECK_PORT): /api/health only, on loopback,
+// outside the origin check of the main listener.
+if (config.HEALTH_CHECK_PORT) {
+  const check = new Hono();
+  registerHealth(check, deps.build);
+  serve({ fetch: check.fetch, port: config.HEALTH_CHECK_PORT, hostname: "127.0.0.1" });
+}

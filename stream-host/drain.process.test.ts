@@ -72,7 +72,7 @@ async function startsReach(panel: string, count: number, timeoutMs = 20_000) {
 const isTerminal = (f: { event?: string }) => f.event === "draining";
 
 describe("drain on SIGTERM with FRAMEWORK_MANUAL_SIG_HANDLE=true", () => {
-  test("the spec's order, observed from outside: readiness, no new metric query, terminal frames, in-flight query completes, pools released, exit 0", async () => {
+  test("the drain order, observed from outside: readiness, no new metric query, terminal frames, in-flight query completes, pools released, exit 0", async () => {
     // Dashboard A ticks back to back (its slow panel takes 1.5 s); dashboard B's one panel takes 5 s.
     // SIGTERM lands while both run: A's tick ends first, and B's query keeps the drain open long enough
     // that a poller which had not stopped would start A's next tick while the process still lives.

@@ -11,7 +11,7 @@ import { createTaskStopWatcher } from "./task-stop-watcher.ts";
 /**
  * Runs the stream host as its own process: validated config (every problem printed, exit 1),
  * dependencies built once, the guarded runner, the HTTP listener on STREAM_PORT and the signal
- * handlers of the spec's lifecycle. `options` replaces seams (the runner) for tests and benches.
+ * handlers of the instance lifecycle. `options` replaces seams (the runner) for tests and benches.
  */
 export async function startStreamHost(
   opts: { env?: Record<string, string | undefined>; options?: StreamHostOptions; exit?: (code: number) => void } = {},

@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 
-/** Response headers of every stream (DESIGN section 7). */
+/** Response headers of every stream (docs/stream-host.md). */
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   "content-type": "text/event-stream",
   "cache-control": "no-cache, no-transform",
@@ -16,7 +16,7 @@ export function encodeEvent(event: string, data: unknown): Buffer {
 export const HEARTBEAT_FRAME: Buffer = Buffer.from(": heartbeat\n\n");
 
 /**
- * The terminal drain frame of the spec: a `retry:` hint, then an event named `draining`. The event
+ * The terminal drain frame: a `retry:` hint, then an event named `draining`. The event
  * carries a data line because EventSource does not dispatch an event whose data is empty.
  */
 export function drainingFrame(retryMs: number): Buffer {

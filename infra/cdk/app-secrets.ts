@@ -20,7 +20,7 @@ export class AppSecrets extends Construct {
         // Letters and digits only: the values travel in headers and env vars with no quoting.
         generateSecretString: { passwordLength: length, excludePunctuation: true, includeSpace: false },
       });
-    // The spec asks for at least 32 characters in production; 64 leaves a margin.
+    // SESSION_SECRET must be at least 32 characters in production; 64 leaves a margin.
     this.sessionSecret = generated("SessionSecret", "Pulseboard SESSION_SECRET (HS256 session signing key)", 64);
     // Warned about below 24 characters; Prometheus reads it from its bearer token file.
     this.metricsToken = generated("MetricsToken", "Pulseboard METRICS_TOKEN (bearer token of /api/metrics)", 48);

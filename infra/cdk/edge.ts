@@ -12,7 +12,7 @@ export interface EdgeProps {
 }
 
 /**
- * CloudFront in front of both processes, with the path ownership of DESIGN section 1: the stream host's
+ * CloudFront in front of both processes, with the path ownership of docs/infra.md: the stream host's
  * paths go to the ALB, everything else to the handlers' function URL. Nothing is cached (every response is
  * per-user or live), and CloudFront appends the viewer address to X-Forwarded-For on both origins.
  */

@@ -9,7 +9,7 @@ export interface AdmissionScope {
   userSub: string;
 }
 
-/** The admission gate in front of every model call (DESIGN section 9). */
+/** The admission gate in front of every model call (docs/ai.md). */
 export interface AdmissionGate {
   /** Admits one model call or throws a 429 AppError (`over_budget` or `rate_limited`) with Retry-After. */
   admit(scope: AdmissionScope): Promise<void>;

@@ -1,6 +1,6 @@
 import type { Catalog, CatalogTable } from "../catalog/types.ts";
 
-/** The macro and guard rules every model prompt that writes SQL carries (DESIGN section 4). */
+/** The macro and guard rules every model prompt that writes SQL carries (docs/sql-guard.md). */
 export const SQL_RULES = `SQL rules (a guard enforces them; a statement that breaks one is refused):
 - Exactly one read-only SELECT (CTEs allowed). No comments, no semicolons between statements, no INSERT/UPDATE/DELETE/DDL/SET/COPY, no SELECT INTO, no FOR UPDATE.
 - Only tables of the catalog below (or CTEs). Never pg_catalog, information_schema or pg_toast. Write a table outside the

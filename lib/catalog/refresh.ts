@@ -4,7 +4,7 @@ import type { QueryRunner } from "../query/runner.ts";
 import { type Source, type TimeColumnOverride, saveCatalog } from "../sources/store.ts";
 import type { Catalog, CatalogTable } from "./types.ts";
 
-/** Types that make a column a table's `timeColumn` (DESIGN section 3), as information_schema spells them. */
+/** Types that make a column a table's `timeColumn` as information_schema spells them. */
 const TIME_TYPES = new Set(["timestamp with time zone", "timestamp without time zone", "date"]);
 
 /** Columns one refresh reads at most; a larger catalog must be narrowed with the source's schema list. */
@@ -33,7 +33,7 @@ function columnType(dataType: string, udtName: string): string {
 }
 
 /**
- * Builds the DESIGN catalog from information_schema rows (schema, table, column, data_type, udt_name).
+ * Builds the catalog from information_schema rows (schema, table, column, data_type, udt_name).
  * A user's override wins over detection: `column: null` removes the time column, a column name that still
  * exists replaces it; an override naming a column that no longer exists is ignored.
  */

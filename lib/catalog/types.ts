@@ -11,7 +11,7 @@ export const CatalogTableSchema = z.object({
   columns: z.array(CatalogColumnSchema),
 });
 
-/** A source's catalog in the DESIGN section 3 format. */
+/** A source's catalog (docs/query-runner.md, catalogs). */
 export const CatalogSchema = z.object({ tables: z.array(CatalogTableSchema) });
 
 export type CatalogColumn = z.infer<typeof CatalogColumnSchema>;

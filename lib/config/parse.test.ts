@@ -62,7 +62,7 @@ describe("defaults", () => {
     expect(config.CSP_REPORT_ONLY).toBe(false);
   });
 
-  test("0 is accepted where the spec gives it a meaning", () => {
+  test("0 is accepted where it has a documented meaning", () => {
     const { config } = parseConfig({
       ...BASE,
       LLM_RATE_PER_MINUTE: "0",

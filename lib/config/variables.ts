@@ -126,7 +126,7 @@ function timeExpr(defaultValue: string) {
 }
 
 export const variables = {
-  // --- Configuration variables of the spec (validated at startup) ---
+  // --- The service's documented configuration variables (validated at startup) ---
   DEFAULT_REFRESH_INTERVAL_MS: {
     schema: int(15000, { min: 1 }),
     default: "15000",
@@ -248,7 +248,7 @@ export const variables = {
     group: "spec",
   },
 
-  // --- Other environment variables of the spec ---
+  // --- Other environment variables of the service ---
   DATABASE_URL: {
     schema: z.preprocess(
       emptyToUndefined,
@@ -360,7 +360,7 @@ export const variables = {
     group: "environment",
   },
 
-  // --- Pulseboard's own additions (DESIGN) ---
+  // --- Pulseboard's own additions ---
   NODE_ENV: {
     schema: oneOf(["production", "development", "test"] as const),
     doc: "`production` enables the production rules; `development` is the watch/reload mode. `npm start` runs in neither.",
@@ -381,6 +381,23 @@ export const variables = {
   LISTEN_HOST: {
     schema: str(),
     doc: "Address the HTTP listener binds. Unset: every interface for the handlers and the stream host (containers need it), 127.0.0.1 for `npm start`, whose development identity provider lets anyone sign in as anyone (set `0.0.0.0` to expose the demo on purpose).",
+    group: "pulseboard",
+  },
+  ORIGIN_VERIFY_SECRET: {
+    schema: str(),
+    doc: "When set, the handlers refuse every request (probes included) without header `x-origin-verify` carrying this value, with 403 `forbidden`: the CDN adds it, so the Lambda function URL cannot be used around the CDN. `ORIGIN_VERIFY_SECRET_PREVIOUS` is accepted too during a rotation.",
+    secret: true,
+    group: "pulseboard",
+  },
+  ORIGIN_VERIFY_SECRET_PREVIOUS: {
+    schema: str(),
+    doc: "The previous origin secret, still accepted while the CDN switches to the new one.",
+    secret: true,
+    group: "pulseboard",
+  },
+  HEALTH_CHECK_PORT: {
+    schema: int(undefined, { min: 1 }),
+    doc: "When set, the handlers also answer `GET /api/health` (and nothing else) on 127.0.0.1:<port>, outside the origin check: the Lambda Web Adapter's readiness check (`AWS_LWA_READINESS_CHECK_PORT`) uses it.",
     group: "pulseboard",
   },
   ECS_CONTAINER_METADATA_URI_V4: {

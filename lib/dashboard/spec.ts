@@ -36,7 +36,7 @@ export const PanelSchema = z.object({
 /** A dashboard's time range: two time expressions. */
 export const TimeRangeSchema = z.object({ from: TimeExpressionSchema, to: TimeExpressionSchema });
 
-/** The dashboard spec of DESIGN section 6; `minRefreshMs` is enforced by `dashboardSpecSchema`. */
+/** The dashboard spec (docs/api.md, dashboards); `minRefreshMs` is enforced by `dashboardSpecSchema`. */
 export const DashboardSpecBaseSchema = z.object({
   title: z.string().min(1).max(200),
   refreshIntervalMs: z.number().int().positive().max(MAX_REFRESH_INTERVAL_MS).optional(),

@@ -17,7 +17,7 @@ export type ShutdownSignal = "SIGTERM" | "SIGINT";
 export const SIGNAL_EXIT_CODE: Record<ShutdownSignal, number> = { SIGTERM: 143, SIGINT: 130 };
 
 /**
- * The instance lifecycle of the spec: serving → draining on the first signal, → exited when the
+ * The instance lifecycle (docs/stream-host.md): serving → draining on the first signal, → exited when the
  * drain finishes or SHUTDOWN_GRACE_MS elapses (exit 0 in both cases), or at once on a second
  * SIGTERM or a SIGINT while draining. The listener is never closed: requests that still arrive are
  * served (readiness answers 503 `draining`, health 200, new streams get the terminal frame).

@@ -24,7 +24,7 @@ describe("metrics gate properties", () => {
     ["token", TOKEN, null],
     ["cidrs", undefined, "10.0.0.0/8 2001:db8::/32"],
     ["both", TOKEN, "10.0.0.0/8"],
-  ] as const)("%s: any headers give a verdict, never a throw, and only the spec's statuses", (_n, token, cidrs) => {
+  ] as const)("%s: any headers give a verdict, never a throw, and only the gate's statuses", (_n, token, cidrs) => {
     const gate = createMetricsGate({ token, cidrs: cidrs ? ranges(cidrs) : null });
     fc.assert(
       fc.property(request, (req) => {

@@ -30,7 +30,7 @@ function appWith(opts: { token?: string; cidrs?: string }) {
   };
 }
 
-describe("the four configurations of the spec's table", () => {
+describe("the four configurations of the gate table", () => {
   test("neither set: 404, the endpoint is disabled, whatever is presented", async () => {
     const { get } = appWith({});
     const res = await get({ authorization: `Bearer ${TOKEN}` });

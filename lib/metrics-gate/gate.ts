@@ -21,7 +21,7 @@ export type GateVerdict =
 const MAX_HEADER_LENGTH = 8192;
 
 /**
- * The /api/metrics gate of the spec's table: neither setting → disabled (404); a token → a matching
+ * The /api/metrics gate (README, Metrics): neither setting → disabled (404); a token → a matching
  * `Authorization: Bearer`; CIDRs → the source address in the list; both → both (AND, never OR).
  */
 export function createMetricsGate(opts: { token?: string; cidrs: readonly CidrRange[] | null }) {
@@ -62,7 +62,7 @@ export function bearerToken(header: string | undefined): string | null {
 }
 
 /**
- * The request's source address per the spec: the last hop of X-Forwarded-For, else X-Real-IP, else
+ * The request's source address: the last hop of X-Forwarded-For, else X-Real-IP, else
  * the socket's peer. Returns null when the header that decides is present but unusable (a clean deny).
  */
 export function sourceAddress(req: GateRequest): string | null {

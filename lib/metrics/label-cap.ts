@@ -1,6 +1,6 @@
 /** Value reported for every label value beyond the cap. */
 export const OVERFLOW_LABEL = "other";
-/** Spec rule 4: each opaque-id label keeps at most this many distinct values. */
+/** Each opaque-id label keeps at most this many distinct values. */
 export const LABEL_CAP = 500;
 
 /**

@@ -106,7 +106,7 @@ describe("series lifecycle", () => {
 });
 
 describe("registry", () => {
-  test("the spec's eight metrics with exactly its names and types, plus svc_-prefixed default collectors", async () => {
+  test("the eight service metrics with exactly its names and types, plus svc_-prefixed default collectors", async () => {
     const registry = new Registry();
     createMetrics(registry);
     const json = await registry.getMetricsAsJSON();
@@ -124,7 +124,7 @@ describe("registry", () => {
     expect(types.svc_process_cpu_seconds_total).toBeDefined();
     expect(types.svc_nodejs_heap_size_used_bytes).toBeDefined();
     expect(json.every((m) => m.name.startsWith("svc_"))).toBe(true);
-    // Exactly the spec's labels, in its order.
+    // Exactly the documented labels, in their order.
     const labels = Object.fromEntries(
       registry.getMetricsAsArray().map((m) => [m.name, [...((m as unknown as { labelNames?: string[] }).labelNames ?? [])]]),
     );

@@ -10,7 +10,7 @@ export type LlmRoute = (typeof LLM_ROUTES)[number];
 export type LlmOutcome = "admitted" | "rate_limited" | "over_budget";
 
 /**
- * The spec's eight metrics on a registry that is passed in. Every opaque-id label goes through
+ * The service's eight metrics on a registry that is passed in. Every opaque-id label goes through
  * a LabelCap so no label exceeds 500 distinct values; no user text is ever a label value.
  */
 export interface Metrics {
@@ -22,7 +22,7 @@ export interface Metrics {
   addLlmTokens(workspaceId: string, model: string, input: number, output: number): void;
   countLlmRequest(route: LlmRoute, outcome: LlmOutcome): void;
   countGuardRejection(reason: GuardReason): void;
-  /** Spec rule 5: drops every series of a dashboard whose poller stopped. */
+  /** Drops every series of a dashboard whose poller stopped. */
   dropDashboard(dashboardId: string): void;
   /** Drops every series of a deleted source and frees its label slot, so series exist only for stored sources. */
   dropSource(sourceId: string): void;
@@ -62,7 +62,7 @@ function registerSampledDefaultMetrics(registry: Registry, intervalMs: number): 
 const TIME_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
 const ROW_BUCKETS = [0, 1, 10, 50, 100, 500, 1000, 2500, 5000, 10000];
 
-/** Registers the spec's metrics and the `svc_`-prefixed default collectors on `registry`. */
+/** Registers the service's metrics and the `svc_`-prefixed default collectors on `registry`. */
 export function createMetrics(
   registry: Registry,
   opts: { defaultCollectors?: boolean; sampleIntervalMs?: number } = {},

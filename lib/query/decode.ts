@@ -1,5 +1,5 @@
 /**
- * Text-format value decoding of DESIGN section 5, per query (never pg's global type parsers): timestamps as
+ * Text-format value decoding (docs/query-runner.md), per query (never pg's global type parsers): timestamps as
  * epoch milliseconds, int8/numeric as numbers when they survive a round trip, else strings. The same pass
  * computes each row's serialized JSON size, so the byte cap costs no second walk over the data.
  */

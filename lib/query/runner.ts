@@ -83,7 +83,7 @@ export interface PoolStats {
   waitingCount: number;
 }
 
-/** Guarded queries against metrics stores (DESIGN section 5). */
+/** Guarded queries against metrics stores (docs/query-runner.md). */
 export interface QueryRunner {
   /** Guard (rejections counted, never touching the database), then execute with the range's macro values. */
   run(req: RunRequest): Promise<QueryResult>;

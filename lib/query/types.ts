@@ -2,7 +2,7 @@ import type { Catalog } from "../catalog/types.ts";
 import type { GuardReason } from "../metrics/metrics.ts";
 import type { Cell } from "./decode.ts";
 
-/** The result of one guarded query (DESIGN section 5): rows as arrays in column order. */
+/** The result of one guarded query: rows as arrays in column order. */
 export interface QueryResult {
   columns: { name: string; type: string }[];
   rows: Cell[][];

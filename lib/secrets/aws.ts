@@ -2,7 +2,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-sec
 import { AppError } from "../http/errors.ts";
 import type { SourceCredentials } from "./resolver.ts";
 
-/** The optional AWS Secrets Manager backend of DESIGN section 3. */
+/** The optional AWS Secrets Manager backend of source credentials (docs/query-runner.md). */
 export interface AwsSecretSource {
   /** Credentials for `secretRef`, or null when the secret does not exist. Other failures throw a coded AppError. */
   get(secretRef: string): Promise<SourceCredentials | null>;

@@ -10,7 +10,7 @@ type Queryable = pg.Pool | pg.PoolClient;
 export const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] as const;
 export type SslMode = (typeof SSL_MODES)[number];
 
-/** A Postgres-compatible metrics store (DESIGN section 3). Holds a secret_ref, never credentials. */
+/** A Postgres-compatible metrics store. Holds a secret_ref, never credentials. */
 export interface Source {
   id: string;
   workspaceId: string;

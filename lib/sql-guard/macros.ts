@@ -67,7 +67,7 @@ interface Arg {
 }
 
 /**
- * Expands the Grafana-style macros of DESIGN section 4 into bind parameters numbered by first
+ * Expands the Grafana-style macros (docs/sql-guard.md) into bind parameters numbered by first
  * appearance. Never splices a value into the text: only `$n`, the user's own column text and fixed
  * SQL are written. Unknown `$__` macros and hand-written `$n` are structure errors.
  */
