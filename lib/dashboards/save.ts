@@ -40,6 +40,8 @@ export interface SaveDashboardInput {
   /** Absent: create a new dashboard. Present: update it, based on `baseVersion`. */
   dashboardId?: string;
   baseVersion?: number;
+  /** On create only: the new dashboard's id (a provisioning file's stable id); a fresh random id otherwise. */
+  newDashboardId?: string;
 }
 
 /**
@@ -113,8 +115,11 @@ export async function saveDashboard(deps: SaveDashboardDeps, input: SaveDashboar
          VALUES ($1, $2, $3::jsonb, 1, $4, $4) RETURNING ${DASHBOARD_COLUMNS}
        )
        SELECT d.*, pg_notify($5, d.id) FROM d`,
-      [newId("db"), input.workspaceId, JSON.stringify(spec), input.userSub, DASHBOARD_CHANGED_CHANNEL],
-    );
+      [input.newDashboardId ?? newId("db"), input.workspaceId, JSON.stringify(spec), input.userSub, DASHBOARD_CHANGED_CHANNEL],
+    ).catch((err: unknown) => {
+      if ((err as { code?: string }).code === "23505") throw new AppError("conflict", "A dashboard with this id already exists.");
+      throw err;
+    });
     return dashboardFromRow(rows[0]);
   }
 
