@@ -1,0 +1,130 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type MetricsFixture, createMetricsFixture } from "../lib/query/testing.ts";
+import { createDatabase } from "../lib/testing/pg.ts";
+
+// `npm run migrate` then `npm run provision -- FILE` as real processes against an empty database, as the README's
+// "first real deployment" runs them.
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+let metrics: MetricsFixture;
+let env: Record<string, string>;
+let dir: string;
+const reader = { user: "", password: "provision-cli-reader-pw" };
+
+beforeAll(async () => {
+  metrics = await createMetricsFixture((await createDatabase("metrics")).url);
+  await metrics.admin("CREATE TABLE http_requests (ts timestamptz NOT NULL, status integer NOT NULL)");
+  reader.user = await metrics.createRole("pb_cli_reader", reader.password, ["GRANT USAGE ON SCHEMA public TO %I", "GRANT SELECT ON ALL TABLES IN SCHEMA public TO %I"]);
+  env = {
+    PATH: process.env.PATH ?? "",
+    DATABASE_URL: (await createDatabase("cfg")).url,
+    SOURCE_SECRET_REFS: "METRICS:ws_cli",
+    METRICS_USERNAME: reader.user,
+    METRICS_PASSWORD: reader.password,
+    // The metrics database and a closed port beside it share the loopback test server: allowed explicitly.
+    SOURCE_ALLOWED_HOSTS: `${metrics.host}:${metrics.port},${metrics.host}:1`,
+  };
+  dir = await mkdtemp(join(tmpdir(), "pb-provision-cli-"));
+  await writeFile(join(dir, "pulseboard.yaml"), file(metrics.port));
+  await writeFile(join(dir, "down.yaml"), file(1));
+});
+afterAll(() => metrics.close());
+
+function file(port: number): string {
+  return `workspaces:
+  - id: ws_cli
+    name: CLI
+    groups: { viewer: cli-viewers, editor: cli-editors, admin: cli-admins }
+    sources:
+      - id: src_cli
+        name: Metrics
+        host: ${metrics.host}
+        port: ${port}
+        database: ${metrics.database}
+        sslmode: disable
+        secretRef: METRICS
+    dashboards:
+      - id: db_cli
+        spec:
+          title: Errors
+          time: { from: now-1h, to: now }
+          panels:
+            - id: errors
+              title: Server errors
+              type: stat
+              sourceId: src_cli
+              sql: SELECT count(*) AS errors FROM http_requests WHERE $__timeFilter(ts) AND status >= 500
+`;
+}
+
+async function cli(script: string, args: string[], extra: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", script, ...args], { cwd: root, env: { ...env, ...extra } });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+const provision = (args: string[], extra?: Record<string, string>) => cli("scripts/provision.ts", args, extra);
+const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at |node_modules|\.ts:\d+/);
+
+describe("npm run provision", () => {
+  test("before migrations: one line saying to run npm run migrate first", async () => {
+    const r = await provision([join(dir, "pulseboard.yaml")]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe("provision failed: the config store has no Pulseboard tables: run npm run migrate first\n");
+    expect(r.stdout).toBe("");
+  });
+
+  test("after npm run migrate: applies the file, then a second run reports 0 changes", async () => {
+    expect((await cli("scripts/migrate.ts", [])).code).toBe(0);
+    const first = await provision([join(dir, "pulseboard.yaml")]);
+    expect(first.stderr).toBe("");
+    expect(first.code).toBe(0);
+    expect(first.stdout).toBe(
+      ["created workspace ws_cli", "created source src_cli", "created dashboard db_cli", "provisioned: 3 changes, 0 unchanged", ""].join("\n"),
+    );
+    const second = await provision([join(dir, "pulseboard.yaml")]);
+    expect(second).toEqual({ code: 0, stdout: "provisioned: 0 changes, 3 unchanged\n", stderr: "" });
+  });
+
+  test("--from-env applies PROVISION_DOCUMENT (what the stack's provision container runs)", async () => {
+    const doc = JSON.stringify({ workspaces: [{ id: "ws_env", name: "From env", groups: { viewer: "a", editor: "b", admin: "c" } }] });
+    const r = await provision(["--from-env"], { PROVISION_DOCUMENT: doc });
+    expect(r).toEqual({ code: 0, stdout: "created workspace ws_env\nprovisioned: 1 change, 0 unchanged\n", stderr: "" });
+    const unset = await provision(["--from-env"]);
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toBe("provision failed: --from-env: PROVISION_DOCUMENT is not set\n");
+  });
+
+  test("a source that does not answer: one line naming it, exit 1, no stack trace", async () => {
+    const r = await provision([join(dir, "down.yaml")]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(/^provision failed: source src_cli: /);
+    noStack(r.stderr);
+  });
+
+  test("an invalid file lists every problem by entity and field; bad usage is exit 2", async () => {
+    await writeFile(join(dir, "bad.yaml"), "workspaces:\n  - id: cli\n    name: ''\n    groups: {viewer: a, editor: b}\n");
+    const r = await provision([join(dir, "bad.yaml")]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("provision failed: The provisioning document is invalid:\n");
+    expect(r.stderr).toContain("  workspaces[cli].id: must be ws_ followed by");
+    expect(r.stderr).toContain("  workspaces[cli].name: must not be empty");
+    expect(r.stderr).toContain("  workspaces[cli].groups.admin:");
+    noStack(r.stderr);
+    const usage = await provision([]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/^provision: a provisioning FILE is required\nusage: npm run provision -- FILE/);
+    expect((await provision([join(dir, "nope.yaml")])).stderr).toBe(`provision failed: ${join(dir, "nope.yaml")}: no such file\n`);
+  });
+});
