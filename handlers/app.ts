@@ -11,6 +11,7 @@ import { registerHealth } from "../lib/probes/health.ts";
 import { registerReady } from "../lib/probes/ready.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
 import { type OidcLogin, oidcLoginFromConfig } from "../lib/oidc/login.ts";
+import { requireOriginSecret } from "./origin-guard.ts";
 import { registerPages } from "./pages/index.ts";
 import { createAiRouteDeps, registerAiRoutes } from "./routes/ai.ts";
 import { type ApiDeps, registerApiRoutes } from "./routes/api.ts";
@@ -36,6 +37,11 @@ export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   app.use(requestId());
   app.onError(onError((line) => deps.log.error(String(line.msg), line)));
+  // Before everything, probes included: only the CDN knows the origin secret (docs/infra.md).
+  const originSecrets = [deps.config.ORIGIN_VERIFY_SECRET, deps.config.ORIGIN_VERIFY_SECRET_PREVIOUS].filter(
+    (v): v is string => Boolean(v),
+  );
+  if (deps.config.ORIGIN_VERIFY_SECRET) app.use(requireOriginSecret(() => originSecrets));
   // Before every route: NUL, unpaired surrogates and runaway nesting are a 400 naming the field, never a
   // database error (docs/api.md, "Input rules").
   app.use(rejectRefusedInput());

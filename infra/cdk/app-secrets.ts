@@ -11,6 +11,7 @@ export class AppSecrets extends Construct {
   readonly metricsToken: secretsmanager.Secret;
   readonly aiApiKey: secretsmanager.Secret;
   readonly oidcClientSecret: secretsmanager.Secret;
+  readonly originSecret: secretsmanager.Secret;
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -29,6 +30,12 @@ export class AppSecrets extends Construct {
       "OidcClientSecret",
       "Pulseboard OIDC_CLIENT_SECRET (replace the generated placeholder)",
       32,
+    );
+    // CloudFront sends it to the handlers' origin in a header; the handlers refuse requests without it.
+    this.originSecret = generated(
+      "OriginSecret",
+      "Pulseboard ORIGIN_VERIFY_SECRET (CloudFront to the handlers' function URL)",
+      48,
     );
   }
 }

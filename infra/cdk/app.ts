@@ -5,6 +5,8 @@
 //                                                        otherwise `cdk deploy` builds both Dockerfiles with Docker
 //   gitCommit                                            GIT_COMMIT baked into images built here
 //   stackName (default Pulseboard), streamHostDesiredCount (default 2), deletionProtection (default true)
+//   handlersReservedConcurrency (default 12)            the handlers' reserved concurrency; the stack refuses a
+//                                                        count that breaks the config store's connection budget
 import { fileURLToPath } from "node:url";
 import { App } from "aws-cdk-lib";
 import type { ImageSources } from "./images.ts";
@@ -32,9 +34,14 @@ const desired = context("streamHostDesiredCount");
 if (desired !== undefined && !/^[1-9][0-9]*$/.test(desired)) {
   throw new Error(`streamHostDesiredCount must be a positive integer, got ${JSON.stringify(desired)}`);
 }
+const concurrency = context("handlersReservedConcurrency");
+if (concurrency !== undefined && !/^[1-9][0-9]*$/.test(concurrency)) {
+  throw new Error(`handlersReservedConcurrency must be a positive integer, got ${JSON.stringify(concurrency)}`);
+}
 new PulseboardStack(app, context("stackName") ?? "Pulseboard", {
   images,
   streamHostDesiredCount: desired === undefined ? undefined : Number(desired),
+  handlersReservedConcurrency: concurrency === undefined ? undefined : Number(concurrency),
   deletionProtection: context("deletionProtection") !== "false",
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });

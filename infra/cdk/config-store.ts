@@ -3,7 +3,12 @@ import * as ec2 from "aws-cdk-lib/aws-ec2";
 import * as rds from "aws-cdk-lib/aws-rds";
 import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import { Construct } from "constructs";
-import { CONFIG_STORE_DATABASE, CONFIG_STORE_USER } from "./constants.ts";
+import {
+  CONFIG_STORE_DATABASE,
+  CONFIG_STORE_IDLE_SESSION_TIMEOUT_MS,
+  CONFIG_STORE_USER,
+  CONNECTION_BUDGET,
+} from "./constants.ts";
 
 export interface ConfigStoreProps {
   vpc: ec2.IVpc;
@@ -32,8 +37,22 @@ export class ConfigStore extends Construct {
       description: "Pulseboard config store",
       allowAllOutbound: false,
     });
+    const engine = rds.DatabaseInstanceEngine.postgres({ version: rds.PostgresEngineVersion.VER_17 });
+    // max_connections is set, not derived from the instance's memory, so the stack can check its connection
+    // budget against it (constants.ts CONNECTION_BUDGET). idle_session_timeout ends the idle connections of
+    // Lambda instances that were frozen or retired by a deploy; the processes' own long-lived connections are
+    // never idle that long (the listener pings every 30 s, readiness is asked every 10 s).
+    const parameterGroup = new rds.ParameterGroup(this, "Parameters", {
+      engine,
+      description: "Pulseboard config store",
+      parameters: {
+        max_connections: String(CONNECTION_BUDGET.maxConnections),
+        idle_session_timeout: String(CONFIG_STORE_IDLE_SESSION_TIMEOUT_MS),
+      },
+    });
     this.instance = new rds.DatabaseInstance(this, "Instance", {
-      engine: rds.DatabaseInstanceEngine.postgres({ version: rds.PostgresEngineVersion.VER_17 }),
+      engine,
+      parameterGroup,
       instanceType: ec2.InstanceType.of(ec2.InstanceClass.T4G, ec2.InstanceSize.MICRO),
       vpc: props.vpc,
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },

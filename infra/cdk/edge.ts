@@ -3,12 +3,15 @@ import * as cloudfront from "aws-cdk-lib/aws-cloudfront";
 import * as origins from "aws-cdk-lib/aws-cloudfront-origins";
 import type * as elbv2 from "aws-cdk-lib/aws-elasticloadbalancingv2";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
+import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import { Construct } from "constructs";
-import { STREAM_HOST_PATHS, STREAM_ORIGIN_READ_TIMEOUT_SECONDS } from "./constants.ts";
+import { ORIGIN_VERIFY_HEADER, STREAM_HOST_PATHS, STREAM_ORIGIN_READ_TIMEOUT_SECONDS } from "./constants.ts";
 
 export interface EdgeProps {
   handlersUrl: lambda.IFunctionUrl;
   streamHostLoadBalancer: elbv2.IApplicationLoadBalancer;
+  /** Sent to the handlers' origin in ORIGIN_VERIFY_HEADER; the handlers refuse requests without it. */
+  originSecret: secretsmanager.ISecret;
 }
 
 /**
@@ -25,6 +28,8 @@ export class Edge extends Construct {
     const handlersOrigin = new origins.FunctionUrlOrigin(props.handlersUrl, {
       // The function's own timeout is 90 s; the default quota allows up to 120 s.
       readTimeout: Duration.seconds(90),
+      // A dynamic reference: CloudFormation resolves it at deploy time, the template never holds the value.
+      customHeaders: { [ORIGIN_VERIFY_HEADER]: props.originSecret.secretValue.unsafeUnwrap() },
     });
     // SSE: CloudFront ends a response when the origin sends nothing for readTimeout, so it is set to the
     // default quota's maximum; the streams' heartbeat keeps well inside it. No total-response limit

@@ -3,7 +3,7 @@ import * as ec2 from "aws-cdk-lib/aws-ec2";
 import * as lambda from "aws-cdk-lib/aws-lambda";
 import * as logs from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
-import { HANDLERS_PORT, HEALTH_PATH } from "./constants.ts";
+import { CONNECTION_BUDGET, HANDLERS_CHECK_PORT, HANDLERS_PORT, HEALTH_PATH } from "./constants.ts";
 import type { ImageRef } from "./images.ts";
 import { lambdaEnvironment, mergeSettings, type RuntimeSettings } from "./runtime-settings.ts";
 
@@ -16,6 +16,8 @@ export interface HandlersFunctionProps {
    * notice a changed secret value. Changing this revision (it is part of the description) forces that update.
    */
   secretsRevision: string;
+  /** Reserved concurrency: the most instances, hence pools, that can exist at once (the connection budget). */
+  reservedConcurrency: number;
 }
 
 /**
@@ -36,12 +38,16 @@ export class HandlersFunction extends Construct {
         PORT: String(HANDLERS_PORT),
         AWS_LWA_PORT: String(HANDLERS_PORT),
         AWS_LWA_READINESS_CHECK_PATH: HEALTH_PATH,
+        // The main port refuses requests without the CDN's origin secret; the adapter checks a loopback port
+        // that answers /api/health only.
+        AWS_LWA_READINESS_CHECK_PORT: String(HANDLERS_CHECK_PORT),
+        HEALTH_CHECK_PORT: String(HANDLERS_CHECK_PORT),
         // The dashboard chat streams its answer (SSE); the adapter and the function URL must stream too.
         AWS_LWA_INVOKE_MODE: "response_stream",
         // SIGTERM drains (in-flight work finishes, pools released) instead of exiting 143 mid-request.
         FRAMEWORK_MANUAL_SIG_HANDLE: "true",
         // One request at a time per Lambda instance: a small pool keeps many instances within RDS limits.
-        PG_POOL_MAX: "2",
+        PG_POOL_MAX: String(CONNECTION_BUDGET.handlersPool),
       },
       secrets: {},
     });
@@ -52,6 +58,7 @@ export class HandlersFunction extends Construct {
       memorySize: 1024,
       // AI routes may take AI_REQUEST_TIMEOUT_MS (60 s by default) plus the rest of the request.
       timeout: Duration.seconds(90),
+      reservedConcurrentExecutions: props.reservedConcurrency,
       vpc: props.vpc,
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
       environment: lambdaEnvironment(settings),

@@ -4,6 +4,7 @@ import * as iam from "aws-cdk-lib/aws-iam";
 import type { Construct } from "constructs";
 import { AppSecrets } from "./app-secrets.ts";
 import { ConfigStore } from "./config-store.ts";
+import { CONNECTION_BUDGET, connectionsAtMost } from "./constants.ts";
 import { Edge } from "./edge.ts";
 import { HandlersFunction } from "./handlers-function.ts";
 import { type ImageSources, resolveImages } from "./images.ts";
@@ -16,7 +17,12 @@ export interface PulseboardStackProps extends StackProps {
   streamHostDesiredCount?: number;
   /** Deletion protection of the config store (default true). */
   deletionProtection?: boolean;
+  /** Reserved concurrency of the handlers function (default CONNECTION_BUDGET.handlersConcurrency). */
+  handlersReservedConcurrency?: number;
 }
+
+/** Stream host tasks that can run at once: a deployment starts the new ones before it stops the old (200 %). */
+export const STREAM_HOST_MAX_PERCENT = 200;
 
 /**
  * Pulseboard on AWS: CloudFront → { Lambda function URL (handlers), ALB → Fargate (stream host) },
@@ -64,6 +70,23 @@ export class PulseboardStack extends Stack {
       "Change it (1, 2, ...) after putting new secret values, so the handlers function picks them up",
       { default: "1" },
     );
+
+    // The config store's connection budget, by construction: refuse to build a stack that could exceed it.
+    const desiredCount = props.streamHostDesiredCount ?? 2;
+    const handlersConcurrency = props.handlersReservedConcurrency ?? CONNECTION_BUDGET.handlersConcurrency;
+    const atMost = connectionsAtMost({
+      ...CONNECTION_BUDGET,
+      handlersConcurrency,
+      streamHostTasks: Math.ceil((desiredCount * STREAM_HOST_MAX_PERCENT) / 100),
+    });
+    const available = CONNECTION_BUDGET.maxConnections - CONNECTION_BUDGET.reserved;
+    if (atMost > available) {
+      throw new Error(
+        `config-store connection budget exceeded: up to ${atMost} connections (handlersReservedConcurrency ${handlersConcurrency}, ` +
+          `streamHostDesiredCount ${desiredCount}) but max_connections ${CONNECTION_BUDGET.maxConnections} leaves ${available}; ` +
+          "lower one of them or raise max_connections with the instance class (infra/cdk/constants.ts)",
+      );
+    }
 
     const vpc = new ec2.Vpc(this, "Vpc", {
       maxAzs: 2,
@@ -114,14 +137,19 @@ export class PulseboardStack extends Stack {
     const streamHost = new StreamHostService(this, "StreamHost", {
       vpc,
       image: images.streamHost,
-      desiredCount: props.streamHostDesiredCount ?? 2,
+      desiredCount,
+      maxHealthyPercent: STREAM_HOST_MAX_PERCENT,
       settings: { plain: shared.plain, secrets: { ...shared.secrets, METRICS_TOKEN: { secret: secrets.metricsToken } } },
     });
     const handlers = new HandlersFunction(this, "Handlers", {
       vpc,
       image: images.handlers,
-      settings: shared,
+      settings: {
+        plain: shared.plain,
+        secrets: { ...shared.secrets, ORIGIN_VERIFY_SECRET: { secret: secrets.originSecret } },
+      },
       secretsRevision,
+      reservedConcurrency: handlersConcurrency,
     });
 
     // The stream host's tasks migrate the config store before they start; updating the function only after
@@ -142,6 +170,7 @@ export class PulseboardStack extends Stack {
     const edge = new Edge(this, "Edge", {
       handlersUrl: handlers.url,
       streamHostLoadBalancer: streamHost.loadBalancer,
+      originSecret: secrets.originSecret,
     });
 
     new CfnOutput(this, "Url", { value: `https://${edge.distribution.distributionDomainName}` });

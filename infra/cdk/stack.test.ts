@@ -7,8 +7,13 @@ import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HEARTBEAT_MS } from "../../stream-host/app.ts";
+import { ORIGIN_VERIFY_HEADER as HANDLERS_ORIGIN_HEADER } from "../../handlers/origin-guard.ts";
 import {
+  CONNECTION_BUDGET,
   DEREGISTRATION_DELAY_SECONDS,
+  HANDLERS_CHECK_PORT,
+  HEALTH_CHECK_GRACE_SECONDS,
+  ORIGIN_VERIFY_HEADER,
   SERVICE_DISCOVERY_NAMESPACE,
   SHUTDOWN_GRACE_MS,
   STOP_TIMEOUT_SECONDS,
@@ -367,5 +372,80 @@ describe("asset images (what a real `cdk deploy` builds)", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("config-store connection budget", () => {
+  it("every pool at its most, plus each process's LISTEN and readiness connections and migrate, fits in max_connections", () => {
+    const fn = handlersFunction();
+    const handlersEnv = fn.Properties.Environment.Variables;
+    const concurrency = fn.Properties.ReservedConcurrentExecutions as number;
+    expect(concurrency).toBeGreaterThan(0);
+    const [, service] = only("AWS::ECS::Service");
+    const tasks = Math.ceil(
+      (service.Properties.DesiredCount * service.Properties.DeploymentConfiguration.MaximumPercent) / 100,
+    );
+    const streamEnv = envOf(container("stream-host"));
+    const [, params] = only("AWS::RDS::DBParameterGroup");
+    const maxConnections = Number(params.Properties.Parameters.max_connections);
+    const [, db] = only("AWS::RDS::DBInstance");
+    expect(db.Properties.DBParameterGroupName).toEqual({ Ref: only("AWS::RDS::DBParameterGroup")[0] });
+
+    const perHandler = Number(handlersEnv.PG_POOL_MAX) + CONNECTION_BUDGET.besidesPool;
+    const perTask = Number(streamEnv.PG_POOL_MAX) + CONNECTION_BUDGET.besidesPool + CONNECTION_BUDGET.migrate;
+    const total = concurrency * perHandler + tasks * perTask + CONNECTION_BUDGET.operator;
+    expect(total).toBeLessThanOrEqual(maxConnections - CONNECTION_BUDGET.reserved);
+    // Frozen or retired Lambda instances' idle connections are ended by the server.
+    expect(Number(params.Properties.Parameters.idle_session_timeout)).toBeGreaterThan(0);
+  });
+
+  it("refuses to build a stack whose processes could open more connections than the config store allows", () => {
+    const app = new App({ outdir, builtinCloudFormationValidation: false });
+    expect(
+      () =>
+        new PulseboardStack(app, "TooBig", {
+          images: { kind: "ecr", handlersRepository: "h", streamHostRepository: "s", tag: "t" },
+          handlersReservedConcurrency: 40,
+        }),
+    ).toThrow(/connection budget exceeded/);
+  });
+});
+
+describe("health checks: out of rotation on a config-store outage, never a restart loop", () => {
+  it("the ALB checks readiness; ECS ignores target health and replaces only a task whose liveness check fails", () => {
+    const [, tg] = only("AWS::ElasticLoadBalancingV2::TargetGroup");
+    expect(tg.Properties.HealthCheckPath).toBe("/api/ready");
+    const [, service] = only("AWS::ECS::Service");
+    expect(service.Properties.HealthCheckGracePeriodSeconds).toBe(HEALTH_CHECK_GRACE_SECONDS);
+    expect(HEALTH_CHECK_GRACE_SECONDS).toBe(2_147_483_647);
+    const check = container("stream-host").HealthCheck;
+    expect(check.Command.join(" ")).toContain("/api/health");
+    expect(check.Command.join(" ")).not.toContain("/api/ready");
+    // A deployment whose tasks never start is still rolled back.
+    expect(service.Properties.DeploymentConfiguration.DeploymentCircuitBreaker).toEqual({ Enable: true, Rollback: true });
+  });
+});
+
+describe("origin secret: the function URL cannot be used around CloudFront", () => {
+  it("CloudFront sends the secret to the handlers' origin, the handlers get the same secret, the adapter checks a port of its own", () => {
+    expect(ORIGIN_VERIFY_HEADER).toBe(HANDLERS_ORIGIN_HEADER);
+    const config = only("AWS::CloudFront::Distribution")[1].Properties.DistributionConfig;
+    const fnOrigin = (config.Origins as Record<string, any>[]).find((o) => JSON.stringify(o.DomainName).includes("FunctionUrl"))!;
+    const secretId = logicalIdOf("AWS::SecretsManager::Secret", (r) =>
+      String(r.Properties.Description).includes("ORIGIN_VERIFY_SECRET"),
+    );
+    expect(fnOrigin.OriginCustomHeaders).toHaveLength(1);
+    expect(fnOrigin.OriginCustomHeaders[0].HeaderName).toBe(ORIGIN_VERIFY_HEADER);
+    const sent = JSON.stringify(fnOrigin.OriginCustomHeaders[0].HeaderValue);
+    expect(sent).toContain("{{resolve:secretsmanager:");
+    expect(sent).toContain(secretId);
+    // The stream host's origin is an internal ALB: no header there.
+    const albOrigin = (config.Origins as Record<string, any>[]).find((o) => o !== fnOrigin)!;
+    expect(albOrigin.OriginCustomHeaders ?? []).toEqual([]);
+
+    const env = handlersFunction().Properties.Environment.Variables;
+    expect(env.AWS_LWA_READINESS_CHECK_PORT).toBe(String(HANDLERS_CHECK_PORT));
+    expect(env.HEALTH_CHECK_PORT).toBe(String(HANDLERS_CHECK_PORT));
+    expect(env.AWS_LWA_READINESS_CHECK_PORT).not.toBe(env.PORT);
   });
 });

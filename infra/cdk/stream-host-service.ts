@@ -8,7 +8,9 @@ import * as cr from "aws-cdk-lib/custom-resources";
 import { Construct } from "constructs";
 import {
   ALB_IDLE_TIMEOUT_SECONDS,
+  CONNECTION_BUDGET,
   DEREGISTRATION_DELAY_SECONDS,
+  HEALTH_CHECK_GRACE_SECONDS,
   LIVENESS_COMMAND,
   READY_PATH,
   SERVICE_DISCOVERY_NAMESPACE,
@@ -26,6 +28,8 @@ export interface StreamHostServiceProps {
   image: ImageRef;
   settings: RuntimeSettings;
   desiredCount: number;
+  /** Tasks a deployment may run at once, in percent of desiredCount (part of the connection budget). */
+  maxHealthyPercent: number;
 }
 
 /** AWS's managed prefix list of CloudFront's origin-facing addresses. */
@@ -61,6 +65,8 @@ export class StreamHostService extends Construct {
         SHUTDOWN_GRACE_MS: String(SHUTDOWN_GRACE_MS),
         // The ECS agent sets ECS_CONTAINER_METADATA_URI_V4; the host drains as soon as the task is stopping.
         TASK_STOP_POLL_MS: String(TASK_STOP_POLL_MS),
+        // Part of the config store's connection budget (constants.ts).
+        PG_POOL_MAX: String(CONNECTION_BUDGET.streamHostPool),
         // Prometheus scrapes the tasks from inside the VPC. Requests through CloudFront and the ALB carry
         // the CloudFront edge as the last X-Forwarded-For hop, which is outside this range, so they are refused.
         METRICS_ALLOWED_CIDRS: vpc.vpcCidrBlock,
@@ -126,9 +132,12 @@ export class StreamHostService extends Construct {
       taskDefinition,
       desiredCount: props.desiredCount,
       minHealthyPercent: 100,
-      maxHealthyPercent: 200,
+      maxHealthyPercent: props.maxHealthyPercent,
       circuitBreaker: { enable: true, rollback: true },
-      healthCheckGracePeriod: Duration.seconds(60),
+      // Readiness (the target group's check) takes a task out of rotation; ECS must not replace it for that, or
+      // a config-store outage restarts every task in a loop and drops every stream. ECS ignores target health
+      // for the task's life; the container's liveness check replaces a wedged process. See docs/infra.md.
+      healthCheckGracePeriod: Duration.seconds(HEALTH_CHECK_GRACE_SECONDS),
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
       securityGroups: [this.securityGroup],
       assignPublicIp: false,
