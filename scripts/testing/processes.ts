@@ -14,10 +14,15 @@ export interface Running {
   waitFor(text: string | RegExp, timeoutMs?: number): Promise<void>;
 }
 
-/** Runs `node --import tsx <script>` in the checkout with exactly `env` (plus PATH and HOME). */
-export function runScript(script: string, env: Record<string, string | undefined>, args: string[] = []): Running {
+/** Runs `node --import tsx <script>` in the checkout (or `cwd`) with exactly `env` (plus PATH and HOME). */
+export function runScript(
+  script: string,
+  env: Record<string, string | undefined>,
+  args: string[] = [],
+  cwd: string = root,
+): Running {
   const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
-    cwd: root,
+    cwd,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
