@@ -23,6 +23,8 @@ export const TARGETS = [
   { name: "handlers", entries: ["handlers/main.ts"], platform: "node", required: true },
   { name: "stream-host", entries: ["stream-host/main.ts"], platform: "node", required: true },
   { name: "migrate", entries: ["scripts/migrate.ts"], platform: "node", required: false },
+  // Applies a provisioning document after the migrations (the stack's provision container).
+  { name: "provision", entries: ["scripts/provision.ts"], platform: "node", required: false },
   // The browser bundle is web/build.ts's job (content-hashed files plus manifest.json, which the pages read).
   { name: "web", entries: ["web/build.ts"], platform: "web-assets", required: false },
 ];

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../lib/embedded/postgres.ts";
-import { createDatabase } from "../lib/testing/pg.ts";
+import { createDatabase, createTestConfigStore } from "../lib/testing/pg.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -50,8 +50,8 @@ afterAll(async () => {
 });
 
 /** Starts a bundle with a minimal environment, from a folder with no node_modules anywhere above it. */
-function startBundle(file: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, [file], {
+function startBundle(file: string, env: Record<string, string>, args: string[] = []): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, [file, ...args], {
     cwd: outRoot,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -232,6 +232,31 @@ describe("migrate bundle (what the stream host task's migrate container runs)", 
       const second = await run();
       expect(second.code, second.output).toBe(0);
       expect(second.output).toContain("config store is up to date");
+    },
+  );
+});
+
+describe("provision bundle (what the stream host task's provision container runs)", () => {
+  it(
+    "applies PROVISION_DOCUMENT with --from-env (guard parser beside it), then finds nothing to change",
+    async () => {
+      const result = await build({ outdir: join(outRoot, "provision"), only: ["provision"], log: silent });
+      expect(result.built[0].extras).toContain("libpg-query.wasm");
+      const file = join(result.built[0].dir, "main.mjs");
+      const store = await createTestConfigStore();
+      await store.close();
+      const doc = JSON.stringify({ workspaces: [{ id: "ws_bundle", name: "Bundle", groups: { viewer: "v", editor: "e", admin: "a" } }] });
+      const run = async () => {
+        const { child, output } = startBundle(file, { DATABASE_URL: store.url, PROVISION_DOCUMENT: doc }, ["--from-env"]);
+        const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+        return { code, output: output() };
+      };
+      const first = await run();
+      expect(first.code, first.output).toBe(0);
+      expect(first.output).toBe("created workspace ws_bundle\nprovisioned: 1 change, 0 unchanged\n");
+      const second = await run();
+      expect(second.code, second.output).toBe(0);
+      expect(second.output).toBe("provisioned: 0 changes, 1 unchanged\n");
     },
   );
 });

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,4 +63,31 @@ it("refuses half of the prebuilt-image context, naming what must go together", a
   const { code, stderr } = await runApp({ imageTag: "abc123" });
   expect(code).not.toBe(0);
   expect(stderr).toContain("imageTag, handlersRepository and streamHostRepository must be given together");
+});
+
+const PREBUILT = { imageTag: "abc123", handlersRepository: "pulseboard-handlers", streamHostRepository: "pulseboard-stream-host" };
+
+it("provisioningFile: reads the file and its dashboards' specFiles, checks it, and hands it to the provision container", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "pulseboard-cdk-provisioning-"));
+  const spec = { title: "Errors", time: { from: "now-1h", to: "now" }, panels: [] };
+  await writeFile(join(dir, "errors.json"), JSON.stringify(spec));
+  await writeFile(
+    join(dir, "pulseboard.yaml"),
+    "workspaces:\n  - id: ws_ops\n    name: Ops\n    groups: {viewer: v, editor: e, admin: a}\n    dashboards:\n      - id: db_errors\n        specFile: errors.json\n",
+  );
+  const { code, stderr } = await runApp({ ...PREBUILT, stackName: "PulseboardProvisioned", provisioningFile: join(dir, "pulseboard.yaml") });
+  expect(code, stderr).toBe(0);
+  const template = JSON.parse(readFileSync(join(outdir, "PulseboardProvisioned.template.json"), "utf8"));
+  const task = Object.values(template.Resources as Record<string, { Type: string; Properties: any }>).find((r) => r.Type === "AWS::ECS::TaskDefinition");
+  const provision = task?.Properties.ContainerDefinitions.find((c: { Name: string }) => c.Name === "provision");
+  const env = Object.fromEntries(provision.Environment.map((e: { Name: string; Value: unknown }) => [e.Name, e.Value]));
+  expect(JSON.parse(env.PROVISION_DOCUMENT as string)).toEqual({
+    workspaces: [{ id: "ws_ops", name: "Ops", groups: { viewer: "v", editor: "e", admin: "a" }, dashboards: [{ id: "db_errors", spec }] }],
+  });
+
+  await writeFile(join(dir, "bad.yaml"), "workspaces:\n  - id: ops\n    name: Ops\n    groups: {viewer: v, editor: e, admin: a}\n");
+  const bad = await runApp({ ...PREBUILT, provisioningFile: join(dir, "bad.yaml") });
+  expect(bad.code).not.toBe(0);
+  expect(bad.stderr).toContain("workspaces[ops].id: must be ws_ followed by");
+  await rm(dir, { recursive: true, force: true });
 });

@@ -5,10 +5,15 @@
 //                                                        otherwise `cdk deploy` builds both Dockerfiles with Docker
 //   gitCommit                                            GIT_COMMIT baked into images built here
 //   stackName (default Pulseboard), streamHostDesiredCount (default 2), deletionProtection (default true)
+//   provisioningFile                                     a provisioning file (docs/provisioning.md), relative to
+//                                                        infra/cdk or absolute: checked here, applied by every
+//                                                        starting stream host task after its migrations
 //   handlersReservedConcurrency (default 12)            the handlers' reserved concurrency; the stack refuses a
 //                                                        count that breaks the config store's connection budget
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { App } from "aws-cdk-lib";
+import { defaultDocumentOptions, parseProvisioningDocument, readProvisioningFile } from "../../lib/provisioning/document.ts";
 import type { ImageSources } from "./images.ts";
 import { PulseboardStack } from "./pulseboard-stack.ts";
 
@@ -38,8 +43,17 @@ const concurrency = context("handlersReservedConcurrency");
 if (concurrency !== undefined && !/^[1-9][0-9]*$/.test(concurrency)) {
   throw new Error(`handlersReservedConcurrency must be a positive integer, got ${JSON.stringify(concurrency)}`);
 }
+// Read (with its dashboards' specFiles) and checked now, so a broken file fails `cdk synth`, not the deployed task.
+const provisioningFile = context("provisioningFile");
+let provisionDocument: string | undefined;
+if (provisioningFile) {
+  const raw = await readProvisioningFile(resolve(provisioningFile));
+  parseProvisioningDocument(raw, defaultDocumentOptions());
+  provisionDocument = JSON.stringify(raw);
+}
 new PulseboardStack(app, context("stackName") ?? "Pulseboard", {
   images,
+  provisionDocument,
   streamHostDesiredCount: desired === undefined ? undefined : Number(desired),
   handlersReservedConcurrency: concurrency === undefined ? undefined : Number(concurrency),
   deletionProtection: context("deletionProtection") !== "false",

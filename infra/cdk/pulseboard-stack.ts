@@ -17,6 +17,11 @@ export interface PulseboardStackProps extends StackProps {
   streamHostDesiredCount?: number;
   /** Deletion protection of the config store (default true). */
   deletionProtection?: boolean;
+  /**
+   * A provisioning document (JSON, docs/provisioning.md; app.ts reads it from the provisioningFile context): every
+   * starting stream host task applies it after its migrations, idempotently.
+   */
+  provisionDocument?: string;
   /** Reserved concurrency of the handlers function (default CONNECTION_BUDGET.handlersConcurrency). */
   handlersReservedConcurrency?: number;
 }
@@ -65,6 +70,11 @@ export class PulseboardStack extends Stack {
     });
     const aiModel = param("AiModel", "AI_MODEL (empty: unset)", { default: "" });
     const aiCompatBaseUrl = param("AiCompatBaseUrl", "AI_COMPAT_BASE_URL when AiProvider is compat", { default: "" });
+    const platformAdminGroup = param(
+      "PlatformAdminGroup",
+      "PLATFORM_ADMIN_GROUP: the OIDC group whose members create and manage workspaces (empty: nobody; workspaces then come only from the provisioning file)",
+      { default: "" },
+    );
     const secretsRevision = param(
       "SecretsRevision",
       "Change it (1, 2, ...) after putting new secret values, so the handlers function picks them up",
@@ -123,6 +133,7 @@ export class PulseboardStack extends Stack {
         AI_PROVIDER: aiProvider,
         AI_MODEL: aiModel,
         AI_COMPAT_BASE_URL: aiCompatBaseUrl,
+        PLATFORM_ADMIN_GROUP: platformAdminGroup,
       },
       secrets: {
         PGPASSWORD: { secret: configStore.secret, field: "password" },
@@ -140,6 +151,7 @@ export class PulseboardStack extends Stack {
       desiredCount,
       maxHealthyPercent: STREAM_HOST_MAX_PERCENT,
       settings: { plain: shared.plain, secrets: { ...shared.secrets, METRICS_TOKEN: { secret: secrets.metricsToken } } },
+      provisionDocument: props.provisionDocument,
     });
     const handlers = new HandlersFunction(this, "Handlers", {
       vpc,

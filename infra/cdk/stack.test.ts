@@ -449,3 +449,52 @@ describe("origin secret: the function URL cannot be used around CloudFront", () 
     expect(env.AWS_LWA_READINESS_CHECK_PORT).not.toBe(env.PORT);
   });
 });
+
+describe("provisioning: an empty config store becomes usable without code", () => {
+  const document = JSON.stringify({ workspaces: [{ id: "ws_ops", name: "Ops", groups: { viewer: "ops-v", editor: "ops-e", admin: "ops-a" } }] });
+  let provisioned: Record<string, Resource>;
+  let provisionedDir: string;
+  beforeAll(async () => {
+    provisionedDir = await mkdtemp(join(tmpdir(), "pulseboard-cdk-provision-"));
+    const { stack } = synthTestStack(provisionedDir, { validate: false, provisionDocument: document });
+    provisioned = Template.fromStack(stack).toJSON().Resources;
+  });
+  afterAll(() => rm(provisionedDir, { recursive: true, force: true }));
+
+  const containersOf = (res: Record<string, Resource>) => {
+    const tasks = Object.values(res).filter((r) => r.Type === "AWS::ECS::TaskDefinition");
+    expect(tasks).toHaveLength(1);
+    return tasks[0].Properties.ContainerDefinitions as Record<string, any>[];
+  };
+
+  it("asks for PLATFORM_ADMIN_GROUP (empty: nobody) and gives it to both processes", () => {
+    expect(template.toJSON().Parameters.PlatformAdminGroup).toMatchObject({ Type: "String", Default: "" });
+    expect(envOf(container("stream-host")).PLATFORM_ADMIN_GROUP).toEqual({ Ref: "PlatformAdminGroup" });
+    expect(handlersFunction().Properties.Environment.Variables.PLATFORM_ADMIN_GROUP).toEqual({ Ref: "PlatformAdminGroup" });
+  });
+
+  it("without a provisioning file there is no provision container", () => {
+    expect(containersOf(resources).map((c) => c.Name)).not.toContain("provision");
+  });
+
+  it("with one, each task applies it after migrate and before the stream host starts, from PROVISION_DOCUMENT", () => {
+    const byName = Object.fromEntries(containersOf(provisioned).map((c) => [c.Name, c]));
+    const provision = byName.provision;
+    expect(provision).toBeDefined();
+    expect(provision.Essential).toBe(false);
+    expect(provision.Command).toEqual(["node", "dist/provision/main.mjs", "--from-env"]);
+    expect(envOf(provision).PROVISION_DOCUMENT).toBe(document);
+    expect(envOf(provision).DATABASE_URL).toEqual(envOf(byName["stream-host"]).DATABASE_URL);
+    // Source credentials and the config-store password, as the stream host resolves them.
+    expect(secretsOf(provision).PGPASSWORD).toEqual(secretsOf(byName["stream-host"]).PGPASSWORD);
+    expect(provision.DependsOn).toEqual([{ ContainerName: "migrate", Condition: "SUCCESS" }]);
+    expect(byName["stream-host"].DependsOn).toEqual([{ ContainerName: "provision", Condition: "SUCCESS" }]);
+    // The document is not a secret (secret_refs are names), but it is only on the container that needs it.
+    expect(envOf(byName["stream-host"]).PROVISION_DOCUMENT).toBeUndefined();
+  });
+
+  it("refuses a document too large for a task definition", () => {
+    const big = JSON.stringify({ workspaces: [], padding: "x".repeat(40_000) });
+    expect(() => synthTestStack(provisionedDir, { validate: false, provisionDocument: big })).toThrow(/bytes as JSON; a task definition holds at most 32768/);
+  });
+});

@@ -28,9 +28,14 @@ export interface StreamHostServiceProps {
   image: ImageRef;
   settings: RuntimeSettings;
   desiredCount: number;
+  /** A provisioning document (JSON) a `provision` container applies after `migrate` and before the stream host starts. */
+  provisionDocument?: string;
   /** Tasks a deployment may run at once, in percent of desiredCount (part of the connection budget). */
   maxHealthyPercent: number;
 }
+
+/** ECS holds a task definition of up to 64 KiB; the provisioning document may take half. */
+const MAX_PROVISION_DOCUMENT_BYTES = 32 * 1024;
 
 /** AWS's managed prefix list of CloudFront's origin-facing addresses. */
 const CLOUDFRONT_ORIGIN_FACING = "com.amazonaws.global.cloudfront.origin-facing";
@@ -94,6 +99,28 @@ export class StreamHostService extends Construct {
       logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: "migrate" }),
     });
 
+    // With a provisioning document, `provision` applies it once migrate has succeeded and before the stream host
+    // starts: idempotent and advisory-locked, so every starting task may run it (docs/provisioning.md). It runs between
+    // the two, so its two config-store connections never overlap the task's other ones.
+    let before = migrate;
+    if (props.provisionDocument !== undefined) {
+      if (Buffer.byteLength(props.provisionDocument) > MAX_PROVISION_DOCUMENT_BYTES) {
+        throw new Error(
+          `the provisioning document is ${Buffer.byteLength(props.provisionDocument)} bytes as JSON; a task definition holds at most ${MAX_PROVISION_DOCUMENT_BYTES} of it (apply larger ones with npm run provision)`,
+        );
+      }
+      const provision = taskDefinition.addContainer("provision", {
+        image,
+        essential: false,
+        command: ["node", "dist/provision/main.mjs", "--from-env"],
+        environment: { ...settings.plain, PROVISION_DOCUMENT: props.provisionDocument },
+        secrets: ecsSecrets(settings),
+        logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: "provision" }),
+      });
+      provision.addContainerDependencies({ container: migrate, condition: ecs.ContainerDependencyCondition.SUCCESS });
+      before = provision;
+    }
+
     const app = taskDefinition.addContainer("stream-host", {
       image,
       essential: true,
@@ -113,7 +140,7 @@ export class StreamHostService extends Construct {
       },
       logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: "stream-host" }),
     });
-    app.addContainerDependencies({ container: migrate, condition: ecs.ContainerDependencyCondition.SUCCESS });
+    app.addContainerDependencies({ container: before, condition: ecs.ContainerDependencyCondition.SUCCESS });
 
     this.securityGroup = new ec2.SecurityGroup(this, "TaskSecurityGroup", {
       vpc,

@@ -2,7 +2,10 @@ import { App } from "aws-cdk-lib";
 import { PulseboardStack } from "./pulseboard-stack.ts";
 
 /** Test helper: the stack with prebuilt ECR images, so synthesizing needs no Docker. */
-export function synthTestStack(outdir: string, opts: { validate: boolean }): { app: App; stack: PulseboardStack } {
+export function synthTestStack(
+  outdir: string,
+  opts: { validate: boolean; provisionDocument?: string },
+): { app: App; stack: PulseboardStack } {
   const app = new App({
     outdir,
     builtinCloudFormationValidation: opts.validate,
@@ -16,6 +19,7 @@ export function synthTestStack(outdir: string, opts: { validate: boolean }): { a
       streamHostRepository: "pulseboard-stream-host",
       tag: "test-tag",
     },
+    provisionDocument: opts.provisionDocument,
   });
   return { app, stack };
 }

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
+import { variables } from "../config/variables.ts";
 import { newDashboardSpecSchema } from "../dashboard/spec.ts";
 import { AppError } from "../http/errors.ts";
 import { SourceInputSchema } from "../sources/store.ts";
@@ -28,6 +29,17 @@ export const DashboardIdSchema = z
 export interface DocumentOptions {
   minRefreshIntervalMs: number;
   defaultTime: { from: string; to: string };
+}
+
+/**
+ * The options the configuration's defaults give (MIN_REFRESH_INTERVAL_MS, DEFAULT_TIME_FROM / _TO): for checking a
+ * document where no configuration is loaded, such as `cdk synth`; the applying process checks it again with its own.
+ */
+export function defaultDocumentOptions(): DocumentOptions {
+  return {
+    minRefreshIntervalMs: Number(variables.MIN_REFRESH_INTERVAL_MS.default),
+    defaultTime: { from: String(variables.DEFAULT_TIME_FROM.default), to: String(variables.DEFAULT_TIME_TO.default) },
+  };
 }
 
 // Notes (which the AI source draft may write) and time-column overrides are managed only when the file names them;
