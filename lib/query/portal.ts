@@ -22,8 +22,8 @@ export interface PortalOptions {
   /** Ends the connection at once; the portal then fails with its own stop reason. */
   abort: () => void;
   /**
-   * Connections that already hold the fixed statements (BEGIN READ ONLY, SET LOCAL, ROLLBACK, the reset) as
-   * named prepared statements. A connection not in the set gets them parsed in this same pipeline.
+   * Connections that already hold the fixed statements (BEGIN READ ONLY, SET LOCAL, ROLLBACK) as named
+   * prepared statements (parsed again after every reset). A connection not in the set gets them parsed first.
    */
   prepared: WeakSet<object>;
 }
@@ -64,24 +64,18 @@ function wireLimit(maxBytes: number): number {
   return maxBytes * 3 + 65_536;
 }
 
-/** Statements of the pipeline that complete before the user's (BEGIN, SET LOCAL). */
-const BEFORE_STATEMENT = 2;
-/** Statements that complete before the session reset's check (BEGIN, SET LOCAL, the statement, ROLLBACK). */
-const BEFORE_RESET_CHECK = 4;
-
 /**
  * One guarded statement as a single pipelined round trip on the extended protocol:
  *
  *   BEGIN READ ONLY · SET LOCAL statement_timeout · Parse/Bind/Describe/Execute(maxRows + 1) · ROLLBACK ·
- *   session reset (check, RESET ALL) · Sync
+ *   DISCARD ALL · Parse of the three fixed statements again · Sync
  *
- * (the fixed statements as named prepared statements, parsed once per connection)
+ * (the three fixed statements as named prepared statements; the session reset is SESSION_RESET in wire.ts)
  *
  * The server runs them in order; nothing waits on a reply in between, so the read-only transaction, the
  * timeout and the reset cost no extra round trip. After an error the server skips to Sync, so neither the
- * ROLLBACK nor the reset runs on a failed statement and the caller destroys the connection. Rows are decoded
- * and their JSON size counted as each DataRow arrives; past the byte cap the portal stops keeping rows and
- * calls `abort` at once. Completions are counted so the reset check's row is never taken for a result row.
+ * ROLLBACK nor the reset runs on a failed statement and the caller destroys the connection. Rows are decoded and their JSON size counted as
+ * each DataRow arrives; past the byte cap the portal stops keeping rows and calls `abort` at once.
  */
 export class ReadOnlyPortal {
   /** Settles when the pipeline finished (ReadyForQuery) or failed. */
@@ -92,10 +86,6 @@ export class ReadOnlyPortal {
   bytes = 0;
   /** Raw bytes received on the socket during this statement. */
   wireBytes = 0;
-  /** Statements of the pipeline completed so far (CommandComplete, PortalSuspended, EmptyQueryResponse). */
-  private completed = 0;
-  /** The reset check's verdict: "f" when the session holds nothing the reset cannot undo. */
-  private resetVerdict: string | null = null;
 
   private resolveDone!: (r: PortalResult) => void;
   private rejectDone!: (e: Error) => void;
@@ -133,10 +123,9 @@ export class ReadOnlyPortal {
     const stream = connection.stream;
     this.stream = stream;
     stream.on("data", this.onWire);
-    // The fixed statements are named once per connection: Bind/Execute of a prepared statement skips the
-    // parse and analysis the server would otherwise repeat for each of them on every query. They are parsed
-    // on a fresh connection before any user statement runs, so no statement can precede or replace them; one
-    // that deallocates them only makes its own ROLLBACK or reset fail, and a failed client is destroyed.
+    // The three fixed statements are named: they are parsed on a fresh connection before any user statement
+    // runs, and again behind every DISCARD ALL, so no user statement can precede or replace them; one that
+    // deallocates them only makes its own ROLLBACK fail, and a failed client is destroyed.
     const parseFixed = !opts.prepared.has(connection);
     if (parseFixed) opts.prepared.add(connection);
     // The whole pipeline in one buffer and one write (one TCP segment for small statements). Execute's row
@@ -160,20 +149,8 @@ export class ReadOnlyPortal {
     this.bytes += this.decoder.headerBytes + 64;
   }
 
-  /**
-   * Whether the session reset ran and left nothing behind, so the connection may go back to its pool. False
-   * after any failure, and when the statement left state the reset cannot undo (see SESSION_RESET in wire.ts).
-   */
-  get sessionClean(): boolean {
-    return this.resetVerdict === "f";
-  }
-
   handleDataRow(msg: { fields: (string | null)[]; length: number }): void {
     if (this.stopReason) return;
-    if (this.completed !== BEFORE_STATEMENT) {
-      if (this.completed === BEFORE_RESET_CHECK) this.resetVerdict = msg.fields[1] ?? null;
-      return;
-    }
     this.rowsRead++;
     const decoder = this.decoder;
     if (!decoder) return;
@@ -193,16 +170,11 @@ export class ReadOnlyPortal {
   handlePortalSuspended(): void {
     // More rows than maxRows + 1: the ROLLBACK behind the Execute closes the portal.
     this.truncated = true;
-    this.completed++;
   }
 
-  handleCommandComplete(): void {
-    this.completed++;
-  }
+  handleCommandComplete(): void {}
 
-  handleEmptyQuery(): void {
-    this.completed++;
-  }
+  handleEmptyQuery(): void {}
 
   handleCopyInResponse(connection: WireConnection): void {
     connection.sendCopyFail("COPY FROM STDIN is not supported");

@@ -5,7 +5,6 @@ import { parseConfig } from "../config/parse.ts";
 import { createMetrics } from "../metrics/metrics.ts";
 import { createSecretResolver } from "../secrets/resolver.ts";
 import { createDatabase } from "../testing/pg.ts";
-import { rejection } from "../testing/rejection.ts";
 import { startupOptions } from "./pools.ts";
 import { ReadOnlyPortal } from "./portal.ts";
 import { type QueryRunner, createQueryRunner } from "./runner.ts";
@@ -67,7 +66,7 @@ function setup() {
   return { runner, source, one, pid };
 }
 
-const RUNNER_STATEMENTS = ["pb_ro_begin", "pb_ro_reset_all", "pb_ro_reset_check", "pb_ro_rollback", "pb_ro_timeout_1000"];
+const RUNNER_STATEMENTS = ["pb_ro_begin", "pb_ro_rollback", "pb_ro_timeout_1000"];
 
 describe("a pooled source connection carries nothing forward", () => {
   test("a session advisory lock taken by a statement is released before the client is checked out again", async () => {
@@ -88,7 +87,7 @@ describe("a pooled source connection carries nothing forward", () => {
     expect(runner.poolStats(source.id)).toMatchObject({ totalCount: 1, idleCount: 1 });
   });
 
-  test("settings from set_config(…, false) are gone and the startup values pinned by the pool survive RESET ALL", async () => {
+  test("settings from set_config(…, false) are gone and the startup values pinned by the pool survive the reset", async () => {
     const { one, pid } = setup();
     const before = await pid();
     const changed = await one(
@@ -117,21 +116,14 @@ describe("a pooled source connection carries nothing forward", () => {
     ]);
   });
 
-  test("a PREPAREd statement cannot stay on a pooled connection: the client is destroyed, the runner's statements are kept otherwise", async () => {
+  test("a PREPAREd statement is deallocated; the runner's own named statements are parsed again behind the reset", async () => {
     const { runner, source, one, pid } = setup();
-    const first = await pid();
-    await one("SELECT 1");
-    const own = await runner.execute({ source, sql: "SELECT name, from_sql FROM pg_prepared_statements ORDER BY name" });
-    // Parsed once on this connection and never deallocated by the reset.
-    expect(own.rows).toEqual(RUNNER_STATEMENTS.map((n) => [n, false]));
-    expect(await pid()).toBe(first);
-
+    const before = await pid();
     const prepared = await runner.execute({ source, sql: "PREPARE leak AS SELECT 1" });
     expect(prepared.rows).toEqual([]);
-    expect(runner.poolStats(source.id)).toMatchObject({ totalCount: 0 });
-    const second = await pid();
-    expect(second).not.toBe(first);
-    expect((await one("SELECT count(*)::int FROM pg_prepared_statements WHERE from_sql"))[0]).toBe(0);
+    const left = await runner.execute({ source, sql: "SELECT name, from_sql FROM pg_prepared_statements ORDER BY name" });
+    expect(left.rows).toEqual(RUNNER_STATEMENTS.map((n) => [n, false]));
+    expect((await one("SELECT pg_backend_pid()"))[0]).toBe(before);
   });
 
   test.each([
@@ -144,14 +136,18 @@ describe("a pooled source connection carries nothing forward", () => {
     expect(await one(`SELECT ${count}, pg_backend_pid()`)).toEqual([0, before]);
   });
 
-  test("a statement that deallocates the reset fails its own call and its client is destroyed", async () => {
+  test.each([
+    ["a statement that ended the transaction itself", "COMMIT"],
+    ["a read cut at MAX_QUERY_ROWS", "SELECT pg_advisory_lock(5) FROM generate_series(1, 500)"],
+  ])("the reset also follows %s", async (_name, sql) => {
     const { runner, source, pid } = setup();
     const before = await pid();
-    const err = await rejection(runner.execute({ source, sql: "DEALLOCATE pb_ro_reset_check" }));
-    expect(err.code).toBe("query_failed");
-    expect(err.extra).toEqual({ sqlstate: "26000" });
-    expect(runner.poolStats(source.id)).toMatchObject({ totalCount: 0 });
-    expect(await pid()).not.toBe(before);
+    await runner.execute({ source, sql: "SELECT pg_advisory_lock(5)" });
+    const r = await runner.execute({ source, sql, maxRows: 100 });
+    expect(r.truncated).toBe(sql.includes("generate_series"));
+    const locks = await fx.admin("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = $1", [before]);
+    expect(locks.rows[0].n).toBe(0);
+    expect(await pid()).toBe(before);
   });
 });
 
@@ -181,42 +177,36 @@ describe("the reset on the wire", () => {
     return portal;
   }
 
-  test("RESET ALL returns session settings to the startup values, not the server's defaults", async () => {
+  test("settings go back to the startup values, not the server's defaults", async () => {
     const client = await connection();
     await client.query("SET work_mem = '1MB'; SET search_path = pg_temp; SET TimeZone = 'Pacific/Auckland'; SET statement_timeout = 0");
-    const portal = await pipeline(client);
-    expect(portal.sessionClean).toBe(true);
+    await pipeline(client);
     const r = await client.query(
       "SELECT current_setting('work_mem') <> '1MB' AS reset, current_setting('search_path') AS sp, " +
-        "current_setting('TimeZone') AS tz, current_setting('statement_timeout') AS st",
+        "current_setting('TimeZone') AS tz, current_setting('statement_timeout') AS st, " +
+        "current_setting('default_transaction_read_only') AS ro",
     );
-    expect(r.rows[0]).toEqual({ reset: true, sp: "public", tz: "UTC", st: "1s" });
+    expect(r.rows[0]).toEqual({ reset: true, sp: "public", tz: "UTC", st: "1s", ro: "on" });
   });
 
-  test("session advisory locks are released, and state no command can safely undo is reported", async () => {
-    const cases: [string, string][] = [
-      ["advisory lock", "SELECT pg_advisory_lock(7)"],
-      ["SQL prepared statement", "PREPARE mine AS SELECT 1"],
-      ["LISTEN", "LISTEN pb_wire"],
-      ["holdable cursor", "BEGIN; DECLARE kept CURSOR WITH HOLD FOR SELECT 1; COMMIT"],
-      ["temporary table", "BEGIN READ WRITE; CREATE TEMP TABLE scratch (x int); COMMIT"],
-    ];
-    const verdicts: Record<string, boolean> = {};
-    for (const [name, setupSql] of cases) {
-      const client = await connection();
-      await client.query(setupSql);
-      verdicts[name] = (await pipeline(client)).sessionClean;
-      if (name === "advisory lock") {
-        const left = await client.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()");
-        expect(left.rows[0].n).toBe(0);
-      }
-    }
-    expect(verdicts).toEqual({
-      "advisory lock": true,
-      "SQL prepared statement": false,
-      LISTEN: false,
-      "holdable cursor": false,
-      "temporary table": false,
-    });
+  test("state that outlives a transaction is gone after the pipeline; the runner's statements are in place", async () => {
+    const client = await connection();
+    // Committed outside the pipeline, so a rollback alone would keep every one of them.
+    await client.query("SELECT pg_advisory_lock(7)");
+    await client.query("PREPARE mine AS SELECT 1");
+    await client.query("LISTEN pb_wire");
+    await client.query("BEGIN; DECLARE kept CURSOR WITH HOLD FOR SELECT 1; COMMIT");
+    await client.query("BEGIN READ WRITE; CREATE TEMP TABLE scratch (x int); COMMIT");
+    const prepared = new WeakSet<object>();
+    await pipeline(client, prepared);
+    const r = await client.query(`
+      SELECT (SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS locks,
+             (SELECT array_agg(name ORDER BY name) FROM pg_prepared_statements) AS statements,
+             (SELECT count(*)::int FROM pg_listening_channels()) AS channels,
+             (SELECT count(*)::int FROM pg_cursors WHERE name <> '') AS cursors,
+             to_regclass('pg_temp.scratch') IS NULL AS temp_gone`);
+    expect(r.rows[0]).toEqual({ locks: 0, statements: RUNNER_STATEMENTS, channels: 0, cursors: 0, temp_gone: true });
+    // The next statement finds the named statements it expects (the Parse is not repeated).
+    await pipeline(client, prepared);
   });
 });

@@ -325,17 +325,9 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
           req.stats.wireBytes = portal.wireBytes;
         }
         client.removeListener("error", ignoreClientError);
-        // A client whose statement failed is destroyed, never returned: its session state is unknown. So is one
-        // whose session reset found state it cannot undo (lib/query/wire.ts SESSION_RESET).
-        client.release(
-          failure !== undefined
-            ? failure instanceof Error
-              ? failure
-              : new Error("query failed")
-            : portal.sessionClean
-              ? undefined
-              : new Error("session state left after the reset"),
-        );
+        // A client whose statement failed is destroyed, never returned: its session state is unknown (the
+        // reset behind the ROLLBACK did not run). One that succeeded was reset in the same message.
+        client.release(failure === undefined ? undefined : failure instanceof Error ? failure : new Error("query failed"));
       }
     } finally {
       running--;

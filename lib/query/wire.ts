@@ -6,41 +6,29 @@
 
 /** The pipeline's fixed messages, encoded once per runner (they never change for a given timeout). */
 export interface FixedMessages {
-  /** Parse of the named statements (transaction and session reset), sent once per connection. */
+  /** Parse of the three named statements, sent first on a fresh connection. */
   parse: Buffer;
   /** Bind/Execute of BEGIN READ ONLY and SET LOCAL statement_timeout. */
   prefix: Buffer;
-  /** Bind/Execute of ROLLBACK and of the session reset, then Sync. */
+  /** Bind/Execute of ROLLBACK, the session reset (DISCARD ALL, then the named statements parsed again), Sync. */
   suffix: Buffer;
 }
 
 /**
  * Run after the ROLLBACK, in the same message, so a connection goes back to its pool holding nothing from the
- * statement it ran. A rollback already undoes settings, temporary objects, cursors and LISTEN; these cover what
- * outlives it, and the rest again should a statement ever get past the transaction:
+ * statement it ran. DISCARD ALL is PostgreSQL's own definition of a fresh session: it releases session advisory
+ * locks, drops prepared statements, cursors, temporary objects and LISTEN registrations, forgets sequence state
+ * and cached plans, and runs RESET ALL. RESET ALL returns each setting to its session default, which for the
+ * startup packet's parameters is that value, so the pinned DateStyle, TimeZone, search_path,
+ * standard_conforming_strings, read-only default and timeouts (lib/query/pools.ts) stay as they were.
  *
- * - the check releases every session advisory lock and reports (`t`) state that has no reset command the
- *   runner can send: SQL-level prepared statements (DEALLOCATE ALL would drop the runner's own named
- *   statements too), open cursors (the protocol's unnamed portal, which runs the check itself, is listed in
- *   pg_cursors too), LISTEN channels, a temporary schema. Such a connection is destroyed;
- * - RESET ALL returns every setting to its session default, which is the startup packet's value, so the
- *   pinned DateStyle, TimeZone, search_path, standard_conforming_strings, read-only default and timeouts
- *   (lib/query/pools.ts) stay as they were.
- *
- * DISCARD ALL is not usable here: PostgreSQL refuses it inside a pipeline of more than one statement.
+ * PostgreSQL refuses DISCARD ALL after another statement in the same implicit transaction of a pipeline
+ * ("cannot be executed within a pipeline"), but a ROLLBACK finishes the transaction it is in, so right after
+ * it DISCARD ALL is the first statement of a fresh one and runs. It also drops the runner's own named
+ * statements, so they are parsed again behind it: every connection in a pool holds them and nothing else.
+ * DISCARD ALL itself is parsed unnamed, since a named statement would deallocate itself while it runs.
  */
-export const SESSION_RESET = {
-  check: {
-    name: "pb_ro_reset_check",
-    text:
-      "SELECT pg_catalog.pg_advisory_unlock_all(), " +
-      "EXISTS (SELECT FROM pg_catalog.pg_prepared_statements WHERE from_sql) " +
-      "OR EXISTS (SELECT FROM pg_catalog.pg_cursors WHERE name <> '') " +
-      "OR EXISTS (SELECT FROM pg_catalog.pg_listening_channels()) " +
-      "OR pg_catalog.pg_my_temp_schema() <> 0",
-  },
-  settings: { name: "pb_ro_reset_all", text: "RESET ALL" },
-} as const;
+export const SESSION_RESET = "DISCARD ALL";
 
 function message(code: string, body: Buffer): Buffer {
   const head = Buffer.alloc(5);
@@ -64,30 +52,25 @@ const bindMessage = (name: string) =>
 const executeMessage = () => message("E", Buffer.concat([cstring(""), Buffer.alloc(4)]));
 const syncMessage = () => message("S", Buffer.alloc(0));
 
-/**
- * Encodes BEGIN READ ONLY, SET LOCAL statement_timeout, ROLLBACK and the session reset (SESSION_RESET) as
- * named statements for a timeout.
- */
+/** Encodes BEGIN READ ONLY, SET LOCAL statement_timeout and ROLLBACK as named statements, and the session reset. */
 export function fixedMessages(timeoutMs: number): FixedMessages {
   const timeout = Math.max(1, Math.floor(timeoutMs));
   const names = { begin: "pb_ro_begin", timeout: `pb_ro_timeout_${timeout}`, rollback: "pb_ro_rollback" };
-  const { check, settings } = SESSION_RESET;
+  const parse = Buffer.concat([
+    parseMessage(names.begin, "BEGIN READ ONLY"),
+    parseMessage(names.timeout, `SET LOCAL statement_timeout = ${timeout}`),
+    parseMessage(names.rollback, "ROLLBACK"),
+  ]);
   return {
-    parse: Buffer.concat([
-      parseMessage(names.begin, "BEGIN READ ONLY"),
-      parseMessage(names.timeout, `SET LOCAL statement_timeout = ${timeout}`),
-      parseMessage(names.rollback, "ROLLBACK"),
-      parseMessage(check.name, check.text),
-      parseMessage(settings.name, settings.text),
-    ]),
+    parse,
     prefix: Buffer.concat([bindMessage(names.begin), executeMessage(), bindMessage(names.timeout), executeMessage()]),
     suffix: Buffer.concat([
       bindMessage(names.rollback),
       executeMessage(),
-      bindMessage(check.name),
+      parseMessage("", SESSION_RESET),
+      bindMessage(""),
       executeMessage(),
-      bindMessage(settings.name),
-      executeMessage(),
+      parse,
       syncMessage(),
     ]),
   };
@@ -99,7 +82,8 @@ const DESCRIBE_PORTAL = Buffer.from([0x44, 0, 0, 0, 6, 0x50, 0]);
 /**
  * The full pipeline for one statement: [Parse of the fixed statements] · Bind/Execute BEGIN, SET ·
  * Parse (unnamed, with parameter types) · Bind (text parameters, text results) · Describe portal ·
- * Execute (row limit) · Bind/Execute ROLLBACK · Bind/Execute of the session reset · Sync.
+ * Execute (row limit) · Bind/Execute ROLLBACK · Parse/Bind/Execute DISCARD ALL · Parse of the fixed
+ * statements again · Sync.
  */
 export function encodePipeline(
   fixed: FixedMessages,
