@@ -8,6 +8,7 @@ import { mkdir } from "node:fs/promises";
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import type { z } from "zod";
 import { DEMO_SECRET_REF, ensureDemoMetricsDb, persistentSecret, startDemoTraffic } from "../lib/demo/metrics-db.ts";
 import { type DemoIds, ensureDemoWorkspace, seedDemo } from "../lib/demo/seed.ts";
 import { DEMO_USERS, startDevIdentityProvider } from "../lib/dev-idp/index.ts";
@@ -37,10 +38,12 @@ env.LISTEN_HOST ??= "127.0.0.1";
 // The demo drains on Ctrl-C like a deployed stream host.
 env.FRAMEWORK_MANUAL_SIG_HANDLE ??= "true";
 
-// The variables used before the whole configuration can be read (it needs DATABASE_URL) are checked first,
-// so a bad port stops here and not with a stack trace once PostgreSQL is up.
-const early = (["PORT", "LISTEN_HOST", "PUBLIC_BASE_URL"] as const).flatMap((name) => {
-  const result = variables[name].schema.safeParse(env[name]);
+// Every variable is checked on its own before anything starts (the whole configuration, with its rules across
+// variables, needs DATABASE_URL, which the embedded server provides): a bad port or a typo stops here, at once,
+// not with a stack trace once PostgreSQL is up.
+const early = (Object.keys(variables) as (keyof typeof variables)[]).flatMap((name) => {
+  if (name === "DATABASE_URL" && !env.DATABASE_URL) return [];
+  const result = (variables[name].schema as z.ZodType).safeParse(env[name]);
   return result.success ? [] : [{ variable: name, message: result.error.issues.map((i) => i.message).join("; ") }];
 });
 if (early.length > 0) {
