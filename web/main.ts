@@ -1,6 +1,7 @@
 // The browser entry: one bundle for every page; the server's shell names the page in data-page.
 import "./styles.css";
 import { bootAccount } from "./pages/account.ts";
+import { bootAdminWorkspaces } from "./pages/admin-workspaces.ts";
 import { bootEditor } from "./pages/editor.ts";
 import { bootGenerate } from "./pages/generate.ts";
 import { bootList } from "./pages/list.ts";
@@ -14,6 +15,7 @@ const PAGES: Record<string, () => void> = {
   generate: bootGenerate,
   sources: bootSources,
   account: bootAccount,
+  "admin-workspaces": bootAdminWorkspaces,
 };
 
 function boot(): void {

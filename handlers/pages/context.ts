@@ -15,10 +15,11 @@ export type PagesConfig = Pick<
   | "DEFAULT_TIME_TO"
   | "DEFAULT_REFRESH_INTERVAL_MS"
   | "MIN_REFRESH_INTERVAL_MS"
+  | "PLATFORM_ADMIN_GROUP"
   | "isProduction"
 >;
 
-export type PageEnv = { Variables: AuthVariables };
+export type PageEnv = { Variables: AuthVariables & { platformAdmin?: boolean } };
 export type PageApp = Hono<any>;
 
 /** What every page registration gets from registerPages. */
@@ -29,7 +30,7 @@ export interface PageContext {
   assets(): Promise<AssetUrls>;
 }
 
-/** The signed-in user requirePageSession put on the context. */
-export function pageUser(c: Context): SessionUser {
-  return c.get("user") as SessionUser;
+/** The signed-in user requirePageSession put on the context, and whether they are a platform admin. */
+export function pageUser(c: Context): SessionUser & { platformAdmin: boolean } {
+  return { ...(c.get("user") as SessionUser), platformAdmin: c.get("platformAdmin") === true };
 }

@@ -1,7 +1,9 @@
 import type { Hono } from "hono";
 import type { Auth } from "../../lib/auth/create-auth.ts";
 import { csp } from "../../lib/http/csp.ts";
+import { isPlatformAdmin } from "../../lib/auth/roles.ts";
 import { registerAccountPage } from "./account.ts";
+import { registerAdminWorkspacesPage } from "./admin-workspaces.ts";
 import { createAssetCatalog, registerAssets } from "./assets.ts";
 import type { PageContext, PagesConfig } from "./context.ts";
 import { registerEditorPage } from "./editor.ts";
@@ -27,9 +29,15 @@ export function registerPages(app: Hono<any>, deps: PagesDeps): void {
   // Source maps show the browser code's sources to anyone: served in development, 404 in production.
   registerAssets(app, deps.webAssetsDir, { sourceMaps: !deps.config.isProduction });
   const catalog = createAssetCatalog(deps.webAssetsDir);
+  const session = requirePageSession(deps.auth);
   const ctx: PageContext = {
     config: deps.config,
-    session: requirePageSession(deps.auth),
+    // Marks platform admins, so every page's navigation shows them the Admin entry.
+    session: (c, next) =>
+      session(c, async () => {
+        c.set("platformAdmin", isPlatformAdmin(c.var.user.groups, deps.config.PLATFORM_ADMIN_GROUP));
+        await next();
+      }),
     assets: () => catalog.urls(),
   };
   registerListPage(app, ctx);
@@ -38,4 +46,5 @@ export function registerPages(app: Hono<any>, deps: PagesDeps): void {
   registerGeneratePage(app, ctx);
   registerSourcesPage(app, ctx);
   registerAccountPage(app, ctx);
+  registerAdminWorkspacesPage(app, ctx);
 }

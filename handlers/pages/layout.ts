@@ -17,14 +17,18 @@ const NAV = [
   { key: "account", href: "/account", label: "Account" },
 ] as const;
 
-export type NavKey = (typeof NAV)[number]["key"];
+/** Shown to platform admins only (PLATFORM_ADMIN_GROUP): where workspaces are created and their groups set. */
+const ADMIN_NAV = { key: "admin", href: "/admin/workspaces", label: "Admin" } as const;
+
+export type NavKey = (typeof NAV)[number]["key"] | typeof ADMIN_NAV.key;
 
 export interface ShellOptions {
   title: string;
   /** Which browser module boots (web/main.ts reads data-page). */
   page: string;
   nav: NavKey | null;
-  user: SessionUser;
+  /** `platformAdmin` (set by the pages' session middleware) adds the Admin entry to the navigation. */
+  user: SessionUser & { platformAdmin?: boolean };
   assets: AssetUrls;
   /** data-* attributes for the browser module (values are escaped). */
   data?: Record<string, string | number | null | undefined>;
@@ -57,7 +61,9 @@ ${o.assets.script ? html`<script type="module" src="${o.assets.script}"></script
   <a class="brand" href="/" aria-label="Pulseboard home"><span class="brand-mark" aria-hidden="true"></span>Pulseboard</a>
   <nav aria-label="Main">
     <ul class="nav-list">
-      ${NAV.map((n) => html`<li><a href="${n.href}"${n.key === o.nav ? html` aria-current="page"` : ""}>${n.label}</a></li>`)}
+      ${[...NAV, ...(o.user.platformAdmin ? [ADMIN_NAV] : [])].map(
+        (n) => html`<li><a href="${n.href}"${n.key === o.nav ? html` aria-current="page"` : ""}>${n.label}</a></li>`,
+      )}
     </ul>
   </nav>
   <div class="who">

@@ -19,6 +19,7 @@ const BASE: PagesConfig = {
   DEFAULT_TIME_TO: "now",
   DEFAULT_REFRESH_INTERVAL_MS: 15000,
   MIN_REFRESH_INTERVAL_MS: 2000,
+  PLATFORM_ADMIN_GROUP: undefined,
   isProduction: false,
 };
 const PAGES = ["/", "/dashboards/db_123", "/dashboards/db_123/edit", "/generate", "/sources", "/account"];
