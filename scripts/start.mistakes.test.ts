@@ -188,10 +188,11 @@ test("npm start: loopback only, 127.0.0.1 sent to the sign-in origin, a second s
   expect(await third.exited).toBe(0);
   expect(postgresProcessesUsing(dataDir)).toEqual([]);
 
-  // Ctrl-C while PostgreSQL is starting: said, and everything started so far is stopped.
-  const fourth = runScript("scripts/start.ts", { PULSEBOARD_DATA_DIR: dataDir, PORT: String(port) });
-  await fourth.waitFor("starting embedded PostgreSQL");
-  fourth.child.kill("SIGINT");
+  // Ctrl-C during start-up, as a terminal sends it: to the whole process group, so the embedded server shuts
+  // down under the migrations. Said, and everything started so far is stopped.
+  const fourth = runScript("scripts/start.ts", { PULSEBOARD_DATA_DIR: dataDir, PORT: String(port) }, [], undefined, true);
+  await fourth.waitFor("migrating the config store");
+  process.kill(-fourth.child.pid!, "SIGINT");
   expect(await fourth.exited).toBe(130);
   expectOneClearLine(fourth.output(), /^start interrupted \(Ctrl-C\) before the demo was serving; everything it started is stopped$/);
   expect(fourth.output()).not.toContain("start failed");

@@ -121,6 +121,7 @@ try {
   }
 
   checkpoint();
+  say("migrating the config store and seeding the demo ...");
   const migratePool = createConfigStorePool({ connectionString: loadConfigOrExit(env).DATABASE_URL, max: 1 });
   cleanups.unshift(() => migratePool.end().catch(() => {}));
   await migrate(migratePool);

@@ -20,9 +20,12 @@ export function runScript(
   env: Record<string, string | undefined>,
   args: string[] = [],
   cwd: string = root,
+  /** Its own process group, as a terminal gives a command: `process.kill(-pid, sig)` then reaches its children too. */
+  detached = false,
 ): Running {
   const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
     cwd,
+    detached,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
