@@ -197,4 +197,28 @@ describe("an identity provider that sends very many groups", () => {
     expect(body.groups).toEqual([fixture.workspace.editor_group]);
     expect(body.workspaces).toEqual([expect.objectContaining({ id: fixture.workspace.id, role: "editor" })]);
   });
+
+  test("the platform admin group is kept too", async () => {
+    const { config } = parseConfig({
+      DATABASE_URL: store.url,
+      SESSION_SECRET: SECRET,
+      PUBLIC_BASE_URL: "https://dash.example.com",
+      PLATFORM_ADMIN_GROUP: "platform-admins",
+    });
+    const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
+    const noise = Array.from({ length: 200 }, (_, i) => `CN=Department distribution list ${i},OU=Groups,DC=corp,DC=example,DC=com`);
+    const tx = { state: "st", nonce: "no", codeVerifier: "cv", redirectUri: "https://dash.example.com/api/auth/callback", returnTo: "/" };
+    const oidc: OidcLogin = {
+      begin: async () => ({ authorizationUrl: new URL("https://idp.example.com/authorize"), transaction: tx }),
+      complete: async () => ({ sub: "many-groups-admin", groups: [...noise.slice(0, 150), "platform-admins", ...noise.slice(150)] }),
+    };
+    const readiness = { ...deps.readiness, checkIdentityProvider: async () => ({ status: "ok" as const }) };
+    const appWithIdp = createApp({ ...deps, readiness, oidc });
+    const login = await appWithIdp.request("/api/auth/login");
+    const loginCookie = login.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const callback = await appWithIdp.request("/api/auth/callback?code=c&state=st", { headers: { cookie: loginCookie } });
+    const pair = callback.headers.getSetCookie().find((c) => c.startsWith(`${fixture.cookieName}=`))!.split(";")[0];
+    expect((await (await appWithIdp.request("/api/me", { headers: { cookie: pair } })).json()).groups).toEqual(["platform-admins"]);
+    expect((await appWithIdp.request("/api/admin/workspaces", { headers: { cookie: pair } })).status).toBe(200);
+  });
 });

@@ -17,7 +17,7 @@ import { listWorkspacesForGroups } from "../../lib/workspaces/store.ts";
 import { ProblemSchema, maxBody, problems } from "../openapi.ts";
 import { WorkspaceParamsSchema } from "./dashboards.ts";
 
-type AuthRouteConfig = Pick<Config, "OIDC_REDIRECT_URI" | "PUBLIC_BASE_URL">;
+type AuthRouteConfig = Pick<Config, "OIDC_REDIRECT_URI" | "PUBLIC_BASE_URL" | "PLATFORM_ADMIN_GROUP">;
 
 /** Path the login cookie is scoped to: only the callback ever needs it. */
 const LOGIN_COOKIE_PATH = "/api/auth";
@@ -130,7 +130,8 @@ export function registerAuth(
   /**
    * The session token for a signed-in user. Browsers drop a cookie over 4096 bytes (name and value)
    * and verify refuses such a token, so a directory that sends hundreds of long group names would
-   * loop the user through sign-in: then only the groups that name a workspace role are kept.
+   * loop the user through sign-in: then only the groups that name a workspace role (or the platform admin group) are
+   * kept.
    */
   async function sessionToken(user: SessionUser): Promise<{ value: string; user: SessionUser }> {
     const max = Math.min(MAX_SESSION_TOKEN_LENGTH, 4096 - auth.cookieName.length - 1);
@@ -138,6 +139,7 @@ export function registerAuth(
     if (value.length <= max) return { value, user };
     const workspaces = await listWorkspacesForGroups(deps.pool, user.groups);
     const roleGroups = new Set(workspaces.flatMap((w) => [w.viewer_group, w.editor_group, w.admin_group]));
+    if (deps.config.PLATFORM_ADMIN_GROUP) roleGroups.add(deps.config.PLATFORM_ADMIN_GROUP);
     const kept: SessionUser = { ...user, groups: user.groups.filter((g) => roleGroups.has(g)) };
     const smaller = await auth.sessions.mint(kept);
     if (smaller.length > max) {
