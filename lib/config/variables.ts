@@ -501,6 +501,18 @@ export const variables = {
     doc: "Timeout of each readiness check; a hung dependency reports `TIMEOUT`.",
     group: "pulseboard",
   },
+  CONFIG_STORE_STATEMENT_TIMEOUT_MS: {
+    schema: int(5000, { min: 1 }),
+    default: "5000",
+    doc: "statement_timeout of every config-store connection of the handlers and the stream host. The client gives a query up 1 s later when the server does not answer at all (a hung store) and closes that connection, so a hung config store never exhausts the pool. `npm run migrate` and `npm run provision` wait on locks on purpose and run without it.",
+    group: "pulseboard",
+  },
+  CONFIG_STORE_STALE_MAX_MS: {
+    schema: int(600000),
+    default: "600000",
+    doc: "How long open dashboards keep ticking from the last good copy of their dashboard and sources while the config store is down or hung. After it their panels stop with code `config_store_unavailable` until the store answers again. 0: panels stop as soon as a source cannot be re-read.",
+    group: "pulseboard",
+  },
   AI_GATEWAY_BASE_URL: {
     schema: url(),
     doc: "Base URL of the AI Gateway when `AI_PROVIDER=gateway`; unset uses the AI SDK's default (https://ai-gateway.vercel.sh/v3/ai). Set it for a proxy in front of the gateway or a local fake in tests.",

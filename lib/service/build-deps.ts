@@ -16,7 +16,13 @@ function manifestVersion(): string {
 
 /** Builds the process's dependencies from validated config; called once by each entry point. */
 export function buildServiceDeps(config: Config, overrides: Partial<ServiceDeps> = {}): ServiceDeps {
-  const pool = overrides.pool ?? createConfigStorePool({ connectionString: config.DATABASE_URL, max: config.PG_POOL_MAX });
+  const pool =
+    overrides.pool ??
+    createConfigStorePool({
+      connectionString: config.DATABASE_URL,
+      max: config.PG_POOL_MAX,
+      statementTimeoutMs: config.CONFIG_STORE_STATEMENT_TIMEOUT_MS,
+    });
   const drain = overrides.drain ?? createDrainState();
   const now = overrides.now ?? Date.now;
   const fetchFn = overrides.fetch ?? globalThis.fetch;
