@@ -291,6 +291,10 @@ describe("the document", () => {
     expect(invalid(raw())).toContain(expected);
   });
 
+  test("an empty document is refused as such (an empty file is a mistake, not a no-op)", () => {
+    expect(invalid(null)).toBe("The provisioning document is empty.");
+  });
+
   test("a dashboard is validated by the API's spec schema (here: a refresh below MIN_REFRESH_INTERVAL_MS)", () => {
     const d = shop("x");
     (d.workspaces[0].dashboards[0].spec as { refreshIntervalMs: number }).refreshIntervalMs = 10;

@@ -149,6 +149,7 @@ function describePath(raw: unknown, path: readonly PropertyKey[]): string {
  * detail lists every problem, one per line, each naming the entity and field.
  */
 export function parseProvisioningDocument(raw: unknown, opts: DocumentOptions): ProvisioningDocument {
+  if (raw === null || raw === undefined) throw new AppError("validation_failed", "The provisioning document is empty.");
   const parsed = documentSchema(opts).safeParse(raw);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.map((i) => ({ path: describePath(raw, i.path), message: i.message }));
