@@ -115,7 +115,7 @@ describe("the event protocol", () => {
     t.clock.runNext();
     await flush();
     const frames = [json(await s.reader!.next()), json(await s.reader!.next())];
-    expect(frames).toContainEqual({ panelId: "bad", at: t.clock.now(), error: { reason: "function", message: "function pg_sleep is not allowed" } });
+    expect(frames).toContainEqual({ panelId: "bad", at: t.clock.now(), error: { code: "function", reason: "function", message: "function pg_sleep is not allowed" } });
     expect(frames).toContainEqual({ panelId: "good", at: t.clock.now(), result: { rows: [[1]] } });
     await s.reader!.cancel();
   });

@@ -86,7 +86,16 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
 
   const hub = createHub({
     metrics,
-    runPanel: options.runPanel ?? (runner ? runPanelWith(runner, deps) : unavailableRunPanel),
+    runPanel:
+      options.runPanel ??
+      (runner
+        ? runPanelWith(
+            runner,
+            { pool: deps.pool, now: deps.now, timers },
+            // A source read is bounded like a readiness check; a copy serves through an outage up to the stale bound.
+            { readTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS, staleMaxMs: config.CONFIG_STORE_STALE_MAX_MS },
+          )
+        : unavailableRunPanel),
     limiter: createKeyedLimiter(options.sourceConcurrency ?? DEFAULT_SOURCE_CONCURRENCY),
     refreshMs: (spec) => effectiveRefreshMs(spec, config),
     timers,

@@ -128,9 +128,9 @@ describe("poller", () => {
     await flush();
     const byId = Object.fromEntries(t.updates.map((u) => [u.panelId, u]));
     expect(byId.a).toMatchObject({ result: { rows: [[1]] } });
-    expect(byId.b).toMatchObject({ error: { reason: "function", message: "function pg_sleep is not allowed" } });
+    expect(byId.b).toMatchObject({ error: { code: "function", reason: "function", message: "function pg_sleep is not allowed" } });
     // Unknown errors never reach subscribers: no host, no credentials.
-    expect(byId.c).toEqual({ panelId: "c", at: t.clock.now(), error: { message: "The panel's query failed." } });
+    expect(byId.c).toEqual({ panelId: "c", at: t.clock.now(), error: { code: "internal", message: "The panel's query failed." } });
     expect(JSON.stringify(t.updates)).not.toContain("hunter2");
     expect(t.clock.pendingDelays()).toHaveLength(1);
   });
@@ -215,15 +215,31 @@ describe("poller", () => {
     poller.stop();
   });
 
-  test("panelError keeps AppError details and the guard's reason only", () => {
+  test("panelError keeps AppError details, and its code is the most specific one the error carries", () => {
     expect(panelError(new AppError("query_timeout", "The query ran longer than 20 s."))).toEqual({
+      code: "query_timeout",
       message: "The query ran longer than 20 s.",
     });
     expect(panelError(new AppError("guard_rejected", "table x is not in the catalog", { reason: "catalog" }))).toEqual({
+      code: "catalog",
       reason: "catalog",
       message: "table x is not in the catalog",
     });
-    expect(panelError("boom")).toEqual({ message: "The panel's query failed." });
+    // Why a source was unavailable is in extra.cause (lib/query/errors.ts).
+    expect(
+      panelError(new AppError("source_unavailable", "Source src_a is unavailable (connection_refused).", { cause: "connection_refused" })),
+    ).toEqual({ code: "connection_refused", message: "Source src_a is unavailable (connection_refused)." });
+    expect(panelError(new AppError("source_unavailable", "Source src_a is unavailable (connect_timeout).", { cause: "connect_timeout" })).code).toBe(
+      "connect_timeout",
+    );
+    // A config-store failure is coded as such, whatever its own cause (ECONNREFUSED, timeout, stale).
+    expect(panelError(new AppError("config_store_unavailable", "The configuration store is not answering.", { cause: "ECONNREFUSED" }))).toEqual({
+      code: "config_store_unavailable",
+      message: "The configuration store is not answering.",
+    });
+    // A cause that is not a short code never reaches the wire as one.
+    expect(panelError(new AppError("source_unavailable", "x", { cause: "connect 10.0.0.7:5432" })).code).toBe("source_unavailable");
+    expect(panelError("boom")).toEqual({ code: "internal", message: "The panel's query failed." });
   });
 });
 
@@ -291,6 +307,7 @@ describe("a panel that keeps timing out is backed off", () => {
       panelId: "slow",
       at: start,
       error: {
+        code: "query_timeout",
         reason: "query_timeout",
         message:
           "The query ran longer than QUERY_TIMEOUT_SECONDS (20 s) and was cancelled by the database. It timed out once, " +

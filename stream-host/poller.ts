@@ -26,11 +26,12 @@ export interface TickRange {
 export type RunPanel = (panel: Panel, dashboard: LoadedDashboard, range: TickRange, signal: AbortSignal) => Promise<unknown>;
 
 /**
- * What a panel failure looks like on the wire: a machine-readable reason when there is one (the guard's
- * reason, or `query_timeout`), a safe message, and for a panel backed off after timeouts the epoch ms
- * at about which it runs again.
+ * What a panel failure looks like on the wire: a machine-readable `code` always (see panelError), the
+ * guard's reason or `query_timeout` as `reason` where there is one, a safe message, and for a panel
+ * backed off after timeouts the epoch ms at about which it runs again.
  */
 export interface PanelError {
+  code: string;
   reason?: string;
   message: string;
   retryAt?: number;
@@ -40,13 +41,23 @@ export type PanelUpdate =
   | { panelId: string; at: number; result: unknown }
   | { panelId: string; at: number; error: PanelError };
 
-/** Turns any failure into the panel's error; only AppError details are shown, anything else is generic. */
+/** A code is a short identifier; anything else (never expected) is not put on the wire. */
+const CODE = /^[a-z][a-z0-9_]{0,47}$/;
+
+/**
+ * Turns any failure into the panel's error; only AppError details are shown, anything else is generic.
+ * The code is the most specific one the error carries: why a source was unavailable (`extra.cause`:
+ * `connection_refused`, `connect_timeout`, …), the guard's reason (`extra.reason`: `keyword`, `time`, …),
+ * else the error's own code (`query_timeout`, `config_store_unavailable`, `not_found`, …).
+ */
 export function panelError(err: unknown): PanelError {
   if (err instanceof AppError) {
-    const reason = err.extra.reason;
-    return typeof reason === "string" ? { reason, message: err.detail } : { message: err.detail };
+    const reason = typeof err.extra.reason === "string" && CODE.test(err.extra.reason) ? err.extra.reason : undefined;
+    const cause = typeof err.extra.cause === "string" && CODE.test(err.extra.cause) ? err.extra.cause : undefined;
+    const code = (err.code === "source_unavailable" ? cause : undefined) ?? reason ?? err.code;
+    return reason !== undefined ? { code, reason, message: err.detail } : { code, message: err.detail };
   }
-  return { message: "The panel's query failed." };
+  return { code: "internal", message: "The panel's query failed." };
 }
 
 const FAULT_RETRY_MS = 5_000;
@@ -145,6 +156,7 @@ export function createPoller(opts: PollerOptions) {
     const times = state.timeouts === 1 ? "once" : `${state.timeouts} times in a row`;
     const ticks = state.skip === 1 ? "refresh" : `${state.skip} refreshes`;
     return {
+      code: "query_timeout",
       reason: "query_timeout",
       message: `${first} It timed out ${times}, so the panel skips the next ${ticks} and runs again at about ${new Date(retryAt).toISOString()}.`,
       retryAt,
@@ -197,7 +209,7 @@ export function createPoller(opts: PollerOptions) {
           range = { fromMs: resolveTime(dashboard.spec.time.from, at), toMs: resolveTime(dashboard.spec.time.to, at) };
         } catch {
           for (const p of dashboard.spec.panels) {
-            deliver(() => opts.onPanel({ panelId: p.id, at, error: { message: "The dashboard's time range is invalid." } }));
+            deliver(() => opts.onPanel({ panelId: p.id, at, error: { code: "time_range_invalid", message: "The dashboard's time range is invalid." } }));
           }
           return;
         }

@@ -16,6 +16,14 @@ type Callback = (err: Error | null | undefined, res?: unknown) => void;
  * does next (pg-pool removes a client that is ending when it is released).
  */
 class ConfigStoreClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    // A connection lost while a caller holds the client (the store stopped mid-request) must not crash
+    // the process as an unhandled 'error': the caller's next query fails instead, and the release that
+    // follows drops the client (pg-pool never keeps a client that is no longer queryable).
+    this.on("error", () => {});
+  }
+
   override query(config: any, values?: any, callback?: any): any {
     // Submittables (cursors) carry their own callbacks; the config store does not use them.
     if (config && typeof config.submit === "function") return super.query(config, values, callback);
