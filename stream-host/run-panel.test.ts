@@ -128,7 +128,12 @@ describe("through a config-store outage (a TCP proxy in front of the test server
     const runs: RunRequest[] = [];
     let now = 1_000;
     const run = runPanelWith(
-      { run: async (req: RunRequest) => (runs.push(req), EMPTY) },
+      {
+        run: async (req: RunRequest) => {
+          runs.push(req);
+          return EMPTY;
+        },
+      },
       { pool, now: () => now },
       { cacheMs: 5000, readTimeoutMs: 2000, staleMaxMs: 60_000 },
     );
@@ -163,7 +168,12 @@ describe("through a config-store outage (a TCP proxy in front of the test server
     const runs: RunRequest[] = [];
     let now = 1_000;
     const run = runPanelWith(
-      { run: async (req: RunRequest) => (runs.push(req), EMPTY) },
+      {
+        run: async (req: RunRequest) => {
+          runs.push(req);
+          return EMPTY;
+        },
+      },
       { pool, now: () => now },
       { cacheMs: 5000, readTimeoutMs: 150, staleMaxMs: 600_000 },
     );

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createManualTimers } from "../lifecycle/manual-timers.ts";
 import { createLogger } from "../log/logger.ts";
 import { createTestConfigStore } from "../testing/pg.ts";
-import { createNotificationListener, listenerClientFactory } from "./listen.ts";
+import { freePort } from "../embedded/postgres.ts";
+import { LISTENER_RETRY_FIRST_MS, LISTENER_RETRY_MAX_MS, createNotificationListener, listenerClientFactory } from "./listen.ts";
 
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
 beforeAll(async () => {
@@ -112,6 +113,46 @@ describe("createNotificationListener", () => {
       await listener.ready;
       expect(calls).toBe(2);
       expect(listener.connected).toBe(true);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  test("reconnect backoff is capped at LISTENER_RETRY_MAX_MS: a store that comes back is listened to again within about a second, then reloaded", async () => {
+    const clock = createManualTimers();
+    const listens: boolean[] = [];
+    // Nothing listens on this port: every attempt is refused, as against a stopped store.
+    const down = `postgres://u:p@127.0.0.1:${await freePort()}/none`;
+    let up = false;
+    let attempts = 0;
+    const listener = createNotificationListener({
+      connect: () => {
+        attempts++;
+        return listenerClientFactory(up ? store.url : down)();
+      },
+      channels: { test_channel_backoff: () => {} },
+      onListening: (reconnected) => void listens.push(reconnected),
+      timers: clock.timers,
+      log,
+    });
+    try {
+      await listener.start();
+      const delays: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        await until(() => clock.pendingDelays().length === 1, `retry ${i + 1} scheduled`);
+        delays.push(clock.pendingDelays()[0]!);
+        const before = attempts;
+        clock.advance(clock.pendingDelays()[0]!);
+        await until(() => attempts === before + 1, `attempt ${i + 2}`);
+      }
+      expect(delays).toEqual([LISTENER_RETRY_FIRST_MS, LISTENER_RETRY_MAX_MS, 1000, 1000, 1000, 1000]);
+      expect(LISTENER_RETRY_MAX_MS).toBeLessThanOrEqual(1000);
+      // The store is back: the next attempt (at most LISTENER_RETRY_MAX_MS away) listens and reloads.
+      up = true;
+      await until(() => clock.pendingDelays().length === 1, "the next retry scheduled");
+      clock.advance(clock.pendingDelays()[0]!);
+      await until(() => listener.connected, "listening again");
+      expect(listens).toEqual([true]);
     } finally {
       await listener.close();
     }

@@ -15,6 +15,11 @@ export function listenerClientFactory(connectionString: string): () => pg.Client
     });
 }
 
+/** First delay before reconnecting a lost listener connection; it doubles per failed attempt up to the cap. */
+export const LISTENER_RETRY_FIRST_MS = 500;
+/** Longest delay between two reconnect attempts. */
+export const LISTENER_RETRY_MAX_MS = 1_000;
+
 /** Default interval of the listener's liveness ping. */
 export const LISTENER_PING_MS = 30_000;
 
@@ -129,7 +134,11 @@ export function createNotificationListener(opts: {
 
   function reconnectLater() {
     if (closed || retryTimer !== null) return;
-    const delay = Math.min(30_000, 500 * 2 ** attempt++);
+    // Capped low: a store that comes back is listened to again within about a second, so changes made
+    // right after its return arrive as notifications. An attempt against a store that is down costs one
+    // refused connection; against a hung one it waits for its connect timeout first, so the cap never
+    // turns into a storm.
+    const delay = Math.min(LISTENER_RETRY_MAX_MS, LISTENER_RETRY_FIRST_MS * 2 ** attempt++);
     // Whatever changed while we were away is picked up by onListening after reconnecting.
     everConnected = true;
     retryTimer = opts.timers.setTimeout(() => {
