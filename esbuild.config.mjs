@@ -25,6 +25,8 @@ export const TARGETS = [
   { name: "migrate", entries: ["scripts/migrate.ts"], platform: "node", required: false },
   // Applies a provisioning document after the migrations (the stack's provision container).
   { name: "provision", entries: ["scripts/provision.ts"], platform: "node", required: false },
+  // Ensures the config store's least-privilege login (the stack's app-role container, as the master user).
+  { name: "app-role", entries: ["infra/app-role-cli.ts"], platform: "node", required: false },
   // The browser bundle is web/build.ts's job (content-hashed files plus manifest.json, which the pages read).
   { name: "web", entries: ["web/build.ts"], platform: "web-assets", required: false },
 ];

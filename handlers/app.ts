@@ -38,10 +38,11 @@ export function createApp(deps: AppDeps): Hono {
   app.use(requestId());
   app.onError(onError((line) => deps.log.error(String(line.msg), line)));
   // Before everything, probes included: only the CDN knows the origin secret (docs/infra.md).
-  const originSecrets = [deps.config.ORIGIN_VERIFY_SECRET, deps.config.ORIGIN_VERIFY_SECRET_PREVIOUS].filter(
-    (v): v is string => Boolean(v),
-  );
-  if (deps.config.ORIGIN_VERIFY_SECRET) app.use(requireOriginSecret(() => originSecrets));
+  // Read on every request: a rotation (lib/secrets/boot.ts) replaces the values in the config.
+  const { config } = deps;
+  const originSecrets = () =>
+    [config.ORIGIN_VERIFY_SECRET, config.ORIGIN_VERIFY_SECRET_PREVIOUS].filter((v): v is string => Boolean(v));
+  if (config.ORIGIN_VERIFY_SECRET) app.use(requireOriginSecret(originSecrets));
   // Before every route: NUL, unpaired surrogates and runaway nesting are a 400 naming the field, never a
   // database error (docs/api.md, "Input rules").
   app.use(rejectRefusedInput());

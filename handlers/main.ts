@@ -7,7 +7,9 @@ import { Hono } from "hono";
 import { createRevocationSet, listenForRevocations } from "../lib/auth/revocations.ts";
 import { createShutdown, installSignalHandlers } from "../lib/lifecycle/shutdown.ts";
 import { systemTimers } from "../lib/lifecycle/timers.ts";
+import { createLogger } from "../lib/log/logger.ts";
 import { registerHealth } from "../lib/probes/health.ts";
+import { resolveAppSecretsOrExit } from "../lib/secrets/boot.ts";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";
 import { exitOnListenFailure } from "../lib/service/listen-failure.ts";
 import { loadConfigOrExit } from "../lib/service/load-config.ts";
@@ -15,8 +17,11 @@ import { buildQueryServices } from "../lib/service/query-services.ts";
 import { listenerClientFactory } from "../lib/store/listen.ts";
 import { createApp } from "./app.ts";
 
-const config = loadConfigOrExit();
+// In the cloud the secrets come from Secrets Manager (APP_SECRETS_AWS), read before the config is parsed.
+const secrets = await resolveAppSecretsOrExit(process.env, { timers: systemTimers, log: createLogger() });
+const config = loadConfigOrExit(secrets.env);
 const deps = buildServiceDeps(config);
+secrets.keepFresh(config);
 const { guard, queryRunner } = await buildQueryServices(config, deps.metrics);
 // The browser bundle sits beside the server bundle (dist/web next to dist/handlers), or in dist/web when
 // running from source after `npm run build -- --only web` (what `npm run start:handlers` does).

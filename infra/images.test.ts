@@ -123,8 +123,8 @@ describe("Dockerfile.stream-host", () => {
     expect(execForm(stage, "CMD")).toEqual(["node", "dist/stream-host/main.mjs"]);
   });
 
-  it("carries the migrate and provision bundles that the task's migrate and provision containers run", () => {
-    expect(buildTargets(streamHost)).toEqual(expect.arrayContaining(["stream-host", "migrate", "provision"]));
+  it("carries the migrate, provision and app-role bundles that the task's containers of those names run", () => {
+    expect(buildTargets(streamHost)).toEqual(expect.arrayContaining(["stream-host", "migrate", "provision", "app-role"]));
   });
 });
 

@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import type pg from "pg";
 import { type RevocationSet, createRevocationSet, revocationFeed, withRevocations } from "../lib/auth/revocations.ts";
-import { type SessionTokens, createSessionTokens } from "../lib/auth/session.ts";
+import { type SessionTokens, createSessionTokens, sessionKeysOf } from "../lib/auth/session.ts";
 import { DASHBOARD_CHANGED_CHANNEL } from "../lib/auth/types.ts";
 import { effectiveRefreshMs } from "../lib/dashboard/spec.ts";
 import { onError } from "../lib/http/problem.ts";
@@ -43,7 +43,8 @@ export interface StreamHostOptions {
   closeQueries?: () => Promise<void>;
   /** Connection for LISTEN on dashboard changes and session revocations; `false` disables listening (tests). */
   listen?: (() => pg.Client) | false;
-  loadDashboard?: (id: string) => Promise<LoadedDashboard | null>;
+  /** Reads a dashboard, on `db` when given (a stream's bounded client), else on the pool. */
+  loadDashboard?: (id: string, db?: pg.Pool | pg.PoolClient) => Promise<LoadedDashboard | null>;
   timers?: Timers;
   /** Monotonic milliseconds for tick durations. */
   monotonic?: () => number;
@@ -70,14 +71,14 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
   const timers = options.timers ?? systemTimers;
   const monotonic = options.monotonic ?? (() => performance.now());
   const random = options.random ?? Math.random;
-  const load = options.loadDashboard ?? ((id: string) => loadDashboard(deps.pool, id));
+  const load = options.loadDashboard ?? ((id: string, db?: pg.Pool | pg.PoolClient) => loadDashboard(db ?? deps.pool, id));
   const listenFactory = options.listen === undefined ? listenerClientFactory(config.DATABASE_URL) : options.listen;
   const revocations = options.revocations ?? createRevocationSet({ now: deps.now, loaded: !listenFactory });
   const baseSessions =
     options.sessions !== undefined
       ? options.sessions
       : config.SESSION_SECRET
-        ? createSessionTokens({ secret: config.SESSION_SECRET, ttlSeconds: config.SESSION_TTL_SECONDS, now: deps.now })
+        ? createSessionTokens({ keys: sessionKeysOf(config), ttlSeconds: config.SESSION_TTL_SECONDS, now: deps.now })
         : null;
   const sessions = baseSessions ? withRevocations(baseSessions, revocations, { timers }) : null;
 
@@ -165,6 +166,8 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     isRevoked: (s) => revocations.isRevoked(s),
     cookieName: config.SESSION_COOKIE_NAME,
     pool: deps.pool,
+    configStoreTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS,
+    timers,
     drain: deps.drain,
     loadDashboard: load,
     random,

@@ -6,6 +6,8 @@ import { buildQueryServices } from "../lib/service/query-services.ts";
 import { type StreamHostOptions, createStreamHost } from "./app.ts";
 import { createShutdown, installSignalHandlers } from "../lib/lifecycle/shutdown.ts";
 import { systemTimers } from "../lib/lifecycle/timers.ts";
+import { createLogger } from "../lib/log/logger.ts";
+import { resolveAppSecretsOrExit } from "../lib/secrets/boot.ts";
 import { createTaskStopWatcher } from "./task-stop-watcher.ts";
 
 /**
@@ -16,8 +18,11 @@ import { createTaskStopWatcher } from "./task-stop-watcher.ts";
 export async function startStreamHost(
   opts: { env?: Record<string, string | undefined>; options?: StreamHostOptions; exit?: (code: number) => void } = {},
 ) {
-  const config = loadConfigOrExit(opts.env ?? process.env);
+  // In the cloud the secrets come from Secrets Manager (APP_SECRETS_AWS), read before the config is parsed.
+  const secrets = await resolveAppSecretsOrExit(opts.env ?? process.env, { timers: systemTimers, log: createLogger() });
+  const config = loadConfigOrExit(secrets.env);
   const deps = buildServiceDeps(config);
+  secrets.keepFresh(config);
   const exit = opts.exit ?? ((code: number) => process.exit(code));
   let wired = {};
   if (!opts.options?.runPanel) {

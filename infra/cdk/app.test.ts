@@ -4,7 +4,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+
+// Each test runs the CDK app in a child process (tsx, a full synthesis): tens of seconds on a busy machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 const CDK_DIR = fileURLToPath(new URL(".", import.meta.url));
 const TSX = fileURLToPath(new URL("../../node_modules/tsx/dist/cli.mjs", import.meta.url));

@@ -2,6 +2,7 @@ import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import * as ec2 from "aws-cdk-lib/aws-ec2";
 import * as rds from "aws-cdk-lib/aws-rds";
 import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
+import { APP_LOGIN_ROLE } from "../app-role.ts";
 import { Construct } from "constructs";
 import {
   CONFIG_STORE_DATABASE,
@@ -22,10 +23,17 @@ export interface ConfigStoreProps {
  */
 export class ConfigStore extends Construct {
   readonly instance: rds.DatabaseInstance;
+  /** The master user's credentials: only the setup containers (migrate, app-role, provision) get them. */
   readonly secret: secretsmanager.ISecret;
+  /**
+   * The processes' least-privilege login (infra/app-role.ts): JSON with username/password/host/port/dbname,
+   * rotated every 30 days by alternating users (`pulseboard_app` and `pulseboard_app_clone`), so the previous
+   * login keeps working until every process has read the new one.
+   */
+  readonly appSecret: secretsmanager.ISecret;
   readonly securityGroup: ec2.SecurityGroup;
   /**
-   * DATABASE_URL without the password: the processes get the password as PGPASSWORD from the secret, which
+   * DATABASE_URL without user or password: each process gets PGUSER and PGPASSWORD from its secret, which
    * node-postgres uses when the URL carries none, so no password ever sits in a template or an env listing.
    */
   readonly databaseUrl: string;
@@ -72,8 +80,21 @@ export class ConfigStore extends Construct {
       publiclyAccessible: false,
     });
     this.secret = this.instance.secret!;
+    this.appSecret = new rds.DatabaseSecret(this, "AppCredentials", {
+      username: APP_LOGIN_ROLE,
+      masterSecret: this.secret,
+      excludeCharacters: " %+~`#$&*()|[]{}:;<>?!'/@\"\\=,^",
+    }).attach(this.instance);
+    // Alternating users: the rotation sets the password of the login not in use (creating the `_clone` twin
+    // with the same role memberships the first time), then makes it current; the other keeps working.
+    this.instance.addRotationMultiUser("AppCredentialsRotation", {
+      secret: this.appSecret,
+      automaticallyAfter: Duration.days(30),
+      // The rotation function needs Secrets Manager's endpoint, which the isolated subnets cannot reach.
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+    });
     this.databaseUrl =
-      `postgres://${CONFIG_STORE_USER}@${this.instance.dbInstanceEndpointAddress}:${this.instance.dbInstanceEndpointPort}` +
+      `postgres://${this.instance.dbInstanceEndpointAddress}:${this.instance.dbInstanceEndpointPort}` +
       `/${CONFIG_STORE_DATABASE}?sslmode=verify-full`;
   }
 

@@ -5,17 +5,12 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { CONNECTION_BUDGET, HANDLERS_CHECK_PORT, HANDLERS_PORT, HEALTH_PATH } from "./constants.ts";
 import type { ImageRef } from "./images.ts";
-import { lambdaEnvironment, mergeSettings, type RuntimeSettings } from "./runtime-settings.ts";
+import { appSecretsEnvironment, mergeSettings, type RuntimeSettings } from "./runtime-settings.ts";
 
 export interface HandlersFunctionProps {
   vpc: ec2.IVpc;
   image: ImageRef;
   settings: RuntimeSettings;
-  /**
-   * CloudFormation resolves the secrets' dynamic references only when it updates the function, and it does not
-   * notice a changed secret value. Changing this revision (it is part of the description) forces that update.
-   */
-  secretsRevision: string;
   /** Reserved concurrency: the most instances, hence pools, that can exist at once (the connection budget). */
   reservedConcurrency: number;
 }
@@ -52,7 +47,7 @@ export class HandlersFunction extends Construct {
       secrets: {},
     });
     this.function = new lambda.DockerImageFunction(this, "Function", {
-      description: `Pulseboard handlers (Hono behind the Lambda Web Adapter), secrets revision ${props.secretsRevision}`,
+      description: "Pulseboard handlers (Hono behind the Lambda Web Adapter)",
       code: lambda.DockerImageCode.fromEcr(props.image.repository, { tagOrDigest: props.image.tag }),
       architecture: lambda.Architecture.X86_64,
       memorySize: 1024,
@@ -61,9 +56,12 @@ export class HandlersFunction extends Construct {
       reservedConcurrentExecutions: props.reservedConcurrency,
       vpc: props.vpc,
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
-      environment: lambdaEnvironment(settings),
       logGroup: new logs.LogGroup(this, "Logs", { retention: logs.RetentionDays.ONE_MONTH }),
     });
+    // Secrets are read from Secrets Manager by the process (APP_SECRETS_AWS), never put in its configuration.
+    for (const [name, value] of Object.entries(appSecretsEnvironment(settings, this.function))) {
+      this.function.addEnvironment(name, value);
+    }
     // AuthType NONE: CloudFront's Origin Access Control for function URLs would require browsers to sign
     // POST bodies (x-amz-content-sha256), which the app's forms and fetches do not do. See docs/infra.md.
     this.url = this.function.addFunctionUrl({

@@ -53,11 +53,14 @@ export class PulseboardStack extends Stack {
       reason: "SOURCE_SECRET_REFS holds secret names and workspace grants, never a secret value",
     });
     const sourceSecretRefs = sourceSecretRefsParam.valueAsString;
-    const sourceSecretHosts = param(
-      "SourceSecretHosts",
-      "SOURCE_SECRET_HOSTS: hosts each secret_ref may connect to, e.g. METRICS_RO:*.metrics.internal (a secret_ref it does not bind is refused in production)",
-      { default: "" },
-    );
+    // Required like SourceSecretRefs: in production a secret_ref that no host entry binds is refused, so an
+    // empty value would leave every granted ref unusable.
+    const sourceSecretHosts = new CfnParameter(this, "SourceSecretHosts", {
+      type: "String",
+      minLength: 1,
+      description:
+        "SOURCE_SECRET_HOSTS: hosts each secret_ref may connect to, e.g. METRICS_RO:*.metrics.internal. Required: production refuses a secret_ref it does not bind.",
+    }).valueAsString;
     const publicBaseUrl = param("PublicBaseUrl", "PUBLIC_BASE_URL, e.g. https://dash.example.com (empty: unset)", {
       default: "",
     });
@@ -74,11 +77,6 @@ export class PulseboardStack extends Stack {
       "PlatformAdminGroup",
       "PLATFORM_ADMIN_GROUP: the OIDC group whose members create and manage workspaces (empty: nobody; workspaces then come only from the provisioning file)",
       { default: "" },
-    );
-    const secretsRevision = param(
-      "SecretsRevision",
-      "Change it (1, 2, ...) after putting new secret values, so the handlers function picks them up",
-      { default: "1" },
     );
 
     // The config store's connection budget, by construction: refuse to build a stack that could exceed it.
@@ -135,32 +133,41 @@ export class PulseboardStack extends Stack {
         AI_COMPAT_BASE_URL: aiCompatBaseUrl,
         PLATFORM_ADMIN_GROUP: platformAdminGroup,
       },
+      // Both processes log in with the rotating least-privilege credentials (user and password of one version).
       secrets: {
-        PGPASSWORD: { secret: configStore.secret, field: "password" },
+        PGUSER: { secret: configStore.appSecret, field: "username" },
+        PGPASSWORD: { secret: configStore.appSecret, field: "password" },
         SESSION_SECRET: { secret: secrets.sessionSecret },
-        OIDC_CLIENT_SECRET: { secret: secrets.oidcClientSecret },
-        // One key secret serves either provider; the app reads the variable of the provider it selects.
-        AI_GATEWAY_API_KEY: { secret: secrets.aiApiKey },
-        AI_COMPAT_API_KEY: { secret: secrets.aiApiKey },
       },
     };
+    // Each process gets only the secrets it uses.
+    const handlersSecrets = {
+      ...shared.secrets,
+      OIDC_CLIENT_SECRET: { secret: secrets.oidcClientSecret },
+      // One key secret serves either provider; the app reads the variable of the provider it selects.
+      AI_GATEWAY_API_KEY: { secret: secrets.aiApiKey },
+      AI_COMPAT_API_KEY: { secret: secrets.aiApiKey },
+      ORIGIN_VERIFY_SECRET: { secret: secrets.originSecret },
+    };
+    const streamHostSecrets = { ...shared.secrets, METRICS_TOKEN: { secret: secrets.metricsToken } };
 
     const streamHost = new StreamHostService(this, "StreamHost", {
       vpc,
       image: images.streamHost,
       desiredCount,
       maxHealthyPercent: STREAM_HOST_MAX_PERCENT,
-      settings: { plain: shared.plain, secrets: { ...shared.secrets, METRICS_TOKEN: { secret: secrets.metricsToken } } },
+      settings: { plain: shared.plain, secrets: streamHostSecrets },
+      setupSecrets: {
+        PGUSER: { secret: configStore.secret, field: "username" },
+        PGPASSWORD: { secret: configStore.secret, field: "password" },
+        SESSION_SECRET: { secret: secrets.sessionSecret },
+      },
       provisionDocument: props.provisionDocument,
     });
     const handlers = new HandlersFunction(this, "Handlers", {
       vpc,
       image: images.handlers,
-      settings: {
-        plain: shared.plain,
-        secrets: { ...shared.secrets, ORIGIN_VERIFY_SECRET: { secret: secrets.originSecret } },
-      },
-      secretsRevision,
+      settings: { plain: shared.plain, secrets: handlersSecrets },
       reservedConcurrency: handlersConcurrency,
     });
 

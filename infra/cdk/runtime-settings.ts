@@ -1,4 +1,5 @@
 import type * as ecs from "aws-cdk-lib/aws-ecs";
+import type * as iam from "aws-cdk-lib/aws-iam";
 import { Secret as EcsSecret } from "aws-cdk-lib/aws-ecs";
 import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 
@@ -23,8 +24,8 @@ export function mergeSettings(...parts: RuntimeSettings[]): RuntimeSettings {
 }
 
 /**
- * ECS form: the agent reads each secret at task start (`secrets` of the container definition), so a rotated
- * value is picked up by the next task without a deploy.
+ * ECS form, for the short-lived setup containers (migrate, app-role, provision): the agent reads each secret at
+ * task start (`secrets` of the container definition); the value never appears in the task definition.
  */
 export function ecsSecrets(settings: RuntimeSettings): Record<string, ecs.Secret> {
   return Object.fromEntries(
@@ -36,14 +37,14 @@ export function ecsSecrets(settings: RuntimeSettings): Record<string, ecs.Secret
 }
 
 /**
- * Lambda form: Lambda has no native secret injection, so each value is a CloudFormation dynamic reference
- * (`{{resolve:secretsmanager:...}}`) that CloudFormation resolves at deploy time into the function's
- * KMS-encrypted configuration. The template never holds a value; a changed secret needs a redeploy.
+ * The processes' form: no secret value anywhere in the deployed configuration (`lambda:GetFunctionConfiguration`
+ * and `ecs:DescribeTaskDefinition` show only ARNs). APP_SECRETS_AWS names each variable's secret (and JSON
+ * field); the process reads them from Secrets Manager at start and again on a schedule (lib/secrets/boot.ts), so a
+ * rotated value reaches every process without a deploy. `grantee` may read exactly these secrets.
  */
-export function lambdaEnvironment(settings: RuntimeSettings): Record<string, string> {
-  const resolved = Object.entries(settings.secrets).map(([name, { secret, field }]) => [
-    name,
-    (field ? secret.secretValueFromJson(field) : secret.secretValue).unsafeUnwrap(),
-  ]);
-  return { ...settings.plain, ...Object.fromEntries(resolved) };
+export function appSecretsEnvironment(settings: RuntimeSettings, grantee: iam.IGrantable): Record<string, string> {
+  const entries = Object.entries(settings.secrets);
+  for (const secret of new Set(entries.map(([, v]) => v.secret))) secret.grantRead(grantee);
+  const text = entries.map(([name, { secret, field }]) => `${name}=${secret.secretArn}${field ? `#${field}` : ""}`).join(";");
+  return entries.length > 0 ? { ...settings.plain, APP_SECRETS_AWS: text } : { ...settings.plain };
 }

@@ -54,6 +54,52 @@ const logicalIdOf = (type: string, match: (r: Resource) => boolean) => {
   return hit[0];
 };
 
+/** The logical id of the secret whose description or id contains `needle`. */
+function secretId(needle: string): string {
+  const hit = Object.entries(resources).find(
+    ([id, r]) =>
+      r.Type === "AWS::SecretsManager::Secret" && (id.includes(needle) || String(r.Properties.Description).includes(needle)),
+  );
+  if (!hit) throw new Error(`no secret ${needle}`);
+  return hit[0];
+}
+/** A secret's logical id, seen through an attachment (an attached secret's ARN is the attachment's Ref). */
+function underlyingSecret(ref: string): string {
+  const r = resources[ref];
+  return r?.Type === "AWS::SecretsManager::SecretTargetAttachment" ? r.Properties.SecretId.Ref : ref;
+}
+/** APP_SECRETS_AWS as the template holds it (an Fn::Join of ARNs), by variable: the secret's logical id and field. */
+function appSecretRefs(value: unknown): Record<string, { secret: string; field?: string }> {
+  const parts = (value as { "Fn::Join": [string, unknown[]] })["Fn::Join"][1];
+  const text = parts.map((p) => (typeof p === "string" ? p : `<${(p as { Ref: string }).Ref}>`)).join("");
+  return Object.fromEntries(
+    text.split(";").map((entry) => {
+      const [variable, target] = entry.split("=");
+      const m = /^<([^>]+)>(?:#(.+))?$/.exec(target)!;
+      const secret = underlyingSecret(m[1]);
+      return [variable, m[2] ? { secret, field: m[2] } : { secret }];
+    }),
+  );
+}
+/** The role a Fn::GetAtt [role, "Arn"] points at. */
+const roleOf = (arn: unknown) => (arn as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
+/** Logical ids of the app secrets a role's policies allow secretsmanager:GetSecretValue on. */
+function readableSecrets(role: string): string[] {
+  const ids = new Set<string>();
+  for (const r of Object.values(resources)) {
+    if (r.Type !== "AWS::IAM::Policy" || !JSON.stringify(r.Properties.Roles).includes(role)) continue;
+    for (const st of r.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]) {
+      const actions = ([] as string[]).concat(st.Action);
+      if (!actions.includes("secretsmanager:GetSecretValue")) continue;
+      for (const res of ([] as unknown[]).concat(st.Resource)) {
+        const ref = (res as { Ref?: string }).Ref;
+        if (ref && resources[ref]) ids.add(underlyingSecret(ref));
+      }
+    }
+  }
+  return [...ids].sort();
+}
+
 function container(name: string): Record<string, any> {
   const [, task] = only("AWS::ECS::TaskDefinition");
   const c = task.Properties.ContainerDefinitions.find((d: { Name: string }) => d.Name === name);
@@ -83,8 +129,9 @@ describe("deploy-time parameters", () => {
     expect(params.SourceSecretRefs).toMatchObject({ Type: "String", MinLength: 1 });
     expect(params.SourceSecretRefs.Default).toBeUndefined();
     expect(params.AiProvider.AllowedValues).toEqual(["", "gateway", "compat"]);
-    // Binding secret_refs to hosts is optional (production warns without it).
-    expect(params.SourceSecretHosts).toMatchObject({ Type: "String", Default: "" });
+    // Required like SourceSecretRefs: production refuses a secret_ref no host entry binds.
+    expect(params.SourceSecretHosts).toMatchObject({ Type: "String", MinLength: 1 });
+    expect(params.SourceSecretHosts.Default).toBeUndefined();
   });
 });
 
@@ -113,20 +160,23 @@ describe("handlers: Lambda from the container image", () => {
     });
   });
 
-  it("gets every secret as a Secrets Manager dynamic reference, never a value", () => {
-    for (const name of ["SESSION_SECRET", "OIDC_CLIENT_SECRET", "AI_GATEWAY_API_KEY", "AI_COMPAT_API_KEY"]) {
-      expect(JSON.stringify(env[name]), name).toMatch(/\{\{resolve:secretsmanager:".*":SecretString:::\}\}/);
-    }
-    expect(JSON.stringify(env.PGPASSWORD)).toContain(":SecretString:password::}}");
-    // A new SecretsRevision changes the function, which makes CloudFormation resolve the references again.
-    expect(JSON.stringify(handlersFunction().Properties.Description)).toContain('{"Ref":"SecretsRevision"}');
-    // The stream host alone serves /api/metrics.
-    expect(env.METRICS_TOKEN).toBeUndefined();
+  it("holds no secret in its configuration: APP_SECRETS_AWS names the secrets it reads, and it may read only those", () => {
+    const secretNames = ["SESSION_SECRET", "OIDC_CLIENT_SECRET", "AI_GATEWAY_API_KEY", "AI_COMPAT_API_KEY", "ORIGIN_VERIFY_SECRET", "PGUSER", "PGPASSWORD"];
+    for (const name of [...secretNames, "METRICS_TOKEN", "SESSION_SECRET_PREVIOUS"]) expect(env[name], name).toBeUndefined();
+    expect(JSON.stringify(env)).not.toContain("resolve:secretsmanager");
+    const refs = appSecretRefs(env.APP_SECRETS_AWS);
+    expect(Object.keys(refs).sort()).toEqual([...secretNames].sort());
+    // The rotating least-privilege login, user and password from the same secret; never the master's.
+    expect(refs.PGUSER).toEqual({ secret: secretId("AppCredentials"), field: "username" });
+    expect(refs.PGPASSWORD).toEqual({ secret: secretId("AppCredentials"), field: "password" });
+    expect(readableSecrets(roleOf(handlersFunction().Properties.Role))).toEqual(
+      [...new Set(Object.values(refs).map((r) => r.secret))].sort(),
+    );
   });
 
-  it("connects with a password-less DATABASE_URL that verifies TLS", () => {
+  it("connects with a DATABASE_URL without user or password that verifies TLS", () => {
     const url = JSON.stringify(env.DATABASE_URL);
-    expect(url).toContain("postgres://pulseboard@");
+    expect(url).toContain('"postgres://",{"Fn::GetAtt"');
     expect(url).toContain("sslmode=verify-full");
     expect(url).not.toContain("resolve:secretsmanager");
   });
@@ -178,26 +228,56 @@ describe("stream host: ECS Fargate behind an ALB", () => {
     expect(JSON.stringify(c.Image)).toContain("pulseboard-stream-host:test-tag");
   });
 
-  it("injects secrets as ECS secrets from Secrets Manager", () => {
-    const secrets = secretsOf(container("stream-host"));
-    const secretIds = (type: string) =>
-      Object.entries(resources)
-        .filter(([, r]) => r.Type === type)
-        .map(([id]) => id);
-    const appSecretIds = secretIds("AWS::SecretsManager::Secret");
-    const refOf = (v: unknown) => (v as { Ref?: string }).Ref;
+  it("reads its secrets from Secrets Manager itself (only the ones it uses), none in the task definition", () => {
+    const c = container("stream-host");
+    expect(c.Secrets).toBeUndefined();
+    const env = envOf(c);
+    const refs = appSecretRefs(env.APP_SECRETS_AWS as string);
+    expect(Object.keys(refs).sort()).toEqual(["METRICS_TOKEN", "PGPASSWORD", "PGUSER", "SESSION_SECRET"]);
+    expect(refs.SESSION_SECRET.secret).toBe(secretId("SESSION_SECRET"));
+    expect(refs.PGPASSWORD).toEqual({ secret: secretId("AppCredentials"), field: "password" });
+    for (const name of Object.keys(refs)) expect(env[name], name).toBeUndefined();
+    // The task role may read exactly these; the execution role (the agent's) reads none of them.
+    const [, task] = only("AWS::ECS::TaskDefinition");
+    expect(readableSecrets(roleOf(task.Properties.TaskRoleArn))).toEqual([...new Set(Object.values(refs).map((r) => r.secret))].sort());
+  });
 
-    for (const name of ["SESSION_SECRET", "METRICS_TOKEN", "OIDC_CLIENT_SECRET", "AI_GATEWAY_API_KEY"]) {
-      expect(appSecretIds, name).toContain(refOf(secrets[name]));
+  it("only the setup containers get the master credentials, as ECS secrets", () => {
+    const master = secretId("ConfigStoreInstanceSecret");
+    const secretOf = (valueFrom: any) => underlyingSecret(valueFrom["Fn::Join"][1][0].Ref);
+    for (const name of ["migrate", "app-role"]) {
+      const secrets = secretsOf(container(name));
+      expect(Object.keys(secrets).sort(), name).toEqual(["PGPASSWORD", "PGUSER"]);
+      expect(secretOf(secrets.PGPASSWORD)).toBe(master);
+      expect(secretOf(secrets.PGUSER)).toBe(master);
+      expect(JSON.stringify(secrets.PGPASSWORD)).toContain(":password::");
+      expect(JSON.stringify(secrets.PGUSER)).toContain(":username::");
     }
-    const sessionId = logicalIdOf("AWS::SecretsManager::Secret", (r) =>
-      String(r.Properties.Description).includes("SESSION_SECRET"),
+    const masterAttachment = logicalIdOf(
+      "AWS::SecretsManager::SecretTargetAttachment",
+      (r) => r.Properties.SecretId.Ref === master,
     );
-    expect(refOf(secrets.SESSION_SECRET)).toBe(sessionId);
-    expect(JSON.stringify(secrets.PGPASSWORD)).toContain(":password::");
-    // None of them sneaks in as a plain environment value.
-    const env = envOf(container("stream-host"));
-    for (const name of Object.keys(secrets)) expect(env[name], name).toBeUndefined();
+    for (const env of [envOf(container("stream-host")), handlersFunction().Properties.Environment]) {
+      expect(JSON.stringify(env)).not.toContain(master);
+      expect(JSON.stringify(env)).not.toContain(masterAttachment);
+    }
+  });
+
+  it("the processes' login rotates by alternating users every 30 days, from a subnet that reaches Secrets Manager", () => {
+    const [, rotation] = only("AWS::SecretsManager::RotationSchedule");
+    expect(underlyingSecret(rotation.Properties.SecretId.Ref)).toBe(secretId("AppCredentials"));
+    expect(rotation.Properties.RotationRules).toMatchObject({ ScheduleExpression: "rate(30 days)" });
+    const app = JSON.stringify(resources[secretId("AppCredentials")].Properties.GenerateSecretString.SecretStringTemplate);
+    expect(app).toContain('\\"username\\":\\"pulseboard_app\\"');
+    expect(app).toContain("masterarn");
+    const [, rotator] = only("AWS::Serverless::Application");
+    // The application id is a per-partition mapping; the template's Mappings hold the SAR ids.
+    expect(JSON.stringify(template.toJSON().Mappings)).toContain("SecretsManagerRDSPostgreSQLRotationMultiUser");
+    expect(JSON.stringify(rotator.Properties.Location)).toContain("Fn::FindInMap");
+    // Private subnets with egress: the isolated ones cannot reach Secrets Manager's endpoint.
+    const subnets = JSON.stringify(rotator.Properties.Parameters.vpcSubnetIds);
+    expect(subnets).toContain("VpcappSubnet");
+    expect(subnets).not.toContain("VpcdataSubnet");
   });
 
   it("generates SESSION_SECRET and METRICS_TOKEN long enough for production", () => {
@@ -213,12 +293,15 @@ describe("stream host: ECS Fargate behind an ALB", () => {
     expect(length("METRICS_TOKEN")).toBeGreaterThanOrEqual(24);
   });
 
-  it("runs the migrations in a container the stream host waits for", () => {
+  it("runs the migrations, then ensures the least-privilege login, in containers the stream host waits for", () => {
     const migrate = container("migrate");
     expect(migrate.Essential).toBe(false);
     expect(migrate.Command).toEqual(["node", "dist/migrate/main.mjs"]);
-    expect(secretsOf(migrate).PGPASSWORD).toEqual(secretsOf(container("stream-host")).PGPASSWORD);
-    expect(container("stream-host").DependsOn).toEqual([{ ContainerName: "migrate", Condition: "SUCCESS" }]);
+    const appRole = container("app-role");
+    expect(appRole.Essential).toBe(false);
+    expect(appRole.Command).toEqual(["node", "dist/app-role/main.mjs"]);
+    expect(appRole.DependsOn).toEqual([{ ContainerName: "migrate", Condition: "SUCCESS" }]);
+    expect(container("stream-host").DependsOn).toEqual([{ ContainerName: "app-role", Condition: "SUCCESS" }]);
   });
 
   it("health-checks the targets on /api/ready with a short deregistration delay", () => {
@@ -290,6 +373,8 @@ describe("config store: RDS PostgreSQL", () => {
       [
         logicalIdOf("AWS::EC2::SecurityGroup", (r) => String(r.Properties.GroupDescription).includes("HandlersFunction")),
         logicalIdOf("AWS::EC2::SecurityGroup", (r) => r.Properties.GroupDescription === "Pulseboard stream host tasks"),
+        // The rotation function of the processes' login.
+        logicalIdOf("AWS::EC2::SecurityGroup", (r) => String(r.Properties.GroupDescription).includes("AppCredentialsRotation")),
       ].sort(),
     );
     for (const r of ingress) expect(r.Properties).toMatchObject({ IpProtocol: "tcp" });
@@ -486,8 +571,8 @@ describe("provisioning: an empty config store becomes usable without code", () =
     expect(envOf(provision).PROVISION_DOCUMENT).toBe(document);
     expect(envOf(provision).DATABASE_URL).toEqual(envOf(byName["stream-host"]).DATABASE_URL);
     // Source credentials and the config-store password, as the stream host resolves them.
-    expect(secretsOf(provision).PGPASSWORD).toEqual(secretsOf(byName["stream-host"]).PGPASSWORD);
-    expect(provision.DependsOn).toEqual([{ ContainerName: "migrate", Condition: "SUCCESS" }]);
+    expect(secretsOf(provision).PGPASSWORD).toEqual(secretsOf(byName.migrate).PGPASSWORD);
+    expect(provision.DependsOn).toEqual([{ ContainerName: "app-role", Condition: "SUCCESS" }]);
     expect(byName["stream-host"].DependsOn).toEqual([{ ContainerName: "provision", Condition: "SUCCESS" }]);
     // The document is not a secret (secret_refs are names), but it is only on the container that needs it.
     expect(envOf(byName["stream-host"]).PROVISION_DOCUMENT).toBeUndefined();

@@ -21,12 +21,24 @@ import {
   TASK_STOP_POLL_MS,
 } from "./constants.ts";
 import type { ImageRef } from "./images.ts";
-import { ecsSecrets, mergeSettings, type RuntimeSettings } from "./runtime-settings.ts";
+import {
+  appSecretsEnvironment,
+  ecsSecrets,
+  mergeSettings,
+  type RuntimeSettings,
+  type SecretVariable,
+} from "./runtime-settings.ts";
 
 export interface StreamHostServiceProps {
   vpc: ec2.IVpc;
   image: ImageRef;
+  /** The stream host process's settings; its secrets are read from Secrets Manager by the process. */
   settings: RuntimeSettings;
+  /**
+   * The master user's PGUSER/PGPASSWORD (and what production config validation asks for), given as ECS
+   * secrets only to the setup containers that run before the stream host: migrate, app-role and provision.
+   */
+  setupSecrets: Record<string, SecretVariable>;
   desiredCount: number;
   /** A provisioning document (JSON) a `provision` container applies after `migrate` and before the stream host starts. */
   provisionDocument?: string;
@@ -90,19 +102,33 @@ export class StreamHostService extends Construct {
     const logGroup = new logs.LogGroup(this, "Logs", { retention: logs.RetentionDays.ONE_MONTH });
     const image = ecs.ContainerImage.fromEcrRepository(props.image.repository, props.image.tag);
 
+    // The setup containers connect as the master user: migrate creates the tables, app-role the processes'
+    // least-privilege login (infra/app-role.ts). Each gets only the secrets it uses as ECS secrets.
+    const master = { PGUSER: props.setupSecrets.PGUSER, PGPASSWORD: props.setupSecrets.PGPASSWORD };
     const migrate = taskDefinition.addContainer("migrate", {
       image,
       essential: false,
       command: ["node", "dist/migrate/main.mjs"],
-      environment: settings.plain,
-      secrets: ecsSecrets(settings),
+      // Migrations use DATABASE_URL only; outside production mode the config check does not ask for the
+      // session key and the other production settings this container has no use for.
+      environment: { ...settings.plain, NODE_ENV: "" },
+      secrets: ecsSecrets({ plain: {}, secrets: master }),
       logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: "migrate" }),
     });
+    const appRole = taskDefinition.addContainer("app-role", {
+      image,
+      essential: false,
+      command: ["node", "dist/app-role/main.mjs"],
+      environment: { DATABASE_URL: settings.plain.DATABASE_URL },
+      secrets: ecsSecrets({ plain: {}, secrets: master }),
+      logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: "app-role" }),
+    });
+    appRole.addContainerDependencies({ container: migrate, condition: ecs.ContainerDependencyCondition.SUCCESS });
 
     // With a provisioning document, `provision` applies it once migrate has succeeded and before the stream host
     // starts: idempotent and advisory-locked, so every starting task may run it (docs/provisioning.md). It runs between
     // the two, so its two config-store connections never overlap the task's other ones.
-    let before = migrate;
+    let before = appRole;
     if (props.provisionDocument !== undefined) {
       if (Buffer.byteLength(props.provisionDocument) > MAX_PROVISION_DOCUMENT_BYTES) {
         throw new Error(
@@ -114,18 +140,19 @@ export class StreamHostService extends Construct {
         essential: false,
         command: ["node", "dist/provision/main.mjs", "--from-env"],
         environment: { ...settings.plain, PROVISION_DOCUMENT: props.provisionDocument },
-        secrets: ecsSecrets(settings),
+        // Production config validation asks for SESSION_SECRET too.
+        secrets: ecsSecrets({ plain: {}, secrets: props.setupSecrets }),
         logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: "provision" }),
       });
-      provision.addContainerDependencies({ container: migrate, condition: ecs.ContainerDependencyCondition.SUCCESS });
+      provision.addContainerDependencies({ container: appRole, condition: ecs.ContainerDependencyCondition.SUCCESS });
       before = provision;
     }
 
     const app = taskDefinition.addContainer("stream-host", {
       image,
       essential: true,
-      environment: settings.plain,
-      secrets: ecsSecrets(settings),
+      // Secrets are read from Secrets Manager by the process (APP_SECRETS_AWS) with the task role.
+      environment: appSecretsEnvironment(settings, taskDefinition.taskRole),
       portMappings: [{ containerPort: STREAM_HOST_PORT, name: "http" }],
       // SIGTERM, then this long before SIGKILL: above SHUTDOWN_GRACE_MS so the drain always completes.
       stopTimeout: Duration.seconds(STOP_TIMEOUT_SECONDS),

@@ -5,7 +5,7 @@ import type { Config } from "../config/parse.ts";
 import { createTransactionSealer, type TransactionSealer } from "../oidc/transaction.ts";
 import { rejectCrossSite, requireRole, requireSession, type WorkspaceResolver } from "./middleware.ts";
 import { createRevocationSet, type Revocation, type RevocationSet, recordRevocation, withRevocations } from "./revocations.ts";
-import { createSessionTokens, type SessionTokens } from "./session.ts";
+import { createSessionTokens, type SessionTokens, sessionKeysOf } from "./session.ts";
 import type { AuthVariables, Role } from "./types.ts";
 
 /** The app's auth toolkit, built once in createApp and handed to every route module. */
@@ -52,7 +52,8 @@ export function createAuth(deps: {
   const now = deps.now ?? Date.now;
   const revocations = deps.revocations ?? createRevocationSet({ now, loaded: true });
   const sessions = withRevocations(
-    deps.sessions ?? createSessionTokens({ secret, ttlSeconds: config.SESSION_TTL_SECONDS, now: deps.now }),
+    deps.sessions ??
+      createSessionTokens({ keys: sessionKeysOf(config, secret), ttlSeconds: config.SESSION_TTL_SECONDS, now: deps.now }),
     revocations,
   );
   const cookieName = config.SESSION_COOKIE_NAME;

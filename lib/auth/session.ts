@@ -37,15 +37,45 @@ export interface SessionTokens {
   readonly ttlSeconds: number;
 }
 
-/** Session tokens signed with `secret` (HS256 only); `now` is the clock in milliseconds, `randomId` the session id source. */
+/** The keys of session tokens: new tokens are signed with `current`; `previous` still verify during a rotation. */
+export interface SessionKeys {
+  current: string;
+  previous?: readonly (string | undefined)[];
+}
+
+/** The session keys in a config (SESSION_SECRET and, during a rotation, SESSION_SECRET_PREVIOUS), read on every call. */
+export function sessionKeysOf(config: { SESSION_SECRET?: string; SESSION_SECRET_PREVIOUS?: string }, fallback?: string) {
+  return (): SessionKeys => ({
+    current: config.SESSION_SECRET ?? fallback ?? "",
+    previous: [config.SESSION_SECRET_PREVIOUS],
+  });
+}
+
+/**
+ * Session tokens signed with `secret` (HS256 only); `now` is the clock in milliseconds, `randomId` the session
+ * id source. With `keys`, the keys are read on every mint and verify, so a rotated secret applies at once:
+ * signing always uses the current key, verification accepts the current and the previous ones.
+ */
 export function createSessionTokens(opts: {
-  secret: string;
+  secret?: string;
+  keys?: () => SessionKeys;
   ttlSeconds: number;
   now?: () => number;
   randomId?: () => string;
 }): SessionTokens {
-  if (!opts.secret) throw new Error("session secret is empty");
-  const key = new TextEncoder().encode(opts.secret);
+  const keysOf: () => SessionKeys = opts.keys ?? (() => ({ current: opts.secret ?? "" }));
+  if (!keysOf().current) throw new Error("session secret is empty");
+  const encoded = new Map<string, Uint8Array>();
+  const encode = (secret: string) => {
+    let key = encoded.get(secret);
+    if (!key) {
+      // Two entries at most in practice (current and previous); a rotation replaces them.
+      if (encoded.size > 8) encoded.clear();
+      key = new TextEncoder().encode(secret);
+      encoded.set(secret, key);
+    }
+    return key;
+  };
   const now = opts.now ?? Date.now;
   const randomId = opts.randomId ?? (() => randomBytes(16).toString("base64url"));
 
@@ -61,22 +91,29 @@ export function createSessionTokens(opts: {
       .setSubject(user.sub)
       .setIssuedAt(iat)
       .setExpirationTime(iat + ttlSeconds)
-      .sign(key);
+      .sign(encode(keysOf().current));
   }
 
   async function verifySession(token: string): Promise<Session | null> {
     if (typeof token !== "string" || token.length === 0 || token.length > MAX_SESSION_TOKEN_LENGTH) return null;
-    let payload: Record<string, unknown>;
-    try {
-      // The algorithm allow-list is what refuses `none`, HS512 and RS256-with-public-key-as-secret.
-      ({ payload } = await jwtVerify(token, key, {
-        algorithms: ["HS256"],
-        currentDate: new Date(now()),
-        requiredClaims: ["sub", "exp", "iat", "sid"],
-      }));
-    } catch {
-      return null;
+    let payload: Record<string, unknown> | undefined;
+    const { current, previous = [] } = keysOf();
+    for (const secret of [current, ...previous]) {
+      if (!secret) continue;
+      try {
+        // The algorithm allow-list is what refuses `none`, HS512 and RS256-with-public-key-as-secret.
+        ({ payload } = await jwtVerify(token, encode(secret), {
+          algorithms: ["HS256"],
+          currentDate: new Date(now()),
+          requiredClaims: ["sub", "exp", "iat", "sid"],
+        }));
+        break;
+      } catch (err) {
+        // Only a signature made with another key sends verification on to the previous key.
+        if ((err as { code?: string }).code !== "ERR_JWS_SIGNATURE_VERIFICATION_FAILED") return null;
+      }
     }
+    if (!payload) return null;
     // jwtVerify checked that `exp` is a number in the future and `iat` a number (requiredClaims makes both present).
     const iat = payload.iat as number;
     const exp = payload.exp as number;

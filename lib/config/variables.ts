@@ -383,6 +383,23 @@ export const variables = {
     doc: "Address the HTTP listener binds. Unset: every interface for the handlers and the stream host (containers need it), 127.0.0.1 for `npm start`, whose development identity provider lets anyone sign in as anyone (set `0.0.0.0` to expose the demo on purpose).",
     group: "pulseboard",
   },
+  SESSION_SECRET_PREVIOUS: {
+    schema: str(),
+    doc: "The previous session key during a rotation: tokens signed with it still verify, new ones are signed with SESSION_SECRET. Filled from the secret's AWSPREVIOUS stage when SESSION_SECRET comes from APP_SECRETS_AWS.",
+    secret: true,
+    group: "pulseboard",
+  },
+  APP_SECRETS_AWS: {
+    schema: str(),
+    doc: "Secrets read from AWS Secrets Manager at start and every APP_SECRETS_REFRESH_SECONDS instead of from the environment: `<VARIABLE>=<secret id or ARN>[#<json field>]` entries separated by `;` (for example `SESSION_SECRET=arn:…:secret:session;PGPASSWORD=arn:…:secret:db#password`). SESSION_SECRET and ORIGIN_VERIFY_SECRET also get their AWSPREVIOUS stage as `…_PREVIOUS`. A listed variable must not also be set in the environment; a secret that cannot be read at start stops the process.",
+    group: "pulseboard",
+  },
+  APP_SECRETS_REFRESH_SECONDS: {
+    schema: int(300),
+    default: "300",
+    doc: "How often the secrets of APP_SECRETS_AWS are read again (a rotated value reaches every process within it). 0 reads them only at start.",
+    group: "pulseboard",
+  },
   ORIGIN_VERIFY_SECRET: {
     schema: str(),
     doc: "When set, the handlers refuse every request (probes included) without header `x-origin-verify` carrying this value, with 403 `forbidden`: the CDN adds it, so the Lambda function URL cannot be used around the CDN. `ORIGIN_VERIFY_SECRET_PREVIOUS` is accepted too during a rotation.",
