@@ -244,10 +244,10 @@ describe("from an empty database to a live dashboard", () => {
     const reader = webStreamReader(res.body!);
     const snapshot = await reader.next();
     expect(snapshot?.event).toBe("snapshot");
-    expect(JSON.parse(snapshot!.data).dashboard).toMatchObject({ id: "db_shop_traffic", title: "Shop traffic", version: 1 });
+    expect(JSON.parse(snapshot?.data ?? "null").dashboard).toMatchObject({ id: "db_shop_traffic", title: "Shop traffic", version: 1 });
 
     clock.runNext();
-    const frames = [await reader.next(), await reader.next()].map((f) => ({ event: f?.event, ...JSON.parse(f!.data) }));
+    const frames = [await reader.next(), await reader.next()].map((f) => ({ event: f?.event, ...JSON.parse(f?.data ?? "null") }));
     const byPanel = Object.fromEntries(frames.map((f) => [f.panelId, f]));
     expect(frames.every((f) => f.event === "panel")).toBe(true);
     expect(byPanel.requests.result.rows).toEqual([[30]]);
