@@ -188,3 +188,34 @@ describe("who may", () => {
     expect((await asPlatform("GET", `/api/admin/workspaces/${fx.roles.workspace.id}`)).status).toBe(200);
   });
 });
+
+describe("hostile input from a platform admin's session is a 400 that changes nothing", () => {
+  const long = "x".repeat(70_000);
+  const g = { viewer: "v", editor: "e", admin: "a" };
+  test.each([
+    ["a name of 70,000 characters", { name: long, groups: g }],
+    ["a group of 70,000 characters", { name: "X", groups: { ...g, viewer: long } }],
+    ["a newline in the name", { name: "a\nb", groups: g }],
+    ["a DEL in a group", { name: "X", groups: { ...g, editor: "e\u007f" } }],
+    ["a NUL in the name", { name: "a\u0000b", groups: g }],
+    ["an id with SQL in it", { id: "ws_x'; DROP TABLE workspaces; --", name: "X", groups: g }],
+    ["an id of 61 characters after ws_", { id: `ws_${"a".repeat(61)}`, name: "X", groups: g }],
+    ["groups as an array", { name: "X", groups: ["v", "e", "a"] }],
+    ["a number for a name", { name: 42, groups: g }],
+    ["extra nesting", { name: { $ne: "" }, groups: g }],
+  ])("POST with %s", async (_label, body) => {
+    const before = (await fx.pool.query("SELECT count(*)::int AS n FROM workspaces")).rows[0].n;
+    const res = await asPlatform("POST", "/api/admin/workspaces", body);
+    expect(res.status).toBe(400);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    expect((await fx.pool.query("SELECT count(*)::int AS n FROM workspaces")).rows[0].n).toBe(before);
+  });
+
+  test.each([
+    ["a workspace id with a slash", "/api/admin/workspaces/ws_a%2Fb", 404],
+    ["a workspace id of 200 characters", `/api/admin/workspaces/ws_${"a".repeat(197)}`, 400],
+  ])("PATCH and DELETE on %s", async (_label, path, status) => {
+    expect((await asPlatform("PATCH", path, { name: "x" })).status).toBe(status);
+    expect((await asPlatform("DELETE", `${path}?force=true`)).status).toBe(status);
+  });
+});
