@@ -88,6 +88,17 @@ describe("/api/openapi.json", () => {
     expect(codes).toEqual(expect.arrayContaining(["version_conflict", "guard_rejected", "result_too_large", "validation_failed"]));
   });
 
+  test("every route that reads the config store lists 503 config_store_unavailable with Retry-After, the stream included; the scrape does not", () => {
+    for (const op of [...OPERATIONS, "get /api/dashboards/{dashboardId}/stream", "get /api/me"]) {
+      const [method, path] = op.split(" ");
+      const res = doc.paths[path][method].responses["503"];
+      expect(res, op).toBeDefined();
+      expect(JSON.stringify(res), op).toContain("config_store_unavailable");
+    }
+    expect(doc.paths["/api/dashboards/{dashboardId}/stream"].get.responses["503"].headers["Retry-After"]).toBeDefined();
+    expect(doc.paths["/api/metrics"].get.responses["503"]).toBeUndefined();
+  });
+
   test("the source schema documents secretRef as a name and has no credential fields", () => {
     const props = Object.keys(doc.components.schemas.Source.properties);
     expect(props).toContain("secretRef");

@@ -24,9 +24,34 @@ export const ProblemSchema = z
   })
   .openapi("Problem");
 
-/** Response entries for the problem statuses a route can answer, for `createRoute({ responses })`. */
+type ProblemResponse = {
+  description: string;
+  headers?: Record<string, { description: string; schema: { type: "integer" } }>;
+  content: { "application/problem+json": { schema: typeof ProblemSchema } };
+};
+
+/**
+ * The 503 of every route that reads the config store: it is down or not answering (a connection error
+ * or timeout, coded at the one error handler), with Retry-After in seconds.
+ */
+export const CONFIG_STORE_UNAVAILABLE: ProblemResponse = {
+  description:
+    "The configuration store is down or not answering (`config_store_unavailable`), with Retry-After; a hung store is given up within its timeouts",
+  headers: { "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" } } },
+  content: { "application/problem+json": { schema: ProblemSchema } },
+};
+
+/**
+ * Response entries for the problem statuses a route can answer, for `createRoute({ responses })`, plus
+ * the 503 `config_store_unavailable` every such route can answer (each reads the config store).
+ */
 export function problems(...statuses: (400 | 401 | 403 | 404 | 409 | 422 | 429 | 502 | 504)[]) {
-  const out: Record<number, { description: string; content: { "application/problem+json": { schema: typeof ProblemSchema } } }> = {};
+  return { ...problemsOnly(...statuses), 503: CONFIG_STORE_UNAVAILABLE };
+}
+
+/** The problem entries of `statuses` alone, for a route that never reads the config store. */
+export function problemsOnly(...statuses: (400 | 401 | 403 | 404 | 409 | 422 | 429 | 502 | 504)[]) {
+  const out: Record<number, ProblemResponse> = {};
   for (const s of statuses) {
     out[s] = { description: PROBLEM_DESCRIPTIONS[s], content: { "application/problem+json": { schema: ProblemSchema } } };
   }

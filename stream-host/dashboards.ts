@@ -11,9 +11,9 @@ export function isDashboardId(id: string): boolean {
 }
 
 /** Reads one dashboard (id, workspace, spec, version); null when it does not exist or its spec no longer parses. */
-export async function loadDashboard(pool: pg.Pool, id: string): Promise<LoadedDashboard | null> {
+export async function loadDashboard(db: pg.Pool | pg.PoolClient, id: string): Promise<LoadedDashboard | null> {
   if (!isDashboardId(id)) return null;
-  const { rows } = await pool.query<{ id: string; workspace_id: string; spec: unknown; version: number }>(
+  const { rows } = await db.query<{ id: string; workspace_id: string; spec: unknown; version: number }>(
     "SELECT id, workspace_id, spec, version FROM dashboards WHERE id = $1",
     [id],
   );

@@ -7,6 +7,8 @@ import type { RevocableSession } from "../lib/auth/revocations.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
 import { AppError } from "../lib/http/errors.ts";
 import type { DrainState } from "../lib/lifecycle/drain-state.ts";
+import type { Timers } from "../lib/lifecycle/timers.ts";
+import { withConfigStoreClient } from "../lib/store/deadline.ts";
 import { getWorkspace } from "../lib/workspaces/store.ts";
 import { isDashboardId } from "./dashboards.ts";
 import type { Hub } from "./hub.ts";
@@ -21,8 +23,15 @@ export interface StreamRouteDeps {
   isRevoked(session: RevocableSession): boolean;
   cookieName: string;
   pool: pg.Pool;
+  /**
+   * Bound of the stream's config-store reads (READINESS_CHECK_TIMEOUT_MS): past it the client is given up
+   * and the answer is 503 `config_store_unavailable` with Retry-After.
+   */
+  configStoreTimeoutMs: number;
+  timers: Timers;
   drain: DrainState;
-  loadDashboard(id: string): Promise<LoadedDashboard | null>;
+  /** Reads a dashboard on `db` (the stream's own bounded client). */
+  loadDashboard(id: string, db: pg.PoolClient): Promise<LoadedDashboard | null>;
   random: () => number;
   maxBufferedBytes: number;
   /** Called on every stream request before the session is checked (starts the config-store listener once). */
@@ -72,9 +81,18 @@ export function registerStream(app: Hono<any>, deps: StreamRouteDeps): void {
 
     const id = c.req.param("id");
     if (!isDashboardId(id)) throw new AppError("not_found", "Not found.");
-    const dashboard = deps.hub.current(id) ?? (await deps.loadDashboard(id));
+    // One client for both reads, bounded like a readiness check: a store that is down answers at once,
+    // a hung one within the bound, and either way its client is given up (503 config_store_unavailable).
+    const { dashboard, workspace } = await withConfigStoreClient(
+      deps.pool,
+      deps.configStoreTimeoutMs,
+      async (client) => {
+        const d = deps.hub.current(id) ?? (await deps.loadDashboard(id, client));
+        return { dashboard: d, workspace: d ? await getWorkspace(client, d.workspaceId) : null };
+      },
+      { timers: deps.timers },
+    );
     if (!dashboard) throw new AppError("not_found", "Not found.");
-    const workspace = await getWorkspace(deps.pool, dashboard.workspaceId);
     if (!workspace || !roleIn(session.user.groups, workspace)) throw new AppError("not_found", "Not found.");
 
     // The drain may have begun, or the session been revoked, while we were reading the config store.

@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { z } from "@hono/zod-openapi";
 import { ChatRequestSchema } from "../../lib/ai/chat.ts";
-import { problems } from "../openapi.ts";
+import { problems, problemsOnly } from "../openapi.ts";
 import { GenerateRequestSchema } from "./ai-generate.ts";
 import { SourceDraftRequestSchema } from "./ai-source-draft.ts";
 import { ChatApplySchema } from "./chat.ts";
@@ -63,7 +63,11 @@ const dbParam = z.object({ dashboardId: z.string().openapi({ param: { name: "das
 const srcParam = z.object({ sourceId: z.string().openapi({ param: { name: "sourceId", in: "path" } }) });
 const body = (schema: z.ZodType) => ({ required: true, content: { "application/json": { schema } } });
 /** The AI routes' answer when no model provider is configured (AI_PROVIDER, AI_MODEL and its key). */
-const aiNotConfigured = () => json(z.looseObject({ code: z.string() }), "ai_not_configured: no model provider is configured");
+const aiNotConfigured = () =>
+  json(
+    z.looseObject({ code: z.string() }),
+    "ai_not_configured: no model provider is configured; or config_store_unavailable (with Retry-After): the configuration store is down or not answering",
+  );
 
 /** Registers descriptions of the routes that are not declared through @hono/zod-openapi. */
 export function documentOtherRoutes(registry: OpenAPIRegistry): void {
@@ -193,6 +197,7 @@ export function documentOtherRoutes(registry: OpenAPIRegistry): void {
     tags: ["stream-host"],
     summary: "Live panel results (viewer): snapshot, panel, dashboard events, heartbeats and the drain frame",
     request: { params: dbParam },
+    // 503 config_store_unavailable: the session's workspace role could not be read within READINESS_CHECK_TIMEOUT_MS.
     responses: { 200: sse("Server-sent events"), ...problems(401, 404) },
   });
   registry.registerPath({
@@ -201,7 +206,8 @@ export function documentOtherRoutes(registry: OpenAPIRegistry): void {
     tags: ["stream-host"],
     summary: "Prometheus metrics, behind METRICS_TOKEN (Bearer) and METRICS_ALLOWED_CIDRS",
     security: [{ metricsToken: [] }],
-    responses: { 200: { description: "Prometheus text format", content: { "text/plain": { schema: z.string() } } }, ...problems(401, 403) },
+    // A scrape is in-memory state only: it never reads the config store.
+    responses: { 200: { description: "Prometheus text format", content: { "text/plain": { schema: z.string() } } }, ...problemsOnly(401, 403) },
   });
   registry.registerComponent("securitySchemes", "metricsToken", { type: "http", scheme: "bearer" });
 }

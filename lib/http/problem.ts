@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { configStoreFaultCode, configStoreUnavailable } from "../store/faults.ts";
 import { AppError, ERROR_STATUS, type ErrorCode } from "./errors.ts";
 
 /** Writes an application/problem+json body (RFC 9457) with our stable `code` and the request id. */
@@ -25,9 +26,27 @@ export function problem(
   });
 }
 
-/** The one error handler: AppErrors become their problem; anything else a generic 500 with the request id. */
+/**
+ * The one error handler: AppErrors become their problem; a config-store fault (a connection refused or
+ * lost, a timeout: lib/store/faults.ts) becomes 503 `config_store_unavailable` with Retry-After, for
+ * every route of both processes; anything else a generic 500 with the request id. Config-store faults
+ * are logged with their code and the request id only: pg's message names the store's host and port.
+ */
 export function onError(log: (line: Record<string, unknown>) => void = defaultLog) {
   return (err: Error, c: Context): Response => {
+    const storeFault = configStoreFaultCode(err);
+    if (storeFault !== undefined) {
+      log({
+        level: "warn",
+        msg: "config store unavailable",
+        requestId: c.get("requestId" as never),
+        method: c.req.method,
+        path: c.req.path,
+        cause: storeFault,
+      });
+      const coded = err instanceof AppError ? err : configStoreUnavailable(storeFault);
+      return problem(c, coded.code, coded.detail, coded.extra, { ...configStoreUnavailable(storeFault).headers, ...coded.headers });
+    }
     if (err instanceof AppError) return problem(c, err.code, err.detail, err.extra, err.headers);
     if (err instanceof HTTPException && err.status < 500) {
       const code: ErrorCode = err.status === 401 ? "unauthenticated" : err.status === 403 ? "forbidden" : err.status === 404 ? "not_found" : "bad_request";
@@ -40,11 +59,21 @@ export function onError(log: (line: Record<string, unknown>) => void = defaultLo
       requestId: c.get("requestId" as never),
       method: c.req.method,
       path: c.req.path,
-      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-      stack: err instanceof Error ? err.stack : undefined,
+      ...unknownErrorFields(err),
     });
     return problem(c, "internal", "An internal error occurred. Quote the request id when reporting it.");
   };
+}
+
+/**
+ * What the log keeps of an unexpected error. A network error (Node's, with a `syscall`) is reduced to its
+ * code: its message names the peer's address and port. Anything else keeps its message and stack.
+ */
+function unknownErrorFields(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { error: "non-error thrown" };
+  const { code, syscall } = err as { code?: unknown; syscall?: unknown };
+  if (typeof syscall === "string") return { error: err.name, code: typeof code === "string" ? code : undefined, syscall };
+  return { error: `${err.name}: ${err.message}`, stack: err.stack };
 }
 
 function defaultLog(line: Record<string, unknown>): void {

@@ -3,7 +3,7 @@ import type pg from "pg";
 import { createSessionTokens } from "../../lib/auth/session.ts";
 import { parseConfig } from "../../lib/config/parse.ts";
 import type { DashboardSpec, Panel } from "../../lib/dashboard/spec.ts";
-import { createLogger } from "../../lib/log/logger.ts";
+import { type Logger, createLogger } from "../../lib/log/logger.ts";
 import { createMetrics } from "../../lib/metrics/metrics.ts";
 import { buildServiceDeps } from "../../lib/service/build-deps.ts";
 import { newId } from "../../lib/store/ids.ts";
@@ -52,12 +52,14 @@ export function createTestHost(opts: {
   env?: Record<string, string>;
   host?: StreamHostOptions;
   runPanel?: StreamHostOptions["runPanel"];
+  /** The host's logger; default silent. */
+  log?: Logger;
 }) {
   const clock = createManualTimers();
   const { config } = parseConfig({ DATABASE_URL: opts.url, SESSION_SECRET, NODE_ENV: "test", ...opts.env });
   const registry = new Registry();
   const metrics = createMetrics(registry, { defaultCollectors: false });
-  const deps = buildServiceDeps(config, { pool: opts.pool, metrics, log: createLogger({ silent: true }), now: clock.now });
+  const deps = buildServiceDeps(config, { pool: opts.pool, metrics, log: opts.log ?? createLogger({ silent: true }), now: clock.now });
   const calls: { panelId: string; dashboard: LoadedDashboard }[] = [];
   const runPanel: NonNullable<StreamHostOptions["runPanel"]> =
     opts.runPanel ??
