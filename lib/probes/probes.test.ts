@@ -223,6 +223,28 @@ describe("GET /api/ready", () => {
     await close();
   });
 
+  test.each([
+    ["no issuer configured", {}, { status: "failed", reason: "OIDC_ISSUER" }],
+    ["an issuer that answers", { OIDC_ISSUER: "idp" }, { status: "ok" }],
+  ])("while draining, identityProvider is what readiness reported before the drain (%s)", async (_name, env, expected) => {
+    const { app, close, drain } = setup({ ...FULL, ...(env.OIDC_ISSUER ? { OIDC_ISSUER: idpUrl } : {}) });
+    const before = await ready(app);
+    expect(before.body.checks.identityProvider).toEqual(expected);
+    drain.start();
+    const r = await ready(app);
+    expect(r.body.status).toBe("draining");
+    expect(r.body.checks.identityProvider).toEqual(expected);
+    await close();
+  });
+
+  test("draining before any check reports the identity provider's configuration, without a request", async () => {
+    const { app, close, drain } = setup({});
+    drain.start();
+    const r = await ready(app);
+    expect(r.body.checks.identityProvider).toEqual({ status: "failed", reason: "OIDC_ISSUER" });
+    await close();
+  });
+
   test("a wrong password is not_ready with 28P01, and the body never contains host, user, password or URL", async () => {
     const url = server.url("postgres").replace("probe-S3cret-pw", "wrong-pass-XYZ");
     const { app, close } = setup({}, { url });

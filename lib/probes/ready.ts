@@ -80,6 +80,8 @@ export function createReadiness(deps: {
   let closed = false;
   // While draining, readiness reports the last results it saw instead of touching a store being shut down.
   let lastDatabase: CheckResult = { status: "ok" };
+  // Likewise for the identity provider: what the last check reported, including a missing variable.
+  let lastIdentityProvider: CheckResult | undefined;
 
   function drop(client: pg.Client): void {
     if (connection?.client === client) connection = null;
@@ -170,10 +172,22 @@ export function createReadiness(deps: {
     }
   }
 
-  async function checkIdentityProvider(): Promise<CheckResult> {
-    const issuer = deps.config.OIDC_ISSUER;
-    if (!issuer) return { status: "failed", reason: "OIDC_ISSUER" };
+  /** The identity provider check's configuration part: the first missing variable, or null. */
+  function identityProviderConfig(): CheckResult | null {
+    if (!deps.config.OIDC_ISSUER) return { status: "failed", reason: "OIDC_ISSUER" };
     if (!deps.config.OIDC_CLIENT_ID) return { status: "failed", reason: "OIDC_CLIENT_ID" };
+    return null;
+  }
+
+  async function checkIdentityProvider(): Promise<CheckResult> {
+    lastIdentityProvider = await identityProviderCheck();
+    return lastIdentityProvider;
+  }
+
+  async function identityProviderCheck(): Promise<CheckResult> {
+    const missing = identityProviderConfig();
+    if (missing) return missing;
+    const issuer = deps.config.OIDC_ISSUER as string;
     if (idpCache && now() < idpCache.until) return idpCache.result;
     // Concurrent probes share one request.
     idpInFlight ??= probeIssuer(issuer).then((result) => {
@@ -201,7 +215,8 @@ export function createReadiness(deps: {
       status: "draining",
       checks: {
         database: lastDatabase,
-        identityProvider: idpCache?.result ?? { status: "ok" },
+        // What it reported before the drain; never checked yet: its configuration alone (no request now).
+        identityProvider: lastIdentityProvider ?? idpCache?.result ?? identityProviderConfig() ?? { status: "ok" },
         aiProvider: checkAiConfig(deps.config),
       },
     };
