@@ -11,7 +11,7 @@ export interface QueryResult {
 /** A panel update from the stream: a result or an error. */
 export type PanelUpdate =
   | { panelId: string; at: number; result: QueryResult }
-  | { panelId: string; at: number; error: { reason?: string; message: string } };
+  | { panelId: string; at: number; error: { code?: string; reason?: string; message: string; retryAt?: number } };
 
 const TIME_TYPES = new Set(["timestamptz", "timestamp", "date"]);
 const NUMERIC_TYPES = new Set(["int2", "int4", "int8", "float4", "float8", "numeric", "oid", "money"]);

@@ -1,5 +1,6 @@
 import { type PanelType, renderResult } from "../charts/index.ts";
 import { api, type Dashboard, errorText, loginHref, type Me, type Workspace } from "../lib/api.ts";
+import { panelErrorWords } from "../lib/panel-error.ts";
 import { byId, h, notify, replace, stateBox } from "../lib/dom.ts";
 import { describeRange, formatAgo, formatDuration } from "../lib/format.ts";
 import { chatResult, mergeResult } from "../lib/panel-window.ts";
@@ -95,7 +96,18 @@ export function bootLive(): void {
     if (!u) return;
     if ("error" in u) {
       view.card.classList.add("has-error");
-      replace(view.body, stateBox("error", u.error.message, u.error.reason ? h("code", { class: "reason" }, u.error.reason) : null));
+      // The code in words first (what happened), the server's message as the detail, the code itself last.
+      const code = u.error.code ?? u.error.reason;
+      const words = panelErrorWords(code);
+      replace(
+        view.body,
+        stateBox(
+          "error",
+          words ?? u.error.message,
+          words ? h("span", { class: "detail muted" }, u.error.message) : null,
+          code ? h("code", { class: "reason" }, code) : null,
+        ),
+      );
       view.meta.textContent = "failed";
       return;
     }
