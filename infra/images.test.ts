@@ -3,7 +3,7 @@
 // from a folder with no node_modules, in production mode.
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -97,8 +97,8 @@ describe("Dockerfile.handlers", () => {
     expect(stage).toContainEqual({ op: "COPY", args: "--from=lambda-adapter /lambda-adapter /opt/extensions/lambda-adapter" });
   });
 
-  it("runs on a Node 20 base image with the adapter's readiness check on /api/health and PORT 8080", () => {
-    expect(handlers.find((i) => i.op === "ARG" && i.args.startsWith("NODE_VERSION="))?.args).toBe("NODE_VERSION=20");
+  it("runs on a Node 22 LTS base image with the adapter's readiness check on /api/health and PORT 8080", () => {
+    expect(handlers.find((i) => i.op === "ARG" && i.args.startsWith("NODE_VERSION="))?.args).toBe("NODE_VERSION=22");
     expect(stage[0].args).toContain("public.ecr.aws/docker/library/node:$" + "{NODE_VERSION}-bookworm-slim");
     expect(envOf(stage)).toMatchObject({
       NODE_ENV: "production",
@@ -107,6 +107,41 @@ describe("Dockerfile.handlers", () => {
     });
     expect(execForm(stage, "CMD")).toEqual(["node", "dist/handlers/main.mjs"]);
     expect(buildTargets(handlers)).toContain("handlers");
+  });
+
+  it("holds only what the function runs: no migrate bundle, no npm, no source maps", () => {
+    expect(buildTargets(handlers)).not.toContain("migrate");
+    const rm = stage.find((i) => i.op === "RUN" && i.args.startsWith("rm -rf"));
+    for (const path of ["/usr/local/lib/node_modules/npm", "/usr/local/bin/npm", "/usr/local/bin/npx"]) {
+      expect(rm?.args.split(/\s+/)).toContain(path);
+    }
+  });
+});
+
+describe.each([
+  ["Dockerfile.handlers", handlers],
+  ["Dockerfile.stream-host", streamHost],
+])("%s: source maps beside the image, not in it", (_file, dockerfile) => {
+  it("compiles for the image's Node (esbuild's server target matches NODE_VERSION)", async () => {
+    const { SERVER_NODE_TARGET } = (await import(pathToFileURL(join(ROOT, "esbuild.config.mjs")).href)) as {
+      SERVER_NODE_TARGET: string;
+    };
+    const version = dockerfile.find((i) => i.op === "ARG" && i.args.startsWith("NODE_VERSION="))!.args.split("=")[1];
+    expect(SERVER_NODE_TARGET).toBe(`node${version}`);
+    expect(Number(version) % 2, "an LTS (even) release").toBe(0);
+    expect(Number(version)).toBeGreaterThanOrEqual(22);
+  });
+
+  it("moves every .map out of dist/ in the build stage and exports them from a `sourcemaps` stage", () => {
+    const buildRun = dockerfile.findIndex((i) => i.op === "RUN" && i.args.includes("esbuild.config.mjs"));
+    const move = dockerfile.slice(buildRun + 1).find((i) => i.op === "RUN");
+    expect(move?.args).toContain("find . -name '*.map'");
+    expect(move?.args).toContain('mv "$1" "/maps/$1"');
+    const from = dockerfile.findIndex((i) => i.op === "FROM" && i.args === "scratch AS sourcemaps");
+    expect(from).toBeGreaterThan(buildRun);
+    expect(dockerfile[from + 1]).toEqual({ op: "COPY", args: "--from=build /maps/ /" });
+    // The image's final stage is the last one (a plain `docker build` builds it).
+    expect(finalStage(dockerfile)[0].args).toContain("node:");
   });
 });
 
@@ -173,6 +208,10 @@ describe.each([
   it("starts from its CMD with its ENV in production, answers its health check and exits 0 on SIGTERM", async () => {
     const stage = finalStage(dockerfile);
     await build({ outdir: join(workdir, "dist"), only: buildTargets(dockerfile), log: () => {} });
+    // What the build stage does before the final stage copies dist/: the source maps leave.
+    for (const f of await readdir(join(workdir, "dist"), { recursive: true })) {
+      if (f.endsWith(".map")) await rm(join(workdir, "dist", f));
+    }
     const { url } = await createDatabase("image");
     const port = await freePort();
     const imageEnv = envOf(stage);
