@@ -20,6 +20,9 @@ import {
   stepsScript,
 } from "./testing/readme-blocks.ts";
 
+// The last line npm start prints once it serves (the lines before it may arrive in earlier chunks).
+const SERVING = "Ctrl-C drains and stops";
+
 const MARKER = "::readme-step-exit::";
 // Not copied: what the examples create, and what only the real checkout needs.
 const NOT_COPIED = /(^|\/)(\.git|\.data|dist|cdk\.out|coverage|\.scratch|catalog\.json|dashboard\.json)$/;
@@ -74,7 +77,7 @@ describe("the README's demo examples against a running npm start", () => {
   beforeAll(async () => {
     port = await freePort();
     demo = runScript("scripts/start.ts", { PORT: String(port), PULSEBOARD_DATA_DIR: join(view, ".data") }, [], view);
-    await demo.waitFor("Pulseboard is running");
+    await demo.waitFor(SERVING);
   }, 240_000);
   afterAll(async () => {
     if (!demo) return;

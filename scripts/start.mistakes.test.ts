@@ -17,6 +17,9 @@ import {
   runScript,
 } from "./testing/processes.ts";
 
+// The last line npm start prints once it serves (the lines before it may arrive in earlier chunks).
+const SERVING = "Ctrl-C drains and stops";
+
 const isRoot = process.getuid?.() === 0;
 let scratch: string;
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
@@ -122,7 +125,7 @@ describe.concurrent("the embedded PostgreSQL's data directory", () => {
           ),
         );
       } else {
-        await run.waitFor("Pulseboard is running");
+        await run.waitFor(SERVING);
         run.child.kill("SIGINT");
         expect(await run.exited).toBe(0);
       }
@@ -145,7 +148,7 @@ test("npm start: loopback only, 127.0.0.1 sent to the sign-in origin, a second s
   const dataDir = join(scratch, "demo");
   const port = await freePort();
   const first = runScript("scripts/start.ts", { PULSEBOARD_DATA_DIR: dataDir, PORT: String(port) });
-  await first.waitFor("Pulseboard is running");
+  await first.waitFor(SERVING);
   expect(first.output()).toContain(`Pulseboard is running: http://localhost:${port}`);
   expect(first.output()).toContain("listening on 127.0.0.1 only (LISTEN_HOST=0.0.0.0 exposes the demo");
   expect(first.output()).toMatch(/session secret: \S+session-secret \(for npm run session:mint: SESSION_SECRET="\$\(cat /);
@@ -182,7 +185,7 @@ test("npm start: loopback only, 127.0.0.1 sent to the sign-in origin, a second s
   await first.exited;
   expect(postgresProcessesUsing(dataDir).length).toBeGreaterThan(0);
   const third = runScript("scripts/start.ts", { PULSEBOARD_DATA_DIR: dataDir, PORT: String(port) });
-  await third.waitFor("Pulseboard is running");
+  await third.waitFor(SERVING);
   expect(third.output()).toContain(`stopping PostgreSQL PID ${serverPid}, left running on`);
   expect(hasStackTrace(third.output())).toBe(false);
   third.child.kill("SIGINT");

@@ -39,7 +39,8 @@ async function startDemo(port: number): Promise<{ child: ChildProcess; output: (
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
   const deadline = Date.now() + 90_000;
-  while (!out.includes("Pulseboard is running")) {
+  // The last line it prints once serving (the URL lines before it may arrive in earlier chunks).
+  while (!out.includes("Ctrl-C drains and stops")) {
     if (child.exitCode !== null) throw new Error(`npm start exited early:\n${out}`);
     if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${out}`);
     await new Promise((r) => setTimeout(r, 100));
