@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { DASHBOARD_CHANGED_CHANNEL } from "../../lib/auth/types.ts";
+import { DASHBOARD_CHANGED_CHANNEL } from "../../lib/dashboards/store.ts";
 import { saveDashboard } from "../../lib/dashboards/save.ts";
 import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./api-fixture.ts";
 
@@ -130,17 +130,17 @@ describe("delete", () => {
     expect((await fx.pool.query("SELECT 1 FROM dashboards WHERE id = $1", [dash.id])).rowCount).toBe(1);
 
     const listener: pg.PoolClient = await fx.pool.connect();
-    const announced: string[] = [];
-    listener.on("notification", (n) => {
-      if (n.channel === DASHBOARD_CHANGED_CHANNEL && n.payload) announced.push(n.payload);
+    // Resolves when the deleted dashboard is announced (delivery to the listener is asynchronous).
+    const announced = new Promise<void>((resolve) => {
+      listener.on("notification", (n) => {
+        if (n.channel === DASHBOARD_CHANGED_CHANNEL && n.payload === dash.id) resolve();
+      });
     });
     await listener.query(`LISTEN ${DASHBOARD_CHANGED_CHANNEL}`);
     try {
       const forced = await asPlatform("DELETE", `/api/admin/workspaces/${ws.id}?force=true`);
       expect(forced.status).toBe(204);
-      // A round trip on the listening connection delivers notifications committed before it.
-      await listener.query("SELECT 1");
-      expect(announced).toContain(dash.id);
+      await announced;
     } finally {
       await listener.query(`UNLISTEN ${DASHBOARD_CHANGED_CHANNEL}`);
       listener.release();
