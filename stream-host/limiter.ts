@@ -7,16 +7,52 @@ export function createKeyedLimiter(limit: number) {
   if (!Number.isInteger(limit) || limit < 1) throw new Error("limit must be a positive integer");
   const lanes = new Map<string, { running: number; queue: (() => void)[] }>();
 
-  /** Resolves when a slot of `key` is free; the caller must call the returned release exactly once. */
-  async function acquire(key: string): Promise<() => void> {
+  function laneOf(key: string) {
     let lane = lanes.get(key);
     if (!lane) {
       lane = { running: 0, queue: [] };
       lanes.set(key, lane);
     }
-    const l = lane;
-    if (l.running >= limit) await new Promise<void>((resolve) => l.queue.push(resolve));
-    else l.running++;
+    return lane;
+  }
+
+  /** A slot of `key` if one is free now (the caller must call the release exactly once), else null. */
+  function tryAcquire(key: string): (() => void) | null {
+    const l = laneOf(key);
+    if (l.running >= limit) return null;
+    l.running++;
+    return releaser(key, l);
+  }
+
+  /**
+   * Resolves when a slot of `key` is free; the caller must call the returned release exactly once.
+   * With `signal`, a wait still queued when it aborts leaves the queue and rejects with SlotWaitAborted.
+   */
+  async function acquire(key: string, signal?: AbortSignal): Promise<() => void> {
+    const l = laneOf(key);
+    if (l.running < limit) {
+      l.running++;
+      return releaser(key, l);
+    }
+    if (signal?.aborted) throw new SlotWaitAborted();
+    await new Promise<void>((resolve, reject) => {
+      const granted = () => {
+        signal?.removeEventListener("abort", aborted);
+        resolve();
+      };
+      const aborted = () => {
+        const i = l.queue.indexOf(granted);
+        if (i !== -1) l.queue.splice(i, 1);
+        if (l.running === 0 && l.queue.length === 0) lanes.delete(key);
+        reject(new SlotWaitAborted());
+      };
+      l.queue.push(granted);
+      signal?.addEventListener("abort", aborted, { once: true });
+    });
+    return releaser(key, l);
+  }
+
+  function releaser(key: string, l: { running: number; queue: (() => void)[] }): () => void {
     let released = false;
     return () => {
       if (released) return;
@@ -30,6 +66,7 @@ export function createKeyedLimiter(limit: number) {
 
   return {
     acquire,
+    tryAcquire,
     /** Tasks of `key` running now. */
     running: (key: string) => lanes.get(key)?.running ?? 0,
     /** Tasks of `key` waiting for a slot. */
@@ -38,3 +75,11 @@ export function createKeyedLimiter(limit: number) {
 }
 
 export type KeyedLimiter = ReturnType<typeof createKeyedLimiter>;
+
+/** A wait for a slot that was given up (its signal aborted) before a slot came free. */
+export class SlotWaitAborted extends Error {
+  constructor() {
+    super("gave up waiting for a slot");
+    this.name = "SlotWaitAborted";
+  }
+}

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { DashboardSpec, Panel } from "../lib/dashboard/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
-import { createKeyedLimiter } from "./limiter.ts";
+import { SlotWaitAborted, createKeyedLimiter } from "./limiter.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";
 import {
   type LoadedDashboard,
@@ -393,5 +393,78 @@ describe("keyed limiter", () => {
     (await p3)();
     expect(order).toEqual(["2", "3"]);
     expect(limiter.running("s")).toBe(0);
+  });
+});
+
+describe("a hung source costs its own panels, nothing else", () => {
+  test("a wait for a slot given up (aborted) leaves the queue; the next waiter still gets the slot", async () => {
+    const limiter = createKeyedLimiter(1);
+    const r1 = await limiter.acquire("s");
+    const gaveUp = new AbortController();
+    const p2 = limiter.acquire("s", gaveUp.signal);
+    const p3 = limiter.acquire("s");
+    gaveUp.abort();
+    await expect(p2).rejects.toBeInstanceOf(SlotWaitAborted);
+    expect(limiter.waiting("s")).toBe(1);
+    r1();
+    (await p3)();
+    expect(limiter.running("s")).toBe(0);
+    expect(limiter.tryAcquire("s")).not.toBeNull();
+    expect(limiter.tryAcquire("s")).toBeNull();
+  });
+
+  test("dashboards sharing a source whose slots are all held by hung queries: another dashboard's panel on it waits one refresh at most, then says source_busy; its other panels and ticks go on", async () => {
+    const clock = createManualTimers();
+    const limiter = createKeyedLimiter(2);
+    const hung = gatedRunner();
+    const healthy = gatedRunner();
+    const updatesB: PanelUpdate[] = [];
+    const common = { limiter, timers: clock.timers, now: clock.now, monotonic: clock.now, refreshMs: (s: DashboardSpec) => s.refreshIntervalMs ?? 15000 };
+    // Dashboard A: two panels on the source that stopped answering; their queries never settle here.
+    const a = createPoller({
+      ...common,
+      current: () => dashboard([panel("a1"), panel("a2")], 5000),
+      runPanel: hung.run,
+      onPanel: () => {},
+      onTick: () => {},
+    });
+    // Dashboard B: one panel on the same source, one on another.
+    const ticksB: number[] = [];
+    const b = createPoller({
+      ...common,
+      current: () => ({ ...dashboard([panel("b1"), panel("b2", "src_b")], 5000), id: "db_2" }),
+      runPanel: (p, d, r) => (p.sourceId === "src_b" ? healthy.run(p, d, r) : hung.run(p, d, r)),
+      onPanel: (u) => updatesB.push(u),
+      onTick: (s) => ticksB.push(s),
+    });
+    a.start();
+    clock.runNext();
+    await flush();
+    expect(hung.calls.map((c) => c.panel.id)).toEqual(["a1", "a2"]);
+    b.start();
+    clock.runNext();
+    await flush();
+    // b1 waits for a slot A's hung queries hold; b2's source is free.
+    expect(healthy.calls.map((c) => c.panel.id)).toEqual(["b2"]);
+    expect(limiter.waiting("src_a")).toBe(1);
+    healthy.calls[0].resolve({ rows: [[2]] });
+    await flush();
+    expect(updatesB).toEqual([{ panelId: "b2", at: clock.now(), result: { rows: [[2]] } }]);
+    // One refresh later b1 gives its wait up with a coded error, and B's tick ends.
+    clock.advance(5000);
+    await flush();
+    expect(updatesB[1]).toMatchObject({ panelId: "b1", error: { code: "source_busy" } });
+    expect(limiter.waiting("src_a")).toBe(0);
+    expect(ticksB).toHaveLength(1);
+    // B keeps its cadence: the next tick runs b2 again (and b1 waits again, for one refresh at most).
+    await flush();
+    clock.runNext();
+    await flush();
+    expect(healthy.calls.map((c) => c.panel.id)).toEqual(["b2", "b2"]);
+    expect(hung.calls.map((c) => c.panel.id)).toEqual(["a1", "a2"]);
+    a.stop();
+    b.stop();
+    for (const c of [...hung.calls, ...healthy.calls]) c.resolve(null);
+    await flush();
   });
 });

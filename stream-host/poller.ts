@@ -1,7 +1,7 @@
 import { type DashboardSpec, type Panel, resolveTime } from "../lib/dashboard/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";
-import type { KeyedLimiter } from "./limiter.ts";
+import { type KeyedLimiter, SlotWaitAborted } from "./limiter.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
 
 /** A dashboard as the stream host serves it: the stored spec and the version it was read at. */
@@ -163,8 +163,43 @@ export function createPoller(opts: PollerOptions) {
     };
   }
 
+  /**
+   * A slot of the panel's source, waiting at most until this dashboard's next tick is due: slots are
+   * shared by every dashboard on the source, and when they are all held by queries that do not finish
+   * (a hung source) a panel must not wait on other dashboards' panels beyond its own cadence. Null
+   * when the wait ran out (or the poller stopped meanwhile).
+   */
+  async function slotFor(panel: Panel, refreshMs: number, tickAt: number): Promise<(() => void) | null> {
+    const free = opts.limiter.tryAcquire(panel.sourceId);
+    if (free) return free;
+    const waiting = new AbortController();
+    const onStop = () => waiting.abort();
+    abort.signal.addEventListener("abort", onStop, { once: true });
+    const timer = opts.timers.setTimeout(() => waiting.abort(), Math.max(0, tickAt + refreshMs - opts.now()));
+    try {
+      return await opts.limiter.acquire(panel.sourceId, waiting.signal);
+    } catch (err) {
+      if (err instanceof SlotWaitAborted) return null;
+      throw err;
+    } finally {
+      opts.timers.clearTimeout(timer);
+      abort.signal.removeEventListener("abort", onStop);
+    }
+  }
+
   async function runOne(panel: Panel, dashboard: LoadedDashboard, range: TickRange, refreshMs: number, tickAt: number): Promise<void> {
-    const release = await opts.limiter.acquire(panel.sourceId);
+    const release = await slotFor(panel, refreshMs, tickAt);
+    if (!release) {
+      if (stopped) return;
+      // No query ran: a run of timeouts (backoff) is neither extended nor ended by this.
+      const limit = opts.limiter.running(panel.sourceId);
+      const busy: PanelError = {
+        code: "source_busy",
+        message: `All ${limit} query slots of source ${panel.sourceId} are held by queries that have not finished (the source may not be answering); the panel tries again at the next refresh.`,
+      };
+      deliver(() => opts.onPanel({ panelId: panel.id, at: opts.now(), error: busy }));
+      return;
+    }
     try {
       if (stopped) return;
       queriesStarted++;

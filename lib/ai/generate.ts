@@ -58,9 +58,29 @@ export interface GenerateDeps {
   maxCatalogChars?: number;
   /** Called for each guard refusal (svc_sql_validation_rejections_total). */
   onGuardReject?: (reason: string) => void;
+  /**
+   * When the whole request must have been answered, in `now`'s milliseconds (the Lambda function's deadline
+   * behind the web adapter). Every model call gets the time left, minus what writing the log row and the
+   * response needs; the repair round runs only when it fits. Unset: each call has AI_REQUEST_TIMEOUT_MS.
+   */
+  deadlineAt?: number;
 }
 
 export const DEFAULT_MAX_CATALOG_CHARS = 24_000;
+/** Kept back from the request's deadline: writing the generation_log row and sending the answer. */
+export const GENERATION_RESERVE_MS = 2_000;
+/** A model call with less time than this left is not started. */
+export const MIN_MODEL_CALL_MS = 1_000;
+
+/** The 504 of a generation that ran out of the request's time (the generation_log row is written first). */
+function outOfTime(leftMs: number, usage: TokenUsage): ModelCallError {
+  return new ModelCallError(
+    "ai_provider_timeout",
+    `The model did not answer within the ${Math.max(0, Math.round(leftMs / 1000))} s this request had left. Try again, or ask for something smaller.`,
+    "provider_timeout",
+    usage,
+  );
+}
 
 function system(source: Source, catalogText: string, cfg: GenerateDeps["config"]): string {
   return [
@@ -134,9 +154,21 @@ export async function generateDashboard(
     }
   };
 
+  // One deadline for the whole request: each model call gets what is left of it (never more than its own
+  // AI_REQUEST_TIMEOUT_MS), so the function never times out with no answer and no log row.
+  const left = () => (deps.deadlineAt === undefined ? Number.POSITIVE_INFINITY : deps.deadlineAt - deps.now() - GENERATION_RESERVE_MS);
+  const withinDeadline = (): { model: ModelCallDeps; capped: boolean; leftMs: number } => {
+    const leftMs = left();
+    const capped = leftMs < deps.model.timeoutMs;
+    return { model: capped ? { ...deps.model, timeoutMs: Math.max(1, Math.floor(leftMs)) } : deps.model, capped, leftMs };
+  };
+
   let generated: z.infer<typeof GeneratedSpecSchema>;
+  const firstCall = withinDeadline();
+  const firstStarted = deps.now();
   try {
-    const first = await generateStructured(deps.model, scope, {
+    if (firstCall.leftMs < MIN_MODEL_CALL_MS) throw outOfTime(firstCall.leftMs, { input: 0, output: 0 });
+    const first = await generateStructured(firstCall.model, scope, {
       system: sys,
       prompt: `Request: ${input.prompt}`,
       schema: GeneratedSpecSchema,
@@ -146,9 +178,15 @@ export async function generateDashboard(
     add(first.usage);
     generated = first.value;
   } catch (err) {
-    await logFailure(err);
-    throw err;
+    // Cut off by the request's deadline rather than the call's own timeout: say so.
+    const failure =
+      err instanceof ModelCallError && err.code === "ai_provider_timeout" && firstCall.capped
+        ? outOfTime(firstCall.leftMs, err.usage)
+        : err;
+    await logFailure(failure);
+    throw failure;
   }
+  const firstCallMs = deps.now() - firstStarted;
 
   const version = catalogVersion(source);
   const check = (sql: string) => {
@@ -166,7 +204,12 @@ export async function generateDashboard(
 
   const repaired: string[] = [];
   let stillRefused = new Map(refusedAtFirst);
-  if (refusedAtFirst.size > 0) {
+  // The repair round is a second call of about the first one's length: only when that still fits.
+  const repairFits = left() >= Math.max(firstCallMs, MIN_MODEL_CALL_MS);
+  if (refusedAtFirst.size > 0 && !repairFits) {
+    warnings.push("The repair round was skipped: not enough of this request's time was left; refused panels were dropped.");
+  }
+  if (refusedAtFirst.size > 0 && repairFits) {
     const refused = panels.filter((p) => refusedAtFirst.has(p.id));
     const list = refused
       .map((p) => {
@@ -175,7 +218,7 @@ export async function generateDashboard(
       })
       .join("\n");
     try {
-      const repair = await generateStructured(deps.model, scope, {
+      const repair = await generateStructured(withinDeadline().model, scope, {
         system: sys,
         prompt: `Request: ${input.prompt}\n\nThe SQL guard refused these panels of your dashboard:\n${list}\n\nReturn {"panels": [...]} with a corrected version of each refused panel, keeping its id. Leave out a panel you cannot fix.`,
         schema: RepairSchema,
