@@ -40,7 +40,7 @@ export interface ShellOptions {
  * same-origin bundle, which is what lets the CSP stay strict without nonces.
  */
 export function shell(o: ShellOptions): Html {
-  const data = Object.entries({ page: o.page, ...o.data })
+  const data = Object.entries({ page: o.page, ...o.data, "platform-admin": o.user.platformAdmin ? "true" : undefined })
     .filter(([, v]) => v !== undefined && v !== null && v !== "")
     .map(([k, v]) => html` data-${k.replace(/[^a-z0-9-]/g, "")}="${String(v)}"`);
   const who = o.user.name ?? o.user.email ?? o.user.sub;

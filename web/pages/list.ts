@@ -78,7 +78,13 @@ export function bootList(): void {
     .then((list) => {
       if (list.length === 0) {
         section.removeAttribute("aria-busy");
-        replace(section, stateBox("empty", "You are not a member of any workspace yet. Ask an administrator to add one of your groups to a workspace."));
+        // A platform admin of a new deployment lands here first: point at where workspaces are made.
+        replace(
+          section,
+          document.body.dataset.platformAdmin === "true"
+            ? stateBox("empty", "You are not a member of any workspace yet. As a platform admin you can create workspaces and name their groups: ", h("a", { href: "/admin/workspaces" }, "Admin → Workspaces"))
+            : stateBox("empty", "You are not a member of any workspace yet. Ask an administrator to add one of your groups to a workspace."),
+        );
       }
     })
     .catch((err) => {
