@@ -7,7 +7,7 @@ import type { AiServices } from "../../lib/ai/services.ts";
 import type { Auth } from "../../lib/auth/create-auth.ts";
 import type { AuthVariables } from "../../lib/auth/types.ts";
 import type { Config } from "../../lib/config/parse.ts";
-import type { PanelGuard } from "../../lib/dashboards/save.ts";
+import type { Guard } from "../../lib/sql-guard/verdict.ts";
 import { AppError } from "../../lib/http/errors.ts";
 import type { Metrics } from "../../lib/metrics/metrics.ts";
 
@@ -17,7 +17,7 @@ export interface AiRouteDeps {
   pool: pg.Pool;
   metrics: Metrics;
   auth: Auth;
-  guard: PanelGuard;
+  guard: Guard;
   ai: AiServices;
   chats: ChatStore;
   now: () => number;

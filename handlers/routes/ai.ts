@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import { createChatStore } from "../../lib/ai/chat-store.ts";
 import { type AiServices, type AiServicesDeps, createAiServices } from "../../lib/ai/services.ts";
 import type { Auth } from "../../lib/auth/create-auth.ts";
-import type { PanelGuard } from "../../lib/dashboards/save.ts";
+import type { Guard } from "../../lib/sql-guard/verdict.ts";
 import { createGuard, guardOptionsFromConfig } from "../../lib/sql-guard/index.ts";
 import type { AiRouteDeps } from "./ai-shared.ts";
 import { registerAiGenerate } from "./ai-generate.ts";
@@ -22,7 +22,7 @@ export function registerAiRoutes(app: Hono<any>, deps: AiRouteDeps): void {
 
 /** Builds the AI route deps once per app: provider, gate, log, chat store, and a guard unless one is shared in. */
 export function createAiRouteDeps(
-  deps: Omit<AiServicesDeps, "provider"> & { guard?: PanelGuard; ai?: AiServices },
+  deps: Omit<AiServicesDeps, "provider"> & { guard?: Guard; ai?: AiServices },
   auth: Auth,
 ): AiRouteDeps {
   const { config } = deps;

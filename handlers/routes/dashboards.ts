@@ -7,7 +7,8 @@ import type { Config } from "../../lib/config/parse.ts";
 import { dashboardSpecSchema, effectiveRefreshMs, newDashboardSpecSchema } from "../../lib/dashboard/spec.ts";
 import type { Metrics } from "../../lib/metrics/metrics.ts";
 import { countingGuard } from "../../lib/sql-guard/counting.ts";
-import { deleteDashboard, type PanelGuard, saveDashboard } from "../../lib/dashboards/save.ts";
+import { deleteDashboard, saveDashboard } from "../../lib/dashboards/save.ts";
+import type { Guard } from "../../lib/sql-guard/verdict.ts";
 import { type Dashboard, dashboardWorkspaceId, getDashboard, listDashboards } from "../../lib/dashboards/store.ts";
 import { AppError } from "../../lib/http/errors.ts";
 import { MAX_PG_INTEGER } from "../../lib/http/input.ts";
@@ -20,7 +21,7 @@ export interface DashboardRouteDeps {
   config: Pick<Config, "MIN_REFRESH_INTERVAL_MS" | "DEFAULT_REFRESH_INTERVAL_MS" | "DEFAULT_TIME_FROM" | "DEFAULT_TIME_TO">;
   pool: pg.Pool;
   auth: Auth;
-  guard: PanelGuard;
+  guard: Guard;
   /** Guard refusals of a save are counted in svc_sql_validation_rejections_total. */
   metrics: Pick<Metrics, "countGuardRejection">;
 }

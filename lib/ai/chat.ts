@@ -1,7 +1,8 @@
 import { type ModelMessage, streamText } from "ai";
 import { z } from "zod";
 import type { DashboardSpec } from "../dashboard/spec.ts";
-import { type PanelFailure, type PanelGuard, checkPanels, parseDashboardSpec } from "../dashboards/save.ts";
+import { type PanelFailure, checkPanels, parseDashboardSpec } from "../dashboards/save.ts";
+import type { Guard } from "../sql-guard/verdict.ts";
 import type { Dashboard } from "../dashboards/store.ts";
 import { AppError } from "../http/errors.ts";
 import type pg from "pg";
@@ -38,7 +39,7 @@ export type ChatEvent =
 export interface ChatDeps {
   model: ModelCallDeps;
   pool: pg.Pool;
-  guard: PanelGuard;
+  guard: Guard;
   chats: ChatStore;
   generationLog: GenerationLog;
   config: { MIN_REFRESH_INTERVAL_MS: number };

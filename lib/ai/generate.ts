@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Catalog } from "../catalog/types.ts";
 import { type DashboardSpec, DashboardSpecBaseSchema, PanelSchema, TimeExpressionSchema, dashboardSpecSchema } from "../dashboard/spec.ts";
-import type { PanelGuard } from "../dashboards/save.ts";
+import type { Guard } from "../sql-guard/verdict.ts";
 import { AppError } from "../http/errors.ts";
 import { type Source, catalogStatus, catalogVersion } from "../sources/index.ts";
 import type { GenerationLog } from "./generation-log.ts";
@@ -45,7 +45,7 @@ export interface GenerationResult {
 
 export interface GenerateDeps {
   model: ModelCallDeps;
-  guard: PanelGuard;
+  guard: Guard;
   generationLog: GenerationLog;
   config: {
     MIN_REFRESH_INTERVAL_MS: number;

@@ -18,6 +18,3 @@ export interface AuthVariables {
   role: Role;
   requestId: string;
 }
-
-/** NOTIFY channel on the config store; payload is the dashboard id that changed or was deleted. */
-export const DASHBOARD_CHANGED_CHANNEL = "pulseboard_dashboard_changed";

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { DASHBOARD_CHANGED_CHANNEL } from "../auth/types.ts";
+import { DASHBOARD_CHANGED_CHANNEL } from "./store.ts";
 import type { Catalog } from "../catalog/types.ts";
 import type { AppError } from "../http/errors.ts";
 import { createSource, saveCatalog } from "../sources/index.ts";

@@ -1,20 +1,11 @@
 import type pg from "pg";
-import { DASHBOARD_CHANGED_CHANNEL } from "../auth/types.ts";
 import type { Catalog } from "../catalog/types.ts";
 import { type DashboardSpec, dashboardSpecSchema } from "../dashboard/spec.ts";
 import { AppError } from "../http/errors.ts";
 import { catalogVersion, getSourceInWorkspace } from "../sources/index.ts";
+import type { Guard } from "../sql-guard/verdict.ts";
 import { newId } from "../store/ids.ts";
-import { DASHBOARD_COLUMNS, type Dashboard, dashboardFromRow } from "./store.ts";
-
-/** The part of the SQL guard a save needs (lib/sql-guard createGuard(...)). */
-export interface PanelGuard {
-  check(
-    sql: string,
-    catalog: Catalog | null,
-    catalogVersion?: string,
-  ): { ok: true } | { ok: false; reason: string; message: string };
-}
+import { DASHBOARD_CHANGED_CHANNEL, DASHBOARD_COLUMNS, type Dashboard, dashboardFromRow } from "./store.ts";
 
 /** Why one panel cannot be saved: a guard reason, or `source` when its source is not in the workspace. */
 export interface PanelFailure {
@@ -26,7 +17,7 @@ export interface PanelFailure {
 export interface SaveDashboardDeps {
   /** Config-store pool. */
   pool: pg.Pool;
-  guard: PanelGuard;
+  guard: Guard;
   /** MIN_REFRESH_INTERVAL_MS: a spec asking for a faster refresh is refused. */
   minRefreshIntervalMs: number;
 }

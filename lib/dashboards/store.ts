@@ -3,6 +3,9 @@ import type { DashboardSpec } from "../dashboard/spec.ts";
 
 type Queryable = pg.Pool | pg.PoolClient;
 
+/** NOTIFY channel on the config store; payload is the dashboard id that changed or was deleted. */
+export const DASHBOARD_CHANGED_CHANNEL = "pulseboard_dashboard_changed";
+
 /** A stored dashboard: its spec and the version every update must be based on. */
 export interface Dashboard {
   id: string;

@@ -1,7 +1,8 @@
 import type pg from "pg";
 import type { DashboardSpec } from "../dashboard/spec.ts";
 import { refreshCatalog } from "../catalog/refresh.ts";
-import { type PanelGuard, saveDashboard } from "../dashboards/save.ts";
+import { saveDashboard } from "../dashboards/save.ts";
+import type { Guard } from "../sql-guard/verdict.ts";
 import type { QueryRunner } from "../query/runner.ts";
 import { createSource, getSource } from "../sources/index.ts";
 import { createWorkspace } from "../workspaces/store.ts";
@@ -85,7 +86,7 @@ export async function ensureDemoWorkspace(pool: pg.Pool): Promise<string> {
 export async function seedDemo(deps: {
   pool: pg.Pool;
   workspaceId: string;
-  guard: PanelGuard;
+  guard: Guard;
   runner: Pick<QueryRunner, "execute">;
   minRefreshIntervalMs: number;
   metrics: { host: string; port: number };

@@ -1,9 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry, collectDefaultMetrics } from "prom-client";
+import type { GuardReason } from "../sql-guard/verdict.ts";
 import { LabelCap, OVERFLOW_LABEL } from "./label-cap.ts";
-
-/** The fixed enum of SQL guard rejection reasons (spec, Metrics rule 1). */
-export const GUARD_REASONS = ["empty", "structure", "comment", "keyword", "function", "time", "catalog"] as const;
-export type GuardReason = (typeof GUARD_REASONS)[number];
 
 export const LLM_ROUTES = ["generate", "source_draft", "chat"] as const;
 export type LlmRoute = (typeof LLM_ROUTES)[number];

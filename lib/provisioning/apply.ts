@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type pg from "pg";
-import { type PanelGuard, deleteDashboard, saveDashboard } from "../dashboards/save.ts";
+import { deleteDashboard, saveDashboard } from "../dashboards/save.ts";
+import type { Guard } from "../sql-guard/verdict.ts";
 import { getDashboard } from "../dashboards/store.ts";
 import { AppError } from "../http/errors.ts";
 import type { QueryRunner } from "../query/runner.ts";
@@ -15,7 +16,7 @@ export const PROVISIONING_USER = "provisioning";
 export interface ProvisionDeps {
   pool: pg.Pool;
   /** Every dashboard goes through lib/dashboards/save.ts, so its panels pass this guard like an API save. */
-  guard: PanelGuard;
+  guard: Guard;
   /** Connection tests (host policy, grants, credentials) before a source is stored or reconnected. */
   runner: Pick<QueryRunner, "testConnection" | "evict" | "forget">;
   refreshCatalog: (source: Source) => Promise<Source>;

@@ -14,7 +14,7 @@ import { withServername } from "./pools.ts";
 import { type RecordingConnector, createRecordingConnector } from "./recording-connector.ts";
 import { type QueryRunner, createQueryRunner } from "./runner.ts";
 import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing.ts";
-import type { QueryGuard } from "./types.ts";
+import type { Guard } from "../sql-guard/verdict.ts";
 
 let fx: MetricsFixture;
 let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
@@ -35,7 +35,7 @@ afterAll(async () => {
   await secrets.remove();
 });
 
-const passGuard: QueryGuard = { check: (sql) => ({ ok: true, sql, params: [] }) };
+const passGuard: Guard = { check: (sql) => ({ ok: true, sql, params: [] }) };
 
 /** A resolver answering from a table (a list of answers is served one per lookup, the last one repeating). */
 function fakeDns(table: Record<string, string[] | string[][]>) {

@@ -9,7 +9,7 @@ import { startupOptions } from "./pools.ts";
 import { ReadOnlyPortal } from "./portal.ts";
 import { type QueryRunner, createQueryRunner } from "./runner.ts";
 import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing.ts";
-import type { QueryGuard } from "./types.ts";
+import type { Guard } from "../sql-guard/verdict.ts";
 import { fixedMessages } from "./wire.ts";
 
 // A connection returned to a source's pool holds nothing from the statement it ran. Statements go through the
@@ -41,7 +41,7 @@ afterAll(async () => {
   await secrets.remove();
 });
 
-const passGuard: QueryGuard = { check: (sql) => ({ ok: true, sql, params: [] }) };
+const passGuard: Guard = { check: (sql) => ({ ok: true, sql, params: [] }) };
 
 function setup() {
   const config = parseConfig({

@@ -8,7 +8,7 @@ import { createDatabase } from "../testing/pg.ts";
 import { rejection } from "../testing/rejection.ts";
 import { type QueryRunner, type ReadStats, createQueryRunner } from "./runner.ts";
 import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing.ts";
-import type { QueryGuard } from "./types.ts";
+import type { Guard } from "../sql-guard/verdict.ts";
 
 let fx: MetricsFixture;
 let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
@@ -62,12 +62,12 @@ function testConfig(extra: Record<string, string> = {}): Config {
   }).config;
 }
 
-const passGuard: QueryGuard = { check: (sql) => ({ ok: true, sql, params: [] }) };
+const passGuard: Guard = { check: (sql) => ({ ok: true, sql, params: [] }) };
 
 function setup(
   opts: {
     config?: Config;
-    guard?: QueryGuard;
+    guard?: Guard;
     grants?: () => Config["sourceSecretGrants"];
     poolMax?: number;
   } = {},
@@ -514,7 +514,7 @@ describe("credentials and grants", () => {
 
 describe("run (guard stage)", () => {
   test("macro parameters are bound as typed values from the range", async () => {
-    const guard: QueryGuard = {
+    const guard: Guard = {
       check: () => ({
         ok: true,
         sql: "SELECT count(*) AS n, $3::text AS step FROM samples WHERE ts BETWEEN $1 AND $2",
@@ -531,7 +531,7 @@ describe("run (guard stage)", () => {
   });
 
   test("a rejection is counted by reason, never touches the database, and carries the reason", async () => {
-    const guard: QueryGuard = { check: () => ({ ok: false, reason: "keyword", message: "DELETE is not allowed" }) };
+    const guard: Guard = { check: () => ({ ok: false, reason: "keyword", message: "DELETE is not allowed" }) };
     const { runner, registry } = setup({ guard });
     const source = fx.source();
     const err = await rejection(runner.run({ source, sql: "DELETE FROM samples", range: { fromMs: 0, toMs: 1 } }));

@@ -4,12 +4,13 @@ import { AppError } from "../http/errors.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { SecretResolver } from "../secrets/resolver.ts";
 import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
+import type { Guard, MacroParam } from "../sql-guard/verdict.ts";
 import { type HostPolicy, hostPolicyFromConfig } from "../sources/host-policy.ts";
 import { type Source, catalogVersion } from "../sources/store.ts";
 import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.ts";
 import { type SourceConnector, createConnectionBudget, createSourcePool, poolKey } from "./pools.ts";
 import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
-import type { MacroParam, QueryGuard, QueryResult, TimeRange } from "./types.ts";
+import type { QueryResult, TimeRange } from "./types.ts";
 import { fixedMessages, isoTimestamp } from "./wire.ts";
 
 const TIMESTAMPTZ_OID = 1184;
@@ -27,7 +28,7 @@ export interface QueryRunnerOptions {
   > &
     Parameters<typeof hostPolicyFromConfig>[0];
   metrics: Pick<Metrics, "observeQuery" | "countGuardRejection" | "dropSource">;
-  guard: QueryGuard;
+  guard: Guard;
   /** The `$__interval` value for a range; defaults to lib/sql-guard's intervalFor. */
   intervalFor?: (fromMs: number, toMs: number, maxPoints: number) => string;
   secrets: SecretResolver;

@@ -1,12 +1,11 @@
-import type { PanelGuard } from "../dashboards/save.ts";
-import type { Metrics } from "../metrics/metrics.ts";
+import type { Guard, GuardReason } from "./verdict.ts";
 
 /** A guard that counts every refusal (dashboard saves, model-written SQL) in svc_sql_validation_rejections_total{reason}. */
-export function countingGuard(guard: PanelGuard, metrics: Pick<Metrics, "countGuardRejection">): PanelGuard {
+export function countingGuard(guard: Guard, metrics: { countGuardRejection(reason: GuardReason): void }): Guard {
   return {
     check(sql, catalog, version) {
       const verdict = guard.check(sql, catalog, version);
-      if (!verdict.ok) metrics.countGuardRejection(verdict.reason as Parameters<Metrics["countGuardRejection"]>[0]);
+      if (!verdict.ok) metrics.countGuardRejection(verdict.reason);
       return verdict;
     },
   };

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from "vitest";
-import type { GuardReason } from "../metrics/metrics.ts";
+import type { GuardReason } from "./verdict.ts";
 import { DEMO_CATALOG } from "./fixtures.ts";
 import { type Guard, createGuard, loadGuardParser } from "./index.ts";
 

@@ -2,7 +2,7 @@
 // uncancellable statement past the guard, each with the reason it must be refused for; and the benign
 // neighbours of each family, which must stay accepted.
 import { beforeAll, describe, expect, test } from "vitest";
-import type { GuardReason } from "../metrics/metrics.ts";
+import type { GuardReason } from "./verdict.ts";
 import { DEMO_CATALOG } from "./fixtures.ts";
 import { type Guard, createGuard, loadGuardParser } from "./index.ts";
 

@@ -2,20 +2,15 @@
 // tree (docs/sql-guard.md). A library function that returns a value and never throws.
 import { loadModule, parseSync, scanSync } from "libpg-query";
 import type { Catalog } from "../catalog/types.ts";
-import type { GuardReason } from "../metrics/metrics.ts";
 import { DEFAULT_ALLOWED_FUNCTIONS, parseFunctionList } from "./allowlist.ts";
 import { inspect } from "./inspect.ts";
-import { type MacroParam, expandMacros, safeName } from "./macros.ts";
+import { expandMacros, safeName } from "./macros.ts";
 import { VerdictCache } from "./cache.ts";
+import type { Guard, GuardReason, GuardVerdict, MacroParam } from "./verdict.ts";
 
-export type { MacroParam } from "./macros.ts";
+export { GUARD_REASONS, type Guard, type GuardReason, type GuardVerdict, type MacroParam } from "./verdict.ts";
 export { intervalFor } from "./interval.ts";
 export { DEFAULT_ALLOWED_FUNCTIONS, parseFunctionList } from "./allowlist.ts";
-
-/** A guard answer: the SQL to run with its bind list, or the first failed check's reason. */
-export type GuardVerdict =
-  | { ok: true; sql: string; params: MacroParam[] } // sql with macros expanded to $1..$n; params[i] is what $i+1 binds
-  | { ok: false; reason: GuardReason; message: string };
 
 export interface GuardOptions {
   /** Added to the function allowlist (SQL_GUARD_EXTRA_FUNCTIONS); `schema.name` entries allow that qualified call. */
@@ -26,16 +21,6 @@ export interface GuardOptions {
   maxLength?: number;
   /** Verdicts kept per guard (LRU by statement text and catalog version); 0 disables. Default 1000. */
   cacheSize?: number;
-}
-
-export interface Guard {
-  /**
-   * Checks one statement against a source's catalog (`null`: never refreshed, every statement that
-   * reaches the catalog check fails with `catalog`). With `catalogVersion` the verdict is cached by
-   * (statement text, catalogVersion); the version must change whenever the catalog does and must
-   * identify the source too (e.g. `${sourceId}:${catalogRefreshedAt}`). Never throws.
-   */
-  check(sql: string, catalog: Catalog | null, catalogVersion?: string): GuardVerdict;
 }
 
 let parserReady = false;

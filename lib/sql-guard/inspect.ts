@@ -8,7 +8,8 @@
 import type { Catalog, CatalogTable } from "../catalog/types.ts";
 import { SYNTAX_ONLY_FUNCTIONS } from "./allowlist.ts";
 import { AMPLIFIERS, MAX_OUTPUT_WIDTH, MAX_SERIES_BOUND, formatStringProblem, numberConst, stringConst } from "./amplifiers.ts";
-import { type MacroParam, safeName } from "./macros.ts";
+import { safeName } from "./macros.ts";
+import type { MacroParam } from "./verdict.ts";
 import { operatorProblem } from "./operators.ts";
 import { SERVER_STATE_COLUMN_TYPES, typeProblem } from "./types.ts";
 

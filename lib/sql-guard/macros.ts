@@ -4,8 +4,7 @@
 // because it serialises every token to JSON, so it is used only where its answer is needed (comments,
 // see guard.ts); the parse that follows re-checks what this lexer decided (ParamRef count).
 
-/** What a bind parameter produced by a macro carries. */
-export type MacroParam = "from" | "to" | "interval";
+import type { MacroParam } from "./verdict.ts";
 
 export type Expansion =
   | {

@@ -1,7 +1,8 @@
 import type pg from "pg";
 import { z } from "zod";
 import { roleIn } from "../auth/roles.ts";
-import { DASHBOARD_CHANGED_CHANNEL, type Role } from "../auth/types.ts";
+import type { Role } from "../auth/types.ts";
+import { DASHBOARD_CHANGED_CHANNEL } from "../dashboards/store.ts";
 import { AppError } from "../http/errors.ts";
 import { newId } from "../store/ids.ts";
 
