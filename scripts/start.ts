@@ -32,11 +32,15 @@ const shown = (path: string) => (path.startsWith(root) ? relative(process.cwd(),
 
 // The demo's settings go into process.env itself: credential lookup (`<SECRET_REF>_PASSWORD`) reads it per connection.
 const env = process.env;
-env.PORT ??= "3000";
+// Empty counts as unset, as everywhere in the configuration.
+const orDefault = (name: string, value: string) => {
+  if (!env[name]?.trim()) env[name] = value;
+};
+orDefault("PORT", "3000");
 // The development identity provider lets anyone sign in as anyone: the demo listens on loopback unless told otherwise.
-env.LISTEN_HOST ??= "127.0.0.1";
+orDefault("LISTEN_HOST", "127.0.0.1");
 // The demo drains on Ctrl-C like a deployed stream host.
-env.FRAMEWORK_MANUAL_SIG_HANDLE ??= "true";
+orDefault("FRAMEWORK_MANUAL_SIG_HANDLE", "true");
 
 // Every variable is checked on its own before anything starts (the whole configuration, with its rules across
 // variables, needs DATABASE_URL, which the embedded server provides): a bad port or a typo stops here, at once,
