@@ -130,6 +130,7 @@ export function typeProblem(t: Obj, extra: ReadonlySet<string>): TypeProblem | n
  * transaction counter). Passing such a column to a function is refused; selecting or comparing it is not.
  */
 export const SERVER_STATE_COLUMN_TYPES: ReadonlySet<string> = new Set([
+  ...CATALOG_LOOKUP_TYPES,
   "xid",
   "xid8",
   "cid",
@@ -138,17 +139,5 @@ export const SERVER_STATE_COLUMN_TYPES: ReadonlySet<string> = new Set([
   "pg_lsn",
   "pg_snapshot",
   "txid_snapshot",
-  "aclitem",
-  "regclass",
-  "regcollation",
-  "regconfig",
-  "regdictionary",
-  "regnamespace",
-  "regoper",
-  "regoperator",
-  "regproc",
-  "regprocedure",
-  "regrole",
-  "regtype",
   "pg_node_tree",
 ]);
