@@ -6,6 +6,7 @@ import { type Server, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { signInThroughDevIdp } from "../lib/dev-idp/testing.ts";
 import { freePort } from "../lib/embedded/postgres.ts";
 import { createTestConfigStore } from "../lib/testing/pg.ts";
 import {
@@ -169,6 +170,13 @@ test("npm start: loopback only, 127.0.0.1 sent to the sign-in origin, a second s
     `http://localhost:${port}/api/auth/callback`,
   );
   expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200);
+  // Where the redirect leads, sign-in through the development identity provider completes and the session works.
+  const browser = { request: (url: string, init?: RequestInit) => fetch(url, { ...init, redirect: "manual" }) };
+  const signIn = await signInThroughDevIdp({ app: browser, appOrigin: new URL(page.headers.get("location")!).origin, userId: "demo-editor" });
+  expect(signIn.callbackResponse.status).toBe(302);
+  const me = await fetch(`http://localhost:${port}/api/me`, { headers: { cookie: signIn.appJar.header() } });
+  expect(me.status).toBe(200);
+  expect(await me.json()).toMatchObject({ sub: "demo-editor" });
 
   // A second start in the same checkout (same data folder) names the server and the process that runs it.
   const serverPid = Number((await readFile(join(dataDir, "pg", "postmaster.pid"), "utf8")).split("\n")[0]);
