@@ -19,7 +19,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { type Catalog, CatalogSchema } from "../lib/catalog/types.ts";
 import { variables } from "../lib/config/variables.ts";
-import { dashboardSpecSchema } from "../lib/dashboard/spec.ts";
+import { dashboardSpecSchema } from "../lib/dashboards/spec.ts";
 import { type GuardVerdict, createGuard, guardOptionsFromConfig, loadGuardParser } from "../lib/sql-guard/index.ts";
 
 const USAGE = `usage: npm run --silent guard -- --catalog FILE [--dashboard FILE]

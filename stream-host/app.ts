@@ -5,7 +5,7 @@ import type pg from "pg";
 import { type RevocationSet, createRevocationSet, revocationFeed, withRevocations } from "../lib/auth/revocations.ts";
 import { type SessionTokens, createSessionTokens, sessionKeysOf } from "../lib/auth/session.ts";
 import { DASHBOARD_CHANGED_CHANNEL } from "../lib/dashboards/store.ts";
-import { effectiveRefreshMs } from "../lib/dashboard/spec.ts";
+import { effectiveRefreshMs } from "../lib/dashboards/spec.ts";
 import { onError } from "../lib/http/problem.ts";
 import { createMetricsGate } from "../lib/metrics-gate/gate.ts";
 import { registerMetrics } from "../lib/metrics-gate/route.ts";

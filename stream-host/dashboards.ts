@@ -1,5 +1,6 @@
 import type pg from "pg";
-import { DashboardSpecBaseSchema } from "../lib/dashboard/spec.ts";
+import { DashboardSpecBaseSchema } from "../lib/dashboards/spec.ts";
+import { getDashboard } from "../lib/dashboards/store.ts";
 import type { Logger } from "../lib/log/logger.ts";
 import type { LoadedDashboard } from "./poller.ts";
 
@@ -13,16 +14,12 @@ export function isDashboardId(id: string): boolean {
 /** Reads one dashboard (id, workspace, spec, version); null when it does not exist or its spec no longer parses. */
 export async function loadDashboard(db: pg.Pool | pg.PoolClient, id: string): Promise<LoadedDashboard | null> {
   if (!isDashboardId(id)) return null;
-  const { rows } = await db.query<{ id: string; workspace_id: string; spec: unknown; version: number }>(
-    "SELECT id, workspace_id, spec, version FROM dashboards WHERE id = $1",
-    [id],
-  );
-  const row = rows[0];
+  const row = await getDashboard(db, id);
   if (!row) return null;
   const spec = DashboardSpecBaseSchema.safeParse(row.spec);
   // Specs are validated on write; a row that fails here was written around the API and is not served.
   if (!spec.success) return null;
-  return { id: row.id, workspaceId: row.workspace_id, version: row.version, spec: spec.data };
+  return { id: row.id, workspaceId: row.workspaceId, version: row.version, spec: spec.data };
 }
 
 export { listenerClientFactory } from "../lib/store/listen.ts";

@@ -1,5 +1,5 @@
 import type { RevocableSession } from "../lib/auth/revocations.ts";
-import type { DashboardSpec } from "../lib/dashboard/spec.ts";
+import type { DashboardSpec } from "../lib/dashboards/spec.ts";
 import type { Logger } from "../lib/log/logger.ts";
 import type { Metrics } from "../lib/metrics/metrics.ts";
 import type { KeyedLimiter } from "./limiter.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import type { DashboardSpec, Panel } from "../lib/dashboard/spec.ts";
+import type { DashboardSpec, Panel } from "../lib/dashboards/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
 import { SlotWaitAborted, createKeyedLimiter } from "./limiter.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";

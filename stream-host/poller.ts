@@ -1,4 +1,4 @@
-import { type DashboardSpec, type Panel, resolveTime } from "../lib/dashboard/spec.ts";
+import { type DashboardSpec, type Panel, resolveTime } from "../lib/dashboards/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";
 import { type KeyedLimiter, SlotWaitAborted } from "./limiter.ts";

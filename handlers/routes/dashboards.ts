@@ -4,7 +4,7 @@ import type { Auth } from "../../lib/auth/create-auth.ts";
 import { workspaceFromParam } from "../../lib/auth/middleware.ts";
 import type { AuthVariables } from "../../lib/auth/types.ts";
 import type { Config } from "../../lib/config/parse.ts";
-import { dashboardSpecSchema, effectiveRefreshMs, newDashboardSpecSchema } from "../../lib/dashboard/spec.ts";
+import { dashboardSpecSchema, effectiveRefreshMs, newDashboardSpecSchema } from "../../lib/dashboards/spec.ts";
 import type { Metrics } from "../../lib/metrics/metrics.ts";
 import { countingGuard } from "../../lib/sql-guard/counting.ts";
 import { deleteDashboard, saveDashboard } from "../../lib/dashboards/save.ts";

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { DashboardSpec } from "../dashboard/spec.ts";
+import type { DashboardSpec } from "../dashboards/spec.ts";
 import { storableJson, storableText } from "./storable.ts";
 
 /** A proposed spec change carried by an assistant message; applied through the normal save path. */

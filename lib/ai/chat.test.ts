@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import type { DashboardSpec } from "../dashboard/spec.ts";
+import type { DashboardSpec } from "../dashboards/spec.ts";
 import { type Dashboard, getDashboard } from "../dashboards/store.ts";
 import { createLogger } from "../log/logger.ts";
 import { createGuard, loadGuardParser } from "../sql-guard/index.ts";

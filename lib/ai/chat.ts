@@ -1,6 +1,6 @@
 import { type ModelMessage, streamText } from "ai";
 import { z } from "zod";
-import type { DashboardSpec } from "../dashboard/spec.ts";
+import type { DashboardSpec } from "../dashboards/spec.ts";
 import { type PanelFailure, checkPanels, parseDashboardSpec } from "../dashboards/save.ts";
 import type { Guard } from "../sql-guard/verdict.ts";
 import type { Dashboard } from "../dashboards/store.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Catalog } from "../catalog/types.ts";
-import { type DashboardSpec, DashboardSpecBaseSchema, PanelSchema, TimeExpressionSchema, dashboardSpecSchema } from "../dashboard/spec.ts";
+import { type DashboardSpec, DashboardSpecBaseSchema, PanelSchema, TimeExpressionSchema, dashboardSpecSchema } from "../dashboards/spec.ts";
 import type { Guard } from "../sql-guard/verdict.ts";
 import { AppError } from "../http/errors.ts";
 import { type Source, catalogStatus, catalogVersion } from "../sources/index.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PANEL_TYPES } from "../dashboard/spec.ts";
+import { PANEL_TYPES } from "../dashboards/spec.ts";
 import { AppError } from "../http/errors.ts";
 import { type Source, catalogStatus } from "../sources/index.ts";
 import type { GenerationLog } from "./generation-log.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseTimeExpression } from "../dashboard/time.ts";
+import { parseTimeExpression } from "../time/expressions.ts";
 import { parseHostList } from "../net/host-list.ts";
 
 /**
@@ -110,7 +110,7 @@ function url() {
   return z.preprocess(emptyToUndefined, z.url({ error: "must be an absolute URL" }).optional());
 }
 
-/** A dashboard time expression with the bounds of lib/dashboard/time.ts (docs/api.md, "Time expressions"). */
+/** A dashboard time expression with the bounds of lib/time/expressions.ts (docs/api.md, "Time expressions"). */
 function timeExpr(defaultValue: string) {
   return z.preprocess(
     emptyToUndefined,

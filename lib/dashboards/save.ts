@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Catalog } from "../catalog/types.ts";
-import { type DashboardSpec, dashboardSpecSchema } from "../dashboard/spec.ts";
+import { type DashboardSpec, dashboardSpecSchema } from "./spec.ts";
 import { AppError } from "../http/errors.ts";
 import { catalogVersion, getSourceInWorkspace } from "../sources/index.ts";
 import type { Guard } from "../sql-guard/verdict.ts";

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { parseTimeExpression } from "./time.ts";
+import { parseTimeExpression } from "../time/expressions.ts";
 
-export { MAX_RELATIVE_MS, parseTimeExpression, resolveTime, TimeExpressionError } from "./time.ts";
+export { MAX_RELATIVE_MS, parseTimeExpression, resolveTime, TimeExpressionError } from "../time/expressions.ts";
 
 export const PANEL_TYPES = ["timeseries", "stat", "table", "bar"] as const;
 
@@ -13,7 +13,7 @@ export const MAX_REFRESH_INTERVAL_MS = 86_400_000;
 
 /**
  * A time expression: now, now-<n><s|m|h|d|w> reaching back at most 3660 days, or an ISO-8601 instant
- * between 1970 and 9999 (lib/dashboard/time.ts).
+ * between 1970 and 9999 (lib/time/expressions.ts).
  */
 export const TimeExpressionSchema = z
   .string()

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { DashboardSpec } from "../dashboard/spec.ts";
+import type { DashboardSpec } from "./spec.ts";
 
 type Queryable = pg.Pool | pg.PoolClient;
 

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { DashboardSpec } from "../dashboard/spec.ts";
+import type { DashboardSpec } from "../dashboards/spec.ts";
 import { refreshCatalog } from "../catalog/refresh.ts";
 import { saveDashboard } from "../dashboards/save.ts";
 import type { Guard } from "../sql-guard/verdict.ts";

@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
 import { variables } from "../config/variables.ts";
-import { newDashboardSpecSchema } from "../dashboard/spec.ts";
+import { newDashboardSpecSchema } from "../dashboards/spec.ts";
 import { AppError } from "../http/errors.ts";
 import { SourceInputSchema } from "../sources/store.ts";
 import { WorkspaceGroupsSchema, WorkspaceIdSchema, WorkspaceNameSchema } from "../workspaces/store.ts";

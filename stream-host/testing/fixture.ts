@@ -2,7 +2,7 @@ import { Registry } from "prom-client";
 import type pg from "pg";
 import { createSessionTokens } from "../../lib/auth/session.ts";
 import { parseConfig } from "../../lib/config/parse.ts";
-import type { DashboardSpec, Panel } from "../../lib/dashboard/spec.ts";
+import type { DashboardSpec, Panel } from "../../lib/dashboards/spec.ts";
 import { type Logger, createLogger } from "../../lib/log/logger.ts";
 import { createMetrics } from "../../lib/metrics/metrics.ts";
 import { buildServiceDeps } from "../../lib/service/build-deps.ts";

@@ -1,5 +1,5 @@
 import pg from "pg";
-import type { DashboardSpec } from "../../lib/dashboard/spec.ts";
+import type { DashboardSpec } from "../../lib/dashboards/spec.ts";
 import { createSource, saveCatalog } from "../../lib/sources/index.ts";
 import { newId } from "../../lib/store/ids.ts";
 import { createWorkspace } from "../../lib/workspaces/store.ts";

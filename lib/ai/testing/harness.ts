@@ -8,7 +8,7 @@ import { type RoleFixture, seedRoleFixture } from "../../auth/testing.ts";
 import { createSessionTokens, type SessionTokens } from "../../auth/session.ts";
 import type { Catalog } from "../../catalog/types.ts";
 import { type Config, parseConfig } from "../../config/parse.ts";
-import type { DashboardSpec } from "../../dashboard/spec.ts";
+import type { DashboardSpec } from "../../dashboards/spec.ts";
 import { onError } from "../../http/problem.ts";
 import { createLogger } from "../../log/logger.ts";
 import { createMetrics, type Metrics } from "../../metrics/metrics.ts";
