@@ -16,11 +16,14 @@ import { loadConfigOrExit } from "../lib/service/load-config.ts";
 import { buildQueryServices } from "../lib/service/query-services.ts";
 import { listenerClientFactory } from "../lib/store/listen.ts";
 import { createApp } from "./app.ts";
+import { withEmf } from "./emf.ts";
 
 // In the cloud the secrets come from Secrets Manager (APP_SECRETS_AWS), read before the config is parsed.
 const secrets = await resolveAppSecretsOrExit(process.env, { timers: systemTimers, log: createLogger() });
 const config = loadConfigOrExit(secrets.env);
-const deps = buildServiceDeps(config);
+const serviceDeps = buildServiceDeps(config);
+// Behind Lambda nothing scrapes the handlers: their LLM counters also go to CloudWatch as EMF lines.
+const deps = config.METRICS_EMF ? { ...serviceDeps, metrics: withEmf(serviceDeps.metrics) } : serviceDeps;
 secrets.keepFresh(config);
 const { guard, queryRunner } = await buildQueryServices(config, deps.metrics);
 // The browser bundle sits beside the server bundle (dist/web next to dist/handlers), or in dist/web when

@@ -1,4 +1,4 @@
-import { Aws, CfnOutput, CfnParameter, Stack, type StackProps, Validations } from "aws-cdk-lib";
+import { Aws, CfnCondition, CfnOutput, CfnParameter, Fn, Stack, type StackProps, Validations } from "aws-cdk-lib";
 import * as ec2 from "aws-cdk-lib/aws-ec2";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type { Construct } from "constructs";
@@ -73,6 +73,17 @@ export class PulseboardStack extends Stack {
     });
     const aiModel = param("AiModel", "AI_MODEL (empty: unset)", { default: "" });
     const aiCompatBaseUrl = param("AiCompatBaseUrl", "AI_COMPAT_BASE_URL when AiProvider is compat", { default: "" });
+    const metricsScrapeCidr = new CfnParameter(this, "MetricsScrapeCidr", {
+      type: "String",
+      default: "",
+      // An IPv4 range, or empty for none.
+      allowedPattern: "^$|^([0-9]{1,3}\\.){3}[0-9]{1,3}/[0-9]{1,2}$",
+      description:
+        "An IPv4 range outside the VPC allowed to scrape the stream host's /api/metrics (Prometheus in a peered VPC), e.g. 10.50.0.0/16; added to both the tasks' security group and METRICS_ALLOWED_CIDRS (empty: the VPC only)",
+    });
+    const hasScrapeCidr = new CfnCondition(this, "HasMetricsScrapeCidr", {
+      expression: Fn.conditionNot(Fn.conditionEquals(metricsScrapeCidr.valueAsString, "")),
+    });
     const platformAdminGroup = param(
       "PlatformAdminGroup",
       "PLATFORM_ADMIN_GROUP: the OIDC group whose members create and manage workspaces (empty: nobody; workspaces then come only from the provisioning file)",
@@ -157,6 +168,7 @@ export class PulseboardStack extends Stack {
       desiredCount,
       maxHealthyPercent: STREAM_HOST_MAX_PERCENT,
       settings: { plain: shared.plain, secrets: streamHostSecrets },
+      scrapeCidr: { cidr: metricsScrapeCidr.valueAsString, condition: hasScrapeCidr },
       setupSecrets: {
         PGUSER: { secret: configStore.secret, field: "username" },
         PGPASSWORD: { secret: configStore.secret, field: "password" },
@@ -167,7 +179,8 @@ export class PulseboardStack extends Stack {
     const handlers = new HandlersFunction(this, "Handlers", {
       vpc,
       image: images.handlers,
-      settings: { plain: shared.plain, secrets: handlersSecrets },
+      // Behind Lambda nothing scrapes the handlers: their LLM counters go to CloudWatch as EMF (docs/infra.md).
+      settings: { plain: { ...shared.plain, METRICS_EMF: "true" }, secrets: handlersSecrets },
       reservedConcurrency: handlersConcurrency,
     });
 

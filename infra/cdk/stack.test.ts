@@ -349,9 +349,30 @@ describe("stream host: ECS Fargate behind an ALB", () => {
     });
   });
 
-  it("limits /api/metrics by address to the VPC, on top of the token", () => {
+  it("limits /api/metrics by address to the VPC, plus one operator range that reaches the security group too", () => {
     const env = envOf(container("stream-host"));
-    expect(env.METRICS_ALLOWED_CIDRS).toEqual({ "Fn::GetAtt": [expect.stringMatching(/^Vpc/), "CidrBlock"] });
+    const vpcCidr = { "Fn::GetAtt": [expect.stringMatching(/^Vpc/), "CidrBlock"] };
+    // One parameter feeds both the address gate and the security group, so they never disagree.
+    expect(env.METRICS_ALLOWED_CIDRS).toEqual({
+      "Fn::If": ["HasMetricsScrapeCidr", { "Fn::Join": [",", [vpcCidr, { Ref: "MetricsScrapeCidr" }]] }, vpcCidr],
+    });
+    const params = template.toJSON().Parameters;
+    expect(params.MetricsScrapeCidr).toMatchObject({ Type: "String", Default: "" });
+    expect(new RegExp(params.MetricsScrapeCidr.AllowedPattern).test("10.50.0.0/16")).toBe(true);
+    expect(new RegExp(params.MetricsScrapeCidr.AllowedPattern).test("")).toBe(true);
+    expect(new RegExp(params.MetricsScrapeCidr.AllowedPattern).test("0.0.0.0/0 ; x")).toBe(false);
+    const tasksSg = logicalIdOf("AWS::EC2::SecurityGroup", (r) => r.Properties.GroupDescription === "Pulseboard stream host tasks");
+    const peered = Object.values(resources).filter(
+      (r) => r.Type === "AWS::EC2::SecurityGroupIngress" && JSON.stringify(r.Properties.CidrIp) === '{"Ref":"MetricsScrapeCidr"}',
+    ) as (Resource & { Condition?: string })[];
+    expect(peered).toHaveLength(1);
+    expect(peered[0].Condition).toBe("HasMetricsScrapeCidr");
+    expect(peered[0].Properties).toMatchObject({ GroupId: { "Fn::GetAtt": [tasksSg, "GroupId"] }, FromPort: 8081, ToPort: 8081 });
+  });
+
+  it("the handlers push their LLM counters as CloudWatch EMF (nothing scrapes a Lambda instance)", () => {
+    expect(handlersFunction().Properties.Environment.Variables.METRICS_EMF).toBe("true");
+    expect(envOf(container("stream-host")).METRICS_EMF).toBeUndefined();
   });
 });
 

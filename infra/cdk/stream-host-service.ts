@@ -1,4 +1,4 @@
-import { Duration } from "aws-cdk-lib";
+import { type CfnCondition, Duration, Fn } from "aws-cdk-lib";
 import * as ec2 from "aws-cdk-lib/aws-ec2";
 import * as ecs from "aws-cdk-lib/aws-ecs";
 import * as elbv2 from "aws-cdk-lib/aws-elasticloadbalancingv2";
@@ -42,6 +42,11 @@ export interface StreamHostServiceProps {
   desiredCount: number;
   /** A provisioning document (JSON) a `provision` container applies after `migrate` and before the stream host starts. */
   provisionDocument?: string;
+  /**
+   * One more range allowed to scrape /api/metrics (Prometheus in a peered VPC), when `condition` holds: it goes
+   * into both the tasks' security group and METRICS_ALLOWED_CIDRS, so the two never disagree.
+   */
+  scrapeCidr?: { cidr: string; condition: CfnCondition };
   /** Tasks a deployment may run at once, in percent of desiredCount (part of the connection budget). */
   maxHealthyPercent: number;
 }
@@ -86,7 +91,13 @@ export class StreamHostService extends Construct {
         PG_POOL_MAX: String(CONNECTION_BUDGET.streamHostPool),
         // Prometheus scrapes the tasks from inside the VPC. Requests through CloudFront and the ALB carry
         // the CloudFront edge as the last X-Forwarded-For hop, which is outside this range, so they are refused.
-        METRICS_ALLOWED_CIDRS: vpc.vpcCidrBlock,
+        METRICS_ALLOWED_CIDRS: props.scrapeCidr
+          ? Fn.conditionIf(
+              props.scrapeCidr.condition.logicalId,
+              Fn.join(",", [vpc.vpcCidrBlock, props.scrapeCidr.cidr]),
+              vpc.vpcCidrBlock,
+            ).toString()
+          : vpc.vpcCidrBlock,
       },
       secrets: {},
     });
@@ -180,6 +191,17 @@ export class StreamHostService extends Construct {
       ec2.Port.tcp(STREAM_HOST_PORT),
       "Prometheus scrape from inside the VPC",
     );
+    if (props.scrapeCidr) {
+      const peered = new ec2.CfnSecurityGroupIngress(this, "PeeredScrapeIngress", {
+        groupId: this.securityGroup.securityGroupId,
+        ipProtocol: "tcp",
+        fromPort: STREAM_HOST_PORT,
+        toPort: STREAM_HOST_PORT,
+        cidrIp: props.scrapeCidr.cidr,
+        description: "Prometheus scrape from the MetricsScrapeCidr range",
+      });
+      peered.cfnOptions.condition = props.scrapeCidr.condition;
+    }
 
     this.service = new ecs.FargateService(this, "Service", {
       cluster,

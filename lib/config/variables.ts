@@ -422,6 +422,12 @@ export const variables = {
     doc: "Set by the ECS agent inside a task. When set, the stream host polls `<uri>/task` and starts its drain as soon as the task's desired status is `STOPPED` (ECS then waits the target group's deregistration delay before SIGTERM, and the load balancer cuts open streams at its end); SIGTERM then only finishes the drain. Never set it by hand.",
     group: "pulseboard",
   },
+  METRICS_EMF: {
+    schema: bool(false),
+    default: "false",
+    doc: "When true, the handlers also write every increment of `svc_llm_tokens_total` and `svc_llm_requests_total` to stdout in CloudWatch Embedded Metric Format (namespace `Pulseboard`), so CloudWatch sums them across Lambda instances that nothing can scrape. Same labels and caps as the scrape.",
+    group: "pulseboard",
+  },
   TASK_STOP_POLL_MS: {
     schema: int(1000, { min: 100 }),
     default: "1000",
