@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import type pg from "pg";
 import type { Auth } from "../../lib/auth/create-auth.ts";
-import { refreshCatalog as refreshSourceCatalog } from "../../lib/catalog/refresh.ts";
+import { refreshCatalog as refreshSourceCatalog } from "../../lib/catalog-refresh/refresh.ts";
 import type { Config } from "../../lib/config/parse.ts";
 import type { Logger } from "../../lib/log/logger.ts";
 import type { Metrics } from "../../lib/metrics/metrics.ts";

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { DashboardSpec } from "../dashboards/spec.ts";
-import { refreshCatalog } from "../catalog/refresh.ts";
+import { refreshCatalog } from "../catalog-refresh/refresh.ts";
 import { saveDashboard } from "../dashboards/save.ts";
 import type { Guard } from "../sql-guard/verdict.ts";
 import type { QueryRunner } from "../query/runner.ts";

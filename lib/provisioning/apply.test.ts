@@ -6,7 +6,7 @@ import { type ApiFixture, call, createApiFixture, dashboardSpec } from "../../ha
 import { saveDashboard } from "../dashboards/save.ts";
 import { AppError } from "../http/errors.ts";
 import { type RecordingConnector, createRecordingConnector } from "../query/recording-connector.ts";
-import { refreshCatalog } from "../catalog/refresh.ts";
+import { refreshCatalog } from "../catalog-refresh/refresh.ts";
 import { adminUrl } from "../testing/pg.ts";
 import { PROVISIONING_USER, type ProvisionDeps, applyProvisioning } from "./apply.ts";
 import { type DocumentOptions, loadProvisioningFile, parseProvisioningDocument } from "./document.ts";

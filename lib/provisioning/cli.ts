@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import type pg from "pg";
 import { Registry } from "prom-client";
-import { refreshCatalog } from "../catalog/refresh.ts";
+import { refreshCatalog } from "../catalog-refresh/refresh.ts";
 import type { Config } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import { createMetrics } from "../metrics/metrics.ts";

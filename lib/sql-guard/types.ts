@@ -125,7 +125,7 @@ export function typeProblem(t: Obj, extra: ReadonlySet<string>): TypeProblem | n
 }
 
 /**
- * Catalog column types (as lib/catalog/refresh.ts spells them) that identify server state rather than
+ * Catalog column types (as lib/catalog-refresh/refresh.ts spells them) that identify server state rather than
  * hold a value: an allowlisted function over one of them reads that state (`age(xid)` reads the
  * transaction counter). Passing such a column to a function is refused; selecting or comparing it is not.
  */

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { AppError } from "../http/errors.ts";
 import type { QueryRunner } from "../query/runner.ts";
 import { type Source, type TimeColumnOverride, saveCatalog } from "../sources/store.ts";
-import type { Catalog, CatalogTable } from "./types.ts";
+import type { Catalog, CatalogTable } from "../catalog/types.ts";
 
 /** Types that make a column a table's `timeColumn` as information_schema spells them. */
 const TIME_TYPES = new Set(["timestamp with time zone", "timestamp without time zone", "date"]);
