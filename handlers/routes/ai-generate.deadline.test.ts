@@ -3,8 +3,8 @@
 // promises or never sent) stands in for the provider.
 import { beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { GENERATION_RESERVE_MS } from "../../lib/ai/generate.ts";
-import type { AiTestApp } from "../../lib/ai/testing/harness.ts";
-import { type SeededAiFixture, useAiRouteFixture } from "../../lib/ai/testing/route-fixture.ts";
+import type { AiTestApp } from "../testing/ai-harness.ts";
+import { type SeededAiFixture, useAiRouteFixture } from "../testing/ai-route-fixture.ts";
 import { functionDeadline } from "./ai-generate.ts";
 
 const GOOD = {

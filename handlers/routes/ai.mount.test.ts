@@ -1,7 +1,7 @@
 import { Registry } from "prom-client";
 import { expect, test } from "vitest";
-import { seedAiFixture } from "../../lib/ai/testing/harness.ts";
-import { useAiRouteFixture } from "../../lib/ai/testing/route-fixture.ts";
+import { seedAiFixture } from "../testing/ai-harness.ts";
+import { useAiRouteFixture } from "../testing/ai-route-fixture.ts";
 import { createSessionTokens } from "../../lib/auth/session.ts";
 import { parseConfig } from "../../lib/config/parse.ts";
 import { createLogger } from "../../lib/log/logger.ts";

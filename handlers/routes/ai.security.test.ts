@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type pg from "pg";
-import { type AiTestApp, buildAiApp, counterValue, seedAiFixture } from "../../lib/ai/testing/harness.ts";
-import { useAiRouteFixture } from "../../lib/ai/testing/route-fixture.ts";
+import { type AiTestApp, buildAiApp, counterValue, seedAiFixture } from "../testing/ai-harness.ts";
+import { useAiRouteFixture } from "../testing/ai-route-fixture.ts";
 import { roleTable } from "../../lib/auth/testing.ts";
 import { createConfigStorePool } from "../../lib/store/pool.ts";
 import { AI_ROLE_CASES } from "./ai.security.cases.ts";

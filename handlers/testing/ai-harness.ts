@@ -2,19 +2,19 @@ import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { Registry } from "prom-client";
 import type pg from "pg";
-import { createAiRouteDeps, registerAiRoutes } from "../../../handlers/routes/ai.ts";
-import { createAuth } from "../../auth/create-auth.ts";
-import { type RoleFixture, seedRoleFixture } from "../../auth/testing.ts";
-import { createSessionTokens, type SessionTokens } from "../../auth/session.ts";
-import type { Catalog } from "../../catalog/types.ts";
-import { type Config, parseConfig } from "../../config/parse.ts";
-import type { DashboardSpec } from "../../dashboards/spec.ts";
-import { onError } from "../../http/problem.ts";
-import { createLogger } from "../../log/logger.ts";
-import { createMetrics, type Metrics } from "../../metrics/metrics.ts";
-import { buildServiceDeps } from "../../service/build-deps.ts";
-import { createSource, saveCatalog } from "../../sources/index.ts";
-import { newId } from "../../store/ids.ts";
+import { createAiRouteDeps, registerAiRoutes } from "../routes/ai.ts";
+import { createAuth } from "../../lib/auth/create-auth.ts";
+import { type RoleFixture, seedRoleFixture } from "../../lib/auth/testing.ts";
+import { createSessionTokens, type SessionTokens } from "../../lib/auth/session.ts";
+import type { Catalog } from "../../lib/catalog/types.ts";
+import { type Config, parseConfig } from "../../lib/config/parse.ts";
+import type { DashboardSpec } from "../../lib/dashboards/spec.ts";
+import { onError } from "../../lib/http/problem.ts";
+import { createLogger } from "../../lib/log/logger.ts";
+import { createMetrics, type Metrics } from "../../lib/metrics/metrics.ts";
+import { buildServiceDeps } from "../../lib/service/build-deps.ts";
+import { createSource, saveCatalog } from "../../lib/sources/index.ts";
+import { newId } from "../../lib/store/ids.ts";
 
 /** Test-only: one AI-enabled app on a test database, with a clock, captured log lines and metrics. */
 export interface AiTestApp {

@@ -3,10 +3,10 @@
 import http from "node:http";
 import pg from "pg";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { type HostProcess, get, spawnStreamHost } from "../../stream-host/testing/child.ts";
-import { freePort } from "../embedded/postgres.ts";
-import { createTestConfigStore } from "../testing/pg.ts";
-import { READINESS_APPLICATION_NAME } from "./ready.ts";
+import { type HostProcess, get, spawnStreamHost } from "./testing/child.ts";
+import { freePort } from "../lib/embedded/postgres.ts";
+import { createTestConfigStore } from "../lib/testing/pg.ts";
+import { READINESS_APPLICATION_NAME } from "../lib/probes/ready.ts";
 
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
 let host: HostProcess;

@@ -2,14 +2,14 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type ApiFixture, call, createApiFixture, dashboardSpec } from "../../handlers/routes/api-fixture.ts";
-import { saveDashboard } from "../dashboards/save.ts";
-import { AppError } from "../http/errors.ts";
-import { type RecordingConnector, createRecordingConnector } from "../query/recording-connector.ts";
-import { refreshCatalog } from "../catalog-refresh/refresh.ts";
-import { adminUrl } from "../testing/pg.ts";
-import { PROVISIONING_USER, type ProvisionDeps, applyProvisioning } from "./apply.ts";
-import { type DocumentOptions, loadProvisioningFile, parseProvisioningDocument } from "./document.ts";
+import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./routes/api-fixture.ts";
+import { saveDashboard } from "../lib/dashboards/save.ts";
+import { AppError } from "../lib/http/errors.ts";
+import { type RecordingConnector, createRecordingConnector } from "../lib/query/recording-connector.ts";
+import { refreshCatalog } from "../lib/catalog-refresh/refresh.ts";
+import { adminUrl } from "../lib/testing/pg.ts";
+import { PROVISIONING_USER, type ProvisionDeps, applyProvisioning } from "../lib/provisioning/apply.ts";
+import { type DocumentOptions, loadProvisioningFile, parseProvisioningDocument } from "../lib/provisioning/document.ts";
 
 // The metrics database lives on the run's embedded server; only it is really connected, every other address is
 // recorded and refused without a packet, and names resolve through a table (never DNS).

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll } from "vitest";
-import { loadGuardParser } from "../../sql-guard/index.ts";
-import { createTestConfigStore } from "../../testing/pg.ts";
-import { type FakeOpenAI, startFakeOpenAI } from "./fake-openai.ts";
-import { type AiTestApp, buildAiApp, seedAiFixture } from "./harness.ts";
+import { loadGuardParser } from "../../lib/sql-guard/index.ts";
+import { createTestConfigStore } from "../../lib/testing/pg.ts";
+import { type FakeOpenAI, startFakeOpenAI } from "../../lib/ai/testing/fake-openai.ts";
+import { type AiTestApp, buildAiApp, seedAiFixture } from "./ai-harness.ts";
 
 export type SeededAiFixture = Awaited<ReturnType<typeof seedAiFixture>>;
 
