@@ -1,7 +1,7 @@
 // npm run bench -- guard: guard throughput on first sight of realistic panel SQL, its ratio to the bare
 // libpg-query parse of the same (expanded) statements, and the cost of a cached repeat.
 import { parseSync } from "libpg-query";
-import { DEMO_CATALOG, REALISTIC_PANEL_SQL } from "../lib/sql-guard/fixtures.ts";
+import { DEMO_CATALOG, REALISTIC_PANEL_SQL } from "../lib/catalog/testing/demo-catalog.ts";
 import { createGuard, loadGuardParser } from "../lib/sql-guard/index.ts";
 
 const ROUNDS = 7;

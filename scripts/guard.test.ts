@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { DEMO_CATALOG } from "../lib/sql-guard/fixtures.ts";
+import { DEMO_CATALOG } from "../lib/catalog/testing/demo-catalog.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 let dir: string;

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DASHBOARD_CHANGED_CHANNEL } from "./store.ts";
-import type { Catalog } from "../catalog/types.ts";
+import { DEMO_CATALOG } from "../catalog/testing/demo-catalog.ts";
 import type { AppError } from "../http/errors.ts";
 import { createSource, saveCatalog } from "../sources/index.ts";
 import { createGuard, loadGuardParser } from "../sql-guard/index.ts";
@@ -10,20 +10,6 @@ import { rejection } from "../testing/rejection.ts";
 import { createWorkspace } from "../workspaces/store.ts";
 import { checkPanels, deleteDashboard, saveDashboard } from "./save.ts";
 import { getDashboard, listDashboards } from "./store.ts";
-
-const CATALOG: Catalog = {
-  tables: [
-    {
-      schema: "public",
-      name: "http_requests",
-      timeColumn: "ts",
-      columns: [
-        { name: "ts", type: "timestamp with time zone" },
-        { name: "status", type: "integer" },
-      ],
-    },
-  ],
-};
 
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
 let deps: Parameters<typeof saveDashboard>[0];
@@ -53,9 +39,9 @@ beforeAll(async () => {
   otherWs = (await createWorkspace(store.pool, { name: "B", ...groups("b") })).id;
   const source = { name: "m", host: "127.0.0.1", database: "metrics", secretRef: "METRICS" };
   sourceId = (await createSource(store.pool, ws, source)).id;
-  await saveCatalog(store.pool, sourceId, CATALOG, new Date());
+  await saveCatalog(store.pool, sourceId, DEMO_CATALOG, new Date());
   otherSourceId = (await createSource(store.pool, otherWs, source)).id;
-  await saveCatalog(store.pool, otherSourceId, CATALOG, new Date());
+  await saveCatalog(store.pool, otherSourceId, DEMO_CATALOG, new Date());
   neverRefreshedId = (await createSource(store.pool, ws, { ...source, name: "fresh" })).id;
 });
 afterAll(() => store.close());

@@ -3,7 +3,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createDatabase } from "../testing/pg.ts";
-import { DEMO_CATALOG, DEMO_DDL, REALISTIC_PANEL_SQL } from "./fixtures.ts";
+import { DEMO_CATALOG, DEMO_DDL, REALISTIC_PANEL_SQL } from "../catalog/testing/demo-catalog.ts";
 import { type Guard, type MacroParam, createGuard, intervalFor, loadGuardParser } from "./index.ts";
 
 let client: pg.Client;

@@ -4,7 +4,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createDatabase } from "../testing/pg.ts";
-import { DEMO_CATALOG } from "./fixtures.ts";
+import { DEMO_CATALOG } from "../catalog/testing/demo-catalog.ts";
 import { DEFAULT_ALLOWED_FUNCTIONS, type Guard, createGuard, loadGuardParser } from "./index.ts";
 import { SYNTAX_ONLY_FUNCTIONS } from "./allowlist.ts";
 import { ALLOWED_OPERATORS } from "./operators.ts";

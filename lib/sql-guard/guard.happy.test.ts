@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from "vitest";
 import type { Catalog } from "../catalog/types.ts";
-import { DEMO_CATALOG, REALISTIC_PANEL_SQL } from "./fixtures.ts";
+import { DEMO_CATALOG, REALISTIC_PANEL_SQL } from "../catalog/testing/demo-catalog.ts";
 import { type Guard, createGuard, guardOptionsFromConfig, intervalFor, loadGuardParser } from "./index.ts";
 import { bucketCount } from "./interval.ts";
 

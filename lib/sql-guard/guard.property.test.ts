@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { parseSync, scanSync } from "libpg-query";
 import { beforeAll, describe, expect, test } from "vitest";
 import { GUARD_REASONS } from "./verdict.ts";
-import { DEMO_CATALOG } from "./fixtures.ts";
+import { DEMO_CATALOG } from "../catalog/testing/demo-catalog.ts";
 import { type Guard, type GuardVerdict, createGuard, loadGuardParser } from "./index.ts";
 import { codeDollars } from "./macros.ts";
 

@@ -3,7 +3,7 @@
 // neighbours of each family, which must stay accepted.
 import { beforeAll, describe, expect, test } from "vitest";
 import type { GuardReason } from "./verdict.ts";
-import { DEMO_CATALOG } from "./fixtures.ts";
+import { DEMO_CATALOG } from "../catalog/testing/demo-catalog.ts";
 import { type Guard, createGuard, loadGuardParser } from "./index.ts";
 
 let guard: Guard;

@@ -1,5 +1,6 @@
-// A realistic source catalog and panel SQL, shared by the guard's tests and its benchmark.
-import type { Catalog } from "../catalog/types.ts";
+// A realistic source catalog (http_requests, host_metrics, services, metrics.deploys), the DDL that creates it
+// and panel SQL over it: the one catalog fixture of the guard's tests, its CLI and benchmark, and dashboard saves.
+import type { Catalog } from "../types.ts";
 
 /** http_requests and host_metrics have time columns, services has none, metrics.deploys sits outside public. */
 export const DEMO_CATALOG: Catalog = {
