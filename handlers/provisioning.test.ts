@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./routes/api-fixture.ts";
 import { saveDashboard } from "../lib/dashboards/save.ts";
 import { AppError } from "../lib/http/errors.ts";
-import { type RecordingConnector, createRecordingConnector } from "../lib/query/recording-connector.ts";
+import { type RecordingConnector, createRecordingConnector } from "../lib/query/testing/recording-connector.ts";
 import { refreshCatalog } from "../lib/catalog-refresh/refresh.ts";
 import { adminUrl } from "../lib/testing/pg.ts";
 import { PROVISIONING_USER, type ProvisionDeps, applyProvisioning } from "../lib/provisioning/apply.ts";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type MetricsFixture, createMetricsFixture } from "../lib/query/testing.ts";
+import { type MetricsFixture, createMetricsFixture } from "../lib/query/testing/metrics-db.ts";
 import { createDatabase } from "../lib/testing/pg.ts";
 
 // `npm run migrate` then `npm run provision -- FILE` as real processes against an empty database, as the README's

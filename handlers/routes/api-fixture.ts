@@ -8,7 +8,7 @@ import { type Config, parseConfig } from "../../lib/config/parse.ts";
 import { createLogger } from "../../lib/log/logger.ts";
 import type { SourceConnector } from "../../lib/query/pools.ts";
 import { type QueryRunner, createQueryRunner } from "../../lib/query/runner.ts";
-import { type MetricsFixture, createMetricsFixture } from "../../lib/query/testing.ts";
+import { type MetricsFixture, createMetricsFixture } from "../../lib/query/testing/metrics-db.ts";
 import { createSecretResolverFromConfig } from "../../lib/secrets/index.ts";
 import { buildServiceDeps } from "../../lib/service/build-deps.ts";
 import { type HostLookup, type Source, createSource, hostPolicyFromConfig, saveCatalog } from "../../lib/sources/index.ts";

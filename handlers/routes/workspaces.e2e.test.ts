@@ -16,7 +16,7 @@ import { createManualTimers } from "../../lib/lifecycle/manual-timers.ts";
 import { createLogger } from "../../lib/log/logger.ts";
 import { createMetrics } from "../../lib/metrics/metrics.ts";
 import { type QueryRunner, createQueryRunner } from "../../lib/query/runner.ts";
-import { type MetricsFixture, createMetricsFixture } from "../../lib/query/testing.ts";
+import { type MetricsFixture, createMetricsFixture } from "../../lib/query/testing/metrics-db.ts";
 import { createSecretResolverFromConfig } from "../../lib/secrets/index.ts";
 import { buildServiceDeps } from "../../lib/service/build-deps.ts";
 import { createGuard, intervalFor, loadGuardParser } from "../../lib/sql-guard/index.ts";

@@ -4,7 +4,7 @@ import { parseConfig } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import { createMetrics } from "../metrics/metrics.ts";
 import { type QueryRunner, createQueryRunner } from "../query/runner.ts";
-import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "../query/testing.ts";
+import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "../query/testing/metrics-db.ts";
 import { createSecretResolver } from "../secrets/resolver.ts";
 import { createSource, getSource, sourceView } from "../sources/store.ts";
 import { createDatabase, createTestConfigStore } from "../testing/pg.ts";

@@ -8,7 +8,7 @@ import { createGuard, loadGuardParser } from "../sql-guard/index.ts";
 import { createDatabase } from "../testing/pg.ts";
 import { rejection } from "../testing/rejection.ts";
 import { type QueryRunner, createQueryRunner } from "./runner.ts";
-import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing.ts";
+import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing/metrics-db.ts";
 
 let fx: MetricsFixture;
 let secrets: Awaited<ReturnType<typeof createSecretsDir>>;

@@ -11,9 +11,9 @@ import type { Source } from "../sources/store.ts";
 import { createDatabase, withDatabase } from "../testing/pg.ts";
 import { rejection } from "../testing/rejection.ts";
 import { withServername } from "./pools.ts";
-import { type RecordingConnector, createRecordingConnector } from "./recording-connector.ts";
+import { type RecordingConnector, createRecordingConnector } from "./testing/recording-connector.ts";
 import { type QueryRunner, createQueryRunner } from "./runner.ts";
-import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing.ts";
+import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing/metrics-db.ts";
 import type { Guard } from "../sql-guard/verdict.ts";
 
 let fx: MetricsFixture;

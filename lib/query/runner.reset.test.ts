@@ -8,7 +8,7 @@ import { createDatabase } from "../testing/pg.ts";
 import { startupOptions } from "./pools.ts";
 import { ReadOnlyPortal } from "./portal.ts";
 import { type QueryRunner, createQueryRunner } from "./runner.ts";
-import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing.ts";
+import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing/metrics-db.ts";
 import type { Guard } from "../sql-guard/verdict.ts";
 import { fixedMessages } from "./wire.ts";
 

@@ -7,7 +7,7 @@ import { createSecretResolver } from "../secrets/resolver.ts";
 import { createDatabase } from "../testing/pg.ts";
 import { rejection } from "../testing/rejection.ts";
 import { type QueryRunner, type ReadStats, createQueryRunner } from "./runner.ts";
-import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing.ts";
+import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing/metrics-db.ts";
 import type { Guard } from "../sql-guard/verdict.ts";
 
 let fx: MetricsFixture;

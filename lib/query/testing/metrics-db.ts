@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import type { Source } from "../sources/store.ts";
+import type { Source } from "../../sources/store.ts";
 
 /**
  * A metrics database on the test server with login roles created for it. Roles are cluster-wide, so

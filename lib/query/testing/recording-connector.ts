@@ -1,7 +1,7 @@
 // Test-only: a source connector that records where each connection was asked to go. Only addresses the test lets
 // through are really connected (the loopback test server); every other attempt is refused or held without a packet.
 import { Socket } from "node:net";
-import type { SourceConnector } from "./pools.ts";
+import type { SourceConnector } from "../pools.ts";
 
 export interface ConnectAttempt {
   host: string;
