@@ -200,7 +200,7 @@ async function more(s: StreamClient, n: number, pred: (f: PanelFrame) => boolean
     const got = s.frames
       .slice(start)
       .filter((f) => f.frame.event === "panel")
-      .map((f) => JSON.parse(f.frame.data) as PanelFrame)
+      .map((f) => JSON.parse(f.frame.data ?? "null") as PanelFrame)
       .filter(pred);
     if (got.length >= n) return got;
     if (Date.now() > deadline) throw new Error(`only ${got.length} of ${n} matching panel frames arrived`);
@@ -248,7 +248,7 @@ async function listening(): Promise<boolean> {
 async function specChangeArrives(s: StreamClient, title: string): Promise<void> {
   await until(() => listening().catch(() => false), "the listener is back on the config store");
   await updateDashboard(store, dashboards.mixed, { ...specs.mixed, title });
-  await s.waitFor((f: SseFrame) => f.event === "dashboard" && JSON.parse(f.data).title === title, 30_000);
+  await s.waitFor((f: SseFrame) => f.event === "dashboard" && JSON.parse(f.data ?? "null")?.title === title, 30_000);
 }
 
 function noAddressInLogs(): void {
