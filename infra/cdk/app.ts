@@ -8,6 +8,9 @@
 //   provisioningFile                                     a provisioning file (docs/provisioning.md), relative to
 //                                                        infra/cdk or absolute: checked here, applied by every
 //                                                        starting stream host task after its migrations
+//   multiAz (default true)                               config store standby in a second AZ; false halves its cost
+//   domainName, certificateArn                           custom domain(s) (comma list) and their ACM certificate in
+//                                                        us-east-1 for CloudFront; viewers then need TLS 1.2+
 //   handlersReservedConcurrency (default 12)            the handlers' reserved concurrency; the stack refuses a
 //                                                        count that breaks the config store's connection budget
 import { resolve } from "node:path";
@@ -51,7 +54,14 @@ if (provisioningFile) {
   parseProvisioningDocument(raw, defaultDocumentOptions());
   provisionDocument = JSON.stringify(raw);
 }
+const domainName = context("domainName");
+const certificateArn = context("certificateArn");
+if (Boolean(domainName) !== Boolean(certificateArn)) {
+  throw new Error("domainName and certificateArn (an ACM certificate in us-east-1) must be given together");
+}
 new PulseboardStack(app, context("stackName") ?? "Pulseboard", {
+  multiAz: context("multiAz") !== "false",
+  domain: domainName && certificateArn ? { names: domainName.split(",").map((d) => d.trim()), certificateArn } : undefined,
   images,
   provisionDocument,
   streamHostDesiredCount: desired === undefined ? undefined : Number(desired),

@@ -15,6 +15,8 @@ export interface ConfigStoreProps {
   vpc: ec2.IVpc;
   /** Refuses deletion of the instance (on by default; `-c deletionProtection=false` for throw-away stacks). */
   deletionProtection: boolean;
+  /** A standby in a second AZ (on by default; `-c multiAz=false` halves the cost and the availability). */
+  multiAz: boolean;
 }
 
 /**
@@ -73,7 +75,7 @@ export class ConfigStore extends Construct {
       allocatedStorage: 20,
       maxAllocatedStorage: 100,
       storageEncrypted: true,
-      multiAz: false,
+      multiAz: props.multiAz,
       backupRetention: Duration.days(7),
       deletionProtection: props.deletionProtection,
       removalPolicy: RemovalPolicy.SNAPSHOT,
@@ -91,6 +93,11 @@ export class ConfigStore extends Construct {
       secret: this.appSecret,
       automaticallyAfter: Duration.days(30),
       // The rotation function needs Secrets Manager's endpoint, which the isolated subnets cannot reach.
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+    });
+    // The master password rotates too; only the setup containers use it, and they read it when a task starts.
+    this.instance.addRotationSingleUser({
+      automaticallyAfter: Duration.days(30),
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
     });
     this.databaseUrl =

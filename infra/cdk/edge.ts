@@ -3,6 +3,8 @@ import * as cloudfront from "aws-cdk-lib/aws-cloudfront";
 import * as origins from "aws-cdk-lib/aws-cloudfront-origins";
 import type * as elbv2 from "aws-cdk-lib/aws-elasticloadbalancingv2";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
+import * as acm from "aws-cdk-lib/aws-certificatemanager";
+import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import { Construct } from "constructs";
 import { ORIGIN_VERIFY_HEADER, STREAM_HOST_PATHS, STREAM_ORIGIN_READ_TIMEOUT_SECONDS } from "./constants.ts";
@@ -12,6 +14,10 @@ export interface EdgeProps {
   streamHostLoadBalancer: elbv2.IApplicationLoadBalancer;
   /** Sent to the handlers' origin in ORIGIN_VERIFY_HEADER; the handlers refuse requests without it. */
   originSecret: secretsmanager.ISecret;
+  /** Standard access logs go here (prefix `cloudfront/`). */
+  logBucket: s3.IBucket;
+  /** A custom domain with its ACM certificate (us-east-1); viewers then need TLS 1.2 or later. */
+  domain?: { names: string[]; certificateArn: string };
 }
 
 /**
@@ -58,6 +64,16 @@ export class Edge extends Construct {
 
     this.distribution = new cloudfront.Distribution(this, "Distribution", {
       comment: "Pulseboard",
+      enableLogging: true,
+      logBucket: props.logBucket,
+      logFilePrefix: "cloudfront/",
+      ...(props.domain
+        ? {
+            domainNames: props.domain.names,
+            certificate: acm.Certificate.fromCertificateArn(this, "Certificate", props.domain.certificateArn),
+            minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+          }
+        : {}),
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       priceClass: cloudfront.PriceClass.PRICE_CLASS_100,
       defaultBehavior: {

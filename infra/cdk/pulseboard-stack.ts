@@ -1,9 +1,11 @@
-import { Aws, CfnCondition, CfnOutput, CfnParameter, Fn, Stack, type StackProps, Validations } from "aws-cdk-lib";
+import { Aws, Token, CfnCondition, CfnOutput, CfnParameter, Fn, Stack, type StackProps, Validations } from "aws-cdk-lib";
 import * as ec2 from "aws-cdk-lib/aws-ec2";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type { Construct } from "constructs";
 import { AppSecrets } from "./app-secrets.ts";
 import { ConfigStore } from "./config-store.ts";
+import { acknowledgeFindings } from "./nag-acknowledgements.ts";
+import { AccessLogs, Alarms, addFlowLogs } from "./operations.ts";
 import { CONNECTION_BUDGET, connectionsAtMost } from "./constants.ts";
 import { Edge } from "./edge.ts";
 import { HandlersFunction } from "./handlers-function.ts";
@@ -24,6 +26,12 @@ export interface PulseboardStackProps extends StackProps {
   provisionDocument?: string;
   /** Reserved concurrency of the handlers function (default CONNECTION_BUDGET.handlersConcurrency). */
   handlersReservedConcurrency?: number;
+  /** Test seam: false leaves the cdk-nag acknowledgements out, to prove the rules still run (default true). */
+  acknowledgeNagFindings?: boolean;
+  /** Config store with a standby in a second AZ (default true). */
+  multiAz?: boolean;
+  /** Custom domain names for CloudFront and their ACM certificate in us-east-1 (default: the cloudfront.net name). */
+  domain?: { names: string[]; certificateArn: string };
 }
 
 /** Stream host tasks that can run at once: a deployment starts the new ones before it stops the old (200 %). */
@@ -121,7 +129,10 @@ export class PulseboardStack extends Stack {
     const configStore = new ConfigStore(this, "ConfigStore", {
       vpc,
       deletionProtection: props.deletionProtection ?? true,
+      multiAz: props.multiAz ?? true,
     });
+    addFlowLogs(this, vpc);
+    const accessLogs = new AccessLogs(this, "AccessLogs");
     const images = resolveImages(this, props.images);
 
     // Source credentials resolve to Secrets Manager secrets `<prefix><secret_ref>` holding {username,password}.
@@ -203,7 +214,19 @@ export class PulseboardStack extends Stack {
       handlersUrl: handlers.url,
       streamHostLoadBalancer: streamHost.loadBalancer,
       originSecret: secrets.originSecret,
+      logBucket: accessLogs.bucket,
+      domain: props.domain,
     });
+    // ALB access logs need the region's log-delivery principal, known only when the stack has a concrete region
+    // (cdk deploy with a region configured); an environment-agnostic synthesis leaves them off, acknowledged below.
+    const albLogs = !Token.isUnresolved(this.region);
+    if (albLogs) streamHost.loadBalancer.logAccessLogs(accessLogs.bucket, "alb");
+    new Alarms(this, "Alarms", {
+      distribution: edge.distribution,
+      targetGroup: streamHost.targetGroup,
+      database: configStore.instance,
+    });
+    if (props.acknowledgeNagFindings !== false) acknowledgeFindings(this, { accessLogs, secrets, streamHost, handlers, edge, configStore, hasDomain: !!props.domain, albLogs });
 
     new CfnOutput(this, "Url", { value: `https://${edge.distribution.distributionDomainName}` });
     new CfnOutput(this, "MetricsTokenSecretArn", { value: secrets.metricsToken.secretArn });

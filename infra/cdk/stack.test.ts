@@ -264,13 +264,17 @@ describe("stream host: ECS Fargate behind an ALB", () => {
   });
 
   it("the processes' login rotates by alternating users every 30 days, from a subnet that reaches Secrets Manager", () => {
-    const [, rotation] = only("AWS::SecretsManager::RotationSchedule");
-    expect(underlyingSecret(rotation.Properties.SecretId.Ref)).toBe(secretId("AppCredentials"));
+    const rotation = Object.values(resources).find(
+      (r) => r.Type === "AWS::SecretsManager::RotationSchedule" && underlyingSecret(r.Properties.SecretId.Ref) === secretId("AppCredentials"),
+    )!;
+    expect(rotation).toBeDefined();
     expect(rotation.Properties.RotationRules).toMatchObject({ ScheduleExpression: "rate(30 days)" });
     const app = JSON.stringify(resources[secretId("AppCredentials")].Properties.GenerateSecretString.SecretStringTemplate);
     expect(app).toContain('\\"username\\":\\"pulseboard_app\\"');
     expect(app).toContain("masterarn");
-    const [, rotator] = only("AWS::Serverless::Application");
+    const rotator = Object.entries(resources).find(
+      ([id, r]) => r.Type === "AWS::Serverless::Application" && id.includes("AppCredentialsRotation"),
+    )![1];
     // The application id is a per-partition mapping; the template's Mappings hold the SAR ids.
     expect(JSON.stringify(template.toJSON().Mappings)).toContain("SecretsManagerRDSPostgreSQLRotationMultiUser");
     expect(JSON.stringify(rotator.Properties.Location)).toContain("Fn::FindInMap");
@@ -394,8 +398,9 @@ describe("config store: RDS PostgreSQL", () => {
       [
         logicalIdOf("AWS::EC2::SecurityGroup", (r) => String(r.Properties.GroupDescription).includes("HandlersFunction")),
         logicalIdOf("AWS::EC2::SecurityGroup", (r) => r.Properties.GroupDescription === "Pulseboard stream host tasks"),
-        // The rotation function of the processes' login.
+        // The rotation functions of the processes' login and of the master user.
         logicalIdOf("AWS::EC2::SecurityGroup", (r) => String(r.Properties.GroupDescription).includes("AppCredentialsRotation")),
+        logicalIdOf("AWS::EC2::SecurityGroup", (r) => String(r.Properties.GroupDescription).includes("RotationSingleUser")),
       ].sort(),
     );
     for (const r of ingress) expect(r.Properties).toMatchObject({ IpProtocol: "tcp" });
@@ -602,5 +607,67 @@ describe("provisioning: an empty config store becomes usable without code", () =
   it("refuses a document too large for a task definition", () => {
     const big = JSON.stringify({ workspaces: [], padding: "x".repeat(40_000) });
     expect(() => synthTestStack(provisionedDir, { validate: false, provisionDocument: big })).toThrow(/bytes as JSON; a task definition holds at most 32768/);
+  });
+});
+
+describe("operable: logs, alarms, availability", () => {
+  it("VPC flow logs, CloudFront standard logs and ALB access logs (when the region is known) go somewhere kept", () => {
+    template.hasResourceProperties("AWS::EC2::FlowLog", { ResourceType: "VPC", TrafficType: "ALL", LogDestinationType: "cloud-watch-logs" });
+    const config = only("AWS::CloudFront::Distribution")[1].Properties.DistributionConfig;
+    expect(config.Logging).toMatchObject({ Prefix: "cloudfront/" });
+    const bucketId = logicalIdOf("AWS::S3::Bucket", () => true);
+    expect(JSON.stringify(config.Logging.Bucket)).toContain(bucketId);
+    expect(resources[bucketId].Properties.LifecycleConfiguration.Rules[0]).toMatchObject({ ExpirationInDays: 90 });
+    // An environment-agnostic synthesis (this one) cannot name the ALB's log-delivery principal.
+    const attrs = Object.fromEntries(
+      (only("AWS::ElasticLoadBalancingV2::LoadBalancer")[1].Properties.LoadBalancerAttributes as { Key: string; Value: string }[]).map((a) => [a.Key, a.Value]),
+    );
+    expect(attrs["access_logs.s3.enabled"]).toBeUndefined();
+    const app = new App({ outdir, builtinCloudFormationValidation: false });
+    const regional = Template.fromStack(
+      new PulseboardStack(app, "Regional", {
+        images: { kind: "ecr", handlersRepository: "h", streamHostRepository: "s", tag: "t" },
+        env: { account: "123456789012", region: "eu-west-1" },
+      }),
+    );
+    regional.hasResourceProperties("AWS::ElasticLoadBalancingV2::LoadBalancer", {
+      LoadBalancerAttributes: Match.arrayWith([{ Key: "access_logs.s3.enabled", Value: "true" }]),
+    });
+  });
+
+  it("alarms on the 5xx rate, stream hosts out of rotation, config-store connections near the budget and LLM 429s", () => {
+    const alarms = Object.values(resources).filter((r) => r.Type === "AWS::CloudWatch::Alarm");
+    const byMetric = (name: string) => alarms.filter((a) => JSON.stringify(a.Properties).includes(name));
+    expect(byMetric("5xxErrorRate")).toHaveLength(1);
+    expect(byMetric("UnHealthyHostCount")).toHaveLength(1);
+    const connections = byMetric("DatabaseConnections");
+    expect(connections).toHaveLength(1);
+    expect(connections[0].Properties.Threshold).toBe(Math.floor(CONNECTION_BUDGET.maxConnections * 0.8));
+    const llm = byMetric("svc_llm_requests_total");
+    expect(llm).toHaveLength(1);
+    const queried = JSON.stringify(llm[0].Properties.Metrics);
+    for (const outcome of ["rate_limited", "over_budget"]) expect(queried).toContain(outcome);
+    for (const route of ["generate", "source_draft", "chat"]) expect(queried).toContain(route);
+    expect(queried).not.toContain("admitted");
+  });
+
+  it("Multi-AZ and the master password's rotation are on by default; a custom domain brings TLS 1.2", () => {
+    expect(only("AWS::RDS::DBInstance")[1].Properties.MultiAZ).toBe(true);
+    expect(Object.values(resources).filter((r) => r.Type === "AWS::SecretsManager::RotationSchedule")).toHaveLength(2);
+    const app = new App({ outdir, builtinCloudFormationValidation: false });
+    const custom = Template.fromStack(
+      new PulseboardStack(app, "Custom", {
+        images: { kind: "ecr", handlersRepository: "h", streamHostRepository: "s", tag: "t" },
+        multiAz: false,
+        domain: { names: ["dash.example.com"], certificateArn: "arn:aws:acm:us-east-1:123456789012:certificate/abc" },
+      }),
+    );
+    custom.hasResourceProperties("AWS::RDS::DBInstance", { MultiAZ: false });
+    custom.hasResourceProperties("AWS::CloudFront::Distribution", {
+      DistributionConfig: Match.objectLike({
+        Aliases: ["dash.example.com"],
+        ViewerCertificate: Match.objectLike({ MinimumProtocolVersion: "TLSv1.2_2021", SslSupportMethod: "sni-only" }),
+      }),
+    });
   });
 });

@@ -4,7 +4,7 @@ import { PulseboardStack } from "./pulseboard-stack.ts";
 /** Test helper: the stack with prebuilt ECR images, so synthesizing needs no Docker. */
 export function synthTestStack(
   outdir: string,
-  opts: { validate: boolean; provisionDocument?: string },
+  opts: { validate: boolean; provisionDocument?: string; skipAcknowledgements?: boolean },
 ): { app: App; stack: PulseboardStack } {
   const app = new App({
     outdir,
@@ -20,6 +20,7 @@ export function synthTestStack(
       tag: "test-tag",
     },
     provisionDocument: opts.provisionDocument,
+    acknowledgeNagFindings: !opts.skipAcknowledgements,
   });
   return { app, stack };
 }
