@@ -6,7 +6,7 @@ import { type Server, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { signInThroughDevIdp } from "../lib/dev-idp/testing.ts";
+import { signInThroughDevIdp } from "../lib/dev-idp/testing/sign-in.ts";
 import { freePort } from "../lib/embedded/postgres.ts";
 import { createTestConfigStore } from "../lib/testing/pg.ts";
 import {

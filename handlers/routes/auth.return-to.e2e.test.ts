@@ -5,7 +5,7 @@ import type { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parseConfig } from "../../lib/config/parse.ts";
 import { type DevIdentityProvider, DEMO_WORKSPACE_GROUPS, startDevIdentityProvider } from "../../lib/dev-idp/index.ts";
-import { signInThroughDevIdp } from "../../lib/dev-idp/testing.ts";
+import { signInThroughDevIdp } from "../../lib/dev-idp/testing/sign-in.ts";
 import { createLogger } from "../../lib/log/logger.ts";
 import { buildServiceDeps } from "../../lib/service/build-deps.ts";
 import { createTestConfigStore } from "../../lib/testing/pg.ts";

@@ -11,7 +11,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type Config, parseConfig } from "../../lib/config/parse.ts";
 import { type DevIdentityProvider, startDevIdentityProvider } from "../../lib/dev-idp/index.ts";
-import { type CookieJar, signInThroughDevIdp } from "../../lib/dev-idp/testing.ts";
+import { type CookieJar, signInThroughDevIdp } from "../../lib/dev-idp/testing/sign-in.ts";
 import { createManualTimers } from "../../lib/lifecycle/manual-timers.ts";
 import { createLogger } from "../../lib/log/logger.ts";
 import { createMetrics } from "../../lib/metrics/metrics.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { CookieJar } from "./testing.ts";
+import { CookieJar } from "./testing/sign-in.ts";
 import { type DevIdentityProvider, DEMO_USERS, startDevIdentityProvider } from "./index.ts";
 
 let idp: DevIdentityProvider;
