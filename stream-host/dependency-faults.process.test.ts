@@ -282,6 +282,7 @@ describe("config store faults with subscribers attached", () => {
     }
     await until(async () => (await readiness()).status === 200, "readiness back");
     expect((await newStream(dashboards.other)).status).toBe(200);
+    await host.waitForLog((l) => l.msg === "config-store listener back");
     await specChangeArrives(s, "After the restart");
     s.close();
     noAddressInLogs();

@@ -103,6 +103,7 @@ export function createNotificationListener(opts: {
       // LISTEN is in place before anything is reloaded, so no change falls between the two.
       await opts.onListening?.(everConnected);
       if (client !== c) return;
+      if (attempt > 0) opts.log.info("config-store listener back", { attempts: attempt });
       attempt = 0;
       listening = true;
       everConnected = true;
