@@ -4,7 +4,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CURRENTLY_RECOMMENDED_FLAGS } from "aws-cdk-lib/cx-api";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { CDK_JSON_CONTEXT } from "./test-stack.ts";
 
 // Each test runs the CDK app in a child process (tsx, a full synthesis): tens of seconds on a busy machine.
 vi.setConfig({ testTimeout: 120_000 });
@@ -28,7 +30,8 @@ function runApp(context: Record<string, string>): Promise<{ code: number | null;
       env: {
         PATH: process.env.PATH ?? "",
         CDK_OUTDIR: outdir,
-        CDK_CONTEXT_JSON: JSON.stringify(context),
+        // The CLI merges cdk.json's context (the feature flags) with -c values.
+        CDK_CONTEXT_JSON: JSON.stringify({ ...CDK_JSON_CONTEXT, ...context }),
         // CloudFormation's rules run in validate.test.ts; this is about the app's own wiring.
         CDK_VALIDATION: "false",
       },
@@ -93,4 +96,9 @@ it("provisioningFile: reads the file and its dashboards' specFiles, checks it, a
   expect(bad.code).not.toBe(0);
   expect(bad.stderr).toContain("workspaces[ops].id: must be ws_ followed by");
   await rm(dir, { recursive: true, force: true });
+});
+
+it("cdk.json carries every feature flag the installed aws-cdk-lib recommends, with its recommended value", () => {
+  expect(CDK_JSON_CONTEXT).toMatchObject(CURRENTLY_RECOMMENDED_FLAGS);
+  expect(CDK_JSON_CONTEXT["@aws-cdk/core:validateAgainstDefaultRules"]).toBe(true);
 });

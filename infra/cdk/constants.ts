@@ -83,6 +83,8 @@ export const CONNECTION_BUDGET = {
   migrate: 1,
   /** Left for an operator's psql session and the like. */
   operator: 2,
+  /** The two Secrets Manager rotation functions (processes' login, master), while they run. */
+  rotation: 2,
 } as const;
 
 /** Connections the deployment can open at most; must not exceed maxConnections - reserved. */
@@ -94,11 +96,13 @@ export function connectionsAtMost(b: {
   besidesPool: number;
   migrate: number;
   operator: number;
+  rotation: number;
 }): number {
   return (
     b.handlersConcurrency * (b.handlersPool + b.besidesPool) +
     b.streamHostTasks * (b.streamHostPool + b.besidesPool + b.migrate) +
-    b.operator
+    b.operator +
+    b.rotation
   );
 }
 

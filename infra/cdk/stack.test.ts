@@ -504,7 +504,7 @@ describe("config-store connection budget", () => {
 
     const perHandler = Number(handlersEnv.PG_POOL_MAX) + CONNECTION_BUDGET.besidesPool;
     const perTask = Number(streamEnv.PG_POOL_MAX) + CONNECTION_BUDGET.besidesPool + CONNECTION_BUDGET.migrate;
-    const total = concurrency * perHandler + tasks * perTask + CONNECTION_BUDGET.operator;
+    const total = concurrency * perHandler + tasks * perTask + CONNECTION_BUDGET.operator + CONNECTION_BUDGET.rotation;
     expect(total).toBeLessThanOrEqual(maxConnections - CONNECTION_BUDGET.reserved);
     // Frozen or retired Lambda instances' idle connections are ended by the server.
     expect(Number(params.Properties.Parameters.idle_session_timeout)).toBeGreaterThan(0);
