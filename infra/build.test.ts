@@ -3,9 +3,13 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+
 import { freePort } from "../lib/embedded/postgres.ts";
 import { createDatabase, createTestConfigStore } from "../lib/testing/pg.ts";
+
+// Builds bundles and starts them as processes: tens of seconds each on a busy machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 

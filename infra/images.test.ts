@@ -7,7 +7,8 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+
 import { freePort } from "../lib/embedded/postgres.ts";
 import { createDatabase } from "../lib/testing/pg.ts";
 import {
@@ -19,6 +20,9 @@ import {
   STREAM_HOST_PORT,
 } from "./cdk/constants.ts";
 import { DOCKER_CONTEXT_EXCLUDES } from "./cdk/images.ts";
+
+// Builds bundles and starts them as processes: tens of seconds each on a busy machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const { build } = (await import(pathToFileURL(join(ROOT, "esbuild.config.mjs")).href)) as {
