@@ -521,7 +521,7 @@ export const variables = {
   READINESS_CHECK_TIMEOUT_MS: {
     schema: int(2000, { min: 1 }),
     default: "2000",
-    doc: "Timeout of each readiness check; a hung dependency reports `TIMEOUT`.",
+    doc: "Timeout of each readiness check; a hung dependency reports `TIMEOUT`. It also bounds a new config-store connection (or a wait for a pooled one) and a new stream's config-store reads, so requests give up on a hung config store as readiness does.",
     group: "pulseboard",
   },
   CONFIG_STORE_STATEMENT_TIMEOUT_MS: {

@@ -89,7 +89,13 @@ class ConfigStorePool extends pg.Pool {
  * connection is closed at once and leaves the pool, so a hung config store can never exhaust it.
  * One-shot commands (migrate, provision) leave it unset, since they wait on advisory locks on purpose.
  */
-export function createConfigStorePool(opts: { connectionString: string; max: number; statementTimeoutMs?: number }): pg.Pool {
+export function createConfigStorePool(opts: {
+  connectionString: string;
+  max: number;
+  statementTimeoutMs?: number;
+  /** Bound of a new connection, or of a wait for a pooled one; default CONFIG_STORE_CONNECT_TIMEOUT_MS. */
+  connectTimeoutMs?: number;
+}): pg.Pool {
   const timeouts =
     opts.statementTimeoutMs && opts.statementTimeoutMs > 0
       ? { statement_timeout: opts.statementTimeoutMs, query_timeout: opts.statementTimeoutMs + CLIENT_TIMEOUT_GRACE_MS }
@@ -98,7 +104,7 @@ export function createConfigStorePool(opts: { connectionString: string; max: num
     connectionString: opts.connectionString,
     max: opts.max,
     // A wait for a connection, new or pooled, is bounded too: an unreachable store fails fast rather than hang.
-    connectionTimeoutMillis: CONFIG_STORE_CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? CONFIG_STORE_CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
     application_name: "pulseboard",
     Client: ConfigStoreClient,
