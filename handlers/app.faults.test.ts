@@ -11,7 +11,6 @@ import { parseConfig } from "../lib/config/parse.ts";
 import { createLogger } from "../lib/log/logger.ts";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";
 import { createGuard, loadGuardParser } from "../lib/sql-guard/index.ts";
-import { createConfigStorePool } from "../lib/store/pool.ts";
 import { type HangProxy, startHangProxy } from "../lib/store/testing/hang-proxy.ts";
 import { createTestConfigStore } from "../lib/testing/pg.ts";
 import { createApp } from "./app.ts";
