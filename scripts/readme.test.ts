@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { freePort } from "../lib/embedded/postgres.ts";
 import { createDatabase } from "../lib/testing/pg.ts";
-import { type Running, hasStackTrace, meaningfulLines, root, runScript, track } from "./testing/processes.ts";
+import { type Running, hasStackTrace, listenerPort, meaningfulLines, root, runScript, track } from "./testing/processes.ts";
 import {
   type ReadmeStep,
   matchesDocumented,
@@ -75,7 +75,7 @@ describe("the README's demo examples against a running npm start", () => {
   let port: number;
 
   beforeAll(async () => {
-    port = await freePort();
+    port = await listenerPort();
     demo = runScript("scripts/start.ts", { PORT: String(port), PULSEBOARD_DATA_DIR: join(view, ".data") }, [], view);
     await demo.waitFor(SERVING);
   }, 240_000);

@@ -12,6 +12,7 @@ import { createTestConfigStore } from "../lib/testing/pg.ts";
 import {
   hasStackTrace,
   ipv4ListenAddresses,
+  listenerPort,
   listensOnIpv6,
   meaningfulLines,
   postgresProcessesUsing,
@@ -102,7 +103,7 @@ describe.concurrent("the embedded PostgreSQL's data directory", () => {
     const dataDir = join(scratch, "newer");
     await mkdir(join(dataDir, "pg"), { recursive: true });
     await writeFile(join(dataDir, "pg", "PG_VERSION"), "99\n");
-    const run = runScript("scripts/start.ts", { PULSEBOARD_DATA_DIR: dataDir, PORT: String(await freePort()) });
+    const run = runScript("scripts/start.ts", { PULSEBOARD_DATA_DIR: dataDir, PORT: String(await listenerPort()) });
     expect(await run.exited).toBe(1);
     expectOneClearLine(
       run.output(),
@@ -116,7 +117,7 @@ describe.concurrent("the embedded PostgreSQL's data directory", () => {
     await chmod(locked, 0o700);
     const passwordFilesBefore = await tmpEntries();
     try {
-      const run = runScript("scripts/start.ts", { PULSEBOARD_DATA_DIR: join(locked, "data"), PORT: String(await freePort()) });
+      const run = runScript("scripts/start.ts", { PULSEBOARD_DATA_DIR: join(locked, "data"), PORT: String(await listenerPort()) });
       if (isRoot) {
         expect(await run.exited).toBe(1);
         expectOneClearLine(
@@ -147,7 +148,7 @@ async function tmpEntries(): Promise<string[]> {
 
 test("npm start: loopback only, 127.0.0.1 sent to the sign-in origin, a second start named by PID, an orphan stopped, Ctrl-C during start-up said", async () => {
   const dataDir = join(scratch, "demo");
-  const port = await freePort();
+  const port = await listenerPort();
   const first = runScript("scripts/start.ts", { PULSEBOARD_DATA_DIR: dataDir, PORT: String(port) });
   await first.waitFor(SERVING);
   expect(first.output()).toContain(`Pulseboard is running: http://localhost:${port}`);
@@ -180,7 +181,7 @@ test("npm start: loopback only, 127.0.0.1 sent to the sign-in origin, a second s
 
   // A second start in the same checkout (same data folder) names the server and the process that runs it.
   const serverPid = Number((await readFile(join(dataDir, "pg", "postmaster.pid"), "utf8")).split("\n")[0]);
-  const second = runScript("scripts/start.ts", { PULSEBOARD_DATA_DIR: dataDir, PORT: String(await freePort()) });
+  const second = runScript("scripts/start.ts", { PULSEBOARD_DATA_DIR: dataDir, PORT: String(await listenerPort()) });
   expect(await second.exited).toBe(1);
   expectOneClearLine(
     second.output(),

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { createServer } from "node:net";
 
 /** The checkout the process tests run in. */
 export const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -100,4 +101,22 @@ export function listensOnIpv6(port: number): boolean {
     const [, local, , state] = row.trim().split(/\s+/);
     return state === "0A" && !!local && Number.parseInt(local.split(":")[1]!, 16) === port;
   });
+}
+
+/**
+ * A free TCP port below the kernel's ephemeral range (32768+), for a process under test to listen on. A port from
+ * `listen(0)` is ephemeral: after it is released, the embedded PostgreSQL that the same process starts (which also
+ * asks for `listen(0)`) can be handed the very same port first.
+ */
+export async function listenerPort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = createServer();
+      srv.once("error", () => resolve(false));
+      srv.listen(port, "0.0.0.0", () => srv.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error("no free port below the ephemeral range");
 }
