@@ -7,9 +7,10 @@
 // in. The rules are documented in docs/sql-guard.md.
 import type { Catalog, CatalogTable } from "../catalog/types.ts";
 import { SYNTAX_ONLY_FUNCTIONS } from "./allowlist.ts";
-import { AMPLIFIERS, MAX_OUTPUT_WIDTH, MAX_SERIES_BOUND, formatStringProblem, numberConst, stringConst } from "./amplifiers.ts";
+import { AMPLIFIERS, MAX_OUTPUT_WIDTH, MAX_SERIES_BOUND, formatStringProblem } from "./amplifiers.ts";
 import { safeName } from "./macros.ts";
 import type { MacroParam } from "./verdict.ts";
+import { numberConst, stringConst, sval } from "./nodes.ts";
 import { operatorProblem } from "./operators.ts";
 import { SERVER_STATE_COLUMN_TYPES, typeProblem } from "./types.ts";
 
@@ -187,11 +188,6 @@ function isSystemSchema(schema: string): boolean {
 }
 
 type Obj = Record<string, unknown>;
-
-function sval(node: unknown): string | undefined {
-  const s = (node as { String?: { sval?: unknown } } | null)?.String?.sval;
-  return typeof s === "string" ? s : undefined;
-}
 
 function stringParts(list: unknown): string[] | null {
   if (!Array.isArray(list)) return null;

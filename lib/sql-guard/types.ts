@@ -3,6 +3,7 @@
 // geometric input functions, system row types whose input runs regproc lookups) or pad values to a size
 // chosen by the statement. See docs/sql-guard.md, "Types".
 import { safeName } from "./macros.ts";
+import { numberConst, sval } from "./nodes.ts";
 
 /** Value types a panel may cast to, by their pg_catalog names (the parser writes `integer` as int4, etc.). */
 export const ALLOWED_TYPES: ReadonlySet<string> = new Set([
@@ -67,19 +68,6 @@ export type TypeProblem = { reason: "function" | "catalog"; message: string };
 
 type Obj = Record<string, unknown>;
 
-function sval(node: unknown): string | undefined {
-  const s = (node as { String?: { sval?: unknown } } | null)?.String?.sval;
-  return typeof s === "string" ? s : undefined;
-}
-
-function intConst(node: unknown): number | undefined {
-  const c = (node as { A_Const?: { ival?: { ival?: unknown } } } | null)?.A_Const;
-  if (!c?.ival) return undefined;
-  // libpg-query omits a zero ival.
-  const v = c.ival.ival ?? 0;
-  return typeof v === "number" ? v : undefined;
-}
-
 /** Whether a type is readable by the catalog check: the reg* family, aclitem, system row types. */
 function readsCatalog(schema: string | undefined, name: string): boolean {
   if (schema === "information_schema") return true;
@@ -114,8 +102,8 @@ export function typeProblem(t: Obj, extra: ReadonlySet<string>): TypeProblem | n
   if (Array.isArray(t.typmods) && t.typmods.length > 0) {
     const interval = base === "interval";
     for (const m of t.typmods) {
-      const v = intConst(m);
-      if (v === undefined) return { reason: "function", message: `the modifier of ${shown} must be a number literal` };
+      const v = numberConst(m);
+      if (v === undefined || !Number.isInteger(v)) return { reason: "function", message: `the modifier of ${shown} must be a number literal` };
       if (!interval && (v < 0 || v > MAX_TYPE_MODIFIER)) {
         return { reason: "function", message: `the modifier of ${shown} must be at most ${MAX_TYPE_MODIFIER}` };
       }
