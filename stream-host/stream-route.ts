@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { Context, Hono } from "hono";
+import type { Context, Env, Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import type pg from "pg";
 import { roleIn } from "../lib/auth/roles.ts";
@@ -64,7 +64,7 @@ function openStream(c: Context, maxBufferedBytes: number): { sink: Sink; respons
  * answer is a 200 carrying only the terminal frame (a non-200 makes EventSource give up for good),
  * sent before any authentication so no dependency is touched.
  */
-export function registerStream(app: Hono<any>, deps: StreamRouteDeps): void {
+export function registerStream<E extends Env>(app: Hono<E>, deps: StreamRouteDeps): void {
   const terminal = (c: Context) => {
     const { sink, response } = openStream(c, deps.maxBufferedBytes);
     void sink.end(drainingFrame(drainRetryMs(deps.random)));

@@ -1,4 +1,4 @@
-import type { Context, Hono } from "hono";
+import type { Context, Env, Hono } from "hono";
 import type { Registry } from "prom-client";
 import { AppError } from "../http/errors.ts";
 import { renderMetrics } from "../metrics/text.ts";
@@ -24,7 +24,7 @@ export function gateRequestOf(c: Context): GateRequest {
  * GET /api/metrics behind the gate. A scrape reads in-memory state only: no query, no dependency.
  * Answers with prom-client's own content type for the text format it writes.
  */
-export function registerMetrics(app: Hono<any>, deps: { gate: MetricsGate; registry: Registry }): void {
+export function registerMetrics<E extends Env>(app: Hono<E>, deps: { gate: MetricsGate; registry: Registry }): void {
   app.get("/api/metrics", async (c) => {
     const verdict = deps.gate.check(gateRequestOf(c));
     if (!verdict.ok) {

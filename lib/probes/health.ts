@@ -1,4 +1,4 @@
-import type { Hono } from "hono";
+import type { Env, Hono } from "hono";
 
 /** Build identity: version from the build manifest (package.json, injected at build) unless APP_VERSION. */
 export interface BuildInfo {
@@ -18,7 +18,7 @@ export function buildInfo(config: { APP_VERSION?: string; GIT_COMMIT?: string },
 }
 
 /** GET /api/health: liveness. No I/O, no dependency: an outage must never restart healthy instances. */
-export function registerHealth(app: Hono<any>, info: BuildInfo): void {
+export function registerHealth<E extends Env>(app: Hono<E>, info: BuildInfo): void {
   const body = JSON.stringify({ status: "ok", version: info.version, commit: info.commit });
   // c.body (not a bare Response) keeps headers set by earlier middleware, such as X-Request-Id.
   app.get("/api/health", (c) => c.body(body, 200, { "content-type": "application/json", "cache-control": "no-store" }));

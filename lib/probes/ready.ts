@@ -1,4 +1,4 @@
-import type { Hono } from "hono";
+import type { Env, Hono } from "hono";
 import pg from "pg";
 import type { Config } from "../config/parse.ts";
 import type { DrainState } from "../lifecycle/drain-state.ts";
@@ -228,7 +228,7 @@ export function createReadiness(deps: {
 export type Readiness = ReturnType<typeof createReadiness>;
 
 /** GET /api/ready: 200 for ready/degraded, 503 for not_ready/draining; never cached. */
-export function registerReady(app: Hono<any>, readiness: Readiness): void {
+export function registerReady<E extends Env>(app: Hono<E>, readiness: Readiness): void {
   app.get("/api/ready", async (c) => {
     const { httpStatus, body } = await readiness.check();
     return c.body(JSON.stringify(body), httpStatus, { "content-type": "application/json", "cache-control": "no-store" });
