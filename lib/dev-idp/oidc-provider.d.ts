@@ -21,7 +21,7 @@ declare module "oidc-provider" {
   }
 
   export class Check {
-    constructor(reason: string, description: string, error: string, check: (ctx: any) => boolean | Promise<boolean>);
+    constructor(reason: string, description: string, error: string, check: (ctx: { oidc: { result?: { login?: unknown } } }) => boolean | Promise<boolean>);
     static REQUEST_PROMPT: true;
     static NO_NEED_TO_PROMPT: false;
   }
@@ -48,7 +48,7 @@ declare module "oidc-provider" {
       result: Record<string, unknown>,
       opts?: { mergeWithLastSubmission?: boolean },
     ): Promise<void>;
-    on(event: string, listener: (...args: any[]) => void): this;
+    on(event: string, listener: (...args: never[]) => void): this;
   }
   export default Provider;
 }

@@ -24,7 +24,7 @@ export interface RecordedGatewayRequest {
   /** Every request header, lower-cased names (as node gives them). */
   headers: Record<string, string | undefined>;
   /** The LanguageModelV3 call options the SDK sent (prompt, responseFormat, providerOptions, ...). */
-  body: any;
+  body: Record<string, unknown>;
   /** Every text of the prompt (system, user and assistant turns), joined for easy assertions. */
   text: string;
 }

@@ -29,7 +29,7 @@ export interface RecordedRequest {
   api: "chat" | "responses";
   stream: boolean;
   authorization: string | undefined;
-  body: any;
+  body: Record<string, unknown>;
   /** Every text the request carried (system, user and assistant turns), joined for easy assertions. */
   text: string;
 }
@@ -91,7 +91,7 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
 
 type TextReply = Extract<FakeReply, { kind: "text" }>;
 
-function collectText(body: any): string {
+function collectText(body: Record<string, unknown>): string {
   const out: string[] = [];
   const visit = (v: unknown) => {
     if (typeof v === "string") out.push(v);
