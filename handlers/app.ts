@@ -10,15 +10,13 @@ import { registerMetrics } from "../lib/metrics-gate/route.ts";
 import { registerHealth } from "../lib/probes/health.ts";
 import { registerReady } from "../lib/probes/ready.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
-import { configStoreFault } from "../lib/store/faults.ts";
 import { type OidcLogin, oidcLoginFromConfig } from "../lib/oidc/login.ts";
-import { getWorkspace } from "../lib/workspaces/store.ts";
 import { requireOriginSecret } from "./origin-guard.ts";
 import { registerPages } from "./pages/index.ts";
-import { createAiRouteDeps, registerAiRoutes } from "./routes/ai.ts";
-import { type ApiDeps, registerApiRoutes } from "./routes/api.ts";
-import { registerAuth } from "./routes/auth.ts";
-import { registerMe } from "./routes/me.ts";
+import { createAiRouteDeps, registerAiRoutes } from "./routes/ai/routes.ts";
+import { type ApiDeps, registerApiRoutes } from "./routes/index.ts";
+import { registerAuth } from "./routes/auth/routes.ts";
+import { registerMe } from "./routes/me/routes.ts";
 
 export type AppDeps = ServiceDeps & {
   /** Session tokens; built from SESSION_SECRET / SESSION_TTL_SECONDS when omitted. */
@@ -38,7 +36,7 @@ export type AppDeps = ServiceDeps & {
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   app.use(requestId());
-  app.onError(onError((line) => deps.log.error(String(line.msg), line), configStoreFault));
+  app.onError(onError((line) => deps.log.error(String(line.msg), line)));
   // Before everything, probes included: only the CDN knows the origin secret (docs/infra.md).
   // Read on every request: a rotation (lib/secrets/boot.ts) replaces the values in the config.
   const { config } = deps;
@@ -61,7 +59,7 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   // auth.requireSession / auth.requireRole(role, resolver) / auth.rejectCrossSite guard every API route below.
-  const auth = createAuth({ ...deps, findWorkspace: (id) => getWorkspace(deps.pool, id) });
+  const auth = createAuth(deps);
   const oidc = deps.oidc !== undefined ? deps.oidc : oidcLoginFromConfig(deps.config, { fetch: deps.fetch, now: deps.now });
   // Pages first: their CSP middleware then covers every HTML response registered after it.
   registerPages(app, { config: deps.config, auth, webAssetsDir: deps.webAssetsDir });

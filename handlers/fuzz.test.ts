@@ -1,14 +1,14 @@
 import fc from "fast-check";
 import type { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { Persona } from "../lib/auth/testing/role-table.ts";
+import type { Persona } from "../lib/auth/testing.ts";
 import { AppError, ERROR_STATUS, type ErrorCode } from "../lib/http/errors.ts";
 import { createLogger } from "../lib/log/logger.ts";
 import type { QueryRunner } from "../lib/query/runner.ts";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";
 import type { Source } from "../lib/sources/index.ts";
 import { createApp } from "./app.ts";
-import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./routes/api-fixture.ts";
+import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./testing/api-fixture.ts";
 import { storeSnapshot } from "./testing/store-snapshot.ts";
 
 // Route fuzz: every operation of /api/openapi.json that the handlers app serves, driven by fast-check

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { MAX_JSON_DEPTH } from "../lib/http/input.ts";
-import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./routes/api-fixture.ts";
+import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./testing/api-fixture.ts";
 import { storeSnapshot } from "./testing/store-snapshot.ts";
 
 // Hostile characters and shapes across every kind of input the handlers read: JSON bodies (values and

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { type ApiFixture, createApiFixture } from "./routes/api-fixture.ts";
+import { type ApiFixture, createApiFixture } from "./testing/api-fixture.ts";
 
 const TOKEN = "handlers-metrics-token-0123456789abcdef";
 let fx: ApiFixture;

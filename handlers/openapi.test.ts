@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type ApiFixture, call, createApiFixture } from "./routes/api-fixture.ts";
-import { MeSchema, WorkspaceViewSchema } from "./routes/openapi.ts";
+import { type ApiFixture, call, createApiFixture } from "./testing/api-fixture.ts";
+import { MeSchema, WorkspaceViewSchema } from "./routes/openapi/routes.ts";
 
 let fx: ApiFixture;
 let doc: any;

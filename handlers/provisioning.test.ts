@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./routes/api-fixture.ts";
+import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./testing/api-fixture.ts";
 import { saveDashboard } from "../lib/dashboards/save.ts";
 import { AppError } from "../lib/http/errors.ts";
 import { type RecordingConnector, createRecordingConnector } from "../lib/query/testing/recording-connector.ts";

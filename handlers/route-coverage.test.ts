@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { RoleCase, RoleFixture } from "../lib/auth/testing/role-table.ts";
-import { AI_ROLE_CASES, type AiRoleFixture } from "./routes/ai.security.cases.ts";
-import { type ApiFixture, call, createApiFixture } from "./routes/api-fixture.ts";
-import { AUTH_ROLE_CASES } from "./routes/auth.security.cases.ts";
-import { API_ROLE_CASES, type ApiRoleFixture } from "./security.cases.ts";
+import type { RoleCase, RoleFixture } from "../lib/auth/testing.ts";
+import { AI_ROLE_CASES, type AiRoleFixture } from "./testing/ai.security.cases.ts";
+import { type ApiFixture, call, createApiFixture } from "./testing/api-fixture.ts";
+import { AUTH_ROLE_CASES } from "./testing/auth.security.cases.ts";
+import { API_ROLE_CASES, type ApiRoleFixture } from "./testing/api.security.cases.ts";
 
 // Every /api route the handlers app serves must have a row in one of the role tables (anonymous,
 // viewer, editor, admin, a member of another workspace), or be listed below as public with a reason.
@@ -13,10 +13,10 @@ import { API_ROLE_CASES, type ApiRoleFixture } from "./security.cases.ts";
 const PUBLIC_ROUTES: Record<string, string> = {
   "GET /api/health": "liveness probe: answers without touching any dependency, sessions included",
   "GET /api/ready": "readiness probe: the load balancer calls it without a session",
-  "GET /api/openapi.json": "describes the API and holds no data (security.cases.ts still pins 200 for every persona)",
+  "GET /api/openapi.json": "describes the API and holds no data (testing/api.security.cases.ts still pins 200 for every persona)",
   "GET /api/metrics": "guarded by the metrics gate (token and/or CIDR list), not by sessions; gate.test.ts and metrics.test.ts cover it",
   "GET /api/auth/login": "starts sign-in, so its callers have no session yet",
-  "GET /api/auth/callback": "the identity provider's redirect back, before a session exists; auth.security.test.ts and auth.e2e.test.ts cover it",
+  "GET /api/auth/callback": "the identity provider's redirect back, before a session exists; routes/auth/security.test.ts and routes/auth/e2e.test.ts cover it",
 };
 
 interface Route {
@@ -85,8 +85,8 @@ beforeAll(async () => {
   };
   cases = [
     ...addressed("handlers/security.test.ts", API_ROLE_CASES, apiFixture),
-    ...addressed("handlers/routes/auth.security.test.ts", AUTH_ROLE_CASES, fx.roles),
-    ...addressed("handlers/routes/ai.security.test.ts", AI_ROLE_CASES, aiFixture),
+    ...addressed("handlers/routes/auth/security.test.ts", AUTH_ROLE_CASES, fx.roles),
+    ...addressed("handlers/routes/ai/security.test.ts", AI_ROLE_CASES, aiFixture),
   ];
 });
 afterAll(() => fx.close());
@@ -97,7 +97,7 @@ describe("role-table coverage of the handlers app", () => {
   });
 
   test("every served /api route that is not public has a case in a role table", () => {
-    const hint = "add a case for it to security.cases.ts, routes/auth.security.cases.ts or routes/ai.security.cases.ts, or a reason to PUBLIC_ROUTES";
+    const hint = "add a case for it to testing/api.security.cases.ts, testing/auth.security.cases.ts or testing/ai.security.cases.ts, or a reason to PUBLIC_ROUTES";
     expect(uncovered(served, cases), hint).toEqual([]);
   });
 

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { PERSONAS, roleTable } from "../lib/auth/testing/role-table.ts";
+import { PERSONAS, roleTable } from "../lib/auth/testing.ts";
 import { saveDashboard } from "../lib/dashboards/save.ts";
 import type { Source } from "../lib/sources/index.ts";
-import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./routes/api-fixture.ts";
-import { API_ROLE_CASES, type ApiRoleFixture, type ConsumedQueue, previewBody, sourceBody } from "./security.cases.ts";
+import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./testing/api-fixture.ts";
+import { API_ROLE_CASES, type ApiRoleFixture, type ConsumedQueue, previewBody, sourceBody } from "./testing/api.security.cases.ts";
 
 // Every route of the JSON API × {anonymous, viewer, editor, admin, admin of another workspace}
-// (the table is API_ROLE_CASES in security.cases.ts). Routes that succeed for several personas and
+// (the table is API_ROLE_CASES in testing/api.security.cases.ts). Routes that succeed for several personas and
 // consume their resource (PUT, DELETE) take a fresh resource per request from a queue filled in beforeAll.
 
 let fx: ApiFixture;

@@ -11,13 +11,13 @@ import { createSecretResolverFromConfig } from "../../lib/secrets/index.ts";
 import type { Source } from "../../lib/sources/index.ts";
 import { createGuard, type Guard, guardOptionsFromConfig, intervalFor } from "../../lib/sql-guard/index.ts";
 import { createApiRouter, registerOpenApiDocument } from "../openapi.ts";
-import { registerDashboardRoutes } from "./dashboards.ts";
-import { registerSessionRoutes } from "./auth.ts";
-import { registerLimitRoutes } from "./limits.ts";
-import { documentOtherRoutes } from "./openapi.ts";
-import { registerQueryPreviewRoutes } from "./query-preview.ts";
-import { registerSourceRoutes } from "./sources.ts";
-import { registerWorkspaceRoutes } from "./workspaces.ts";
+import { registerDashboardRoutes } from "./dashboards/routes.ts";
+import { registerSessionRoutes } from "./auth/routes.ts";
+import { registerLimitRoutes } from "./limits/routes.ts";
+import { documentOtherRoutes } from "./openapi/routes.ts";
+import { registerQueryPreviewRoutes } from "./query-preview/routes.ts";
+import { registerSourceRoutes } from "./sources/routes.ts";
+import { registerWorkspaceRoutes } from "./workspaces/routes.ts";
 
 export interface ApiDeps {
   config: Config;

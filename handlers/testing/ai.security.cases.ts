@@ -1,8 +1,8 @@
-// Test-only: the role table of the AI routes, run by ai.security.test.ts against an app without AI
+// Test-only: the role table of the AI routes, run by handlers/routes/ai/security.test.ts against an app without AI
 // configuration (so a permitted model route answers 503 and the model is never called), and checked
 // for completeness by handlers/route-coverage.test.ts. Nothing in the app imports this file.
-import type { seedAiFixture } from "../testing/ai-harness.ts";
-import { type RoleCase, expectFor } from "../../lib/auth/testing/role-table.ts";
+import type { seedAiFixture } from "./ai-harness.ts";
+import { type RoleCase, expectFor } from "../../lib/auth/testing.ts";
 
 /** The role fixture plus the source and dashboard seedAiFixture creates in its workspace. */
 export type AiRoleFixture = Awaited<ReturnType<typeof seedAiFixture>>;

@@ -1,8 +1,8 @@
 // Test-only: the role table of the documented JSON API (dashboards, sources, query preview, limits),
 // run by security.test.ts and checked for completeness by route-coverage.test.ts. Nothing in the app
 // imports this file.
-import { type Expectation, type RoleCase, type RoleFixture, expectFor } from "../lib/auth/testing/role-table.ts";
-import { type ApiFixture, dashboardSpec } from "./routes/api-fixture.ts";
+import { type Expectation, type RoleCase, type RoleFixture, expectFor } from "../../lib/auth/testing.ts";
+import { type ApiFixture, dashboardSpec } from "./api-fixture.ts";
 
 /** Resources that a PUT or DELETE succeeding for several personas consumes: one fresh id per request. */
 export type ConsumedQueue = "putDashboard" | "deleteDashboard" | "putSource" | "deleteSource";
@@ -137,7 +137,7 @@ export const API_ROLE_CASES: RoleCase<ApiRoleFixture>[] = [
   { name: "GET limits of a missing workspace", method: "GET", path: "/api/workspaces/ws_missing/limits", expect: missing },
 
   // Platform administration of workspaces: no persona of the table is a platform admin (PLATFORM_ADMIN_GROUP is
-  // unset in the fixture), so even a workspace admin gets 403 (routes/workspaces.test.ts covers the platform admin).
+  // unset in the fixture), so even a workspace admin gets 403 (routes/workspaces/routes.test.ts covers the platform admin).
   { name: "GET admin workspaces", method: "GET", path: "/api/admin/workspaces", expect: notPlatformAdmin },
   {
     name: "POST admin workspaces (create)",

@@ -1,13 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { configStoreFaultCode, configStoreUnavailable } from "../store/faults.ts";
 import { AppError, ERROR_STATUS, type ErrorCode } from "./errors.ts";
-
-/**
- * Recognises a config-store fault (lib/store/faults.ts `configStoreFault`): the coded 503 to answer with and
- * the fault's short code for the log, or undefined when `err` is not one. Passed in, so this envelope sits
- * below the store that raises the faults.
- */
-export type ConfigStoreFaultOf = (err: unknown) => { error: AppError; cause: string } | undefined;
 
 /** Writes an application/problem+json body (RFC 9457) with our stable `code` and the request id. */
 export function problem(
@@ -38,9 +32,9 @@ export function problem(
  * every route of both processes; anything else a generic 500 with the request id. Config-store faults
  * are logged with their code and the request id only: pg's message names the store's host and port.
  */
-export function onError(log: (line: Record<string, unknown>) => void, configStoreFault: ConfigStoreFaultOf) {
+export function onError(log: (line: Record<string, unknown>) => void = defaultLog) {
   return (err: Error, c: Context): Response => {
-    const storeFault = configStoreFault(err);
+    const storeFault = configStoreFaultCode(err);
     if (storeFault !== undefined) {
       log({
         level: "warn",
@@ -48,10 +42,10 @@ export function onError(log: (line: Record<string, unknown>) => void, configStor
         requestId: c.get("requestId" as never),
         method: c.req.method,
         path: c.req.path,
-        cause: storeFault.cause,
+        cause: storeFault,
       });
-      const { error } = storeFault;
-      return problem(c, error.code, error.detail, error.extra, error.headers);
+      const coded = err instanceof AppError ? err : configStoreUnavailable(storeFault);
+      return problem(c, coded.code, coded.detail, coded.extra, { ...configStoreUnavailable(storeFault).headers, ...coded.headers });
     }
     if (err instanceof AppError) return problem(c, err.code, err.detail, err.extra, err.headers);
     if (err instanceof HTTPException && err.status < 500) {
@@ -80,4 +74,8 @@ function unknownErrorFields(err: unknown): Record<string, unknown> {
   const { code, syscall } = err as { code?: unknown; syscall?: unknown };
   if (typeof syscall === "string") return { error: err.name, code: typeof code === "string" ? code : undefined, syscall };
   return { error: `${err.name}: ${err.message}`, stack: err.stack };
+}
+
+function defaultLog(line: Record<string, unknown>): void {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
 }

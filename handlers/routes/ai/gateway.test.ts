@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { type FakeGateway, startFakeGateway } from "../../lib/ai/testing/fake-gateway.ts";
-import { type AiTestApp, counterValue, parseSse } from "../testing/ai-harness.ts";
-import { type SeededAiFixture, useAiRouteFixture } from "../testing/ai-route-fixture.ts";
+import { type FakeGateway, startFakeGateway } from "../../../lib/ai/testing/fake-gateway.ts";
+import { type AiTestApp, counterValue, parseSse } from "../../testing/ai-harness.ts";
+import { type SeededAiFixture, useAiRouteFixture } from "../../testing/ai-route-fixture.ts";
 
 // The AI routes with AI_PROVIDER=gateway: the real gateway client against a local server speaking the
 // AI Gateway's language-model protocol (lib/ai/testing/fake-gateway.ts), reached through AI_GATEWAY_BASE_URL.

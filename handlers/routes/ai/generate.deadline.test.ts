@@ -2,10 +2,10 @@
 // x-amzn-lambda-context header. A slow local model server (the OpenAI-compatible fake, answers held by gate
 // promises or never sent) stands in for the provider.
 import { beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { GENERATION_RESERVE_MS } from "../../lib/ai/generate.ts";
-import type { AiTestApp } from "../testing/ai-harness.ts";
-import { type SeededAiFixture, useAiRouteFixture } from "../testing/ai-route-fixture.ts";
-import { functionDeadline } from "./ai-generate.ts";
+import { GENERATION_RESERVE_MS } from "../../../lib/ai/generate.ts";
+import type { AiTestApp } from "../../testing/ai-harness.ts";
+import { type SeededAiFixture, useAiRouteFixture } from "../../testing/ai-route-fixture.ts";
+import { functionDeadline } from "./generate.ts";
 
 const GOOD = {
   id: "rps",

@@ -1,6 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { type AiTestApp, HTTP_CATALOG, counterValue } from "../testing/ai-harness.ts";
-import { type SeededAiFixture, useAiRouteFixture } from "../testing/ai-route-fixture.ts";
+import { type AiTestApp, HTTP_CATALOG, counterValue } from "../../testing/ai-harness.ts";
+import { type SeededAiFixture, useAiRouteFixture } from "../../testing/ai-route-fixture.ts";
 
 const GOOD = {
   id: "rps",

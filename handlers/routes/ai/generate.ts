@@ -1,11 +1,11 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import { type GenerationResult, generateDashboard } from "../../lib/ai/generate.ts";
-import { workspaceFromParam } from "../../lib/auth/middleware.ts";
-import { AppError } from "../../lib/http/errors.ts";
-import { getSourceInWorkspace } from "../../lib/sources/index.ts";
-import { countingGuard } from "../../lib/sql-guard/counting.ts";
-import { type AiEnv, type AiRouteDeps, jsonBody, limitBody } from "./ai-shared.ts";
+import { type GenerationResult, generateDashboard } from "../../../lib/ai/generate.ts";
+import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
+import { AppError } from "../../../lib/http/errors.ts";
+import { getSourceInWorkspace } from "../../../lib/sources/index.ts";
+import { countingGuard } from "../../../lib/sql-guard/counting.ts";
+import { type AiEnv, type AiRouteDeps, jsonBody, limitBody } from "./shared.ts";
 
 /** Body of POST /api/workspaces/:workspaceId/generate. */
 export const GenerateRequestSchema = z.object({

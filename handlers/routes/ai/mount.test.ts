@@ -1,13 +1,13 @@
 import { Registry } from "prom-client";
 import { expect, test } from "vitest";
-import { seedAiFixture } from "../testing/ai-harness.ts";
-import { useAiRouteFixture } from "../testing/ai-route-fixture.ts";
-import { createSessionTokens } from "../../lib/auth/session.ts";
-import { parseConfig } from "../../lib/config/parse.ts";
-import { createLogger } from "../../lib/log/logger.ts";
-import { createMetrics } from "../../lib/metrics/metrics.ts";
-import { buildServiceDeps } from "../../lib/service/build-deps.ts";
-import { createApp } from "../app.ts";
+import { seedAiFixture } from "../../testing/ai-harness.ts";
+import { useAiRouteFixture } from "../../testing/ai-route-fixture.ts";
+import { createSessionTokens } from "../../../lib/auth/session.ts";
+import { parseConfig } from "../../../lib/config/parse.ts";
+import { createLogger } from "../../../lib/log/logger.ts";
+import { createMetrics } from "../../../lib/metrics/metrics.ts";
+import { buildServiceDeps } from "../../../lib/service/build-deps.ts";
+import { createApp } from "../../app.ts";
 
 // The AI routes as createApp mounts them, next to the rest of the API: no AI configuration breaks
 // nothing else, and a generated spec is saved through the normal dashboards API.

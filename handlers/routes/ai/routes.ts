@@ -1,16 +1,16 @@
 import type { Hono } from "hono";
-import { createChatStore } from "../../lib/ai/chat-store.ts";
-import { type AiServices, type AiServicesDeps, createAiServices } from "../../lib/ai/services.ts";
-import type { Auth } from "../../lib/auth/create-auth.ts";
-import type { Guard } from "../../lib/sql-guard/verdict.ts";
-import { createGuard, guardOptionsFromConfig } from "../../lib/sql-guard/index.ts";
-import type { AiRouteDeps } from "./ai-shared.ts";
-import { registerAiGenerate } from "./ai-generate.ts";
-import { registerAiSourceDraft } from "./ai-source-draft.ts";
-import { registerChat } from "./chat.ts";
-import { registerGenerationLog } from "./generation-log.ts";
+import { createChatStore } from "../../../lib/ai/chat-store.ts";
+import { type AiServices, type AiServicesDeps, createAiServices } from "../../../lib/ai/services.ts";
+import type { Auth } from "../../../lib/auth/create-auth.ts";
+import type { Guard } from "../../../lib/sql-guard/verdict.ts";
+import { createGuard, guardOptionsFromConfig } from "../../../lib/sql-guard/index.ts";
+import type { AiRouteDeps } from "./shared.ts";
+import { registerAiGenerate } from "./generate.ts";
+import { registerAiSourceDraft } from "./source-draft.ts";
+import { registerChat } from "../chat/routes.ts";
+import { registerGenerationLog } from "../generation-log/routes.ts";
 
-export type { AiRouteDeps } from "./ai-shared.ts";
+export type { AiRouteDeps } from "./shared.ts";
 
 /** Every AI route: generate, source draft, dashboard chat (+ apply) and the generation log. */
 export function registerAiRoutes(app: Hono<any>, deps: AiRouteDeps): void {

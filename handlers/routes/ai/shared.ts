@@ -2,14 +2,14 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type pg from "pg";
 import type { z } from "zod";
-import type { ChatStore } from "../../lib/ai/chat-store.ts";
-import type { AiServices } from "../../lib/ai/services.ts";
-import type { Auth } from "../../lib/auth/create-auth.ts";
-import type { AuthVariables } from "../../lib/auth/types.ts";
-import type { Config } from "../../lib/config/parse.ts";
-import type { Guard } from "../../lib/sql-guard/verdict.ts";
-import { AppError } from "../../lib/http/errors.ts";
-import type { Metrics } from "../../lib/metrics/metrics.ts";
+import type { ChatStore } from "../../../lib/ai/chat-store.ts";
+import type { AiServices } from "../../../lib/ai/services.ts";
+import type { Auth } from "../../../lib/auth/create-auth.ts";
+import type { AuthVariables } from "../../../lib/auth/types.ts";
+import type { Config } from "../../../lib/config/parse.ts";
+import type { Guard } from "../../../lib/sql-guard/verdict.ts";
+import { AppError } from "../../../lib/http/errors.ts";
+import type { Metrics } from "../../../lib/metrics/metrics.ts";
 
 /** What the AI routes need; built once per process by createApp. */
 export interface AiRouteDeps {

@@ -1,9 +1,9 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import { type SourceDraftResult, draftSourceNotes } from "../../lib/ai/source-draft.ts";
-import { AppError } from "../../lib/http/errors.ts";
-import { getSource, getSourceInWorkspace } from "../../lib/sources/index.ts";
-import { type AiEnv, type AiRouteDeps, jsonBody, limitBody } from "./ai-shared.ts";
+import { type SourceDraftResult, draftSourceNotes } from "../../../lib/ai/source-draft.ts";
+import { AppError } from "../../../lib/http/errors.ts";
+import { getSource, getSourceInWorkspace } from "../../../lib/sources/index.ts";
+import { type AiEnv, type AiRouteDeps, jsonBody, limitBody } from "./shared.ts";
 
 /** Body of POST /api/sources/:sourceId/draft (optional). */
 export const SourceDraftRequestSchema = z.object({ instructions: z.string().trim().max(2000).optional() });

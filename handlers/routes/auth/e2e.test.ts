@@ -1,14 +1,14 @@
 import { randomBytes } from "node:crypto";
 import type { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { parseConfig } from "../../lib/config/parse.ts";
-import { type DevIdentityProvider, DEMO_WORKSPACE_GROUPS, startDevIdentityProvider } from "../../lib/dev-idp/index.ts";
-import { CookieJar, signInThroughDevIdp } from "../../lib/dev-idp/testing/sign-in.ts";
-import { createLogger } from "../../lib/log/logger.ts";
-import { buildServiceDeps } from "../../lib/service/build-deps.ts";
-import { createTestConfigStore } from "../../lib/testing/pg.ts";
-import { createWorkspace } from "../../lib/workspaces/store.ts";
-import { createApp } from "../app.ts";
+import { parseConfig } from "../../../lib/config/parse.ts";
+import { type DevIdentityProvider, DEMO_WORKSPACE_GROUPS, startDevIdentityProvider } from "../../../lib/dev-idp/index.ts";
+import { CookieJar, signInThroughDevIdp } from "../../../lib/dev-idp/testing/sign-in.ts";
+import { createLogger } from "../../../lib/log/logger.ts";
+import { buildServiceDeps } from "../../../lib/service/build-deps.ts";
+import { createTestConfigStore } from "../../../lib/testing/pg.ts";
+import { createWorkspace } from "../../../lib/workspaces/store.ts";
+import { createApp } from "../../app.ts";
 
 // The real login, end to end: the embedded identity provider over HTTP, the redirect, the
 // callback and the cookie; the app is driven with app.request() (no server needed for it).

@@ -4,14 +4,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { recordRevocation } from "../../lib/auth/revocations.ts";
-import { createSessionTokens } from "../../lib/auth/session.ts";
-import { freePort } from "../../lib/embedded/postgres.ts";
-import { createTestConfigStore } from "../../lib/testing/pg.ts";
-import { type HostProcess, get, openStream, spawnStreamHost } from "../../stream-host/testing/child.ts";
-import { panel, seedDashboard, spec } from "../../stream-host/testing/fixture.ts";
+import { recordRevocation } from "../../../lib/auth/revocations.ts";
+import { createSessionTokens } from "../../../lib/auth/session.ts";
+import { freePort } from "../../../lib/embedded/postgres.ts";
+import { createTestConfigStore } from "../../../lib/testing/pg.ts";
+import { type HostProcess, get, openStream, spawnStreamHost } from "../../../stream-host/testing/child.ts";
+import { panel, seedDashboard, spec } from "../../../stream-host/testing/fixture.ts";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
+const root = fileURLToPath(new URL("../../..", import.meta.url));
 const SECRET = "logout-process-test-secret-0123456789ab";
 const tokens = createSessionTokens({ secret: SECRET, ttlSeconds: 3600 });
 

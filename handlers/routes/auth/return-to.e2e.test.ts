@@ -3,14 +3,14 @@ import type { AddressInfo } from "node:net";
 import { type ServerType, serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { parseConfig } from "../../lib/config/parse.ts";
-import { type DevIdentityProvider, DEMO_WORKSPACE_GROUPS, startDevIdentityProvider } from "../../lib/dev-idp/index.ts";
-import { signInThroughDevIdp } from "../../lib/dev-idp/testing/sign-in.ts";
-import { createLogger } from "../../lib/log/logger.ts";
-import { buildServiceDeps } from "../../lib/service/build-deps.ts";
-import { createTestConfigStore } from "../../lib/testing/pg.ts";
-import { createWorkspace } from "../../lib/workspaces/store.ts";
-import { createApp } from "../app.ts";
+import { parseConfig } from "../../../lib/config/parse.ts";
+import { type DevIdentityProvider, DEMO_WORKSPACE_GROUPS, startDevIdentityProvider } from "../../../lib/dev-idp/index.ts";
+import { signInThroughDevIdp } from "../../../lib/dev-idp/testing/sign-in.ts";
+import { createLogger } from "../../../lib/log/logger.ts";
+import { buildServiceDeps } from "../../../lib/service/build-deps.ts";
+import { createTestConfigStore } from "../../../lib/testing/pg.ts";
+import { createWorkspace } from "../../../lib/workspaces/store.ts";
+import { createApp } from "../../app.ts";
 
 // returnTo through a real HTTP server: Node refuses to write a header value with DEL or a character
 // above U+00FF, so before returnTo was encoded a sign-in started with returnTo=/%7F ended in a raw

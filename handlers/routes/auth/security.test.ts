@@ -1,14 +1,14 @@
 import type { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createSessionTokens } from "../../lib/auth/session.ts";
-import { type RoleFixture, expectSignedIn, requestAs, roleTable, seedRoleFixture } from "../../lib/auth/testing/role-table.ts";
-import { parseConfig } from "../../lib/config/parse.ts";
-import { createLogger } from "../../lib/log/logger.ts";
-import type { OidcLogin } from "../../lib/oidc/login.ts";
-import { buildServiceDeps } from "../../lib/service/build-deps.ts";
-import { createTestConfigStore } from "../../lib/testing/pg.ts";
-import { createApp } from "../app.ts";
-import { AUTH_ROLE_CASES } from "./auth.security.cases.ts";
+import { createSessionTokens } from "../../../lib/auth/session.ts";
+import { type RoleFixture, expectSignedIn, requestAs, roleTable, seedRoleFixture } from "../../../lib/auth/testing.ts";
+import { parseConfig } from "../../../lib/config/parse.ts";
+import { createLogger } from "../../../lib/log/logger.ts";
+import type { OidcLogin } from "../../../lib/oidc/login.ts";
+import { buildServiceDeps } from "../../../lib/service/build-deps.ts";
+import { createTestConfigStore } from "../../../lib/testing/pg.ts";
+import { createApp } from "../../app.ts";
+import { AUTH_ROLE_CASES } from "../../testing/auth.security.cases.ts";
 
 const SECRET = "role-table-secret-role-table-secret-0123";
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;

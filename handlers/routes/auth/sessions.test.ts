@@ -3,17 +3,17 @@
 import type { Hono } from "hono";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createRevocationSet, listenForRevocations } from "../../lib/auth/revocations.ts";
-import { createSessionTokens } from "../../lib/auth/session.ts";
-import { type RoleFixture, seedRoleFixture } from "../../lib/auth/testing/role-table.ts";
-import type { SessionUser } from "../../lib/auth/types.ts";
-import { parseConfig } from "../../lib/config/parse.ts";
-import { createLogger } from "../../lib/log/logger.ts";
-import { buildServiceDeps } from "../../lib/service/build-deps.ts";
-import { listenerClientFactory } from "../../lib/store/listen.ts";
-import { createConfigStorePool } from "../../lib/store/pool.ts";
-import { createTestConfigStore } from "../../lib/testing/pg.ts";
-import { createApp } from "../app.ts";
+import { createRevocationSet, listenForRevocations } from "../../../lib/auth/revocations.ts";
+import { createSessionTokens } from "../../../lib/auth/session.ts";
+import { type RoleFixture, seedRoleFixture } from "../../../lib/auth/testing.ts";
+import type { SessionUser } from "../../../lib/auth/types.ts";
+import { parseConfig } from "../../../lib/config/parse.ts";
+import { createLogger } from "../../../lib/log/logger.ts";
+import { buildServiceDeps } from "../../../lib/service/build-deps.ts";
+import { listenerClientFactory } from "../../../lib/store/listen.ts";
+import { createConfigStorePool } from "../../../lib/store/pool.ts";
+import { createTestConfigStore } from "../../../lib/testing/pg.ts";
+import { createApp } from "../../app.ts";
 
 const SECRET = "session-revocation-secret-0123456789abc";
 const TTL = 3600;

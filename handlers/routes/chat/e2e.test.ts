@@ -1,8 +1,8 @@
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import type { AiTestApp } from "../testing/ai-harness.ts";
-import { type SeededAiFixture, useAiRouteFixture } from "../testing/ai-route-fixture.ts";
+import type { AiTestApp } from "../../testing/ai-harness.ts";
+import { type SeededAiFixture, useAiRouteFixture } from "../../testing/ai-route-fixture.ts";
 
 // Over a real socket: a browser that goes away mid-answer stops the model call, and the half
 // answer is never stored (the log row says `cancelled`).

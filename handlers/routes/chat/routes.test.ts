@@ -1,6 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { type AiTestApp, parseSse } from "../testing/ai-harness.ts";
-import { type SeededAiFixture, useAiRouteFixture } from "../testing/ai-route-fixture.ts";
+import { type AiTestApp, parseSse } from "../../testing/ai-harness.ts";
+import { type SeededAiFixture, useAiRouteFixture } from "../../testing/ai-route-fixture.ts";
 
 const ai = useAiRouteFixture();
 const NOW = Date.UTC(2026, 4, 1, 9, 0, 0);

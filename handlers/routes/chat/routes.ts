@@ -1,13 +1,13 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import { type ChatEvent, ChatRequestSchema, startChat } from "../../lib/ai/chat.ts";
-import type { ChatMessage } from "../../lib/ai/chat-store.ts";
-import { saveDashboard } from "../../lib/dashboards/save.ts";
-import { dashboardWorkspaceId, getDashboard } from "../../lib/dashboards/store.ts";
-import { AppError } from "../../lib/http/errors.ts";
-import { MAX_PG_INTEGER } from "../../lib/http/input.ts";
-import { countingGuard } from "../../lib/sql-guard/counting.ts";
-import { type AiEnv, type AiRouteDeps, jsonBody, limitBody } from "./ai-shared.ts";
+import { type ChatEvent, ChatRequestSchema, startChat } from "../../../lib/ai/chat.ts";
+import type { ChatMessage } from "../../../lib/ai/chat-store.ts";
+import { saveDashboard } from "../../../lib/dashboards/save.ts";
+import { dashboardWorkspaceId, getDashboard } from "../../../lib/dashboards/store.ts";
+import { AppError } from "../../../lib/http/errors.ts";
+import { MAX_PG_INTEGER } from "../../../lib/http/input.ts";
+import { countingGuard } from "../../../lib/sql-guard/counting.ts";
+import { type AiEnv, type AiRouteDeps, jsonBody, limitBody } from "../ai/shared.ts";
 
 /** Response of GET /api/dashboards/:dashboardId/chat: my history on this dashboard, oldest first. */
 export interface ChatHistoryResponse {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createSessionTokens } from "../../lib/auth/session.ts";
-import { getDashboard } from "../../lib/dashboards/store.ts";
-import { type ApiFixture, call, createApiFixture, dashboardSpec, ORIGIN, SESSION_SECRET } from "./api-fixture.ts";
+import { createSessionTokens } from "../../../lib/auth/session.ts";
+import { getDashboard } from "../../../lib/dashboards/store.ts";
+import { type ApiFixture, call, createApiFixture, dashboardSpec, ORIGIN, SESSION_SECRET } from "../../testing/api-fixture.ts";
 
 let fx: ApiFixture;
 let editor: string;

@@ -1,18 +1,18 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type pg from "pg";
-import type { Auth } from "../../lib/auth/create-auth.ts";
-import { workspaceFromParam } from "../../lib/auth/middleware.ts";
-import type { AuthVariables } from "../../lib/auth/types.ts";
-import type { Config } from "../../lib/config/parse.ts";
-import { dashboardSpecSchema, effectiveRefreshMs, newDashboardSpecSchema } from "../../lib/dashboards/spec.ts";
-import type { Metrics } from "../../lib/metrics/metrics.ts";
-import { countingGuard } from "../../lib/sql-guard/counting.ts";
-import { deleteDashboard, saveDashboard } from "../../lib/dashboards/save.ts";
-import type { Guard } from "../../lib/sql-guard/verdict.ts";
-import { type Dashboard, dashboardWorkspaceId, getDashboard, listDashboards } from "../../lib/dashboards/store.ts";
-import { AppError } from "../../lib/http/errors.ts";
-import { MAX_PG_INTEGER } from "../../lib/http/input.ts";
-import { maxBody, problems } from "../openapi.ts";
+import type { Auth } from "../../../lib/auth/create-auth.ts";
+import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
+import type { AuthVariables } from "../../../lib/auth/types.ts";
+import type { Config } from "../../../lib/config/parse.ts";
+import { dashboardSpecSchema, effectiveRefreshMs, newDashboardSpecSchema } from "../../../lib/dashboards/spec.ts";
+import type { Metrics } from "../../../lib/metrics/metrics.ts";
+import { countingGuard } from "../../../lib/sql-guard/counting.ts";
+import { deleteDashboard, saveDashboard } from "../../../lib/dashboards/save.ts";
+import type { Guard } from "../../../lib/sql-guard/verdict.ts";
+import { type Dashboard, dashboardWorkspaceId, getDashboard, listDashboards } from "../../../lib/dashboards/store.ts";
+import { AppError } from "../../../lib/http/errors.ts";
+import { MAX_PG_INTEGER } from "../../../lib/http/input.ts";
+import { maxBody, problems } from "../../openapi.ts";
 
 // 50 panels of up to 20,000 characters of SQL, with room for titles and options.
 const MAX_DASHBOARD_BODY = 2 * 1024 * 1024;

@@ -1,9 +1,9 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import type { GenerationLogRow } from "../../lib/ai/generation-log.ts";
-import { workspaceFromParam } from "../../lib/auth/middleware.ts";
-import { AppError } from "../../lib/http/errors.ts";
-import type { AiEnv, AiRouteDeps } from "./ai-shared.ts";
+import type { GenerationLogRow } from "../../../lib/ai/generation-log.ts";
+import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
+import { AppError } from "../../../lib/http/errors.ts";
+import type { AiEnv, AiRouteDeps } from "../ai/shared.ts";
 
 /** Query of GET /api/workspaces/:workspaceId/generation-log. */
 export const GenerationLogQuerySchema = z.object({

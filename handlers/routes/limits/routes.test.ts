@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { getWorkspaceLimits } from "../../lib/workspaces/store.ts";
-import { type ApiFixture, call, createApiFixture } from "./api-fixture.ts";
+import { getWorkspaceLimits } from "../../../lib/workspaces/store.ts";
+import { type ApiFixture, call, createApiFixture } from "../../testing/api-fixture.ts";
 
 let fx: ApiFixture;
 let path: string;

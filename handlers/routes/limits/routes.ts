@@ -1,13 +1,13 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type pg from "pg";
-import type { Auth } from "../../lib/auth/create-auth.ts";
-import { workspaceFromParam } from "../../lib/auth/middleware.ts";
-import type { AuthVariables } from "../../lib/auth/types.ts";
-import type { Config } from "../../lib/config/parse.ts";
-import { AppError } from "../../lib/http/errors.ts";
-import { getWorkspaceLimits, setWorkspaceLimits, type WorkspaceLimits } from "../../lib/workspaces/store.ts";
-import { maxBody, problems } from "../openapi.ts";
-import { WorkspaceParamsSchema } from "./dashboards.ts";
+import type { Auth } from "../../../lib/auth/create-auth.ts";
+import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
+import type { AuthVariables } from "../../../lib/auth/types.ts";
+import type { Config } from "../../../lib/config/parse.ts";
+import { AppError } from "../../../lib/http/errors.ts";
+import { getWorkspaceLimits, setWorkspaceLimits, type WorkspaceLimits } from "../../../lib/workspaces/store.ts";
+import { maxBody, problems } from "../../openapi.ts";
+import { WorkspaceParamsSchema } from "../dashboards/routes.ts";
 
 export interface LimitRouteDeps {
   config: Pick<Config, "LLM_RATE_PER_MINUTE" | "LLM_DAILY_TOKEN_BUDGET">;

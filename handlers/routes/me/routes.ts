@@ -1,8 +1,8 @@
 import type { Hono } from "hono";
 import type pg from "pg";
-import type { Auth } from "../../lib/auth/create-auth.ts";
-import type { Config } from "../../lib/config/parse.ts";
-import { listWorkspacesForGroups } from "../../lib/workspaces/store.ts";
+import type { Auth } from "../../../lib/auth/create-auth.ts";
+import type { Config } from "../../../lib/config/parse.ts";
+import { listWorkspacesForGroups } from "../../../lib/workspaces/store.ts";
 
 /** Response of GET /api/me. */
 export interface MeResponse {

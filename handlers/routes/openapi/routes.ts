@@ -1,11 +1,11 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { z } from "@hono/zod-openapi";
-import { ChatRequestSchema } from "../../lib/ai/chat.ts";
-import { problems, problemsOnly } from "../openapi.ts";
-import { GenerateRequestSchema } from "./ai-generate.ts";
-import { SourceDraftRequestSchema } from "./ai-source-draft.ts";
-import { ChatApplySchema } from "./chat.ts";
-import { GenerationLogQuerySchema } from "./generation-log.ts";
+import { ChatRequestSchema } from "../../../lib/ai/chat.ts";
+import { problems, problemsOnly } from "../../openapi.ts";
+import { GenerateRequestSchema } from "../ai/generate.ts";
+import { SourceDraftRequestSchema } from "../ai/source-draft.ts";
+import { ChatApplySchema } from "../chat/routes.ts";
+import { GenerationLogQuerySchema } from "../generation-log/routes.ts";
 
 // Routes written as plain Hono handlers elsewhere (auth, me, AI, probes) and the stream
 // host's routes, described here so /api/openapi.json covers the whole HTTP surface. Request schemas
@@ -14,7 +14,7 @@ import { GenerationLogQuerySchema } from "./generation-log.ts";
 
 const Role = z.enum(["viewer", "editor", "admin"]);
 
-/** GET /api/me (handlers/routes/me.ts MeResponse). */
+/** GET /api/me (handlers/routes/me/routes.ts MeResponse). */
 export const MeSchema = z
   .object({
     sub: z.string(),
@@ -26,8 +26,8 @@ export const MeSchema = z
   })
   .openapi("Me");
 
-/** One workspace as its member sees it (declared with the routes in handlers/routes/workspaces.ts). */
-export { WorkspaceViewSchema } from "./workspaces.ts";
+/** One workspace as its member sees it (declared with the routes in handlers/routes/workspaces/routes.ts). */
+export { WorkspaceViewSchema } from "../workspaces/routes.ts";
 
 const Usage = z.object({ input: z.number().int(), output: z.number().int() });
 

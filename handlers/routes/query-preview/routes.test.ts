@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type ApiFixture, MAX_RESULT_BYTES, call, createApiFixture } from "./api-fixture.ts";
+import { type ApiFixture, MAX_RESULT_BYTES, call, createApiFixture } from "../../testing/api-fixture.ts";
 
 let fx: ApiFixture;
 let path: string;

@@ -1,14 +1,14 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type pg from "pg";
-import type { Auth } from "../../lib/auth/create-auth.ts";
-import { workspaceFromParam } from "../../lib/auth/middleware.ts";
-import type { AuthVariables } from "../../lib/auth/types.ts";
-import { resolveTime, TimeExpressionSchema } from "../../lib/dashboards/spec.ts";
-import { AppError } from "../../lib/http/errors.ts";
-import type { QueryRunner } from "../../lib/query/runner.ts";
-import { getSourceInWorkspace } from "../../lib/sources/index.ts";
-import { maxBody, problems } from "../openapi.ts";
-import { WorkspaceParamsSchema } from "./dashboards.ts";
+import type { Auth } from "../../../lib/auth/create-auth.ts";
+import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
+import type { AuthVariables } from "../../../lib/auth/types.ts";
+import { resolveTime, TimeExpressionSchema } from "../../../lib/dashboards/spec.ts";
+import { AppError } from "../../../lib/http/errors.ts";
+import type { QueryRunner } from "../../../lib/query/runner.ts";
+import { getSourceInWorkspace } from "../../../lib/sources/index.ts";
+import { maxBody, problems } from "../../openapi.ts";
+import { WorkspaceParamsSchema } from "../dashboards/routes.ts";
 
 export interface QueryPreviewRouteDeps {
   pool: pg.Pool;

@@ -1,7 +1,7 @@
 // Limits on what a workspace admin can make the service do: sources per workspace, and connection attempts
 // (creates, connection tests) per person, on an injected clock.
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { type ApiFixture, call, createApiFixture } from "./api-fixture.ts";
+import { type ApiFixture, call, createApiFixture } from "../../testing/api-fixture.ts";
 
 let fx: ApiFixture;
 // Starts at the real time: session tokens are minted with it.

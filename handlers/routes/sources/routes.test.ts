@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { saveDashboard } from "../../lib/dashboards/save.ts";
-import { createSource, getSource, saveCatalog } from "../../lib/sources/index.ts";
-import { type ApiFixture, call, createApiFixture, dashboardSpec, FIXTURE_CATALOG } from "./api-fixture.ts";
+import { saveDashboard } from "../../../lib/dashboards/save.ts";
+import { createSource, getSource, saveCatalog } from "../../../lib/sources/index.ts";
+import { type ApiFixture, call, createApiFixture, dashboardSpec, FIXTURE_CATALOG } from "../../testing/api-fixture.ts";
 
 let fx: ApiFixture;
 let admin: string;

@@ -1,14 +1,14 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type pg from "pg";
-import type { Auth } from "../../lib/auth/create-auth.ts";
-import { workspaceFromParam } from "../../lib/auth/middleware.ts";
-import { roleAtLeast } from "../../lib/auth/roles.ts";
-import type { AuthVariables, Role } from "../../lib/auth/types.ts";
-import { CatalogSchema } from "../../lib/catalog/types.ts";
-import type { Config } from "../../lib/config/parse.ts";
-import { AppError } from "../../lib/http/errors.ts";
-import { MAX_PG_INTEGER } from "../../lib/http/input.ts";
-import type { QueryRunner } from "../../lib/query/runner.ts";
+import type { Auth } from "../../../lib/auth/create-auth.ts";
+import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
+import { roleAtLeast } from "../../../lib/auth/roles.ts";
+import type { AuthVariables, Role } from "../../../lib/auth/types.ts";
+import { CatalogSchema } from "../../../lib/catalog/types.ts";
+import type { Config } from "../../../lib/config/parse.ts";
+import { AppError } from "../../../lib/http/errors.ts";
+import { MAX_PG_INTEGER } from "../../../lib/http/input.ts";
+import type { QueryRunner } from "../../../lib/query/runner.ts";
 import {
   catalogStatus,
   countSources,
@@ -24,10 +24,10 @@ import {
   SourcePatchSchema,
   sourceLimitReached,
   updateSource,
-} from "../../lib/sources/index.ts";
-import { newId } from "../../lib/store/ids.ts";
-import { maxBody, problems } from "../openapi.ts";
-import { WorkspaceParamsSchema } from "./dashboards.ts";
+} from "../../../lib/sources/index.ts";
+import { newId } from "../../../lib/store/ids.ts";
+import { maxBody, problems } from "../../openapi.ts";
+import { WorkspaceParamsSchema } from "../dashboards/routes.ts";
 
 export interface SourceRouteDeps {
   config: Pick<Config, "CATALOG_STALE_AFTER_DAYS" | "SOURCES_PER_WORKSPACE_MAX" | "SOURCE_CONNECT_RATE_PER_MINUTE">;

@@ -3,10 +3,10 @@
 // through a recording connector: only the loopback test server is really connected, any other address is recorded
 // and refused without a packet, and names resolve through a table (never DNS).
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { type RecordingConnector, createRecordingConnector } from "../../lib/query/testing/recording-connector.ts";
-import { createSource, getSource } from "../../lib/sources/index.ts";
-import { adminUrl } from "../../lib/testing/pg.ts";
-import { type ApiFixture, call, createApiFixture } from "./api-fixture.ts";
+import { type RecordingConnector, createRecordingConnector } from "../../../lib/query/testing/recording-connector.ts";
+import { createSource, getSource } from "../../../lib/sources/index.ts";
+import { adminUrl } from "../../../lib/testing/pg.ts";
+import { type ApiFixture, call, createApiFixture } from "../../testing/api-fixture.ts";
 
 // The metrics databases live on the run's embedded server, which also holds the config store.
 const server = new URL(adminUrl());

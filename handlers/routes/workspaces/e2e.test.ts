@@ -9,28 +9,28 @@ import type { Hono } from "hono";
 import type pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type Config, parseConfig } from "../../lib/config/parse.ts";
-import { type DevIdentityProvider, startDevIdentityProvider } from "../../lib/dev-idp/index.ts";
-import { type CookieJar, signInThroughDevIdp } from "../../lib/dev-idp/testing/sign-in.ts";
-import { createManualTimers } from "../../lib/lifecycle/manual-timers.ts";
-import { createLogger } from "../../lib/log/logger.ts";
-import { createMetrics } from "../../lib/metrics/metrics.ts";
-import { type QueryRunner, createQueryRunner } from "../../lib/query/runner.ts";
-import { type MetricsFixture, createMetricsFixture } from "../../lib/query/testing/metrics-db.ts";
-import { createSecretResolverFromConfig } from "../../lib/secrets/index.ts";
-import { buildServiceDeps } from "../../lib/service/build-deps.ts";
-import { createGuard, intervalFor, loadGuardParser } from "../../lib/sql-guard/index.ts";
-import { createConfigStorePool } from "../../lib/store/pool.ts";
-import { createDatabase } from "../../lib/testing/pg.ts";
-import { createStreamHost } from "../../stream-host/app.ts";
-import { webStreamReader } from "../../stream-host/testing/sse-parse.ts";
-import { createApp } from "../app.ts";
+import { type Config, parseConfig } from "../../../lib/config/parse.ts";
+import { type DevIdentityProvider, startDevIdentityProvider } from "../../../lib/dev-idp/index.ts";
+import { type CookieJar, signInThroughDevIdp } from "../../../lib/dev-idp/testing/sign-in.ts";
+import { createManualTimers } from "../../../lib/lifecycle/manual-timers.ts";
+import { createLogger } from "../../../lib/log/logger.ts";
+import { createMetrics } from "../../../lib/metrics/metrics.ts";
+import { type QueryRunner, createQueryRunner } from "../../../lib/query/runner.ts";
+import { type MetricsFixture, createMetricsFixture } from "../../../lib/query/testing/metrics-db.ts";
+import { createSecretResolverFromConfig } from "../../../lib/secrets/index.ts";
+import { buildServiceDeps } from "../../../lib/service/build-deps.ts";
+import { createGuard, intervalFor, loadGuardParser } from "../../../lib/sql-guard/index.ts";
+import { createConfigStorePool } from "../../../lib/store/pool.ts";
+import { createDatabase } from "../../../lib/testing/pg.ts";
+import { createStreamHost } from "../../../stream-host/app.ts";
+import { webStreamReader } from "../../../stream-host/testing/sse-parse.ts";
+import { createApp } from "../../app.ts";
 
 // A first real deployment, end to end: an empty database, `npm run migrate` and `npm run provision -- FILE` as real
 // processes, sign-in through the development identity provider as a platform admin and as a workspace editor, the
 // provisioned dashboard streaming real query results from the stream host, and a re-apply that changes nothing.
 const run = promisify(execFile);
-const root = fileURLToPath(new URL("../..", import.meta.url));
+const root = fileURLToPath(new URL("../../..", import.meta.url));
 const APP = "http://pulseboard.test";
 const PLATFORM_ADMINS = "pulseboard-platform-admins";
 

@@ -1,10 +1,10 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { DASHBOARD_CHANGED_CHANNEL } from "../../lib/dashboards/store.ts";
-import { saveDashboard } from "../../lib/dashboards/save.ts";
-import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./api-fixture.ts";
+import { DASHBOARD_CHANGED_CHANNEL } from "../../../lib/dashboards/store.ts";
+import { saveDashboard } from "../../../lib/dashboards/save.ts";
+import { type ApiFixture, call, createApiFixture, dashboardSpec } from "../../testing/api-fixture.ts";
 
-// The platform admin's workspace routes (the role table in handlers/security.cases.ts pins that nobody else may
+// The platform admin's workspace routes (the role table in handlers/testing/api.security.cases.ts pins that nobody else may
 // call them) and the member routes they change.
 const PLATFORM = "pb-platform-admins";
 let fx: ApiFixture;

@@ -1,13 +1,13 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type pg from "pg";
-import type { Auth } from "../../lib/auth/create-auth.ts";
-import { workspaceFromParam } from "../../lib/auth/middleware.ts";
-import { isPlatformAdmin } from "../../lib/auth/roles.ts";
-import type { AuthVariables, Role } from "../../lib/auth/types.ts";
-import type { Config } from "../../lib/config/parse.ts";
-import { AppError } from "../../lib/http/errors.ts";
-import type { QueryRunner } from "../../lib/query/runner.ts";
+import type { Auth } from "../../../lib/auth/create-auth.ts";
+import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
+import { isPlatformAdmin } from "../../../lib/auth/roles.ts";
+import type { AuthVariables, Role } from "../../../lib/auth/types.ts";
+import type { Config } from "../../../lib/config/parse.ts";
+import { AppError } from "../../../lib/http/errors.ts";
+import type { QueryRunner } from "../../../lib/query/runner.ts";
 import {
   createWorkspace,
   deleteWorkspace,
@@ -21,9 +21,9 @@ import {
   WorkspaceIdSchema,
   WorkspaceNameSchema,
   type WorkspaceSummary,
-} from "../../lib/workspaces/store.ts";
-import { maxBody, problems } from "../openapi.ts";
-import { WorkspaceParamsSchema } from "./dashboards.ts";
+} from "../../../lib/workspaces/store.ts";
+import { maxBody, problems } from "../../openapi.ts";
+import { WorkspaceParamsSchema } from "../dashboards/routes.ts";
 
 export interface WorkspaceRouteDeps {
   config: Pick<Config, "PLATFORM_ADMIN_GROUP">;
