@@ -6,7 +6,7 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createSessionTokens } from "../lib/auth/session.ts";
-import { type RoleFixture, seedRoleFixture } from "../lib/auth/testing.ts";
+import { type RoleFixture, seedRoleFixture } from "../lib/auth/testing/role-table.ts";
 import { parseConfig } from "../lib/config/parse.ts";
 import { createLogger } from "../lib/log/logger.ts";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";

@@ -10,7 +10,9 @@ import { registerMetrics } from "../lib/metrics-gate/route.ts";
 import { registerHealth } from "../lib/probes/health.ts";
 import { registerReady } from "../lib/probes/ready.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
+import { configStoreFault } from "../lib/store/faults.ts";
 import { type OidcLogin, oidcLoginFromConfig } from "../lib/oidc/login.ts";
+import { getWorkspace } from "../lib/workspaces/store.ts";
 import { requireOriginSecret } from "./origin-guard.ts";
 import { registerPages } from "./pages/index.ts";
 import { createAiRouteDeps, registerAiRoutes } from "./routes/ai/routes.ts";
@@ -36,7 +38,7 @@ export type AppDeps = ServiceDeps & {
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   app.use(requestId());
-  app.onError(onError((line) => deps.log.error(String(line.msg), line)));
+  app.onError(onError((line) => deps.log.error(String(line.msg), line), configStoreFault));
   // Before everything, probes included: only the CDN knows the origin secret (docs/infra.md).
   // Read on every request: a rotation (lib/secrets/boot.ts) replaces the values in the config.
   const { config } = deps;
@@ -59,7 +61,7 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   // auth.requireSession / auth.requireRole(role, resolver) / auth.rejectCrossSite guard every API route below.
-  const auth = createAuth(deps);
+  const auth = createAuth({ ...deps, findWorkspace: (id) => getWorkspace(deps.pool, id) });
   const oidc = deps.oidc !== undefined ? deps.oidc : oidcLoginFromConfig(deps.config, { fetch: deps.fetch, now: deps.now });
   // Pages first: their CSP middleware then covers every HTML response registered after it.
   registerPages(app, { config: deps.config, auth, webAssetsDir: deps.webAssetsDir });

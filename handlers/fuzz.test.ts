@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import type { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { Persona } from "../lib/auth/testing.ts";
+import type { Persona } from "../lib/auth/testing/role-table.ts";
 import { AppError, ERROR_STATUS, type ErrorCode } from "../lib/http/errors.ts";
 import { createLogger } from "../lib/log/logger.ts";
 import type { QueryRunner } from "../lib/query/runner.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { RoleCase, RoleFixture } from "../lib/auth/testing.ts";
+import type { RoleCase, RoleFixture } from "../lib/auth/testing/role-table.ts";
 import { AI_ROLE_CASES, type AiRoleFixture } from "./testing/ai.security.cases.ts";
 import { type ApiFixture, call, createApiFixture } from "./testing/api-fixture.ts";
 import { AUTH_ROLE_CASES } from "./testing/auth.security.cases.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { PERSONAS, roleTable } from "../lib/auth/testing.ts";
+import { PERSONAS, roleTable } from "../lib/auth/testing/role-table.ts";
 import { saveDashboard } from "../lib/dashboards/save.ts";
 import type { Source } from "../lib/sources/index.ts";
 import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./testing/api-fixture.ts";

@@ -11,37 +11,6 @@ import { describe, expect, it } from "vitest";
 const LIB = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(LIB);
 
-/**
- * Folder-to-folder imports left in place on purpose, each with the reason. Every entry must still exist
- * (a stale exception fails), and a cycle through an edge not listed here fails.
- */
-const KNOWN_EXCEPTIONS: { from: string; to: string; reason: string }[] = [
-  {
-    from: "http",
-    to: "store",
-    reason:
-      "lib/http/problem.ts answers config-store faults (lib/store/faults.ts) with 503, while lib/store/faults.ts " +
-      "builds them from lib/http/errors.ts; to remove: hand onError the fault classifier, or move AppError and " +
-      "its code table into a folder of their own below both",
-  },
-  {
-    from: "auth",
-    to: "oidc",
-    reason:
-      "lib/auth/create-auth.ts builds the login transaction sealer (lib/oidc/transaction.ts), while the login " +
-      "(lib/oidc/login.ts) reads the session user type of lib/auth/types.ts; to remove: build the sealer where " +
-      "the login routes are wired",
-  },
-  {
-    from: "auth",
-    to: "workspaces",
-    reason:
-      "requireRole (lib/auth/middleware.ts) reads the workspace's role groups with lib/workspaces/store.ts, " +
-      "which names roles with lib/auth/roles.ts and lib/auth/types.ts; to remove: pass requireRole a " +
-      "workspace lookup, or move the role vocabulary below both",
-  },
-];
-
 /** Every .ts file under `dir`, as paths relative to the repository root with `/` separators. */
 function tsFiles(dir: string): string[] {
   const out: string[] = [];
@@ -241,24 +210,15 @@ describe("importsOf", () => {
 describe("lib/ architecture", () => {
   it("has no import cycle between its top-level folders", () => {
     const graph = folderEdges();
-    const allowed = (from: string, to: string) => KNOWN_EXCEPTIONS.some((e) => e.from === from && e.to === to);
     const adjacency = new Map<string, string[]>();
-    for (const [from, out] of graph) adjacency.set(from, [...out.keys()].filter((to) => !allowed(from, to)));
+    for (const [from, out] of graph) adjacency.set(from, [...out.keys()]);
     // Each cycle group: one cycle as an example, then every import between folders of the group.
     const report = findCycles(adjacency).map((cycle) => {
       const group = new Set(cycle.members);
-      const edges = [...group].flatMap((from) =>
-        [...(graph.get(from)?.values() ?? [])].filter((e) => group.has(e.to) && !allowed(e.from, e.to)),
-      );
+      const edges = [...group].flatMap((from) => [...(graph.get(from)?.values() ?? [])].filter((e) => group.has(e.to)));
       return [cycle.path.join(" → "), ...edges.flatMap((e) => [...new Set(e.via)].map((v) => `  ${v}`))].join("\n");
     });
     expect(report, `import cycles between lib/ folders:\n${report.join("\n")}`).toEqual([]);
-  });
-
-  it("lists only exceptions that still exist", () => {
-    const graph = folderEdges();
-    const stale = KNOWN_EXCEPTIONS.filter((e) => !graph.get(e.from)?.has(e.to)).map((e) => `${e.from} → ${e.to}`);
-    expect(stale).toEqual([]);
   });
 
   it("never imports handlers/ or stream-host/, not even in tests or test support", () => {

@@ -13,6 +13,7 @@ import { registerHealth } from "../lib/probes/health.ts";
 import { registerReady } from "../lib/probes/ready.ts";
 import type { QueryRunner } from "../lib/query/runner.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
+import { configStoreFault } from "../lib/store/faults.ts";
 import { createNotificationListener, listenerClientFactory } from "../lib/store/listen.ts";
 import { createDashboardSync, loadDashboard } from "./dashboards.ts";
 import { createHub } from "./hub.ts";
@@ -153,7 +154,7 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
 
   const app = new Hono();
   app.use(requestId());
-  app.onError(onError((line) => log.error(String(line.msg), line)));
+  app.onError(onError((line) => log.error(String(line.msg), line), configStoreFault));
   registerHealth(app, deps.build);
   registerReady(app, deps.readiness);
   registerMetrics(app, {

@@ -4,7 +4,7 @@ import { Registry } from "prom-client";
 import type pg from "pg";
 import { createAiRouteDeps, registerAiRoutes } from "../routes/ai/routes.ts";
 import { createAuth } from "../../lib/auth/create-auth.ts";
-import { type RoleFixture, seedRoleFixture } from "../../lib/auth/testing.ts";
+import { type RoleFixture, seedRoleFixture } from "../../lib/auth/testing/role-table.ts";
 import { createSessionTokens, type SessionTokens } from "../../lib/auth/session.ts";
 import type { Catalog } from "../../lib/catalog/types.ts";
 import { type Config, parseConfig } from "../../lib/config/parse.ts";
@@ -14,7 +14,9 @@ import { createLogger } from "../../lib/log/logger.ts";
 import { createMetrics, type Metrics } from "../../lib/metrics/metrics.ts";
 import { buildServiceDeps } from "../../lib/service/build-deps.ts";
 import { createSource, saveCatalog } from "../../lib/sources/index.ts";
+import { configStoreFault } from "../../lib/store/faults.ts";
 import { newId } from "../../lib/store/ids.ts";
+import { getWorkspace } from "../../lib/workspaces/store.ts";
 
 /** Test-only: one AI-enabled app on a test database, with a clock, captured log lines and metrics. */
 export interface AiTestApp {
@@ -59,8 +61,8 @@ export function buildAiApp(opts: {
   const deps = buildServiceDeps(config, { pool: opts.pool, metrics, log, now });
   const app = new Hono();
   app.use(requestId());
-  app.onError(onError((line) => deps.log.error(String(line.msg), line)));
-  const auth = createAuth({ ...deps, sessions: verifier });
+  app.onError(onError((line) => deps.log.error(String(line.msg), line), configStoreFault));
+  const auth = createAuth({ ...deps, sessions: verifier, findWorkspace: (id) => getWorkspace(deps.pool, id) });
   registerAiRoutes(app, createAiRouteDeps(deps, auth));
   return { app, config, metrics, logLines, sessions };
 }

@@ -2,7 +2,7 @@
 // configuration (so a permitted model route answers 503 and the model is never called), and checked
 // for completeness by handlers/route-coverage.test.ts. Nothing in the app imports this file.
 import type { seedAiFixture } from "./ai-harness.ts";
-import { type RoleCase, expectFor } from "../../lib/auth/testing.ts";
+import { type RoleCase, expectFor } from "../../lib/auth/testing/role-table.ts";
 
 /** The role fixture plus the source and dashboard seedAiFixture creates in its workspace. */
 export type AiRoleFixture = Awaited<ReturnType<typeof seedAiFixture>>;

@@ -2,7 +2,7 @@
 import type { Registry } from "prom-client";
 import type { Hono } from "hono";
 import { createSessionTokens } from "../../lib/auth/session.ts";
-import { type RoleFixture, seedRoleFixture } from "../../lib/auth/testing.ts";
+import { type RoleFixture, seedRoleFixture } from "../../lib/auth/testing/role-table.ts";
 import type { Catalog } from "../../lib/catalog/types.ts";
 import { type Config, parseConfig } from "../../lib/config/parse.ts";
 import { createLogger } from "../../lib/log/logger.ts";

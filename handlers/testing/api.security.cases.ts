@@ -1,7 +1,7 @@
 // Test-only: the role table of the documented JSON API (dashboards, sources, query preview, limits),
 // run by security.test.ts and checked for completeness by route-coverage.test.ts. Nothing in the app
 // imports this file.
-import { type Expectation, type RoleCase, type RoleFixture, expectFor } from "../../lib/auth/testing.ts";
+import { type Expectation, type RoleCase, type RoleFixture, expectFor } from "../../lib/auth/testing/role-table.ts";
 import { type ApiFixture, dashboardSpec } from "./api-fixture.ts";
 
 /** Resources that a PUT or DELETE succeeding for several personas consumes: one fresh id per request. */

@@ -1,6 +1,6 @@
 // Test-only: the role table of the session and workspace routes, run by auth.security.test.ts and
 // checked for completeness by handlers/route-coverage.test.ts. Nothing in the app imports this file.
-import { type RoleCase, expectFor, expectSignedIn } from "../../lib/auth/testing.ts";
+import { type RoleCase, expectFor, expectSignedIn } from "../../lib/auth/testing/role-table.ts";
 
 export const AUTH_ROLE_CASES: RoleCase[] = [
   { method: "GET", path: "/api/me", expect: expectSignedIn() },

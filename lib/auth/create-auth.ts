@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import type pg from "pg";
 import type { Config } from "../config/parse.ts";
 import { createTransactionSealer, type TransactionSealer } from "../oidc/transaction.ts";
-import { rejectCrossSite, requireRole, requireSession, type WorkspaceResolver } from "./middleware.ts";
+import { rejectCrossSite, requireRole, requireSession, type WorkspaceGroupsLookup, type WorkspaceResolver } from "./middleware.ts";
 import { createRevocationSet, type Revocation, type RevocationSet, recordRevocation, withRevocations } from "./revocations.ts";
 import { createSessionTokens, type SessionTokens, sessionKeysOf } from "./session.ts";
 import type { AuthVariables, Role } from "./types.ts";
@@ -38,6 +38,8 @@ type AuthConfig = Pick<Config, "SESSION_SECRET" | "SESSION_TTL_SECONDS" | "SESSI
 export function createAuth(deps: {
   config: AuthConfig;
   pool: pg.Pool;
+  /** Reads a workspace's role groups for requireRole (lib/workspaces/store.ts getWorkspace on the pool). */
+  findWorkspace: WorkspaceGroupsLookup;
   now?: () => number;
   sessions?: SessionTokens;
   /**
@@ -67,7 +69,7 @@ export function createAuth(deps: {
     cookieName,
     loginTransactions: createTransactionSealer({ secret, now: deps.now }),
     requireSession: requireSession({ sessions, cookieName }),
-    requireRole: (role, resolve) => requireRole(role, resolve, { pool: deps.pool }),
+    requireRole: (role, resolve) => requireRole(role, resolve, { findWorkspace: deps.findWorkspace }),
     rejectCrossSite: rejectCrossSite({ publicBaseUrl: config.PUBLIC_BASE_URL }),
     secureCookies: config.isProduction,
   };

@@ -1,18 +1,20 @@
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { onError } from "../http/problem.ts";
+import { configStoreFault } from "../store/faults.ts";
 import { createTestConfigStore } from "../testing/pg.ts";
+import { getWorkspace } from "../workspaces/store.ts";
 import { rejectCrossSite, requireRole, requireSession, workspaceFromParam } from "./middleware.ts";
 import { roleIn } from "./roles.ts";
 import { createSessionTokens } from "./session.ts";
-import { type RoleCase, type RoleFixture, expectFor, roleTable, seedRoleFixture } from "./testing.ts";
+import { type RoleCase, type RoleFixture, expectFor, roleTable, seedRoleFixture } from "./testing/role-table.ts";
 import type { AuthVariables } from "./types.ts";
 
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
 let fixture: RoleFixture;
 const sessions = createSessionTokens({ secret: "middleware-test-secret-0123456789abcdef", ttlSeconds: 600 });
 const app = new Hono<{ Variables: AuthVariables }>();
-app.onError(onError(() => {}));
+app.onError(onError(() => {}, configStoreFault));
 
 beforeAll(async () => {
   store = await createTestConfigStore();
@@ -23,11 +25,11 @@ beforeAll(async () => {
   const byThing = async (c: { req: { param(n: string): string | undefined } }) =>
     c.req.param("thing") === "thing-1" ? fixture.workspace.id : null;
   for (const role of ["viewer", "editor", "admin"] as const) {
-    app.get(`/ws/:ws/${role}`, session, requireRole(role, ws, { pool: store.pool }), (c) =>
+    app.get(`/ws/:ws/${role}`, session, requireRole(role, ws, { findWorkspace: (id) => getWorkspace(store.pool, id) }), (c) =>
       c.json({ workspaceId: c.var.workspaceId, role: c.var.role, sub: c.var.user.sub }),
     );
   }
-  app.delete("/things/:thing", rejectCrossSite({}), session, requireRole("editor", byThing as never, { pool: store.pool }), (c) =>
+  app.delete("/things/:thing", rejectCrossSite({}), session, requireRole("editor", byThing as never, { findWorkspace: (id) => getWorkspace(store.pool, id) }), (c) =>
     c.body(null, 204),
   );
 });

@@ -1,14 +1,18 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
-import type pg from "pg";
 import { AppError } from "../http/errors.ts";
-import { getWorkspace } from "../workspaces/store.ts";
-import { roleAtLeast, roleIn } from "./roles.ts";
+import { roleAtLeast, roleIn, type WorkspaceGroups } from "./roles.ts";
 import type { SessionTokens } from "./session.ts";
 import type { AuthVariables, Role } from "./types.ts";
 
 /** Resolves the workspace a request acts on (from a path param, or by loading the resource); null when it does not exist. */
 export type WorkspaceResolver = (c: Context) => Promise<string | null>;
+
+/**
+ * Reads a workspace's role groups by id; null when it does not exist. The entry point passes the config
+ * store's (lib/workspaces/store.ts getWorkspace), so auth sits below the workspaces that name its roles.
+ */
+export type WorkspaceGroupsLookup = (workspaceId: string) => Promise<(WorkspaceGroups & { id: string }) | null>;
 
 /**
  * Requires a valid session cookie and sets `c.var.user`. Verification is local (HS256, and the
@@ -37,13 +41,13 @@ export function requireSession(deps: {
 export function requireRole(
   role: Role,
   resolveWorkspaceId: WorkspaceResolver,
-  deps: { pool: pg.Pool },
+  deps: { findWorkspace: WorkspaceGroupsLookup },
 ): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async (c, next) => {
     const user = c.get("user");
     if (!user) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
     const workspaceId = await resolveWorkspaceId(c);
-    const workspace = workspaceId ? await getWorkspace(deps.pool, workspaceId) : null;
+    const workspace = workspaceId ? await deps.findWorkspace(workspaceId) : null;
     const have = workspace ? roleIn(user.groups, workspace) : null;
     if (!workspace || !have) throw new AppError("not_found", "Not found.");
     if (!roleAtLeast(have, role)) {

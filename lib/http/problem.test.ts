@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { describe, expect, test } from "vitest";
-import { configStoreUnavailable, markConfigStoreError } from "../store/faults.ts";
+import { configStoreFault, configStoreUnavailable, markConfigStoreError } from "../store/faults.ts";
 import { AppError } from "./errors.ts";
 import { onError } from "./problem.ts";
 
@@ -10,7 +10,7 @@ function appThrowing(err: unknown) {
   const lines: Record<string, unknown>[] = [];
   const app = new Hono();
   app.use(requestId());
-  app.onError(onError((l) => lines.push(l)));
+  app.onError(onError((l) => lines.push(l), configStoreFault));
   app.get("/x", () => {
     throw err;
   });

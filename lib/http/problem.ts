@@ -1,7 +1,13 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { configStoreFaultCode, configStoreUnavailable } from "../store/faults.ts";
 import { AppError, ERROR_STATUS, type ErrorCode } from "./errors.ts";
+
+/**
+ * Recognises a config-store fault (lib/store/faults.ts `configStoreFault`): the coded 503 to answer with and
+ * the fault's short code for the log, or undefined when `err` is not one. Passed in, so this envelope sits
+ * below the store that raises the faults.
+ */
+export type ConfigStoreFaultOf = (err: unknown) => { error: AppError; cause: string } | undefined;
 
 /** Writes an application/problem+json body (RFC 9457) with our stable `code` and the request id. */
 export function problem(
@@ -32,9 +38,9 @@ export function problem(
  * every route of both processes; anything else a generic 500 with the request id. Config-store faults
  * are logged with their code and the request id only: pg's message names the store's host and port.
  */
-export function onError(log: (line: Record<string, unknown>) => void = defaultLog) {
+export function onError(log: (line: Record<string, unknown>) => void, configStoreFault: ConfigStoreFaultOf) {
   return (err: Error, c: Context): Response => {
-    const storeFault = configStoreFaultCode(err);
+    const storeFault = configStoreFault(err);
     if (storeFault !== undefined) {
       log({
         level: "warn",
@@ -42,10 +48,10 @@ export function onError(log: (line: Record<string, unknown>) => void = defaultLo
         requestId: c.get("requestId" as never),
         method: c.req.method,
         path: c.req.path,
-        cause: storeFault,
+        cause: storeFault.cause,
       });
-      const coded = err instanceof AppError ? err : configStoreUnavailable(storeFault);
-      return problem(c, coded.code, coded.detail, coded.extra, { ...configStoreUnavailable(storeFault).headers, ...coded.headers });
+      const { error } = storeFault;
+      return problem(c, error.code, error.detail, error.extra, error.headers);
     }
     if (err instanceof AppError) return problem(c, err.code, err.detail, err.extra, err.headers);
     if (err instanceof HTTPException && err.status < 500) {
@@ -74,8 +80,4 @@ function unknownErrorFields(err: unknown): Record<string, unknown> {
   const { code, syscall } = err as { code?: unknown; syscall?: unknown };
   if (typeof syscall === "string") return { error: err.name, code: typeof code === "string" ? code : undefined, syscall };
   return { error: `${err.name}: ${err.message}`, stack: err.stack };
-}
-
-function defaultLog(line: Record<string, unknown>): void {
-  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
 }

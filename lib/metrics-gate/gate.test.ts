@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { Registry } from "prom-client";
 import { describe, expect, test } from "vitest";
 import { onError } from "../http/problem.ts";
+import { configStoreFault } from "../store/faults.ts";
 import { createMetrics } from "../metrics/metrics.ts";
 import { parseCidrList } from "../net/cidr.ts";
 import { bearerToken, createMetricsGate, sourceAddress } from "./gate.ts";
@@ -21,7 +22,7 @@ function appWith(opts: { token?: string; cidrs?: string }) {
   const metrics = createMetrics(registry, { defaultCollectors: false });
   metrics.setSseSubscribers("db_1", 3);
   const app = new Hono();
-  app.onError(onError(() => {}));
+  app.onError(onError(() => {}, configStoreFault));
   registerMetrics(app, { gate: createMetricsGate({ token: opts.token, cidrs: opts.cidrs ? cidrs(opts.cidrs) : null }), registry });
   return {
     registry,

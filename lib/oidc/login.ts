@@ -1,6 +1,5 @@
 import { createRemoteJWKSet, customFetch as joseCustomFetch, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import * as client from "openid-client";
-import type { SessionUser } from "../auth/types.ts";
 import type { Config } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import { reasonFromError } from "../probes/reason.ts";
@@ -15,11 +14,22 @@ export interface LoginTransaction {
   returnTo: string;
 }
 
+/**
+ * The user an identity provider vouched for in a verified ID token: subject, name, email and the groups of
+ * OIDC_GROUPS_CLAIM. The session the sign-in then issues is lib/auth's concern (SessionUser has this shape).
+ */
+export interface VerifiedUser {
+  sub: string;
+  name?: string;
+  email?: string;
+  groups: string[];
+}
+
 /** The OIDC relying party: starts an authorization-code + PKCE login and completes its callback. */
 export interface OidcLogin {
   begin(opts: { redirectUri: string; returnTo?: string }): Promise<{ authorizationUrl: URL; transaction: LoginTransaction }>;
   /** Exchanges the code and verifies the ID token; returns the user or throws an AppError. */
-  complete(callbackUrl: URL, transaction: LoginTransaction): Promise<SessionUser>;
+  complete(callbackUrl: URL, transaction: LoginTransaction): Promise<VerifiedUser>;
 }
 
 export interface OidcSettings {
@@ -158,7 +168,7 @@ export function createOidcLogin(settings: OidcSettings): OidcLogin {
     return { authorizationUrl, transaction };
   }
 
-  async function complete(callbackUrl: URL, tx: LoginTransaction): Promise<SessionUser> {
+  async function complete(callbackUrl: URL, tx: LoginTransaction): Promise<VerifiedUser> {
     const config = await configuration();
     // The token request's redirect_uri must be the one we sent, whatever Host a proxy passed on.
     const current = new URL(tx.redirectUri);

@@ -100,6 +100,19 @@ export function configStoreUnavailable(cause: string): AppError {
   );
 }
 
+/**
+ * A config-store fault as the HTTP edge answers it (onError in lib/http/problem.ts): the coded 503 with
+ * Retry-After, and the fault's short code for the log; undefined when `err` is not a config-store fault.
+ */
+export function configStoreFault(err: unknown): { error: AppError; cause: string } | undefined {
+  const cause = configStoreFaultCode(err);
+  if (cause === undefined) return undefined;
+  const unavailable = configStoreUnavailable(cause);
+  if (!(err instanceof AppError)) return { error: unavailable, cause };
+  // A coded error raised elsewhere keeps its detail; the Retry-After is added when it has none.
+  return { error: new AppError(err.code, err.detail, err.extra, { ...unavailable.headers, ...err.headers }), cause };
+}
+
 /** A config-store fault as the coded error callers see; anything else is returned unchanged. */
 export function asConfigStoreError(err: unknown): unknown {
   if (err instanceof AppError) return err;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type pg from "pg";
 import { type AiTestApp, buildAiApp, counterValue, seedAiFixture } from "../../testing/ai-harness.ts";
 import { useAiRouteFixture } from "../../testing/ai-route-fixture.ts";
-import { roleTable } from "../../../lib/auth/testing.ts";
+import { roleTable } from "../../../lib/auth/testing/role-table.ts";
 import { createConfigStorePool } from "../../../lib/store/pool.ts";
 import { AI_ROLE_CASES } from "../../testing/ai.security.cases.ts";
 

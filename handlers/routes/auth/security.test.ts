@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createSessionTokens } from "../../../lib/auth/session.ts";
-import { type RoleFixture, expectSignedIn, requestAs, roleTable, seedRoleFixture } from "../../../lib/auth/testing.ts";
+import { type RoleFixture, expectSignedIn, requestAs, roleTable, seedRoleFixture } from "../../../lib/auth/testing/role-table.ts";
 import { parseConfig } from "../../../lib/config/parse.ts";
 import { createLogger } from "../../../lib/log/logger.ts";
 import type { OidcLogin } from "../../../lib/oidc/login.ts";

@@ -5,7 +5,7 @@ import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createRevocationSet, listenForRevocations } from "../../../lib/auth/revocations.ts";
 import { createSessionTokens } from "../../../lib/auth/session.ts";
-import { type RoleFixture, seedRoleFixture } from "../../../lib/auth/testing.ts";
+import { type RoleFixture, seedRoleFixture } from "../../../lib/auth/testing/role-table.ts";
 import type { SessionUser } from "../../../lib/auth/types.ts";
 import { parseConfig } from "../../../lib/config/parse.ts";
 import { createLogger } from "../../../lib/log/logger.ts";

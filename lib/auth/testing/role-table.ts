@@ -1,9 +1,9 @@
 import type { Hono } from "hono";
 import type pg from "pg";
 import { test } from "vitest";
-import { createWorkspace, type Workspace } from "../workspaces/store.ts";
-import type { SessionTokens } from "./session.ts";
-import type { Role, SessionUser } from "./types.ts";
+import { createWorkspace, type Workspace } from "../../workspaces/store.ts";
+import type { SessionTokens } from "../session.ts";
+import type { Role, SessionUser } from "../types.ts";
 
 /**
  * Test helpers for the role table (used by every route's security test). Test-only: nothing in the
