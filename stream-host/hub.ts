@@ -3,7 +3,7 @@ import type { DashboardSpec } from "../lib/dashboards/spec.ts";
 import type { Logger } from "../lib/log/logger.ts";
 import type { Metrics } from "../lib/metrics/metrics.ts";
 import type { KeyedLimiter } from "./limiter.ts";
-import { type LoadedDashboard, type PanelUpdate, type Poller, type RunPanel, createPoller } from "./poller.ts";
+import { type LoadedDashboard, type PanelRuns, type PanelUpdate, type Poller, type RunPanel, createPoller } from "./poller.ts";
 import { HEARTBEAT_FRAME, type Sink, encodeEvent, sessionExpiredFrame } from "./sse.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
 
@@ -70,6 +70,11 @@ export function createHub(opts: HubOptions) {
   const channels = new Map<string, Channel>();
   /** Pollers that were stopped while a tick still ran; drain awaits them. */
   const stopping = new Set<Poller>();
+  /**
+   * Panel runs in flight across every poller, so a dashboard reopened while its stopped poller's run of a
+   * panel (say on a hung source) is still out waits for that run instead of starting a second.
+   */
+  const inFlight: PanelRuns = new Set();
   let subscriberCount = 0;
 
   function summary(d: LoadedDashboard): DashboardSummary {
@@ -111,6 +116,7 @@ export function createHub(opts: HubOptions) {
       current: () => ch.dashboard,
       runPanel: opts.runPanel,
       limiter: opts.limiter,
+      inFlight,
       refreshMs: opts.refreshMs,
       timers: opts.timers,
       now: opts.now,
@@ -172,7 +178,7 @@ export function createHub(opts: HubOptions) {
     ch.poller.stop();
     if (ch.outboxTimer !== null) opts.timers.clearTimeout(ch.outboxTimer);
     ch.outboxTimer = null;
-    if (ch.poller.ticking) {
+    if (ch.poller.busy) {
       stopping.add(ch.poller);
       void ch.poller.idle().then(() => stopping.delete(ch.poller));
     }
@@ -301,7 +307,7 @@ export function createHub(opts: HubOptions) {
     stopPollers(): void {
       for (const ch of channels.values()) {
         ch.poller.stop();
-        if (ch.poller.ticking) {
+        if (ch.poller.busy) {
           stopping.add(ch.poller);
           void ch.poller.idle().then(() => stopping.delete(ch.poller));
         }
@@ -329,7 +335,7 @@ export function createHub(opts: HubOptions) {
       return Promise.all(ends).then(() => {});
     },
 
-    /** Resolves when no poller has a tick (and so a metric query of its own) in flight. */
+    /** Resolves when no poller has a tick or a panel run (and so a metric query of its own) in flight. */
     async idle(): Promise<void> {
       await Promise.all([...[...channels.values()].map((ch) => ch.poller.idle()), ...[...stopping].map((p) => p.idle())]);
     },

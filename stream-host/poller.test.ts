@@ -5,6 +5,7 @@ import { SlotWaitAborted, createKeyedLimiter } from "./limiter.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";
 import {
   type LoadedDashboard,
+  type PanelRuns,
   type PanelUpdate,
   createPoller,
   panelError,
@@ -23,17 +24,24 @@ function dashboard(panels: Panel[], refreshIntervalMs = 5000): LoadedDashboard {
 
 /** A runPanel whose calls wait until the test settles them. */
 function gatedRunner() {
-  const calls: { panel: Panel; range: { fromMs: number; toMs: number }; resolve(v: unknown): void; reject(e: unknown): void }[] = [];
+  const calls: {
+    panel: Panel;
+    range: { fromMs: number; toMs: number };
+    signal: AbortSignal;
+    resolve(v: unknown): void;
+    reject(e: unknown): void;
+  }[] = [];
   return {
     calls,
-    run: (p: Panel, _d: LoadedDashboard, range: { fromMs: number; toMs: number }) =>
-      new Promise<unknown>((resolve, reject) => calls.push({ panel: p, range, resolve, reject })),
+    run: (p: Panel, _d: LoadedDashboard, range: { fromMs: number; toMs: number }, signal: AbortSignal) =>
+      new Promise<unknown>((resolve, reject) => calls.push({ panel: p, range, signal, resolve, reject })),
   };
 }
 
 const flush = () => new Promise<void>((r) => setImmediate(r));
 
-function setup(opts: { panels: Panel[]; concurrency?: number; refresh?: number }) {
+/** A poller on a manual clock; with `clockMono` its durations are measured on that clock too. */
+function setup(opts: { panels: Panel[]; concurrency?: number; refresh?: number; clockMono?: boolean; inFlight?: PanelRuns }) {
   const clock = createManualTimers();
   let mono = 0;
   const runner = gatedRunner();
@@ -44,12 +52,13 @@ function setup(opts: { panels: Panel[]; concurrency?: number; refresh?: number }
     current: () => current,
     runPanel: runner.run,
     limiter: createKeyedLimiter(opts.concurrency ?? 4),
+    inFlight: opts.inFlight,
     refreshMs: (spec) => spec.refreshIntervalMs ?? 15000,
     onPanel: (u) => updates.push(u),
     onTick: (s) => ticks.push(s),
     timers: clock.timers,
     now: clock.now,
-    monotonic: () => mono,
+    monotonic: opts.clockMono ? clock.now : () => mono,
   });
   return {
     clock,
@@ -78,32 +87,40 @@ describe("poller", () => {
     expect(t.runner.calls[1].range).toEqual(t.runner.calls[0].range);
   });
 
-  test("ticks never overlap: a due tick waits for the running one, then the cadence continues from its start", async () => {
-    const t = setup({ panels: [panel("a")], refresh: 5000 });
+  test("ticks never overlap, and a panel never runs twice at once: a tick ends at its bound, the next skips the panel still running", async () => {
+    const t = setup({ panels: [panel("a")], refresh: 5000, clockMono: true });
+    const start = t.clock.now();
     t.poller.start();
     t.clock.runNext();
     await flush();
     expect(t.runner.calls).toHaveLength(1);
-    // Asked for again while running: nothing new starts.
+    // Asked for again while running: nothing new starts until this tick ends.
     t.poller.tickNow();
+    expect(t.runner.calls).toHaveLength(1);
+    // A minute of cadence: the first tick ends at its bound (5 s), every later one skips the panel still out.
     t.clock.advance(60_000);
     await flush();
     expect(t.runner.calls).toHaveLength(1);
+    expect(t.poller.inFlight).toBe(1);
+    expect(t.ticks[0]).toBe(5);
+    expect(t.ticks.slice(1).every((s) => s === 0)).toBe(true);
+    expect(t.ticks.length).toBeGreaterThanOrEqual(12);
+    expect(t.updates).toHaveLength(0);
 
-    t.setMono(1200);
+    // Its frame goes out as soon as it completes, between ticks; the next tick runs it again.
     t.runner.calls[0].resolve({ rows: [[1]] });
     await flush();
-    // The requested tick runs right after, not concurrently.
-    expect(t.clock.pendingDelays()).toEqual([0]);
+    expect(t.updates).toEqual([{ panelId: "a", at: start + 60_000, result: { rows: [[1]] } }]);
+    expect(t.poller.inFlight).toBe(0);
     t.clock.runNext();
     await flush();
     expect(t.runner.calls).toHaveLength(2);
-    t.setMono(2000);
+    t.clock.advance(800);
     t.runner.calls[1].resolve({ rows: [[2]] });
     await flush();
-    // Next tick 5000 ms after this tick started (it took 800 ms).
+    // Next tick 5000 ms after this tick started (it took 800 ms); the bound timer is gone.
     expect(t.clock.pendingDelays()).toEqual([4200]);
-    expect(t.ticks).toEqual([1.2, 0.8]);
+    expect(t.ticks.at(-1)).toBe(0.8);
   });
 
   test("a tick that overran its cadence is followed at once", async () => {
@@ -397,6 +414,150 @@ describe("keyed limiter", () => {
 });
 
 describe("a hung source costs its own panels, nothing else", () => {
+  test("a panel on a source that never answers holds no tick: the dashboard's other panels keep their cadence, and its frame comes when it gives up", async () => {
+    const t = setup({ panels: [panel("hung", "src_h"), panel("ok")], refresh: 5000, clockMono: true });
+    const start = t.clock.now();
+    t.poller.start();
+    t.clock.runNext();
+    for (let k = 0; k < 6; k++) {
+      if (k > 0) t.clock.advance(5000);
+      await flush();
+      for (const c of t.runner.calls.filter((c) => c.panel.id === "ok")) c.resolve({ rows: [[k]] });
+      await flush();
+    }
+    // One run of the hung panel, six of the healthy one, each at its tick of the cadence, each sent at once.
+    expect(t.runner.calls.filter((c) => c.panel.id === "hung")).toHaveLength(1);
+    const ok = t.runner.calls.filter((c) => c.panel.id === "ok");
+    expect(ok.map((c) => c.range.toMs - start)).toEqual([0, 5000, 10_000, 15_000, 20_000, 25_000]);
+    expect(t.updates.map((u) => [u.panelId, u.at - start])).toEqual([
+      ["ok", 0],
+      ["ok", 5000],
+      ["ok", 10_000],
+      ["ok", 15_000],
+      ["ok", 20_000],
+      ["ok", 25_000],
+    ]);
+    // The first tick ended at its bound with the hung panel still out; the others ended with their panels.
+    expect(t.ticks).toEqual([5, 0, 0, 0, 0, 0]);
+
+    // The runner gives it up (the stall watchdog): its frame goes out at once and it is backed off from
+    // the ticks that follow, so it runs again at the retryAt its frame announced.
+    t.clock.advance(2000);
+    t.runner.calls.find((c) => c.panel.id === "hung")!.reject(new QueryStalledError());
+    await flush();
+    const timeout = t.updates.at(-1);
+    expect(timeout).toMatchObject({ panelId: "hung", at: start + 27_000, error: { code: "query_timeout", retryAt: start + 35_000 } });
+    for (let k = 0; k < 2; k++) {
+      t.clock.advance(k === 0 ? 3000 : 5000);
+      await flush();
+      for (const c of t.runner.calls.filter((c) => c.panel.id === "ok").slice(6)) c.resolve({ rows: [[k]] });
+      await flush();
+    }
+    const hungRuns = t.runner.calls.filter((c) => c.panel.id === "hung");
+    expect(hungRuns.map((c) => c.range.toMs - start)).toEqual([0, 35_000]);
+    t.poller.stop();
+    hungRuns[1].resolve(null);
+    await flush();
+  });
+
+  test("a run that outlives its tick never overlaps the same panel, even across a stopped and a new poller sharing the runs in flight", async () => {
+    const inFlight: PanelRuns = new Set();
+    const first = setup({ panels: [panel("a"), panel("b")], refresh: 5000, inFlight });
+    first.poller.start();
+    first.clock.runNext();
+    await flush();
+    first.runner.calls.find((c) => c.panel.id === "b")!.resolve(1);
+    await flush();
+    // The last viewer leaves while "a" is out; a new viewer's poller (same dashboard) starts at once.
+    first.poller.stop();
+    expect(inFlight.size).toBe(1);
+    const second = setup({ panels: [panel("a"), panel("b")], refresh: 5000, inFlight });
+    second.poller.start();
+    second.clock.runNext();
+    await flush();
+    expect(second.runner.calls.map((c) => c.panel.id)).toEqual(["b"]);
+    second.runner.calls[0].resolve(2);
+    await flush();
+    // The stopped poller's run completes: its frame goes nowhere, and the new poller runs "a" at its next tick.
+    first.runner.calls.find((c) => c.panel.id === "a")!.resolve(1);
+    await flush();
+    expect(first.updates.map((u) => u.panelId)).toEqual(["b"]);
+    expect(inFlight.size).toBe(0);
+    second.clock.advance(5000);
+    await flush();
+    expect(second.runner.calls.map((c) => c.panel.id)).toEqual(["b", "a", "b"]);
+    second.poller.stop();
+    for (const c of second.runner.calls) c.resolve(null);
+    await flush();
+  });
+
+  test("a spec change while a run is out: the new spec runs at once without that panel; a frame of a changed query is dropped, one of an unchanged query is sent", async () => {
+    const t = setup({ panels: [panel("same"), panel("changed")], refresh: 5000 });
+    t.poller.start();
+    t.clock.runNext();
+    await flush();
+    expect(t.runner.calls.map((c) => c.panel.id)).toEqual(["same", "changed"]);
+    t.setDashboard({ ...dashboard([panel("same"), { ...panel("changed"), sql: "SELECT 2" }, panel("new")]), version: 2 });
+    t.poller.tickNow();
+    t.clock.advance(5000);
+    await flush();
+    // Both earlier runs are still out: only the new panel runs.
+    expect(t.runner.calls.map((c) => c.panel.id)).toEqual(["same", "changed", "new"]);
+    t.runner.calls[0].resolve("same-v1");
+    t.runner.calls[1].resolve("changed-v1");
+    t.runner.calls[2].resolve("new-v2");
+    await flush();
+    expect(t.updates.map((u) => [u.panelId, "result" in u ? u.result : null])).toEqual([
+      ["same", "same-v1"],
+      ["new", "new-v2"],
+    ]);
+    t.clock.advance(5000);
+    await flush();
+    expect(t.runner.calls.slice(3).map((c) => [c.panel.id, c.panel.sql])).toEqual([
+      ["same", "SELECT 'same'"],
+      ["changed", "SELECT 2"],
+      ["new", "SELECT 'new'"],
+    ]);
+    t.poller.stop();
+    for (const c of t.runner.calls) c.resolve(null);
+    await flush();
+  });
+
+  test("stop while a panel is out on a hung source: no timer, no query and no frame after it; idle() waits for the run, whose signal is aborted", async () => {
+    const t = setup({ panels: [panel("hung", "src_h"), panel("ok")], refresh: 5000 });
+    t.poller.start();
+    t.clock.runNext();
+    await flush();
+    t.runner.calls.find((c) => c.panel.id === "ok")!.resolve(1);
+    await flush();
+    t.clock.advance(5000);
+    await flush();
+    const before = t.updates.length;
+    const ticks = t.ticks.length;
+    expect(t.poller.ticking).toBe(true);
+    t.poller.stop();
+    // The tick whose "ok" query is out and the run of the hung panel from the first tick are all that is left.
+    expect(t.poller.ticking).toBe(false);
+    expect(t.poller.busy).toBe(true);
+    expect(t.clock.pending).toBe(0);
+    expect(t.runner.calls.every((c) => c.signal.aborted)).toBe(true);
+    let idle = false;
+    void t.poller.idle().then(() => {
+      idle = true;
+    });
+    for (const c of t.runner.calls.filter((c) => c.panel.id === "ok")) c.resolve(2);
+    await flush();
+    expect(idle).toBe(false);
+    t.runner.calls.find((c) => c.panel.id === "hung")!.reject(TIMEOUT());
+    await flush();
+    expect(idle).toBe(true);
+    expect(t.poller.busy).toBe(false);
+    expect(t.updates).toHaveLength(before);
+    expect(t.ticks).toHaveLength(ticks);
+    expect(t.poller.queriesStarted).toBe(3);
+    expect(t.clock.pending).toBe(0);
+  });
+
   test("a wait for a slot given up (aborted) leaves the queue; the next waiter still gets the slot", async () => {
     const limiter = createKeyedLimiter(1);
     const r1 = await limiter.acquire("s");
@@ -433,7 +594,7 @@ describe("a hung source costs its own panels, nothing else", () => {
     const b = createPoller({
       ...common,
       current: () => ({ ...dashboard([panel("b1"), panel("b2", "src_b")], 5000), id: "db_2" }),
-      runPanel: (p, d, r) => (p.sourceId === "src_b" ? healthy.run(p, d, r) : hung.run(p, d, r)),
+      runPanel: (p, d, r, signal) => (p.sourceId === "src_b" ? healthy.run(p, d, r, signal) : hung.run(p, d, r, signal)),
       onPanel: (u) => updatesB.push(u),
       onTick: (s) => ticksB.push(s),
     });

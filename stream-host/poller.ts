@@ -85,16 +85,35 @@ interface Backoff {
   skip: number;
 }
 
+/**
+ * Panel runs in flight, keyed by dashboard and panel (panelRunKey). One set is shared by every poller of
+ * the process, so a poller started while a stopped one's run of the same panel is still out (a viewer
+ * reloading the page) waits for that run instead of starting a second.
+ */
+export type PanelRuns = Set<string>;
+
+/** The key of a panel's run in PanelRuns. */
+export function panelRunKey(dashboardId: string, panelId: string): string {
+  return `${dashboardId}\u0000${panelId}`;
+}
+
 export interface PollerOptions {
   /** The current dashboard, read at the start of every tick so a spec change applies to the next one. */
   current(): LoadedDashboard;
   runPanel: RunPanel;
   /** Per-source concurrency limit shared by every poller of the process. */
   limiter: KeyedLimiter;
+  /** Panel runs in flight, shared by every poller of the process (default: this poller's own). */
+  inFlight?: PanelRuns;
   /** Tick cadence for a spec (the dashboard's value or the default, clamped to the floor). */
   refreshMs(spec: DashboardSpec): number;
+  /** A panel's frame, as soon as its run completes (never after stop()). */
   onPanel(update: PanelUpdate): void;
-  /** Wall time of a whole tick, in seconds, when it ends (only while the poller runs). */
+  /**
+   * Wall time of a tick, in seconds, when it ends: when every panel it started has finished, or at its
+   * bound (one refresh interval after it started) with the panels whose query still runs left out.
+   * Only while the poller runs.
+   */
   onTick(seconds: number): void;
   /** Unexpected failures (never a panel's own error, which goes to onPanel). */
   onFault?(err: unknown): void;
@@ -105,19 +124,50 @@ export interface PollerOptions {
   monotonic(): number;
 }
 
+/** One tick: what it started, and whether it is over. */
+interface Tick {
+  /** Epoch ms it started at, and its cadence: its bound is at + refresh. */
+  at: number;
+  refresh: number;
+  /** Monotonic ms it started at, for its duration. */
+  started: number;
+  /** The poller generation (start() count) it belongs to. */
+  generation: number;
+  /** Aborted at the bound (or by stop()): panels still waiting for a source slot give up. */
+  bound: AbortController;
+  boundTimer: unknown;
+  /** Runs of this tick not finished, and those of them still waiting for a slot. */
+  open: number;
+  waiting: number;
+  expired: boolean;
+  ended: boolean;
+  done: Promise<void>;
+  finish(): void;
+}
+
 /**
- * One dashboard's poller. Ticks never overlap: the next one is scheduled only after every panel of
- * the current one settled, `refreshMs` after the current one started (at once when it overran).
- * After stop() no new query starts, including panels of a running tick still waiting for a slot.
- * A panel that times out sits out the next 1, 2, 4 … ticks until it succeeds or the spec changes.
+ * One dashboard's poller. Ticks never overlap, and a panel never has two runs at once: a tick starts
+ * every panel whose previous run has finished (and that is not backed off), sends each panel's frame as
+ * soon as its run completes, and ends when every panel it started has finished or, at the latest, one
+ * refresh interval after it started. A panel still running then (a hung or slow source) is left to
+ * finish on its own, its frame sent when it completes or times out, and the following ticks skip it
+ * until it has. The next tick starts one interval after the previous one started, or as soon as it ended
+ * when it ended later. After stop() no new query starts and no frame is sent; idle() awaits the runs
+ * still out. A panel that times out sits out the next 1, 2, 4 … ticks until it succeeds or the spec changes.
  */
 export function createPoller(opts: PollerOptions) {
   let stopped = true;
+  let generation = 0;
   let timer: unknown = null;
-  let ticking: Promise<void> | null = null;
+  /** Epoch ms the scheduled tick is due at (for retryAt). */
+  let nextTickAt: number | null = null;
+  let tick: Tick | null = null;
   let again = false;
   let queriesStarted = 0;
   let abort = new AbortController();
+  const inFlight = opts.inFlight ?? new Set<string>();
+  /** This poller's runs still out, whatever tick started them. */
+  const runs = new Set<Promise<void>>();
   // Panels backed off after timeouts, by panel id, for the spec version they were recorded under: a new
   // version (a spec change) or a restart starts every panel afresh at the cadence.
   let backoff = new Map<string, Backoff>();
@@ -135,23 +185,32 @@ export function createPoller(opts: PollerOptions) {
   function schedule(delayMs: number) {
     if (stopped) return;
     if (timer !== null) opts.timers.clearTimeout(timer);
+    const delay = Math.max(0, delayMs);
+    nextTickAt = opts.now() + delay;
     timer = opts.timers.setTimeout(() => {
       timer = null;
-      void tick();
-    }, Math.max(0, delayMs));
+      nextTickAt = null;
+      startTick();
+    }, delay);
+  }
+
+  /** Epoch ms at which the next tick is due: the running tick's bound, else the scheduled one. */
+  function nextTickDue(refreshMs: number): number {
+    if (tick && !tick.ended) return tick.at + tick.refresh;
+    return nextTickAt ?? opts.now() + refreshMs;
   }
 
   /**
    * The error frame of a timeout, which backs the panel off: it sits out the next 1, 2, 4 … ticks (see
    * timeoutBackoffTicks) so a query that cannot finish does not cost the metrics store a full statement
-   * timeout every tick. `tickAt` is when this tick started; the tick ends no earlier than now.
+   * timeout every tick.
    */
-  function timedOut(panel: Panel, err: unknown, refreshMs: number, tickAt: number): PanelError {
+  function timedOut(panel: Panel, err: unknown, refreshMs: number): PanelError {
     const state = backoff.get(panel.id) ?? { timeouts: 0, skip: 0 };
     state.timeouts++;
     state.skip = timeoutBackoffTicks(state.timeouts, refreshMs);
     backoff.set(panel.id, state);
-    const retryAt = Math.max(tickAt + refreshMs, opts.now()) + state.skip * refreshMs;
+    const retryAt = Math.max(nextTickDue(refreshMs), opts.now()) + state.skip * refreshMs;
     const first = err instanceof AppError ? err.detail : "The query did not finish within QUERY_TIMEOUT_SECONDS.";
     const times = state.timeouts === 1 ? "once" : `${state.timeouts} times in a row`;
     const ticks = state.skip === 1 ? "refresh" : `${state.skip} refreshes`;
@@ -164,33 +223,46 @@ export function createPoller(opts: PollerOptions) {
   }
 
   /**
-   * A slot of the panel's source, waiting at most until this dashboard's next tick is due: slots are
-   * shared by every dashboard on the source, and when they are all held by queries that do not finish
-   * (a hung source) a panel must not wait on other dashboards' panels beyond its own cadence. Null
-   * when the wait ran out (or the poller stopped meanwhile).
+   * Whether a run's outcome still answers what the dashboard asks: same poller generation, not stopped,
+   * and the panel still there with the same source and SQL (a spec change while it ran drops its frame).
    */
-  async function slotFor(panel: Panel, refreshMs: number, tickAt: number): Promise<(() => void) | null> {
+  function stillAsked(panel: Panel, version: number, gen: number): boolean {
+    if (stopped || gen !== generation) return false;
+    let dashboard: LoadedDashboard;
+    try {
+      dashboard = opts.current();
+    } catch {
+      return false;
+    }
+    if (dashboard.version === version) return true;
+    const now = dashboard.spec.panels.find((p) => p.id === panel.id);
+    return now !== undefined && now.sourceId === panel.sourceId && now.sql === panel.sql;
+  }
+
+  /**
+   * A slot of the panel's source, waiting at most until the tick's bound (this dashboard's next tick is
+   * due): slots are shared by every dashboard on the source, and when they are all held by queries that
+   * do not finish (a hung source) a panel must not wait on other dashboards' panels beyond its own
+   * cadence. Null when the wait ran out (or the poller stopped meanwhile).
+   */
+  async function slotFor(panel: Panel, t: Tick): Promise<(() => void) | null> {
     const free = opts.limiter.tryAcquire(panel.sourceId);
     if (free) return free;
-    const waiting = new AbortController();
-    const onStop = () => waiting.abort();
-    abort.signal.addEventListener("abort", onStop, { once: true });
-    const timer = opts.timers.setTimeout(() => waiting.abort(), Math.max(0, tickAt + refreshMs - opts.now()));
+    t.waiting++;
     try {
-      return await opts.limiter.acquire(panel.sourceId, waiting.signal);
+      return await opts.limiter.acquire(panel.sourceId, t.bound.signal);
     } catch (err) {
       if (err instanceof SlotWaitAborted) return null;
       throw err;
     } finally {
-      opts.timers.clearTimeout(timer);
-      abort.signal.removeEventListener("abort", onStop);
+      t.waiting--;
     }
   }
 
-  async function runOne(panel: Panel, dashboard: LoadedDashboard, range: TickRange, refreshMs: number, tickAt: number): Promise<void> {
-    const release = await slotFor(panel, refreshMs, tickAt);
+  async function runOne(panel: Panel, dashboard: LoadedDashboard, range: TickRange, t: Tick): Promise<void> {
+    const release = await slotFor(panel, t);
     if (!release) {
-      if (stopped) return;
+      if (!stillAsked(panel, dashboard.version, t.generation)) return;
       // No query ran: a run of timeouts (backoff) is neither extended nor ended by this.
       const limit = opts.limiter.running(panel.sourceId);
       const busy: PanelError = {
@@ -201,80 +273,148 @@ export function createPoller(opts: PollerOptions) {
       return;
     }
     try {
-      if (stopped) return;
+      if (stopped || t.generation !== generation) return;
+      // Past its slot wait: a tick that reaches its bound leaves this run to finish on its own.
+      maybeEnd(t);
       queriesStarted++;
-      let update: PanelUpdate;
+      let outcome: { result: unknown } | { err: unknown };
       try {
-        const result = await opts.runPanel(panel, dashboard, range, abort.signal);
-        backoff.delete(panel.id);
-        update = { panelId: panel.id, at: opts.now(), result };
+        outcome = { result: await opts.runPanel(panel, dashboard, range, abort.signal) };
       } catch (err) {
+        outcome = { err };
+      }
+      if (!stillAsked(panel, dashboard.version, t.generation)) return;
+      // The backoff map belongs to one spec version; an outcome of an older one does not touch it.
+      const current = backoffVersion === dashboard.version;
+      let update: PanelUpdate;
+      if ("result" in outcome) {
+        if (current) backoff.delete(panel.id);
+        update = { panelId: panel.id, at: opts.now(), result: outcome.result };
+      } else {
         let error: PanelError;
-        if (isQueryTimeout(err)) error = timedOut(panel, err, refreshMs, tickAt);
+        if (isQueryTimeout(outcome.err) && current) error = timedOut(panel, outcome.err, t.refresh);
         else {
           // Only timeouts back a panel off: any other outcome ends a run of timeouts.
-          backoff.delete(panel.id);
-          error = panelError(err);
+          if (current) backoff.delete(panel.id);
+          error = panelError(outcome.err);
         }
         update = { panelId: panel.id, at: opts.now(), error };
       }
-      if (!stopped) deliver(() => opts.onPanel(update));
+      deliver(() => opts.onPanel(update));
     } finally {
       release();
     }
   }
 
-  function tick(): Promise<void> {
-    if (stopped) return Promise.resolve();
-    if (ticking) {
-      // Never overlap: a tick asked for while one runs happens right after it.
-      again = true;
-      return ticking;
+  /** Starts one panel's run in tick `t`; it counts as in flight until it has settled. */
+  function launch(panel: Panel, dashboard: LoadedDashboard, range: TickRange, t: Tick) {
+    const key = panelRunKey(dashboard.id, panel.id);
+    inFlight.add(key);
+    t.open++;
+    const run: Promise<void> = runOne(panel, dashboard, range, t)
+      .catch((err: unknown) => opts.onFault?.(err))
+      .finally(() => {
+        inFlight.delete(key);
+        runs.delete(run);
+        t.open--;
+        maybeEnd(t);
+      });
+    runs.add(run);
+  }
+
+  /** A tick ends once every run it started finished, or after its bound once none is waiting for a slot. */
+  function maybeEnd(t: Tick) {
+    if (t.ended) return;
+    if (t.open === 0 || (t.expired && t.waiting === 0)) end(t);
+  }
+
+  /** The bound: panels waiting for a slot give up (source_busy); runs whose query is out are left running. */
+  function expire(t: Tick) {
+    if (t.expired) return;
+    t.expired = true;
+    opts.timers.clearTimeout(t.boundTimer);
+    t.bound.abort();
+    maybeEnd(t);
+  }
+
+  function end(t: Tick) {
+    if (t.ended) return;
+    t.ended = true;
+    opts.timers.clearTimeout(t.boundTimer);
+    if (tick === t) tick = null;
+    const elapsed = opts.monotonic() - t.started;
+    // A stopped poller's series are already dropped; observing now would bring them back.
+    if (!stopped && t.generation === generation) {
+      deliver(() => opts.onTick(elapsed / 1000));
+      if (again) {
+        again = false;
+        schedule(0);
+      } else schedule(t.expired ? 0 : t.refresh - elapsed);
     }
-    const run = (async () => {
-      const started = opts.monotonic();
+    t.finish();
+  }
+
+  function startTick(): void {
+    if (stopped || tick) {
+      // Never overlap: a tick asked for while one runs happens right after it.
+      if (tick) again = true;
+      return;
+    }
+    let finish = () => {};
+    const done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const t: Tick = {
+      at: opts.now(),
       // Used only when reading the dashboard itself failed: retry later rather than spin.
-      let refresh = FAULT_RETRY_MS;
+      refresh: FAULT_RETRY_MS,
+      started: opts.monotonic(),
+      generation,
+      bound: new AbortController(),
+      boundTimer: null,
+      open: 0,
+      waiting: 0,
+      expired: false,
+      ended: false,
+      done,
+      finish,
+    };
+    tick = t;
+    try {
+      const dashboard = opts.current();
+      t.refresh = opts.refreshMs(dashboard.spec);
+      let range: TickRange;
       try {
-        const dashboard = opts.current();
-        refresh = opts.refreshMs(dashboard.spec);
-        const at = opts.now();
-        let range: TickRange;
-        try {
-          range = { fromMs: resolveTime(dashboard.spec.time.from, at), toMs: resolveTime(dashboard.spec.time.to, at) };
-        } catch {
-          for (const p of dashboard.spec.panels) {
-            deliver(() => opts.onPanel({ panelId: p.id, at, error: { code: "time_range_invalid", message: "The dashboard's time range is invalid." } }));
-          }
-          return;
+        range = { fromMs: resolveTime(dashboard.spec.time.from, t.at), toMs: resolveTime(dashboard.spec.time.to, t.at) };
+      } catch {
+        for (const p of dashboard.spec.panels) {
+          deliver(() =>
+            opts.onPanel({ panelId: p.id, at: t.at, error: { code: "time_range_invalid", message: "The dashboard's time range is invalid." } }),
+          );
         }
-        if (backoffVersion !== dashboard.version) {
-          backoff = new Map();
-          backoffVersion = dashboard.version;
-        }
-        const due = dashboard.spec.panels.filter((p) => {
-          const state = backoff.get(p.id);
-          if (!state || state.skip === 0) return true;
-          // Backed off after a timeout: no query and no frame (its last frame says when it runs again).
-          state.skip--;
-          return false;
-        });
-        await Promise.all(due.map((p) => runOne(p, dashboard, range, refresh, at)));
-      } catch (err) {
-        opts.onFault?.(err);
-      } finally {
-        const elapsed = opts.monotonic() - started;
-        // A stopped poller's series are already dropped; observing now would bring them back.
-        if (!stopped) deliver(() => opts.onTick(elapsed / 1000));
-        ticking = null;
-        if (again) {
-          again = false;
-          schedule(0);
-        } else schedule(refresh - elapsed);
+        end(t);
+        return;
       }
-    })();
-    ticking = run;
-    return run;
+      if (backoffVersion !== dashboard.version) {
+        backoff = new Map();
+        backoffVersion = dashboard.version;
+      }
+      const due = dashboard.spec.panels.filter((p) => {
+        // Still running from an earlier tick (or a stopped poller of this dashboard): its frame comes when it completes.
+        if (inFlight.has(panelRunKey(dashboard.id, p.id))) return false;
+        const state = backoff.get(p.id);
+        if (!state || state.skip === 0) return true;
+        // Backed off after a timeout: no query and no frame (its last frame says when it runs again).
+        state.skip--;
+        return false;
+      });
+      t.boundTimer = opts.timers.setTimeout(() => expire(t), t.refresh);
+      for (const p of due) launch(p, dashboard, range, t);
+      maybeEnd(t);
+    } catch (err) {
+      opts.onFault?.(err);
+      end(t);
+    }
   }
 
   return {
@@ -282,34 +422,53 @@ export function createPoller(opts: PollerOptions) {
     start() {
       if (!stopped) return;
       stopped = false;
+      generation++;
       abort = new AbortController();
       backoff = new Map();
       backoffVersion = null;
       schedule(0);
     },
-    /** Stops synchronously: no timer left, no further query. A running tick finishes its started queries. */
+    /**
+     * Stops synchronously: no timer left, no further query, no further frame. Panels waiting for a slot
+     * give up; queries already out run to their end (idle() awaits them).
+     */
     stop() {
       stopped = true;
       abort.abort();
       if (timer !== null) opts.timers.clearTimeout(timer);
       timer = null;
+      nextTickAt = null;
       again = false;
+      if (tick) {
+        expire(tick);
+        // Its waiting panels give up on their own (idle() awaits their runs); a restart starts afresh.
+        tick = null;
+      }
     },
     /** Runs a tick now (or right after the running one), e.g. after a spec change. */
     tickNow(): void {
       if (stopped) return;
-      if (ticking) again = true;
+      if (tick) again = true;
       else schedule(0);
     },
-    /** Resolves when no tick is running (the in-flight queries of a stopped poller have settled). */
+    /** Resolves when the tick and every panel run out now have settled (all of them, for a stopped poller). */
     async idle(): Promise<void> {
-      while (ticking) await ticking;
+      await Promise.all([...runs, ...(tick ? [tick.done] : [])]);
     },
     get running() {
       return !stopped;
     },
+    /** True while a tick runs. */
     get ticking() {
-      return ticking !== null;
+      return tick !== null;
+    },
+    /** True while a tick runs or any panel run of this poller is still out. */
+    get busy() {
+      return tick !== null || runs.size > 0;
+    },
+    /** Panel runs of this poller still out. */
+    get inFlight() {
+      return runs.size;
     },
     /** Queries this poller has started (for tests and the bench). */
     get queriesStarted() {
