@@ -24,8 +24,8 @@ import { buildWebAssets } from "../web/build.ts";
 import { runAllInOne } from "./all-in-one.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
-// PULSEBOARD_DATA_DIR moves the demo data (tests use a temporary one).
-const dataDir = process.env.PULSEBOARD_DATA_DIR ?? `${root}.data`;
+// PULSEBOARD_DATA_DIR moves the demo data (tests use a temporary one); empty counts as unset.
+const dataDir = variables.PULSEBOARD_DATA_DIR.schema.parse(process.env.PULSEBOARD_DATA_DIR) ?? `${root}.data`;
 const say = (line: string) => process.stdout.write(`${line}\n`);
 /** A path as the person who typed `npm start` in the checkout would write it. */
 const shown = (path: string) => (path.startsWith(root) ? relative(process.cwd(), path) || "." : path);

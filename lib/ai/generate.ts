@@ -56,8 +56,6 @@ export interface GenerateDeps {
   now: () => number;
   /** Character budget of the catalog part of the prompt. */
   maxCatalogChars?: number;
-  /** Called for each guard refusal (svc_sql_validation_rejections_total). */
-  onGuardReject?: (reason: string) => void;
   /**
    * When the whole request must have been answered, in `now`'s milliseconds (the Lambda function's deadline
    * behind the web adapter). Every model call gets the time left, minus what writing the log row and the
@@ -189,11 +187,7 @@ export async function generateDashboard(
   const firstCallMs = deps.now() - firstStarted;
 
   const version = catalogVersion(source);
-  const check = (sql: string) => {
-    const verdict = deps.guard.check(sql, catalog, version);
-    if (!verdict.ok) deps.onGuardReject?.(verdict.reason);
-    return verdict;
-  };
+  const check = (sql: string) => deps.guard.check(sql, catalog, version);
 
   let panels = dedupeIds(generated.panels);
   const refusedAtFirst = new Map<string, { reason: string; message: string }>();

@@ -1,10 +1,17 @@
-import { variables } from "./variables.ts";
+import type { z } from "zod";
+import { type VariableDef, variables } from "./variables.ts";
 
 const GROUP_TITLES = {
   spec: "Configuration variables (validated at startup)",
   environment: "Connections, identity, AI, secrets and the metrics gate",
   pulseboard: "Pulseboard additions",
 } as const;
+
+/** What the schema gives an unset variable (its default), or undefined when it has none or is required. */
+function unsetValue(def: VariableDef): unknown {
+  const result = (def.schema as z.ZodType).safeParse(undefined);
+  return result.success ? result.data : undefined;
+}
 
 /** Renders the configuration reference (markdown tables) from the variables table. */
 export function renderConfigDocs(): string {
@@ -13,7 +20,8 @@ export function renderConfigDocs(): string {
     out.push(`#### ${title}`, "", "| Variable | Default | Meaning |", "|---|---|---|");
     for (const [name, def] of Object.entries(variables)) {
       if (def.group !== group) continue;
-      const dflt = "default" in def && def.default !== undefined ? (def.default === "" ? "(empty)" : `\`${def.default}\``) : "unset";
+      const value = unsetValue(def);
+      const dflt = value === undefined ? "unset" : value === "" ? "(empty)" : `\`${String(value)}\``;
       out.push(`| \`${name}\` | ${dflt} | ${def.doc.replaceAll("|", "\\|")}${"secret" in def && def.secret ? " *(secret)*" : ""} |`);
     }
     out.push("");

@@ -21,7 +21,6 @@ export type Config = Parsed & {
   metricsAllowedCidrs: readonly CidrRange[] | null;
   sourceSecretGrants: SecretGrants;
   sourceSecretHosts: SecretHosts;
-  guardExtraFunctions: readonly string[];
 };
 
 /** Thrown when configuration is invalid; `problems` names every bad variable (never a secret's value). */
@@ -178,10 +177,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       );
   }
 
-  const guardExtraFunctions = p.SQL_GUARD_EXTRA_FUNCTIONS.split(/[\s,]+/)
-    .map((f) => f.trim().toLowerCase())
-    .filter(Boolean);
-
   return {
     config: {
       ...p,
@@ -190,7 +185,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       metricsAllowedCidrs,
       sourceSecretGrants,
       sourceSecretHosts,
-      guardExtraFunctions,
     },
     warnings,
   };

@@ -3,13 +3,11 @@ import { parseTimeExpression } from "../time/expressions.ts";
 import { parseHostList } from "../net/host-list.ts";
 
 /**
- * One entry per environment variable: its zod type, the documented default and what it means.
- * This table is the single source of truth; `parseConfig` and the README reference are built from it.
+ * One entry per environment variable: its zod type (which applies the default, see `defaultOf`) and what it
+ * means. This table is the single source of truth; `parseConfig` and the README reference are built from it.
  */
 export interface VariableDef<T extends z.ZodType = z.ZodType> {
   schema: T;
-  /** Default as documented (the schema applies it); undefined means "unset". */
-  default?: string;
   doc: string;
   /** Secret values are never echoed in errors or logs. */
   secret?: boolean;
@@ -129,97 +127,81 @@ export const variables = {
   // --- The service's documented configuration variables (validated at startup) ---
   DEFAULT_REFRESH_INTERVAL_MS: {
     schema: int(15000, { min: 1 }),
-    default: "15000",
     doc: "Default dashboard refresh cadence; a dashboard may override it. Must not be below MIN_REFRESH_INTERVAL_MS.",
     group: "spec",
   },
   MIN_REFRESH_INTERVAL_MS: {
     schema: int(2000, { min: 1 }),
-    default: "2000",
     doc: "Minimum refresh cadence enforced server-side (rejected on write, clamped on read).",
     group: "spec",
   },
   DEFAULT_TIME_FROM: {
     schema: timeExpr("now-24h"),
-    default: "now-24h",
     doc: "Default relative range start for new dashboards.",
     group: "spec",
   },
   DEFAULT_TIME_TO: {
     schema: timeExpr("now"),
-    default: "now",
     doc: "Default range end; `now` keeps dashboards live.",
     group: "spec",
   },
   MAX_QUERY_ROWS: {
     schema: int(5000, { min: 1 }),
-    default: "5000",
     doc: "Hard cap on rows of any metrics-store query; a capped result is marked `truncated`.",
     group: "spec",
   },
   MAX_RESULT_BYTES: {
     schema: int(4194304, { min: 1 }),
-    default: "4194304",
     doc: "Hard cap on the serialized JSON size of a query result (4 MiB); over it gives a 400 naming the limit.",
     group: "spec",
   },
   MAX_WINDOW_POINTS: {
     schema: int(720, { min: 1 }),
-    default: "720",
     doc: "Max points kept per series in the browser rolling window; also bounds `$__interval` buckets.",
     group: "spec",
   },
   QUERY_TIMEOUT_SECONDS: {
     schema: int(20, { min: 1 }),
-    default: "20",
     doc: "Statement timeout of every metrics query.",
     group: "spec",
   },
   CATALOG_STALE_AFTER_DAYS: {
     schema: int(30),
-    default: "30",
     doc: "Age after which a source catalog is reported stale (warning only). 0 disables the age check.",
     group: "spec",
   },
   SHUTDOWN_GRACE_MS: {
     schema: int(10000),
-    default: "10000",
     doc: "Drain time budget after SIGTERM. The orchestrator's kill timeout must exceed it (shipped: 20 s).",
     group: "spec",
   },
   AI_MODEL: {
     schema: str(""),
-    default: "",
     doc: "Model id used for generation, source drafts and chat; shown read-only in the UI. Empty when unconfigured.",
     group: "spec",
   },
   LLM_RATE_PER_MINUTE: {
     schema: int(20),
-    default: "20",
     doc: "Model requests per minute per user in a workspace on every LLM-backed route (token bucket: rate and burst). 0 disables. Overridable per workspace.",
     group: "spec",
   },
   LLM_DAILY_TOKEN_BUDGET: {
     schema: int(2000000),
-    default: "2000000",
     doc: "Input plus output tokens per workspace per UTC day across all LLM routes; over it gives 429 until midnight UTC. 0 disables. Overridable per workspace.",
     group: "spec",
   },
   CHAT_HISTORY_MAX_MESSAGES: {
     schema: int(100, { min: 1 }),
-    default: "100",
     doc: "Messages of one person's chat on one dashboard that are kept and replayed; enforced on write and on read.",
     group: "spec",
   },
   CHAT_HISTORY_RETENTION_DAYS: {
     schema: int(30),
-    default: "30",
     doc: "Age after which a chat message expires. 0 leaves only the message cap.",
     group: "spec",
   },
   GENERATION_LOG_RETENTION_DAYS: {
     schema: int(30),
-    default: "30",
     doc: "Age after which a generation_log row expires; swept on write and applied on read. 0 disables the age check.",
     group: "spec",
   },
@@ -237,13 +219,11 @@ export const variables = {
         .optional()
         .transform((v) => v ?? "svc_session"),
     ),
-    default: "svc_session",
     doc: "Name of the session cookie.",
     group: "spec",
   },
   CSP_REPORT_ONLY: {
     schema: bool(false),
-    default: "false",
     doc: "When true the Content-Security-Policy is sent as Content-Security-Policy-Report-Only.",
     group: "spec",
   },
@@ -262,7 +242,6 @@ export const variables = {
   },
   PG_POOL_MAX: {
     schema: int(10, { min: 1 }),
-    default: "10",
     doc: "Config-store pool size.",
     group: "environment",
   },
@@ -290,7 +269,6 @@ export const variables = {
   },
   AI_COMPAT_API: {
     schema: oneOf(["chat", "responses"] as const, "chat"),
-    default: "chat",
     doc: "Which OpenAI-compatible API to speak: `chat` (chat completions) or `responses`.",
     group: "environment",
   },
@@ -310,7 +288,6 @@ export const variables = {
   OIDC_REDIRECT_URI: { schema: url(), doc: "OIDC redirect URI (the callback route).", group: "environment" },
   OIDC_SCOPE: {
     schema: str("openid profile email"),
-    default: "openid profile email",
     doc: "Scopes requested at login.",
     group: "environment",
   },
@@ -326,7 +303,6 @@ export const variables = {
   },
   OIDC_GROUPS_CLAIM: {
     schema: str("groups"),
-    default: "groups",
     doc: "Name of the ID token claim holding the user's groups.",
     group: "environment",
   },
@@ -355,7 +331,6 @@ export const variables = {
   },
   FRAMEWORK_MANUAL_SIG_HANDLE: {
     schema: bool(false),
-    default: "false",
     doc: "When true the app handles SIGTERM/SIGINT itself and drains; otherwise SIGTERM exits 143 with no drain. No effect in development mode.",
     group: "environment",
   },
@@ -368,19 +343,22 @@ export const variables = {
   },
   PORT: {
     schema: port(8080),
-    default: "8080",
     doc: "Listen port of the handlers (8080, as the Lambda Web Adapter expects), 1-65535. `npm start` uses 3000 for the all-in-one process.",
     group: "pulseboard",
   },
   STREAM_PORT: {
     schema: port(8081),
-    default: "8081",
     doc: "Listen port of the stream host when run alone.",
     group: "pulseboard",
   },
   LISTEN_HOST: {
     schema: str(),
     doc: "Address the HTTP listener binds. Unset: every interface for the handlers and the stream host (containers need it), 127.0.0.1 for `npm start`, whose development identity provider lets anyone sign in as anyone (set `0.0.0.0` to expose the demo on purpose).",
+    group: "pulseboard",
+  },
+  PULSEBOARD_DATA_DIR: {
+    schema: str(),
+    doc: "`npm start` only: the folder of the demo's data (embedded PostgreSQL, its passwords, the session secret, the browser bundle). Unset: `.data/` in the checkout.",
     group: "pulseboard",
   },
   SESSION_SECRET_PREVIOUS: {
@@ -396,7 +374,6 @@ export const variables = {
   },
   APP_SECRETS_REFRESH_SECONDS: {
     schema: int(300),
-    default: "300",
     doc: "How often the secrets of APP_SECRETS_AWS are read again (a rotated value reaches every process within it). 0 reads them only at start.",
     group: "pulseboard",
   },
@@ -424,13 +401,11 @@ export const variables = {
   },
   METRICS_EMF: {
     schema: bool(false),
-    default: "false",
     doc: "When true, the handlers also write every increment of `svc_llm_tokens_total` and `svc_llm_requests_total` to stdout in CloudWatch Embedded Metric Format (namespace `Pulseboard`), so CloudWatch sums them across Lambda instances that nothing can scrape. Same labels and caps as the scrape.",
     group: "pulseboard",
   },
   TASK_STOP_POLL_MS: {
     schema: int(1000, { min: 100 }),
-    default: "1000",
     doc: "How often the stream host asks the ECS task metadata endpoint whether its task is being stopped (only with ECS_CONTAINER_METADATA_URI_V4).",
     group: "pulseboard",
   },
@@ -451,25 +426,21 @@ export const variables = {
   },
   SESSION_TTL_SECONDS: {
     schema: int(43200, { min: 60 }),
-    default: "43200",
     doc: "Lifetime of a session token.",
     group: "pulseboard",
   },
   SQL_GUARD_EXTRA_FUNCTIONS: {
     schema: str(""),
-    default: "",
     doc: "Comma- or space-separated function names added to the SQL guard allowlist.",
     group: "pulseboard",
   },
   SQL_GUARD_EXTRA_TYPES: {
     schema: str(""),
-    default: "",
     doc: "Comma- or space-separated pg_catalog type names added to the SQL guard's cast type allowlist (for example `inet, macaddr`). The reg* types, `aclitem` and system row types can never be added.",
     group: "pulseboard",
   },
   SQL_MAX_LENGTH: {
     schema: int(20000, { min: 1 }),
-    default: "20000",
     doc: "Longest statement (characters) the SQL guard accepts; longer gives reason `structure`.",
     group: "pulseboard",
   },
@@ -485,25 +456,21 @@ export const variables = {
   },
   SOURCE_POOLS_MAX: {
     schema: int(100, { min: 1 }),
-    default: "100",
     doc: "Source connection pools one process keeps; past it the least recently used idle pool is closed, and a new source is refused (`source_unavailable`, cause `pool_limit`) while every pool is busy.",
     group: "pulseboard",
   },
   SOURCE_HOST_CONNECTIONS_MAX: {
     schema: int(20, { min: 1 }),
-    default: "20",
     doc: "Open connections one process holds to one source server (address and port), across every source pointing there; a connection past it is refused (`source_unavailable`, cause `host_connection_limit`).",
     group: "pulseboard",
   },
   SOURCES_PER_WORKSPACE_MAX: {
     schema: int(100, { min: 1 }),
-    default: "100",
     doc: "Sources one workspace may hold; creating one more is refused with 409 `source_limit_reached`.",
     group: "pulseboard",
   },
   SOURCE_CONNECT_RATE_PER_MINUTE: {
     schema: int(10),
-    default: "10",
     doc: "Requests that make the service connect to a source host, per minute per user: source creates, connection changes, connection tests and catalog refreshes (token bucket: rate and burst). Counted per instance; over it gives 429 `rate_limited` with Retry-After. 0 disables.",
     group: "pulseboard",
   },
@@ -514,25 +481,21 @@ export const variables = {
   },
   SOURCE_SECRETS_AWS_CACHE_SECONDS: {
     schema: int(60),
-    default: "60",
     doc: "How long a Secrets Manager value is cached.",
     group: "pulseboard",
   },
   READINESS_CHECK_TIMEOUT_MS: {
     schema: int(2000, { min: 1 }),
-    default: "2000",
     doc: "Timeout of each readiness check; a hung dependency reports `TIMEOUT`. It also bounds a new config-store connection (or a wait for a pooled one) and a new stream's config-store reads, so requests give up on a hung config store as readiness does.",
     group: "pulseboard",
   },
   CONFIG_STORE_STATEMENT_TIMEOUT_MS: {
     schema: int(5000, { min: 1 }),
-    default: "5000",
     doc: "statement_timeout of every config-store connection of the handlers and the stream host. The client gives a query up 1 s later when the server does not answer at all (a hung store) and closes that connection, so a hung config store never exhausts the pool. `npm run migrate` and `npm run provision` wait on locks on purpose and run without it.",
     group: "pulseboard",
   },
   CONFIG_STORE_STALE_MAX_MS: {
     schema: int(600000),
-    default: "600000",
     doc: "How long open dashboards keep ticking from the last good copy of their dashboard and sources while the config store is down or hung. After it their panels stop with code `config_store_unavailable` until the store answers again. 0: panels stop as soon as a source cannot be re-read.",
     group: "pulseboard",
   },
@@ -543,19 +506,16 @@ export const variables = {
   },
   AI_REQUEST_TIMEOUT_MS: {
     schema: int(60000, { min: 1 }),
-    default: "60000",
     doc: "Timeout of one model call; past it the route answers 504.",
     group: "pulseboard",
   },
   AI_MAX_OUTPUT_TOKENS: {
     schema: int(8192, { min: 1 }),
-    default: "8192",
     doc: "Output tokens one model call may produce (generation, source draft, chat); sent to the provider with every call. Lower it for a model or server with a smaller limit; raise it for reasoning models, which count their reasoning in it.",
     group: "pulseboard",
   },
   AI_LOG_MAX_CHARS: {
     schema: int(20000, { min: 100 }),
-    default: "20000",
     doc: "Characters of a prompt, and of all the text of a result, that one generation_log row keeps (after redaction); the rest is cut with a `[truncated …]` marker.",
     group: "pulseboard",
   },
@@ -564,7 +524,6 @@ export const variables = {
       (v) => (emptyToUndefined(v) === undefined ? 0 : Number(v)),
       z.number({ error: "must be a number" }).min(0, { error: "must not be negative" }),
     ),
-    default: "0",
     doc: "Cost (in your currency) per million input tokens, recorded in generation_log.",
     group: "pulseboard",
   },
@@ -573,10 +532,20 @@ export const variables = {
       (v) => (emptyToUndefined(v) === undefined ? 0 : Number(v)),
       z.number({ error: "must be a number" }).min(0, { error: "must not be negative" }),
     ),
-    default: "0",
     doc: "Cost (in your currency) per million output tokens, recorded in generation_log.",
     group: "pulseboard",
   },
 } satisfies Record<string, VariableDef>;
 
 export type VariableName = keyof typeof variables;
+
+/**
+ * The value a variable takes when it is unset: what its schema gives for no input, so a default is written
+ * once (in the schema) and callers without a loaded configuration read it from there. Undefined for a
+ * variable without a default; a required variable (DATABASE_URL) has none to give and throws.
+ */
+export function defaultOf<K extends VariableName>(name: K): z.output<(typeof variables)[K]["schema"]> {
+  const result = (variables[name].schema as z.ZodType).safeParse(undefined);
+  if (!result.success) throw new Error(`${name} is required: it has no default`);
+  return result.data as z.output<(typeof variables)[K]["schema"]>;
+}

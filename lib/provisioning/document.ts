@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
-import { variables } from "../config/variables.ts";
+import { defaultOf } from "../config/variables.ts";
 import { newDashboardSpecSchema } from "../dashboards/spec.ts";
 import { AppError } from "../http/errors.ts";
 import { SourceInputSchema } from "../sources/store.ts";
@@ -37,8 +37,8 @@ export interface DocumentOptions {
  */
 export function defaultDocumentOptions(): DocumentOptions {
   return {
-    minRefreshIntervalMs: Number(variables.MIN_REFRESH_INTERVAL_MS.default),
-    defaultTime: { from: String(variables.DEFAULT_TIME_FROM.default), to: String(variables.DEFAULT_TIME_TO.default) },
+    minRefreshIntervalMs: defaultOf("MIN_REFRESH_INTERVAL_MS"),
+    defaultTime: { from: defaultOf("DEFAULT_TIME_FROM"), to: defaultOf("DEFAULT_TIME_TO") },
   };
 }
 
