@@ -8,11 +8,7 @@ import { createStreamHost } from "../stream-host/app.ts";
 import { createShutdown, installSignalHandlers } from "../lib/lifecycle/shutdown.ts";
 import { systemTimers } from "../lib/lifecycle/timers.ts";
 import { exitOnListenFailure } from "../lib/service/listen-failure.ts";
-
-/** Paths the stream host owns (`GET /api/dashboards/:id/stream`, `/api/metrics`); everything else is the handlers'. */
-export function isStreamHostPath(path: string): boolean {
-  return path === "/api/metrics" || /^\/api\/dashboards\/[^/]+\/stream$/.test(path);
-}
+import { isStreamHostPath } from "../lib/http/stream-host-paths.ts";
 
 /**
  * Serves the handlers and the stream host on one port, as CloudFront/ALB path rules do in the cloud,

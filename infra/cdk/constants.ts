@@ -18,9 +18,6 @@ export const HEALTH_PATH = "/api/health";
 /** Readiness: the ALB target group health check of the stream host. */
 export const READY_PATH = "/api/ready";
 
-/** Paths the stream host owns (the same split as scripts/all-in-one.ts); CloudFront routes them to the ALB, everything else to the handlers. */
-export const STREAM_HOST_PATHS = ["/api/dashboards/*/stream", "/api/metrics"] as const;
-
 /** The drain budget after SIGTERM (spec default) and the orchestrator's kill timeout, which must exceed it. */
 export const SHUTDOWN_GRACE_MS = 10_000;
 export const STOP_TIMEOUT_SECONDS = 20;

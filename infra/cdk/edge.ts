@@ -7,7 +7,8 @@ import * as acm from "aws-cdk-lib/aws-certificatemanager";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import { Construct } from "constructs";
-import { ORIGIN_VERIFY_HEADER, STREAM_HOST_PATHS, STREAM_ORIGIN_READ_TIMEOUT_SECONDS } from "./constants.ts";
+import { STREAM_HOST_PATHS } from "../../lib/http/stream-host-paths.ts";
+import { ORIGIN_VERIFY_HEADER, STREAM_ORIGIN_READ_TIMEOUT_SECONDS } from "./constants.ts";
 
 export interface EdgeProps {
   handlersUrl: lambda.IFunctionUrl;
