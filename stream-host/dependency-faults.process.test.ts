@@ -197,15 +197,19 @@ async function more(s: StreamClient, n: number, pred: (f: PanelFrame) => boolean
   const start = s.frames.length;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const got = s.frames
-      .slice(start)
-      .filter((f) => f.frame.event === "panel")
-      .map((f) => JSON.parse(f.frame.data ?? "null") as PanelFrame)
-      .filter(pred);
+    const got = panelFrames(s, start).filter(pred);
     if (got.length >= n) return got;
     if (Date.now() > deadline) throw new Error(`only ${got.length} of ${n} matching panel frames arrived`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** The panel frames that arrived on `s` after its first `from` frames, in arrival order. */
+function panelFrames(s: StreamClient, from: number): PanelFrame[] {
+  return s.frames
+    .slice(from)
+    .filter((f) => f.frame.event === "panel")
+    .map((f) => JSON.parse(f.frame.data ?? "null") as PanelFrame);
 }
 
 async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
@@ -338,15 +342,32 @@ describe("metrics store faults", () => {
     noAddressInLogs();
   }, 180_000);
 
-  test("hung (SIGSTOP): only its panels fail, with query_timeout or source_busy; the others keep their cadence; it recovers on SIGCONT", async () => {
+  test("hung (SIGSTOP): only its panels fail, with codes; the same dashboard's healthy panel keeps its cadence while the hung one waits for its code; it recovers on SIGCONT", async () => {
     const s = await openStream(host.port, streamPath(dashboards.mixed), cookie);
     const other = await openStream(host.port, streamPath(dashboards.other), cookie);
     await more(s, 1, (f) => f.result !== undefined && f.panelId === "faulty");
     const pids = freeze(metrics);
     frozen.push({ server: metrics, pids });
+    const mark = s.frames.length;
     try {
-      const failed = await more(s, 1, (f) => f.panelId === "faulty" && f.error !== undefined);
-      expect(["query_timeout", "source_busy", "connect_timeout"]).toContain(failed[0]!.error!.code);
+      // The hung panel's first frame is its code: query_timeout when the runner's stall watchdog gives its
+      // query up (QUERY_TIMEOUT_SECONDS plus the grace: the frozen server cannot cancel it), or
+      // connect_timeout when it needed a new connection; its next attempt needs a new connection.
+      const failed = await more(s, 2, (f) => f.panelId === "faulty" && f.error !== undefined);
+      for (const f of failed) expect(["query_timeout", "connect_timeout"]).toContain(f.error!.code);
+      // Meanwhile the healthy panel of the same dashboard kept its cadence: results at every refresh
+      // (200 ms) before the first code and between the two (about 30 and 50 in a run; ticks that waited
+      // for every panel let 1 and 2 through).
+      const frames = panelFrames(s, mark);
+      const codes = frames.flatMap((f, i) => (f.panelId === "faulty" && f.error ? [i] : []));
+      const [firstCode, secondCode] = codes as [number, number];
+      // One run at a time: nothing of the hung panel between its two codes.
+      expect(frames.slice(firstCode + 1, secondCode).filter((f) => f.panelId === "faulty")).toEqual([]);
+      const healthyBefore = frames.slice(0, firstCode).filter((f) => f.panelId === "healthy");
+      const healthyBetween = frames.slice(firstCode, secondCode).filter((f) => f.panelId === "healthy");
+      expect(healthyBefore.length).toBeGreaterThanOrEqual(5);
+      expect(healthyBetween.length).toBeGreaterThanOrEqual(5);
+      expect([...healthyBefore, ...healthyBetween].filter((f) => f.error)).toEqual([]);
       // The dashboard without the hung source keeps its cadence throughout.
       const healthy = await more(other, 10, (f) => f.panelId === "healthy");
       expect(healthy.filter((f) => f.error)).toEqual([]);
