@@ -12,6 +12,11 @@ import {
   timeoutBackoffTicks,
 } from "./poller.ts";
 import { createManualTimers } from "../lib/lifecycle/manual-timers.ts";
+import { createLogger } from "../lib/log/logger.ts";
+import { createMetrics } from "../lib/metrics/metrics.ts";
+import { Registry } from "prom-client";
+import { COALESCE_MS, createHub } from "./hub.ts";
+import { type Sink, drainingFrame } from "./sse.ts";
 
 function panel(id: string, sourceId = "src_a"): Panel {
   return { id, title: `Panel ${id}`, type: "stat", sourceId, sql: `SELECT '${id}'` };
@@ -627,5 +632,91 @@ describe("a hung source costs its own panels, nothing else", () => {
     b.stop();
     for (const c of [...hung.calls, ...healthy.calls]) c.resolve(null);
     await flush();
+  });
+});
+
+describe("the hub with a panel run that outlives its tick", () => {
+  /** A subscriber's stream that records what it was sent, and whether it was sent after the stream ended. */
+  function recordingSink() {
+    const frames: string[] = [];
+    let ended = false;
+    let writesAfterEnd = 0;
+    const listeners: (() => void)[] = [];
+    const sink: Sink = {
+      write(frame) {
+        if (ended) writesAfterEnd++;
+        else frames.push(Buffer.from(frame).toString());
+        return true;
+      },
+      async end(frame) {
+        if (frame) frames.push(Buffer.from(frame).toString());
+        ended = true;
+        for (const l of listeners.splice(0)) l();
+      },
+      destroy() {
+        ended = true;
+        for (const l of listeners.splice(0)) l();
+      },
+      onClose: (l) => void listeners.push(l),
+      get closed() {
+        return ended;
+      },
+    };
+    return { sink, frames, writesAfterAnEnd: () => writesAfterEnd };
+  }
+
+  test("the healthy panel's frames go out at its cadence, its ticks are observed at their bound; after the drain frame the hung run sends nothing, and idle() waits for it", async () => {
+    const clock = createManualTimers();
+    const runner = gatedRunner();
+    const registry = new Registry();
+    const hub = createHub({
+      metrics: createMetrics(registry, { defaultCollectors: false }),
+      runPanel: runner.run,
+      limiter: createKeyedLimiter(4),
+      refreshMs: () => 5000,
+      timers: clock.timers,
+      now: clock.now,
+      monotonic: clock.now,
+      log: createLogger({ silent: true }),
+    });
+    const viewer = recordingSink();
+    hub.subscribe(dashboard([panel("hung", "src_h"), panel("ok")], 5000), viewer.sink);
+    const okFrames = () => viewer.frames.filter((f) => f.includes('"panelId":"ok"')).length;
+    clock.runNext();
+    for (let k = 0; k < 3; k++) {
+      if (k > 0) clock.advance(k === 1 ? 5000 - COALESCE_MS : 5000);
+      await flush();
+      for (const c of runner.calls.filter((c) => c.panel.id === "ok")) c.resolve({ rows: [[k]] });
+      await flush();
+      // The first tick waits for its bound (the hung panel): its frame goes out after the 250 ms coalescing
+      // at the latest; the later ticks end with their only panel.
+      if (k === 0) clock.advance(COALESCE_MS);
+      expect(okFrames()).toBe(k + 1);
+    }
+    const text = await registry.metrics();
+    expect(text).toContain('svc_poller_tick_duration_seconds_count{dashboard="db_1"} 3');
+    expect(text).toContain('svc_poller_tick_duration_seconds_sum{dashboard="db_1"} 5');
+
+    // Drain with the hung panel's run out.
+    hub.stopPollers();
+    await hub.closeAll(() => drainingFrame(3000));
+    expect(viewer.frames.at(-1)).toContain("event: draining");
+    let idle = false;
+    void hub.idle().then(() => {
+      idle = true;
+    });
+    await flush();
+    expect(idle).toBe(false);
+    runner.calls.find((c) => c.panel.id === "hung")!.reject(TIMEOUT());
+    for (const c of runner.calls) c.resolve(null);
+    await flush();
+    expect(idle).toBe(true);
+    clock.advance(60_000);
+    expect(viewer.writesAfterAnEnd()).toBe(0);
+    expect(viewer.frames.at(-1)).toContain("event: draining");
+    expect(runner.calls.filter((c) => c.panel.id === "hung")).toHaveLength(1);
+    // The stopped poller's series stay dropped.
+    expect(await registry.metrics()).not.toContain('dashboard="db_1"');
+    expect(clock.pending).toBe(0);
   });
 });
