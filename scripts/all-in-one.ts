@@ -1,18 +1,16 @@
-import { serve } from "@hono/node-server";
 import { createRevocationSet } from "../lib/auth/revocations.ts";
+import { isStreamHostPath } from "../lib/http/stream-host-paths.ts";
+import { closeConfigStore, serveProcess } from "../lib/lifecycle/serve.ts";
 import type { QueryRunner } from "../lib/query/runner.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
 import type { Guard } from "../lib/sql-guard/index.ts";
 import { createApp } from "../handlers/app.ts";
 import { createStreamHost } from "../stream-host/app.ts";
-import { createShutdown, installSignalHandlers } from "../lib/lifecycle/shutdown.ts";
-import { systemTimers } from "../lib/lifecycle/timers.ts";
-import { exitOnListenFailure } from "../lib/service/listen-failure.ts";
-import { isStreamHostPath } from "../lib/http/stream-host-paths.ts";
 
 /**
- * Serves the handlers and the stream host on one port, as CloudFront/ALB path rules do in the cloud,
- * with the stream host's drain on SIGTERM/SIGINT. The demo's own services (embedded PostgreSQL, the
+ * Serves the handlers and the stream host on one port, as CloudFront/ALB path rules do in the cloud
+ * (lib/http/stream-host-paths.ts), with the stream host's drain on SIGTERM/SIGINT: the serve and drain
+ * steps of every process (lib/lifecycle/serve.ts), after scripts/start.ts loaded the config and built the deps. The demo's own services (embedded PostgreSQL, the
  * development identity provider, the traffic generator) stop after the drain, in `cleanups` order.
  */
 export async function runAllInOne(opts: {
@@ -51,45 +49,32 @@ export async function runAllInOne(opts: {
     const bound = new Promise((r) => setTimeout(r, 5_000).unref());
     void Promise.race([stopAll, bound]).finally(() => process.exit(code));
   };
-  const shutdown = createShutdown({
+  const publicOrigin = opts.publicOrigin ?? `http://localhost:${config.PORT}`;
+  serveProcess({
+    // A port in use ends the start in one line, after stopping what the start brought up.
+    name: "start failed",
+    config,
+    port: config.PORT,
+    portVariable: "PORT",
+    fetch: (req, env) => {
+      const url = new URL(req.url);
+      const elsewhere = opts.publicOrigin !== undefined && url.host !== new URL(publicOrigin).host;
+      if (elsewhere && isSignInEntry(req.method, url.pathname)) {
+        return Response.redirect(`${publicOrigin}${url.pathname}${url.search}`, 302);
+      }
+      return isStreamHostPath(url.pathname) ? host.app.fetch(req, env) : app.fetch(req, env);
+    },
     drain: deps.drain,
     host,
-    closeStores: async () => {
-      await deps.readiness.close();
-      await deps.pool.end();
-    },
-    graceMs: config.SHUTDOWN_GRACE_MS,
-    timers: systemTimers,
+    closeStores: () => closeConfigStore(deps),
     log: deps.log,
     exit,
-  });
-  installSignalHandlers({ proc: process, config, shutdown, exit });
-
-  const publicOrigin = opts.publicOrigin ?? `http://localhost:${config.PORT}`;
-  const server = serve(
-    {
-      fetch: (req, env) => {
-        const url = new URL(req.url);
-        const elsewhere = opts.publicOrigin !== undefined && url.host !== new URL(publicOrigin).host;
-        if (elsewhere && isSignInEntry(req.method, url.pathname)) {
-          return Response.redirect(`${publicOrigin}${url.pathname}${url.search}`, 302);
-        }
-        return isStreamHostPath(url.pathname) ? host.app.fetch(req, env) : app.fetch(req, env);
-      },
-      port: config.PORT,
-      hostname: config.LISTEN_HOST,
-    },
-    () => {
+    onListening: () => {
       say(`Pulseboard is running: ${publicOrigin}`);
       if (opts.demo) say(`  demo dashboard: ${publicOrigin}/dashboards/${opts.demo.dashboardId}`);
       for (const note of opts.notes ?? []) say(note);
       say("  Ctrl-C drains and stops (embedded PostgreSQL included).");
     },
-  );
-  // A port in use ends the start in one line, after stopping what the start brought up.
-  exitOnListenFailure(server, { prefix: "start failed", port: config.PORT, host: config.LISTEN_HOST, portVariable: "PORT" }, (line) => {
-    process.stderr.write(`${line}\n`);
-    exit(1);
   });
 }
 

@@ -150,6 +150,8 @@ try {
   cleanups.shift();
   checkpoint();
 
+  // Load config → build deps → serve → on signal drain and close, as the handlers and the stream host do. The
+  // demo's secrets are its own (files under the data folder), so APP_SECRETS_AWS plays no part here.
   const config = loadConfigOrExit(env);
   const deps = buildServiceDeps(config);
   const services = await buildQueryServices(config, deps.metrics);
