@@ -96,13 +96,15 @@ export class ReadOnlyPortal {
   private stopReason: Error | null = null;
   private stream: Socket | null = null;
   private readonly limitWire: number;
-  private readonly onWire = (chunk: Buffer) => {
-    this.wireBytes += chunk.length;
-    if (this.wireBytes > this.limitWire && !this.stopReason) this.stop(new ResultTooLargeError(this.opts.maxBytes, this.rowsRead));
-  };
+  private readonly onWire: (chunk: Buffer) => void;
 
   constructor(private readonly opts: PortalOptions) {
     this.limitWire = wireLimit(opts.maxBytes);
+    // Assigned, not a class field: the bundles keep function names, and a named field costs a defineProperty per portal.
+    this.onWire = (chunk: Buffer) => {
+      this.wireBytes += chunk.length;
+      if (this.wireBytes > this.limitWire && !this.stopReason) this.stop(new ResultTooLargeError(this.opts.maxBytes, this.rowsRead));
+    };
     this.done = new Promise<PortalResult>((resolve, reject) => {
       this.resolveDone = resolve;
       this.rejectDone = reject;

@@ -124,8 +124,26 @@ function sameConnection(a: PoolEntry["params"], b: Source): boolean {
   );
 }
 
+/** Pool settings of a source used when the options leave them out (the runner bench gives bare `pg` the same). */
+export const SOURCE_POOL_DEFAULTS = { poolMax: 5, connectTimeoutMs: 10_000, idleTimeoutMs: 30_000 } as const;
+
 /** The portal learns of a dying connection through pg; the client's own error event only needs a listener. */
 function ignoreClientError(): void {}
+
+/** A checkout waiting for its client, which closeAll can refuse. */
+interface PendingCheckout {
+  reject: (err: Error) => void;
+  /** The pool answered it, or the drain refused it; whichever comes second is ignored. */
+  answered: boolean;
+}
+
+/**
+ * Ends a client at once (the socket is destroyed, so the server stops sending). A factory rather than an inline
+ * arrow: the bundles keep function names, which costs a defineProperty for every named closure created per statement.
+ */
+function ender(client: pg.PoolClient): () => void {
+  return () => void client.end().catch(ignoreClientError);
+}
 
 /** Builds the runner; pools are created lazily per source and keyed by its connection parameters. */
 export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
@@ -196,10 +214,10 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         target: () => hostPolicy.check(source),
         budget,
         connector: opts.connector,
-        max: opts.poolMax ?? 5,
+        max: opts.poolMax ?? SOURCE_POOL_DEFAULTS.poolMax,
         timeoutMs,
-        connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
-        idleTimeoutMs: opts.idleTimeoutMs ?? 30_000,
+        connectTimeoutMs: opts.connectTimeoutMs ?? SOURCE_POOL_DEFAULTS.connectTimeoutMs,
+        idleTimeoutMs: opts.idleTimeoutMs ?? SOURCE_POOL_DEFAULTS.idleTimeoutMs,
       }),
     };
     pools.set(source.id, entry);
@@ -207,12 +225,10 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   }
 
   const draining = () => new AppError("source_unavailable", "The query runner is shutting down.", { cause: "draining" });
-  // Rejected by closeAll: pg-pool never answers a checkout still waiting when its pool ends.
-  let stopWaiting: (err: Error) => void = () => {};
-  const drained = new Promise<never>((_, reject) => {
-    stopWaiting = reject;
-  });
-  drained.catch(() => {});
+  // Checkouts still waiting for a client: pg-pool never answers one still waiting when its pool ends, so closeAll
+  // fails them. Each entry leaves the set as soon as its checkout is answered (a promise raced against one shared
+  // "drained" promise would instead leave a reaction on it per statement until the drain).
+  const waiting = new Set<PendingCheckout>();
 
   // Statements in flight and when each started. One sweep a second stops a statement whose source has been
   // silent past QUERY_TIMEOUT_SECONDS plus the grace: cheaper than a timer armed and cleared per statement.
@@ -235,20 +251,22 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     watched.delete(portal);
   }
 
-  async function connectOnce(pool: pg.Pool): Promise<pg.PoolClient> {
-    const connecting = pool.connect();
-    try {
-      return await Promise.race([connecting, drained]);
-    } catch (err) {
-      // Lost the race to the drain: a client that still arrives goes straight back (the ending pool closes it).
-      if (err instanceof AppError && err.extra.cause === "draining") {
-        connecting.then(
-          (client) => client.release(),
-          () => {},
-        );
-      }
-      throw err;
-    }
+  function connectOnce(pool: pg.Pool): Promise<pg.PoolClient> {
+    return new Promise((resolve, reject) => {
+      const pending: PendingCheckout = { reject, answered: false };
+      waiting.add(pending);
+      pool.connect((err, client, release) => {
+        // Lost the race to the drain: a client that still arrives goes straight back (the ending pool closes it).
+        if (pending.answered) {
+          if (client) release();
+          return;
+        }
+        pending.answered = true;
+        waiting.delete(pending);
+        if (err || !client) reject(err ?? new Error("the pool returned no client"));
+        else resolve(client);
+      });
+    });
   }
 
   async function checkout(entry: PoolEntry, source: Source): Promise<pg.PoolClient> {
@@ -301,8 +319,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         maxRows: req.maxRows ?? config.MAX_QUERY_ROWS,
         maxBytes,
         fixed,
-        // Stop at once: ending the client destroys the socket, so the server stops sending.
-        abort: () => void client.end().catch(() => {}),
+        abort: ender(client),
         prepared,
       });
       // A checked-out client has no pool listener; a dying socket must reach the portal, not crash the process.
@@ -314,7 +331,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         const result = await portal.done;
         rows = result.rows.length;
         ok = true;
-        return { ...result, elapsedMs: now() - started };
+        return { columns: result.columns, rows: result.rows, truncated: result.truncated, elapsedMs: now() - started };
       } catch (err) {
         failure = err;
         throw queryError(err, { sourceId: source.id, timeoutSeconds: config.QUERY_TIMEOUT_SECONDS, maxBytes });
@@ -396,7 +413,11 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     },
     async closeAll() {
       closed = true;
-      stopWaiting(draining());
+      for (const pending of waiting) {
+        pending.answered = true;
+        pending.reject(draining());
+      }
+      waiting.clear();
       for (const entry of pools.values()) endPool(entry.pool);
       pools.clear();
       // pg-pool's end() resolves only when every checked-out client has been released and closed.
