@@ -44,9 +44,9 @@ interface Channel {
 }
 
 /**
- * Longest a panel frame waits for the other panels of its tick. Writing to a socket costs a system
- * call however small the frame, so a tick's frames go out in one write per subscriber; a slow panel
- * holds the others for at most this long.
+ * Longest a panel frame waits for other panels' frames. Writing to a socket costs a system call however
+ * small the frame, so a tick's frames go out in one write per subscriber when it ends; a slow panel
+ * holds the others for at most this long, and a frame of a run that outlived its tick waits no longer.
  */
 export const COALESCE_MS = 250;
 
