@@ -4,13 +4,11 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createSessionTokens } from "../lib/auth/session.ts";
 import { freePort } from "../lib/embedded/postgres.ts";
 import { createDatabase, createTestConfigStore } from "../lib/testing/pg.ts";
-import { type HostProcess, get, openStream, spawnStreamHost } from "./testing/child.ts";
-import { prepareCountingMetricsDb, seedStreamFixture } from "./testing/seed.ts";
-
-const SESSION_SECRET = "process-test-session-secret-0123456789";
+import { type HostProcess, get, openStream } from "./testing/child.ts";
+import { prepareCountingMetricsDb } from "./testing/seed.ts";
+import { startSeededHost } from "./testing/seeded-host.ts";
 
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
 let metricsDb: Awaited<ReturnType<typeof prepareCountingMetricsDb>>;
@@ -56,31 +54,8 @@ async function fakeMetadataEndpoint() {
   };
 }
 
-async function start(env: Record<string, string>) {
-  const fixture = await seedStreamFixture(store.pool, {
-    metricsUrl,
-    panels: [{ id: "fast", view: "fast_v" }],
-    refreshIntervalMs: 100,
-  });
-  const host = await spawnStreamHost({
-    DATABASE_URL: store.url,
-    SESSION_SECRET,
-    STREAM_PORT: String(await freePort()),
-    NODE_ENV: "test",
-    MIN_REFRESH_INTERVAL_MS: "100",
-    DEFAULT_REFRESH_INTERVAL_MS: "100",
-    FRAMEWORK_MANUAL_SIG_HANDLE: "true",
-    ...fixture.env,
-    ...env,
-  });
-  children.push(host);
-  const token = await createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600 }).mint({
-    sub: "viewer-1",
-    groups: [fixture.workspace.viewer_group],
-  });
-  const cookie = { cookie: `svc_session=${token}` };
-  const path = `/api/dashboards/${fixture.dashboardIds[0]}/stream`;
-  return { host, path, cookie };
+function start(env: Record<string, string>) {
+  return startSeededHost({ store, metricsUrl, panels: [{ id: "fast", view: "fast_v" }], env, children });
 }
 
 describe("drain when the ECS task is being stopped", () => {

@@ -2,13 +2,10 @@
 // real signals, real sockets, embedded PostgreSQL for the config store and a metrics database
 // whose views count every query at the database.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createSessionTokens } from "../lib/auth/session.ts";
-import { freePort } from "../lib/embedded/postgres.ts";
 import { createDatabase, createTestConfigStore } from "../lib/testing/pg.ts";
-import { type HostProcess, type StreamClient, get, openStream, spawnStreamHost } from "./testing/child.ts";
-import { prepareCountingMetricsDb, seedStreamFixture } from "./testing/seed.ts";
-
-const SESSION_SECRET = "process-test-session-secret-0123456789";
+import { type HostProcess, type StreamClient, get, openStream } from "./testing/child.ts";
+import { prepareCountingMetricsDb } from "./testing/seed.ts";
+import { startSeededHost } from "./testing/seeded-host.ts";
 
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
 let metricsUrl: string;
@@ -27,37 +24,8 @@ afterAll(async () => {
   await store.close();
 });
 
-async function start(
-  panels: { id: string; view: string }[],
-  env: Record<string, string> = {},
-  more: { id: string; view: string }[][] = [],
-) {
-  const fixture = await seedStreamFixture(store.pool, { metricsUrl, panels, refreshIntervalMs: 100, more });
-  const host = await spawnStreamHost({
-    DATABASE_URL: store.url,
-    SESSION_SECRET,
-    STREAM_PORT: String(await freePort()),
-    NODE_ENV: "test",
-    MIN_REFRESH_INTERVAL_MS: "100",
-    DEFAULT_REFRESH_INTERVAL_MS: "100",
-    FRAMEWORK_MANUAL_SIG_HANDLE: "true",
-    ...fixture.env,
-    ...env,
-  });
-  children.push(host);
-  const token = await createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600 }).mint({
-    sub: "viewer-1",
-    groups: [fixture.workspace.viewer_group],
-  });
-  const cookie = { cookie: `svc_session=${token}` };
-  const path = `/api/dashboards/${fixture.dashboardIds[0]}/stream`;
-  return {
-    host,
-    path,
-    cookie,
-    open: (n: number, p = path) => Promise.all(Array.from({ length: n }, () => openStream(host.port, p, cookie))),
-    pathOf: (i: number) => `/api/dashboards/${fixture.dashboardIds[i]}/stream`,
-  };
+function start(panels: { id: string; view: string }[], env: Record<string, string> = {}, more: { id: string; view: string }[][] = []) {
+  return startSeededHost({ store, metricsUrl, panels, more, env, children });
 }
 
 /** Waits (polling the database) until `panel` has logged `count` starts. */
