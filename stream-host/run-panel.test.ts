@@ -123,10 +123,11 @@ describe("through a config-store outage (a TCP proxy in front of the test server
     await proxy.close();
   });
 
-  test("a stopped store: panels run on the last good copy until CONFIG_STORE_STALE_MAX_MS, then stop with config_store_unavailable; back when it answers", async () => {
-    const { ws, source } = await seed("rp4");
+  /** One panel of a seeded dashboard, run through the proxied pool with a recording runner and a manual clock. */
+  async function panelThroughProxy(tag: string, opts: { readTimeoutMs: number; staleMaxMs: number }) {
+    const { ws, source } = await seed(tag);
     const runs: RunRequest[] = [];
-    let now = 1_000;
+    const clock = { now: 1_000 };
     const run = runPanelWith(
       {
         run: async (req: RunRequest) => {
@@ -134,20 +135,25 @@ describe("through a config-store outage (a TCP proxy in front of the test server
           return EMPTY;
         },
       },
-      { pool, now: () => now },
-      { cacheMs: 5000, readTimeoutMs: 2000, staleMaxMs: 60_000 },
+      { pool, now: () => clock.now },
+      { cacheMs: 5000, ...opts },
     );
     const d = dashboard(ws.id, source.id);
     const go = () => run(d.spec.panels[0], d, { fromMs: 1, toMs: 2 }, new AbortController().signal);
+    return { source, runs, clock, go };
+  }
+
+  test("a stopped store: panels run on the last good copy until CONFIG_STORE_STALE_MAX_MS, then stop with config_store_unavailable; back when it answers", async () => {
+    const { source, runs, clock, go } = await panelThroughProxy("rp4", { readTimeoutMs: 2000, staleMaxMs: 60_000 });
     await go();
     await proxy.stop();
     try {
-      now += 6000;
+      clock.now += 6000;
       await go();
-      now += 6000;
+      clock.now += 6000;
       await go();
       expect(runs.map((r) => r.source.id)).toEqual([source.id, source.id, source.id]);
-      now += 60_000;
+      clock.now += 60_000;
       const err = await go().then(
         () => null,
         (e: unknown) => e,
@@ -159,36 +165,22 @@ describe("through a config-store outage (a TCP proxy in front of the test server
       await proxy.start();
     }
     // The store is back: the next read (in the background after a failure) brings a fresh copy.
-    now += 6000;
+    clock.now += 6000;
     await until(async () => (await go().then(() => true, () => false)) && runs.length === 4, "a panel runs again");
   });
 
   test("a hung store stalls a panel at most once, for one bounded read; then the copy serves at once while reads retry in the background", async () => {
-    const { ws, source } = await seed("rp5");
-    const runs: RunRequest[] = [];
-    let now = 1_000;
-    const run = runPanelWith(
-      {
-        run: async (req: RunRequest) => {
-          runs.push(req);
-          return EMPTY;
-        },
-      },
-      { pool, now: () => now },
-      { cacheMs: 5000, readTimeoutMs: 150, staleMaxMs: 600_000 },
-    );
-    const d = dashboard(ws.id, source.id);
-    const go = () => run(d.spec.panels[0], d, { fromMs: 1, toMs: 2 }, new AbortController().signal);
+    const { runs, clock, go } = await panelThroughProxy("rp5", { readTimeoutMs: 150, staleMaxMs: 600_000 });
     await go();
     proxy.hang();
     try {
-      now += 6000;
+      clock.now += 6000;
       // The read runs into its bound and is given up; the panel runs on the copy.
       await go();
       expect(runs).toHaveLength(2);
       // Given up at once: the pool holds no client stuck on the hung server beyond the one retry in flight.
       expect(pool.totalCount).toBeLessThanOrEqual(1);
-      now += 6000;
+      clock.now += 6000;
       // The store failed the last read: the copy serves without waiting, a read goes on in the background.
       let settled = false;
       const pending = go().then(() => {
