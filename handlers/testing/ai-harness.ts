@@ -6,7 +6,7 @@ import { createAiRouteDeps, registerAiRoutes } from "../routes/ai/routes.ts";
 import { createAuth } from "../../lib/auth/create-auth.ts";
 import { type RoleFixture, seedRoleFixture } from "../../lib/auth/testing/role-table.ts";
 import { createSessionTokens, type SessionTokens } from "../../lib/auth/session.ts";
-import type { Catalog } from "../../lib/catalog/types.ts";
+import { DEMO_CATALOG } from "../../lib/catalog/testing/demo-catalog.ts";
 import { type Config, parseConfig } from "../../lib/config/parse.ts";
 import type { DashboardSpec } from "../../lib/dashboards/spec.ts";
 import { onError } from "../../lib/http/problem.ts";
@@ -67,24 +67,10 @@ export function buildAiApp(opts: {
   return { app, config, metrics, logLines, sessions };
 }
 
-export const HTTP_CATALOG: Catalog = {
-  tables: [
-    {
-      schema: "public",
-      name: "http_requests",
-      timeColumn: "ts",
-      columns: [
-        { name: "ts", type: "timestamp with time zone" },
-        { name: "service", type: "text" },
-        { name: "status", type: "integer" },
-        { name: "latency_ms", type: "double precision" },
-      ],
-    },
-    { schema: "public", name: "services", timeColumn: null, columns: [{ name: "name", type: "text" }, { name: "team", type: "text" }] },
-  ],
-};
-
-/** Seeds the role fixture plus a source (refreshed at `refreshedAt`, or never) and a dashboard in its workspace. */
+/**
+ * Seeds the role fixture plus a source with the demo catalog (lib/catalog/testing/demo-catalog.ts), refreshed at
+ * `refreshedAt`, a source never refreshed, and a dashboard in its workspace.
+ */
 export async function seedAiFixture(
   pool: pg.Pool,
   sessions: SessionTokens,
@@ -93,7 +79,7 @@ export async function seedAiFixture(
 ): Promise<RoleFixture & { sourceId: string; neverRefreshedId: string; dashboardId: string; spec: DashboardSpec }> {
   const f = await seedRoleFixture(pool, sessions, cookieName);
   const src = await createSource(pool, f.workspace.id, { name: "metrics", host: "127.0.0.1", database: "metrics", secretRef: "DEMO" });
-  await saveCatalog(pool, src.id, HTTP_CATALOG, opts.refreshedAt);
+  await saveCatalog(pool, src.id, DEMO_CATALOG, opts.refreshedAt);
   const never = await createSource(pool, f.workspace.id, { name: "fresh-install", host: "127.0.0.1", database: "m2", secretRef: "DEMO" });
   const spec: DashboardSpec = {
     title: "HTTP",

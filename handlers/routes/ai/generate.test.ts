@@ -1,5 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { type AiTestApp, HTTP_CATALOG, counterValue } from "../../testing/ai-harness.ts";
+import { DEMO_CATALOG } from "../../../lib/catalog/testing/demo-catalog.ts";
+import { type AiTestApp, counterValue } from "../../testing/ai-harness.ts";
 import { type SeededAiFixture, useAiRouteFixture } from "../../testing/ai-route-fixture.ts";
 
 const GOOD = {
@@ -63,7 +64,7 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
       expect.objectContaining({ panelId: "users", reason: "catalog", message: expect.stringContaining("secrets_table") }),
     ]);
     expect(body.usage).toEqual({ input: 1300, output: 250 });
-    expect(body.catalog).toMatchObject({ status: "fresh", tablesTotal: 2, tablesIncluded: 2 });
+    expect(body.catalog).toMatchObject({ status: "fresh", tablesTotal: DEMO_CATALOG.tables.length, tablesIncluded: DEMO_CATALOG.tables.length });
 
     // Two model calls; the first carried the catalog and rules, the repair the guard's reasons.
     expect(ai.fake.requests).toHaveLength(2);
@@ -145,7 +146,7 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
       expect(sent).toContain("public.checkout_latency");
       expect(sent.length).toBeLessThan(40_000);
     } finally {
-      await ai.store.pool.query("UPDATE sources SET catalog = $2::jsonb WHERE id = $1", [f.sourceId, JSON.stringify(HTTP_CATALOG)]);
+      await ai.store.pool.query("UPDATE sources SET catalog = $2::jsonb WHERE id = $1", [f.sourceId, JSON.stringify(DEMO_CATALOG)]);
     }
   });
 
