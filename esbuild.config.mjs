@@ -66,6 +66,40 @@ const zodEnglishOnly = {
   },
 };
 
+/**
+ * Code splitting: a module the service loads with `import()` (the AI SDK and its providers, the AWS SDK;
+ * lib/ai/sdk.ts, lib/secrets/sdk.ts) goes to a chunk of its own beside main.mjs, so a cold start neither
+ * reads nor compiles it. Chunks sit in the bundle's folder, which is where bundled code's __dirname points
+ * (libpg-query reads its .wasm from there).
+ */
+const SERVER_CHUNKS = "chunk-[hash]";
+
+/**
+ * The AWS SDK's packages resolve to their ES module build (`module`), the rest of the bundle to `main`.
+ * Required through the CommonJS build, the SDK's own ES-only parts come in whole (esbuild cannot tree-shake
+ * what `require()` reaches): the ES build drops about 150 KiB, a browser user-agent parser among it. The
+ * ES build is the one AWS documents for bundling Node code (the CDK's NodejsFunction resolves it the same way).
+ */
+const awsSdkEsm = {
+  name: "aws-sdk-esm",
+  setup(b) {
+    b.onResolve({ filter: /^@(aws-sdk|smithy)\/[^/]+$/ }, async (args) => {
+      if (args.pluginData?.awsSdkEsm) return undefined;
+      const resolved = await b.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: { awsSdkEsm: true },
+      });
+      if (resolved.errors.length > 0 || !resolved.path.includes(`${join("dist-cjs", "")}`)) return resolved;
+      const pkgDir = resolved.path.slice(0, resolved.path.indexOf(join("dist-cjs", "")));
+      const pkg = JSON.parse(await readFile(join(pkgDir, "package.json"), "utf8"));
+      if (pkg.exports || typeof pkg.module !== "string") return resolved;
+      return { path: join(pkgDir, pkg.module) };
+    });
+  },
+};
+
 // CJS dependencies inside an ESM bundle call require(); ESM has no require, so the banner creates one.
 // __dirname/__filename are mapped (via `define`) to banner constants rather than declared under their own
 // names, so a bundled module that declares its own __dirname cannot collide with the banner.
@@ -95,9 +129,13 @@ function findEntry(target, root) {
  *
  * Server bundles are minified with their source maps beside them (`main.mjs.map`): the images leave the maps
  * out (the Dockerfiles' `sourcemaps` stage exports them), so stack traces are mapped off the image.
- * `minifyServer: false` gives the readable build (bench/coldstart.ts compares both).
+ * Modules loaded with `import()` go to chunks beside main.mjs (SERVER_CHUNKS), and the AWS SDK resolves to its
+ * ES build (awsSdkEsm). `minifyServer: false`, `splitServer: false` and `awsSdkEsm: false` give the readable
+ * one-file build the images shipped before, and `plugins` are added to the server targets' own
+ * (bench/coldstart.ts rebuilds that earlier bundle with them). Each built server target reports `load`
+ * (startLoad): what its start reads.
  *
- * @param {{ outdir?: string, only?: string[], targets?: typeof TARGETS, root?: string, version?: string, minifyServer?: boolean, log?: (line: string) => void }} [opts]
+ * @param {{ outdir?: string, only?: string[], targets?: typeof TARGETS, root?: string, version?: string, minifyServer?: boolean, splitServer?: boolean, awsSdkEsm?: boolean, plugins?: import("esbuild").Plugin[], log?: (line: string) => void }} [opts]
  */
 export async function build(opts = {}) {
   const root = opts.root ?? ROOT;
@@ -141,7 +179,10 @@ export async function build(opts = {}) {
     const result = await esbuild.build({
       absWorkingDir: root,
       entryPoints: [entry],
-      outfile: join(dir, server ? "main.mjs" : "main.js"),
+      // Server bundles: main.mjs plus the chunks of the modules it loads with import() (see SERVER_CHUNKS).
+      ...(server && opts.splitServer !== false
+        ? { outdir: dir, entryNames: "main", chunkNames: SERVER_CHUNKS, outExtension: { ".js": ".mjs" }, splitting: true }
+        : { outfile: join(dir, server ? "main.mjs" : "main.js") }),
       bundle: true,
       format: "esm",
       platform: target.platform,
@@ -166,13 +207,14 @@ export async function build(opts = {}) {
       logLevel: "silent",
       jsx: "automatic",
       jsxImportSource: "hono/jsx",
-      plugins: server ? [zodEnglishOnly] : [],
+      plugins: server ? [zodEnglishOnly, ...(opts.awsSdkEsm !== false ? [awsSdkEsm] : []), ...(opts.plugins ?? [])] : [],
     });
     for (const w of result.warnings) log(`warning (${target.name}): ${w.text}`);
 
-    const output = Object.values(result.metafile.outputs).find((o) => o.entryPoint);
-    const staticDevImports = (output?.imports ?? []).filter(
-      (i) => i.external && DEV_ONLY.test(i.path) && i.kind !== "dynamic-import",
+    // Every output file counts, chunks included: a chunk's static import runs as soon as the chunk loads.
+    const outputs = Object.entries(result.metafile.outputs).filter(([file]) => !file.endsWith(".map"));
+    const staticDevImports = outputs.flatMap(([, o]) =>
+      o.imports.filter((i) => i.external && DEV_ONLY.test(i.path) && i.kind !== "dynamic-import"),
     );
     if (staticDevImports.length > 0) {
       throw new Error(
@@ -194,7 +236,7 @@ export async function build(opts = {}) {
       await cp(join(root, "lib/store/migrations"), join(dir, "migrations"), { recursive: true });
       extras.push("migrations/");
     }
-    built.push({ name: target.name, entry, dir, extras });
+    built.push({ name: target.name, entry, dir, extras, ...(server ? { load: startLoad(outputs, entry) } : {}) });
     const shown = relative(root, dir).startsWith("..") ? dir : relative(root, dir);
     log(
       `built ${target.name}: ${shown}/${server ? "main.mjs" : "main.js"}` +
@@ -203,6 +245,28 @@ export async function build(opts = {}) {
   }
   for (const name of skipped) log(`skipped ${name}: no entry point yet`);
   return { version, built, skipped };
+}
+
+/**
+ * What a server bundle's start reads, from esbuild's metafile: main.mjs and every chunk it imports statically
+ * (what `import()` reaches loads later, on demand). `inputs` are the source files of those, relative to the
+ * root (`node_modules/ai/dist/index.mjs`, `lib/ai/provider.ts`); bytes are of the JavaScript files.
+ */
+function startLoad(outputs, entry) {
+  const byFile = new Map(outputs);
+  const main = outputs.find(([, o]) => o.entryPoint === entry)[0];
+  const start = new Set([main]);
+  for (const file of start) {
+    for (const i of byFile.get(file).imports) if (!i.external && i.kind === "import-statement") start.add(i.path);
+  }
+  const bytes = (files) => files.reduce((n, f) => n + byFile.get(f).bytes, 0);
+  return {
+    entryBytes: byFile.get(main).bytes,
+    startBytes: bytes([...start]),
+    totalBytes: bytes(outputs.map(([f]) => f)),
+    files: outputs.length,
+    inputs: [...new Set([...start].flatMap((f) => Object.keys(byFile.get(f).inputs)))].sort(),
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -27,7 +27,14 @@ interface BuildModule {
     targets?: Target[];
     version?: string;
     log?: (line: string) => void;
-  }): Promise<{ version: string; built: { name: string; dir: string; extras: string[] }[]; skipped: string[] }>;
+  }): Promise<{ version: string; built: { name: string; dir: string; extras: string[]; load?: StartLoad }[]; skipped: string[] }>;
+}
+interface StartLoad {
+  entryBytes: number;
+  startBytes: number;
+  totalBytes: number;
+  files: number;
+  inputs: string[];
 }
 
 // A computed specifier: the build script is plain .mjs, typed here by BuildModule.
@@ -117,12 +124,16 @@ describe("build pipeline (fixture entry)", () => {
     extras = result.built[0].extras;
   });
 
-  it("writes one ESM file with the version compiled in and libpg-query's wasm beside it", async () => {
+  it("writes main.mjs with the version compiled in, the SDKs' chunks and libpg-query's wasm beside it, and no package import", async () => {
     const bundle = await readFile(join(dir, "main.mjs"), "utf8");
     expect(bundle).toContain(JSON.stringify(version));
     expect(bundle).not.toContain("__PULSEBOARD_VERSION__");
     expect(bundle).toContain("createRequire");
-    expect(bundle).not.toMatch(/from\s+"(pg|hono|libpg-query|prom-client)"/);
+    const chunks = (await readdir(dir)).filter((f) => /^chunk-.*\.mjs$/.test(f));
+    expect(chunks.length).toBeGreaterThan(0);
+    for (const file of ["main.mjs", ...chunks]) {
+      expect(await readFile(join(dir, file), "utf8"), file).not.toMatch(/from\s*"(pg|hono|libpg-query|prom-client|@aws-sdk\/[^"]+|ai)"/);
+    }
     expect((await stat(join(dir, "libpg-query.wasm"))).size).toBeGreaterThan(100_000);
     expect(extras).toContain("libpg-query.wasm");
   });
@@ -137,9 +148,9 @@ describe("build pipeline (fixture entry)", () => {
     expect(JSON.parse(health.body)).toEqual({ status: "ok", version, commit: "unknown" });
     expect(health.headers.get("cache-control")).toBe("no-store");
 
-    // libpg-query's wasm and the AWS SDK load inside the bundle.
+    // libpg-query's wasm loads, and so do the AWS and AI SDKs from their chunks.
     const probe = await fetch(`http://127.0.0.1:${port}/probe/bundle`);
-    expect(await probe.json()).toEqual({ statements: 2, sdk: true });
+    expect(await probe.json()).toEqual({ statements: 2, sdk: true, ai: true });
 
     // pg (CommonJS) works through the banner's require: the database check passes.
     const ready = await fetch(`http://127.0.0.1:${port}/api/ready`);
@@ -271,7 +282,7 @@ describe.each([
   { name: "stream-host", entry: "stream-host/main.ts", portVar: "STREAM_PORT" },
 ])("$name bundle", ({ name, entry, portVar }) => {
   it(
-    `bundles ${entry} into one file that starts and answers /api/health`,
+    `bundles ${entry} into main.mjs and its chunks, which start and answer /api/health`,
     async () => {
       const result = await build({ outdir: join(outRoot, "real"), only: [name], log: silent });
       const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
@@ -285,6 +296,13 @@ describe.each([
       expect(health.status).toBe(200);
       expect(JSON.parse(health.body)).toEqual({ status: "ok", version: pkg.version, commit: "unknown" });
       await stop(child);
+
+      // What the start reads: no SDK loaded on first use, and within the size the cold start is budgeted for.
+      const load = result.built[0].load!;
+      expect(load.inputs.filter((p) => /node_modules\/(ai|@ai-sdk\/[^/]+|@aws-sdk\/[^/]+|@smithy\/[^/]+)\//.test(p))).toEqual([]);
+      expect(load.inputs).toContain("lib/secrets/sdk.ts");
+      expect(load.startBytes).toBeLessThan(load.totalBytes);
+      expect(load.startBytes).toBeLessThanOrEqual(1.5 * 1024 * 1024);
     },
   );
 });

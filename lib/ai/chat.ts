@@ -1,4 +1,4 @@
-import { type ModelMessage, streamText } from "ai";
+import type { ModelMessage } from "ai";
 import { z } from "zod";
 import type { DashboardSpec } from "../dashboards/spec.ts";
 import { type PanelFailure, checkPanels, parseDashboardSpec } from "../dashboards/save.ts";
@@ -10,6 +10,7 @@ import type { ChatProposal, ChatStore, ChatThread } from "./chat-store.ts";
 import type { GenerationLog, GenerationOutcome } from "./generation-log.ts";
 import { type ModelCallError, type ModelCallDeps, type TokenUsage, classifyFailure, deadline, tokensOf } from "./invoke.ts";
 import { SQL_RULES, bounded } from "./prompt.ts";
+import { loadAiSdk } from "./sdk.ts";
 
 /** Latest results of one panel as the browser has them (bounded; the server runs no SQL for chat). */
 export const PanelResultInputSchema = z.object({
@@ -205,6 +206,8 @@ export async function startChat(
   ];
 
   await model.gate.admit(scope);
+  const sdk = await loadAiSdk();
+  const languageModel = await model.provider.loadModel();
   const clock = deadline(model.timeoutMs);
   const signal = input.signal ? AbortSignal.any([clock.signal, input.signal]) : clock.signal;
   const usage: TokenUsage = { input: 0, output: 0 };
@@ -231,8 +234,8 @@ export async function startChat(
   // Characters the provider read and wrote, for the estimate a cut-off stream is charged (see fail()).
   const promptChars = system.length + messages.reduce((n, m) => n + (typeof m.content === "string" ? m.content.length : 0), 0);
   let streamedChars = 0;
-  const result = streamText({
-    model: model.provider.model,
+  const result = sdk.streamText({
+    model: languageModel,
     system,
     messages,
     maxRetries: 0,
@@ -270,7 +273,7 @@ export async function startChat(
   const fail = async (err: unknown): Promise<ModelCallError> => {
     const cancelled = !clock.timedOut() && input.signal?.aborted === true;
     if (cancelled || clock.timedOut()) chargeCutOff();
-    const failure = classifyFailure(err, { timedOut: clock.timedOut(), log: model.log, scope, provider: model.provider, usage });
+    const failure = classifyFailure(err, { sdk, timedOut: clock.timedOut(), log: model.log, scope, provider: model.provider, usage });
     await recordUsage();
     await logTurn(cancelled ? "cancelled" : failure.outcome, { error: cancelled ? "cancelled" : failure.code });
     return failure;

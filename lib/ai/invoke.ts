@@ -1,18 +1,11 @@
-import {
-  APICallError,
-  type FlexibleSchema,
-  type LanguageModelUsage,
-  NoObjectGeneratedError,
-  Output,
-  RetryError,
-  generateText,
-} from "ai";
+import type { APICallError, FlexibleSchema, LanguageModelUsage } from "ai";
 import type { z } from "zod";
 import { AppError } from "../http/errors.ts";
 import type { Logger } from "../log/logger.ts";
 import type { AdmissionGate, AdmissionScope } from "./admission.ts";
 import type { GenerationOutcome } from "./generation-log.ts";
 import type { AiProvider } from "./provider.ts";
+import { type AiSdk, loadAiSdk } from "./sdk.ts";
 
 /** Tokens one model call reported (0 when the provider reported nothing). */
 export interface TokenUsage {
@@ -70,10 +63,11 @@ export function deadline(ms: number): { signal: AbortSignal; timedOut: () => boo
  */
 export function classifyFailure(
   err: unknown,
-  ctx: { timedOut: boolean; log: Logger; scope: AdmissionScope; provider: AiProvider; usage?: TokenUsage },
+  ctx: { sdk: AiSdk; timedOut: boolean; log: Logger; scope: AdmissionScope; provider: AiProvider; usage?: TokenUsage },
 ): ModelCallError {
+  const { RetryError, NoObjectGeneratedError } = ctx.sdk;
   const inner = RetryError.isInstance(err) ? err.lastError : err;
-  const apiError = apiCallErrorOf(inner);
+  const apiError = apiCallErrorOf(ctx.sdk, inner);
   const usage = ctx.usage ?? (NoObjectGeneratedError.isInstance(inner) ? tokensOf(inner.usage) : { input: 0, output: 0 });
   let failure: ModelCallError;
   let status: number | undefined;
@@ -131,7 +125,7 @@ export function classifyFailure(
  * The gateway provider (`@ai-sdk/gateway`) turns every APICallError into a GatewayError subclass
  * (GatewayInternalServerError, GatewayResponseError, ...) whose `cause` is the original.
  */
-function apiCallErrorOf(err: unknown): APICallError | undefined {
+function apiCallErrorOf({ APICallError }: AiSdk, err: unknown): APICallError | undefined {
   if (APICallError.isInstance(err)) return err;
   if (err instanceof Error && APICallError.isInstance(err.cause)) return err.cause;
   return undefined;
@@ -166,11 +160,14 @@ export async function generateStructured<T>(
   req: { system: string; prompt: string; schema: z.ZodType<T>; name: string; description?: string },
 ): Promise<{ value: T; usage: TokenUsage }> {
   await deps.gate.admit(scope);
+  const sdk = await loadAiSdk();
+  const { NoObjectGeneratedError, Output } = sdk;
+  const model = await deps.provider.loadModel();
   const clock = deadline(deps.timeoutMs);
   let usage: TokenUsage | undefined;
   try {
-    const result = await generateText({
-      model: deps.provider.model,
+    const result = await sdk.generateText({
+      model,
       system: req.system,
       prompt: req.prompt,
       output: Output.object({ schema: req.schema as FlexibleSchema<T>, name: req.name, description: req.description }),
@@ -197,7 +194,7 @@ export async function generateStructured<T>(
       clock.timedOut() && !NoObjectGeneratedError.isInstance(err)
         ? { input: Math.ceil((req.system.length + req.prompt.length) / 4), output: 0 }
         : undefined;
-    const failure = classifyFailure(err, { timedOut: clock.timedOut(), log: deps.log, scope, provider: deps.provider, usage: cutOff });
+    const failure = classifyFailure(err, { sdk, timedOut: clock.timedOut(), log: deps.log, scope, provider: deps.provider, usage: cutOff });
     usage = failure.usage;
     throw failure;
   } finally {

@@ -38,7 +38,7 @@ describe("AI_PROVIDER=gateway against a local gateway", () => {
     const provider = requireProvider(createAiProvider(config()));
     expect(provider.kind).toBe("gateway");
     fake.enqueue({ kind: "text", text: "hello there", usage: { input: 11, output: 3 } });
-    const r = await generateText({ model: provider.model, prompt: "hi", maxRetries: 0 });
+    const r = await generateText({ model: await provider.loadModel(), prompt: "hi", maxRetries: 0 });
     expect(r.text).toBe("hello there");
     expect([r.usage.inputTokens, r.usage.outputTokens]).toEqual([11, 3]);
     const req = fake.requests.at(-1)!;
@@ -61,7 +61,7 @@ describe("AI_PROVIDER=gateway against a local gateway", () => {
   test("streaming: text deltas and the usage of the finish part", async () => {
     const provider = requireProvider(createAiProvider(config()));
     fake.enqueue({ kind: "text", text: "streamed answer here", usage: { input: 7, output: 4 }, chunks: ["streamed ", "answer ", "here"] });
-    const r = streamText({ model: provider.model, prompt: "hi", maxRetries: 0 });
+    const r = streamText({ model: await provider.loadModel(), prompt: "hi", maxRetries: 0 });
     const parts: string[] = [];
     for await (const t of r.textStream) parts.push(t);
     expect(parts).toEqual(["streamed ", "answer ", "here"]);

@@ -55,6 +55,14 @@ describe("provider factory", () => {
     expect(state.ok).toBe(true);
     if (state.ok) expect(state.provider.kind).toBe("gateway");
   });
+
+  test.each(["chat", "responses"] as const)("compat/%s: the model is built once, on the first loadModel()", async (api) => {
+    const provider = requireProvider(createAiProvider(config(api)));
+    expect(provider.kind).toBe(`compat/${api}`);
+    const model = await provider.loadModel();
+    expect(await provider.loadModel()).toBe(model);
+    expect(model).toMatchObject({ modelId: "fake-model", provider: `compat.${api}` });
+  });
 });
 
 describe.each(["chat", "responses"] as const)("real provider code against the fake %s endpoint", (api) => {
@@ -63,7 +71,7 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
   test("non-streaming text with usage", async () => {
     const provider = requireProvider(createAiProvider(config(api)));
     fake.enqueue({ kind: "text", text: "hello there", usage: { input: 11, output: 3 } });
-    const r = await generateText({ model: provider.model, prompt: "hi", maxRetries: 0 });
+    const r = await generateText({ model: await provider.loadModel(), prompt: "hi", maxRetries: 0 });
     expect(r.text).toBe("hello there");
     expect(r.usage.inputTokens).toBe(11);
     expect(r.usage.outputTokens).toBe(3);
@@ -73,7 +81,7 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
   test("streaming text with usage", async () => {
     const provider = requireProvider(createAiProvider(config(api)));
     fake.enqueue({ kind: "text", text: "streamed answer here", usage: { input: 7, output: 4 }, chunks: ["streamed ", "answer ", "here"] });
-    const r = streamText({ model: provider.model, prompt: "hi", maxRetries: 0 });
+    const r = streamText({ model: await provider.loadModel(), prompt: "hi", maxRetries: 0 });
     const parts: string[] = [];
     for await (const t of r.textStream) parts.push(t);
     expect(parts).toEqual(["streamed ", "answer ", "here"]);

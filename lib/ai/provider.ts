@@ -1,12 +1,16 @@
-import { createOpenAI } from "@ai-sdk/openai";
-import { type LanguageModel, createGateway } from "ai";
+import type { LanguageModel } from "ai";
 import type { Config } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import { checkAiConfig } from "../probes/ready.ts";
+import { loadAiSdk, loadOpenAiProvider } from "./sdk.ts";
 
 /** The configured model, built once per process and passed to every AI route. */
 export interface AiProvider {
-  model: LanguageModel;
+  /**
+   * The AI SDK model. The SDK and the provider package load on the first call (not at start, which only
+   * answers probes and pages), and the model is built once; every later call returns the same one.
+   */
+  loadModel(): Promise<LanguageModel>;
   /** AI_MODEL: the model id; also the `model` metric label and the generation_log column. */
   modelId: string;
   /** `gateway`, `compat/chat` or `compat/responses`, for logs. */
@@ -29,8 +33,9 @@ export type ProviderConfig = Pick<
 >;
 
 /**
- * Builds the AI SDK provider from config. It never calls a model; with a variable missing it
- * returns `{ ok: false, missing }` naming the same variable the readiness check names.
+ * The AI provider of the config. It never calls a model and loads no SDK code (that waits for the first
+ * `loadModel()`); with a variable missing it returns `{ ok: false, missing }` naming the same variable
+ * the readiness check names.
  */
 export function createAiProvider(
   config: ProviderConfig,
@@ -41,19 +46,35 @@ export function createAiProvider(
   if (check.status === "failed") return { ok: false, missing: check.reason };
   const modelId = config.AI_MODEL;
   if (config.AI_PROVIDER === "gateway") {
-    // AI_GATEWAY_BASE_URL unset: the SDK's default endpoint (https://ai-gateway.vercel.sh/v3/ai).
-    const gateway = createGateway({ apiKey: config.AI_GATEWAY_API_KEY, baseURL: config.AI_GATEWAY_BASE_URL, fetch: opts.fetch });
-    return { ok: true, provider: { model: gateway(modelId), modelId, kind: "gateway" } };
+    const build = async (): Promise<LanguageModel> => {
+      const { createGateway } = await loadAiSdk();
+      // AI_GATEWAY_BASE_URL unset: the SDK's default endpoint (https://ai-gateway.vercel.sh/v3/ai).
+      const gateway = createGateway({ apiKey: config.AI_GATEWAY_API_KEY, baseURL: config.AI_GATEWAY_BASE_URL, fetch: opts.fetch });
+      return gateway(modelId);
+    };
+    return { ok: true, provider: { loadModel: once(build), modelId, kind: "gateway" } };
   }
-  const openai = createOpenAI({
-    baseURL: config.AI_COMPAT_BASE_URL,
-    apiKey: config.AI_COMPAT_API_KEY,
-    name: "compat",
-    fetch: opts.fetch,
-  });
   const api = config.AI_COMPAT_API ?? "chat";
-  const model = api === "responses" ? openai.responses(modelId) : openai.chat(modelId);
-  return { ok: true, provider: { model, modelId, kind: `compat/${api}` } };
+  const build = async (): Promise<LanguageModel> => {
+    const { createOpenAI } = await loadOpenAiProvider();
+    const openai = createOpenAI({
+      baseURL: config.AI_COMPAT_BASE_URL,
+      apiKey: config.AI_COMPAT_API_KEY,
+      name: "compat",
+      fetch: opts.fetch,
+    });
+    return api === "responses" ? openai.responses(modelId) : openai.chat(modelId);
+  };
+  return { ok: true, provider: { loadModel: once(build), modelId, kind: `compat/${api}` } };
+}
+
+/** `load` runs on the first call only; every call shares its promise. */
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => {
+    value ??= load();
+    return value;
+  };
 }
 
 /** The provider, or the `ai_not_configured` problem naming the missing variable. */

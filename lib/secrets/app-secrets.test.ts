@@ -144,12 +144,15 @@ describe("secrets from Secrets Manager", () => {
     boot.keepFresh(config);
     const calls = () => sm.commandCalls(GetSecretValueCommand).length;
     const before = calls();
+    // A read sends its requests once the SDK's chunk has loaded (lib/secrets/sdk.ts), a few microtasks later.
+    const settle = () => new Promise((r) => setImmediate(r));
     timers.advance(59_999);
+    await settle();
     expect(calls()).toBe(before);
     fail = true;
     timers.advance(1);
+    await settle();
     expect(calls()).toBeGreaterThan(before);
-    await new Promise((r) => setImmediate(r));
     expect(config.SESSION_SECRET).toBe(KEY_A);
     const warn = lines.find((l) => l.msg === "secrets refresh failed");
     expect(warn).toMatchObject({ reason: "AccessDeniedException" });

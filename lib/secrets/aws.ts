@@ -1,6 +1,7 @@
-import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { AppError } from "../http/errors.ts";
 import type { SourceCredentials } from "./resolver.ts";
+import { loadSecretsManager } from "./sdk.ts";
 
 /** The optional AWS Secrets Manager backend of source credentials (docs/query-runner.md). */
 export interface AwsSecretSource {
@@ -29,6 +30,7 @@ export function createAwsSecretSource(opts: AwsSecretSourceOptions): AwsSecretSo
   const secretId = (ref: string) => `${opts.prefix}${ref}`;
 
   async function fetchSecret(ref: string): Promise<SourceCredentials | null> {
+    const { GetSecretValueCommand, SecretsManagerClient } = await loadSecretsManager();
     client ??= new SecretsManagerClient({});
     let text: string | undefined;
     try {
