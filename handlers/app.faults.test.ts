@@ -9,7 +9,7 @@ import { createSessionTokens } from "../lib/auth/session.ts";
 import { type RoleFixture, seedRoleFixture } from "../lib/auth/testing/role-table.ts";
 import { parseConfig } from "../lib/config/parse.ts";
 import { createLogger } from "../lib/log/logger.ts";
-import { buildServiceDeps } from "../lib/service/build-deps.ts";
+import { testAppDeps } from "./testing/app-deps.ts";
 import { createGuard, loadGuardParser } from "../lib/sql-guard/index.ts";
 import { type HangProxy, startHangProxy } from "../lib/store/testing/hang-proxy.ts";
 import { createTestConfigStore } from "../lib/testing/pg.ts";
@@ -38,9 +38,9 @@ beforeAll(async () => {
     READINESS_CHECK_TIMEOUT_MS: "500",
   });
   // The app's own pool, as the process builds it (with the statement and client-side timeouts).
-  const deps = buildServiceDeps(config, { log: createLogger({ write: (l) => lines.push(l) }) });
+  const deps = testAppDeps(config, { log: createLogger({ write: (l) => lines.push(l) }), guard: createGuard({}) });
   pool = deps.pool;
-  app = createApp({ ...deps, oidc: null, guard: createGuard({}) });
+  app = createApp({ ...deps, oidc: null });
   roles = await seedRoleFixture(store.pool, createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600 }), config.SESSION_COOKIE_NAME);
 });
 afterAll(async () => {

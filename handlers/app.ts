@@ -9,18 +9,19 @@ import { createMetricsGate } from "../lib/metrics-gate/gate.ts";
 import { registerMetrics } from "../lib/metrics-gate/route.ts";
 import { registerHealth } from "../lib/probes/health.ts";
 import { registerReady } from "../lib/probes/ready.ts";
-import type { ServiceDeps } from "../lib/service/deps.ts";
+import type { AppServices, ServiceDeps } from "../lib/service/deps.ts";
 import { configStoreFault } from "../lib/store/faults.ts";
 import { type OidcLogin, oidcLoginFromConfig } from "../lib/oidc/login.ts";
 import { getWorkspace } from "../lib/workspaces/store.ts";
 import { requireOriginSecret } from "./origin-guard.ts";
 import { registerPages } from "./pages/index.ts";
-import { createAiRouteDeps, registerAiRoutes } from "./routes/ai/routes.ts";
-import { type ApiDeps, registerApiRoutes } from "./routes/index.ts";
-import { registerAuth } from "./routes/auth/routes.ts";
-import { registerMe } from "./routes/me/routes.ts";
+import { type RouteDeps, registerRoutes } from "./routes/index.ts";
 
-export type AppDeps = ServiceDeps & {
+/**
+ * What createApp is given: the process's service deps and the services built once from them
+ * (lib/service/query-services.ts buildAppServices; tests through handlers/testing/app-deps.ts).
+ */
+export type AppDeps = ServiceDeps & AppServices & {
   /** Session tokens; built from SESSION_SECRET / SESSION_TTL_SECONDS when omitted. */
   sessions?: SessionTokens;
   /**
@@ -32,7 +33,7 @@ export type AppDeps = ServiceDeps & {
   oidc?: OidcLogin | null;
   /** Folder of the built browser bundle (web/build.ts buildWebAssets' outdir), served at /assets/*. */
   webAssetsDir?: string;
-} & Pick<ApiDeps, "guard" | "queryRunner" | "refreshCatalog">;
+} & Pick<RouteDeps, "refreshCatalog">;
 
 /** The stateless handlers app: probes, JSON API, auth, AI routes and pages. */
 export function createApp(deps: AppDeps): Hono {
@@ -65,11 +66,8 @@ export function createApp(deps: AppDeps): Hono {
   const oidc = deps.oidc !== undefined ? deps.oidc : oidcLoginFromConfig(deps.config, { fetch: deps.fetch, now: deps.now });
   // Pages first: their CSP middleware then covers every HTML response registered after it.
   registerPages(app, { config: deps.config, auth, webAssetsDir: deps.webAssetsDir });
-  registerAuth(app, deps, auth, oidc);
-  registerMe(app, deps, auth);
-  // Workspaces, dashboards, sources, query preview, limits and /api/openapi.json (documented zod routes).
-  const api = registerApiRoutes(app, deps, auth);
-  registerAiRoutes(app, createAiRouteDeps({ ...deps, guard: api.guard }, auth));
+  // Every /api route (one folder per resource under routes/) and /api/openapi.json, generated from their zod schemas.
+  registerRoutes(app, deps, auth, oidc);
 
   return app;
 }

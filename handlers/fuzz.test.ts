@@ -5,7 +5,7 @@ import type { Persona } from "../lib/auth/testing/role-table.ts";
 import { AppError, ERROR_STATUS, type ErrorCode } from "../lib/http/errors.ts";
 import { createLogger } from "../lib/log/logger.ts";
 import type { QueryRunner } from "../lib/query/runner.ts";
-import { buildServiceDeps } from "../lib/service/build-deps.ts";
+import { testAppDeps } from "./testing/app-deps.ts";
 import type { Source } from "../lib/sources/index.ts";
 import { createApp } from "./app.ts";
 import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./testing/api-fixture.ts";
@@ -82,13 +82,15 @@ beforeAll(async () => {
     fetchAttempts.push(String(input instanceof Request ? input.url : input));
     throw new TypeError("fetch is refused in the route fuzz test");
   }) as typeof fetch;
-  const deps = buildServiceDeps(fx.config, { pool: fx.pool, log: createLogger({ silent: true }), now: fx.now, fetch: refusingFetch });
-  app = createApp({
-    ...deps,
-    oidc: null,
+  const deps = testAppDeps(fx.config, {
+    pool: fx.pool,
+    log: createLogger({ silent: true }),
+    now: fx.now,
+    fetch: refusingFetch,
     guard: fx.guard,
     queryRunner: loopbackOnly(fx.runner, { host: fx.metrics.host, port: fx.metrics.port }),
   });
+  app = createApp({ ...deps, oidc: null });
   doc = await (await app.request("/api/openapi.json")).json();
   const created = await call(app, fx.roles.cookies.editor, "POST", `/api/workspaces/${fx.roles.workspace.id}/dashboards`, {
     spec: dashboardSpec(fx.source.id),

@@ -11,20 +11,20 @@ import { closeConfigStore, serveProcess } from "../lib/lifecycle/serve.ts";
 import { registerHealth } from "../lib/probes/health.ts";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";
 import { loadConfig } from "../lib/service/load-config.ts";
-import { buildQueryServices } from "../lib/service/query-services.ts";
+import { buildAppServices } from "../lib/service/query-services.ts";
 import { listenerClientFactory } from "../lib/store/listen.ts";
 import { createApp } from "./app.ts";
 import { withEmf } from "./emf.ts";
 
 /**
- * The handlers' dependencies, built once: the service deps, the guarded runner, the revocation set kept
- * fresh by its config-store listener, and the browser bundle's folder.
+ * The handlers' dependencies, built once: the service deps, the app's services (guard, guarded runner, AI),
+ * the revocation set kept fresh by its config-store listener, and the browser bundle's folder.
  */
 async function buildDeps(config: Config) {
   const serviceDeps = buildServiceDeps(config);
   // Behind Lambda nothing scrapes the handlers: their LLM counters also go to CloudWatch as EMF lines.
   const deps = config.METRICS_EMF ? { ...serviceDeps, metrics: withEmf(serviceDeps.metrics) } : serviceDeps;
-  const { guard, queryRunner } = await buildQueryServices(config, deps.metrics);
+  const services = await buildAppServices(deps);
   // The browser bundle sits beside the server bundle (dist/web next to dist/handlers), or in dist/web when
   // running from source after `npm run build -- --only web` (what `npm run start:handlers` does).
   const webAssetsDir = [new URL("../web/", import.meta.url), new URL("../dist/web/", import.meta.url)]
@@ -41,7 +41,7 @@ async function buildDeps(config: Config) {
     log: deps.log,
   });
   void revocationListener.start();
-  return { ...deps, guard, queryRunner, webAssetsDir, revocations, revocationListener };
+  return { ...deps, ...services, webAssetsDir, revocations, revocationListener };
 }
 
 // In the cloud the secrets come from Secrets Manager (APP_SECRETS_AWS), read before the config is parsed.

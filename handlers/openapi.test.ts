@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type ApiFixture, call, createApiFixture } from "./testing/api-fixture.ts";
-import { MeSchema, WorkspaceViewSchema } from "./routes/openapi/routes.ts";
+import { ProblemSchema } from "./openapi.ts";
+import { MeSchema } from "./routes/me/routes.ts";
+import { WorkspaceViewSchema } from "./routes/workspaces/routes.ts";
+import { OPERATION_METHODS, type OpenApiDoc } from "./testing/openapi-doc.ts";
 
 let fx: ApiFixture;
-let doc: any;
+let doc: OpenApiDoc;
 
 const OPERATIONS = [
   "get /api/workspaces/{workspaceId}/dashboards",
@@ -36,14 +39,14 @@ beforeAll(async () => {
   fx = await createApiFixture();
   const res = await fx.app.request("/api/openapi.json");
   expect(res.status).toBe(200);
-  doc = await res.json();
+  doc = (await res.json()) as OpenApiDoc;
 });
 afterAll(() => fx.close());
 
-function operations(d: any): string[] {
-  return Object.entries(d.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) =>
+function operations(d: OpenApiDoc): string[] {
+  return Object.entries(d.paths).flatMap(([p, ops]) =>
     Object.keys(ops)
-      .filter((m) => ["get", "post", "put", "delete", "patch"].includes(m))
+      .filter((m) => (OPERATION_METHODS as readonly string[]).includes(m))
       .map((m) => `${m} ${p}`),
   );
 }
@@ -83,8 +86,8 @@ describe("/api/openapi.json", () => {
   test("errors are documented as problem+json with the stable codes", () => {
     const put = doc.paths["/api/dashboards/{dashboardId}"].put;
     expect(Object.keys(put.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "403", "404", "409", "422"]));
-    expect(put.responses["409"].content["application/problem+json"]).toBeDefined();
-    const codes = doc.components.schemas.Problem.properties.code.enum;
+    expect(put.responses["409"].content?.["application/problem+json"]).toBeDefined();
+    const codes = doc.components.schemas.Problem.properties?.code.enum;
     expect(codes).toEqual(expect.arrayContaining(["version_conflict", "guard_rejected", "result_too_large", "validation_failed"]));
   });
 
@@ -95,12 +98,12 @@ describe("/api/openapi.json", () => {
       expect(res, op).toBeDefined();
       expect(JSON.stringify(res), op).toContain("config_store_unavailable");
     }
-    expect(doc.paths["/api/dashboards/{dashboardId}/stream"].get.responses["503"].headers["Retry-After"]).toBeDefined();
+    expect(doc.paths["/api/dashboards/{dashboardId}/stream"].get.responses["503"].headers?.["Retry-After"]).toBeDefined();
     expect(doc.paths["/api/metrics"].get.responses["503"]).toBeUndefined();
   });
 
   test("the source schema documents secretRef as a name and has no credential fields", () => {
-    const props = Object.keys(doc.components.schemas.Source.properties);
+    const props = Object.keys(doc.components.schemas.Source.properties ?? {});
     expect(props).toContain("secretRef");
     expect(props.filter((p) => /password|username|credential/i.test(p))).toEqual([]);
   });
@@ -131,8 +134,51 @@ describe("/api/openapi.json", () => {
 
   test("the AI routes are described with the request schemas their handlers validate with", () => {
     const gen = doc.paths["/api/workspaces/{workspaceId}/generate"].post;
-    expect(gen.requestBody.content["application/json"].schema.required).toEqual(expect.arrayContaining(["prompt", "sourceId"]));
+    expect(gen.requestBody?.content?.["application/json"].schema?.required).toEqual(expect.arrayContaining(["prompt", "sourceId"]));
     const apply = doc.paths["/api/dashboards/{dashboardId}/chat/apply"].post;
-    expect(apply.requestBody.content["application/json"].schema.required).toEqual(["messageId"]);
+    expect(apply.requestBody?.content?.["application/json"].schema?.required).toEqual(["messageId"]);
+  });
+
+  test("streams and redirects are declared with their content types and statuses", () => {
+    const media = (path: string, method: string, status: string) => Object.keys(doc.paths[path][method].responses[status]?.content ?? {});
+    expect(media("/api/dashboards/{dashboardId}/chat", "post", "200")).toEqual(["text/event-stream"]);
+    expect(media("/api/dashboards/{dashboardId}/stream", "get", "200")).toEqual(["text/event-stream"]);
+    expect(doc.paths["/api/dashboards/{dashboardId}/stream"].get.tags).toEqual(["stream-host"]);
+    expect(media("/api/metrics", "get", "200")).toEqual(["text/plain"]);
+    expect(doc.paths["/api/auth/login"].get.responses["302"].headers?.Location).toBeDefined();
+    expect(doc.paths["/api/auth/callback"].get.responses["302"].headers?.Location).toBeDefined();
+    expect(Object.keys(doc.paths["/api/auth/logout"].post.responses)).toEqual(expect.arrayContaining(["204", "303", "403", "503"]));
+    // A failed sign-in step is an HTML page for a browser, problem+json for anything else.
+    expect(media("/api/auth/callback", "get", "400")).toEqual(["application/problem+json", "text/html"]);
+    expect(doc.paths["/api/auth/login"].get.parameters?.map((p) => p.name)).toEqual(["returnTo"]);
+  });
+
+  test("every error answer has one envelope, and the Problem schema describes exactly what is sent", async () => {
+    const ws = fx.roles.workspace.id;
+    const editor = fx.roles.cookies.editor;
+    const answers = [
+      // A body refused by a route's zod schema, on a JSON route and on a model-backed one.
+      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/dashboards`, { spec: { title: 1 } }),
+      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/generate`, { prompt: "", sourceId: fx.source.id }),
+      // A query parameter and a body refused by the input rules before any route.
+      await call(fx.app, fx.roles.cookies.admin, "GET", `/api/workspaces/${ws}/generation-log?limit=0`),
+      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, { sourceId: "a\u0000", sql: "SELECT 1", time: { from: "now-1h", to: "now" } }),
+      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, { sourceId: fx.source.id, sql: "SELECT 1", time: { from: "now", to: "now-1h" } }),
+      await call(fx.app, null, "GET", "/api/me"),
+      await call(fx.app, editor, "GET", "/api/dashboards/db_missing"),
+      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, { sourceId: fx.source.id, sql: "SELECT * FROM pg_user", time: { from: "now-1h", to: "now" } }),
+      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, { sourceId: fx.source.id, sql: "x".repeat(70_000), time: { from: "now-1h", to: "now" } }),
+    ];
+    const bodies = await Promise.all(answers.map((res) => res.json()));
+    expect(answers.map((res) => res.status)).toEqual([400, 400, 400, 400, 400, 401, 404, 422, 400]);
+    for (const body of bodies) expect(ProblemSchema.strict().safeParse(body).error, JSON.stringify(body)).toBeUndefined();
+    // Every 400 of refused input names its fields the same way.
+    for (const body of bodies.slice(0, 5)) {
+      expect(body.code).toBe("validation_failed");
+      expect(body.issues, JSON.stringify(body)).toEqual(expect.arrayContaining([expect.objectContaining({ path: expect.any(String), message: expect.any(String) })]));
+      expect(body).not.toHaveProperty("fields");
+    }
+    expect(bodies.map((b) => b.issues?.[0]?.path).slice(1, 5)).toEqual(["prompt", "limit", "sourceId", "time"]);
+    expect(bodies[8]).toMatchObject({ code: "bad_request", limit: 64 * 1024 });
   });
 });

@@ -1,26 +1,60 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Env } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { ZodError } from "zod";
-import { ERROR_STATUS, type ErrorCode } from "../lib/http/errors.ts";
-import { AppError } from "../lib/http/errors.ts";
+import type { AuthVariables } from "../lib/auth/types.ts";
+import { AppError, ERROR_STATUS, type ErrorCode } from "../lib/http/errors.ts";
+import type { InputIssue } from "../lib/http/input.ts";
 
 export const OPENAPI_PATH = "/api/openapi.json";
 
-/** One invalid input field: a dotted path (`spec.panels.0.sql`) and what is wrong with it. */
-export const FieldIssueSchema = z.object({ path: z.string(), message: z.string() }).openapi("FieldIssue");
+/** The Hono env of every API route: what the session and role middleware set (lib/auth/types.ts). */
+export type ApiEnv = { Variables: AuthVariables };
 
-/** The problem+json envelope (RFC 9457) every error of the API uses; `code` is stable, `detail` is for people. */
+/** The router every /api route of the handlers app is declared on (createApiRouter). */
+export type ApiRouter = OpenAPIHono<ApiEnv>;
+
+/** One invalid input field: a dotted path (`spec.panels.0.sql`) and what is wrong with it. */
+export const FieldIssueSchema = z
+  .object({
+    path: z.string().openapi({
+      description:
+        "Dotted path of the field in the body (`spec.panels.0.sql`), or the name of the path or query parameter; empty for the body as a whole.",
+    }),
+    message: z.string(),
+  })
+  .openapi("FieldIssue");
+
+const PanelRefusalSchema = z.object({ panelId: z.string(), reason: z.string(), message: z.string() });
+
+/**
+ * The problem+json envelope (RFC 9457) of every error of the API: `code` is stable, `detail` is for people.
+ * The optional members are the extras some codes carry; each is listed with the codes that send it.
+ */
 export const ProblemSchema = z
   .looseObject({
-    type: z.string(),
+    type: z.string().openapi({ example: "about:blank#validation_failed" }),
     title: z.string(),
     status: z.number().int(),
     code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
     detail: z.string(),
     requestId: z.string().optional().openapi({ description: "Also sent as the X-Request-Id header; quote it when reporting a problem." }),
-    reason: z.string().optional().openapi({ description: "For guard rejections: the guard's reason (empty, comment, structure, keyword, function, catalog, time)." }),
-    issues: z.array(FieldIssueSchema).optional(),
+    issues: z.array(FieldIssueSchema).optional().openapi({
+      description:
+        "`validation_failed` (400), `spec_invalid` and `source_host_refused` (422): every refused field, in one envelope for bodies, path and query parameters.",
+    }),
+    reason: z.string().optional().openapi({
+      description:
+        "`guard_rejected`: the guard's reason (empty, comment, structure, keyword, function, catalog, time); `source_host_refused`: which host rule refused; `identity_provider_unavailable`: the failed check's code.",
+    }),
+    field: z.string().optional().openapi({ description: "The one field a `not_found` (a body's sourceId) or `source_host_refused` (host) is about." }),
+    limit: z.number().int().optional().openapi({ description: "`bad_request` for a body over a size limit: the limit in bytes." }),
+    panels: z.array(PanelRefusalSchema).optional().openapi({ description: "`guard_rejected` on a dashboard save: every refused panel." }),
+    currentVersion: z.number().int().optional().openapi({ description: "`version_conflict`: the version stored now." }),
+    baseVersion: z.number().int().optional().openapi({ description: "`version_conflict`: the version the refused edit was based on." }),
+    dashboards: z.array(z.string()).optional().openapi({ description: "`conflict` on a source delete: the dashboards whose panels read it." }),
+    sqlstate: z.string().optional().openapi({ description: "`query_failed`: PostgreSQL's SQLSTATE code." }),
+    retryAfterSeconds: z.number().int().optional().openapi({ description: "`rate_limited` and `over_budget` of the AI routes: as the Retry-After header." }),
+    missing: z.string().optional().openapi({ description: "`ai_not_configured`: the variable to set." }),
+    cause: z.string().optional().openapi({ description: "`source_unavailable`: a short code of what failed (ECONNREFUSED, host_not_found, …), never an address." }),
   })
   .openapi("Problem");
 
@@ -30,6 +64,8 @@ type ProblemResponse = {
   content: { "application/problem+json": { schema: typeof ProblemSchema } };
 };
 
+const RETRY_AFTER = { "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" as const } } };
+
 /**
  * The 503 of every route that reads the config store: it is down or not answering (a connection error
  * or timeout, coded at the one error handler), with Retry-After in seconds.
@@ -37,29 +73,38 @@ type ProblemResponse = {
 export const CONFIG_STORE_UNAVAILABLE: ProblemResponse = {
   description:
     "The configuration store is down or not answering (`config_store_unavailable`), with Retry-After; a hung store is given up within its timeouts",
-  headers: { "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" } } },
+  headers: RETRY_AFTER,
   content: { "application/problem+json": { schema: ProblemSchema } },
 };
+
+type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 422 | 429 | 502 | 503 | 504;
 
 /**
  * Response entries for the problem statuses a route can answer, for `createRoute({ responses })`, plus
  * the 503 `config_store_unavailable` every such route can answer (each reads the config store).
  */
-export function problems(...statuses: (400 | 401 | 403 | 404 | 409 | 422 | 429 | 502 | 504)[]) {
+export function problems(...statuses: Exclude<ProblemStatus, 503>[]) {
   return { ...problemsOnly(...statuses), 503: CONFIG_STORE_UNAVAILABLE };
 }
 
 /** The problem entries of `statuses` alone, for a route that never reads the config store. */
-export function problemsOnly(...statuses: (400 | 401 | 403 | 404 | 409 | 422 | 429 | 502 | 504)[]) {
+export function problemsOnly(...statuses: ProblemStatus[]) {
   const out: Record<number, ProblemResponse> = {};
-  for (const s of statuses) {
-    out[s] = { description: PROBLEM_DESCRIPTIONS[s], content: { "application/problem+json": { schema: ProblemSchema } } };
-  }
+  for (const s of statuses) out[s] = problemResponse(PROBLEM_DESCRIPTIONS[s], s === 429 || s === 503);
   return out;
 }
 
-const PROBLEM_DESCRIPTIONS: Record<number, string> = {
-  400: "Invalid input (`validation_failed` names the field) or a result over MAX_RESULT_BYTES (`result_too_large`)",
+/** One problem+json response entry with its own description (and Retry-After when the answer carries one). */
+export function problemResponse(description: string, retryAfter = false): ProblemResponse {
+  return {
+    description,
+    ...(retryAfter ? { headers: RETRY_AFTER } : {}),
+    content: { "application/problem+json": { schema: ProblemSchema } },
+  };
+}
+
+const PROBLEM_DESCRIPTIONS: Record<ProblemStatus, string> = {
+  400: "Invalid input (`validation_failed`, `issues` names each field), a body over its size limit (`bad_request`, with `limit`) or a result over MAX_RESULT_BYTES (`result_too_large`)",
   401: "No valid session (`unauthenticated`)",
   403: "Role too weak (`forbidden`) or a cross-site request (`cross_site_request`)",
   404: "No such resource in a workspace you belong to (`not_found`)",
@@ -67,30 +112,22 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   422: "Refused by the SQL guard (`guard_rejected`, with `reason`), an invalid spec (`spec_invalid`), a source host the host policy refuses (`source_host_refused`, with `field`) or a secret_ref not granted (`grant_missing`)",
   429: "Too many requests (`rate_limited`), with Retry-After",
   502: "The metrics store could not be reached (`source_unavailable`)",
+  503: "A dependency is unavailable",
   504: "The query exceeded QUERY_TIMEOUT_SECONDS (`query_timeout`)",
 };
 
-/** Refuses request bodies over `maxBytes` (400 `bad_request`) before anything parses them. */
-export function maxBody(maxBytes: number) {
-  return bodyLimit({
-    maxSize: maxBytes,
-    onError: () => {
-      throw new AppError("bad_request", `The request body is larger than ${maxBytes} bytes.`, { limit: maxBytes });
-    },
-  });
-}
-
 /** Turns a zod error into field issues with dotted paths. */
-export function fieldIssues(error: ZodError): { path: string; message: string }[] {
+export function fieldIssues(error: ZodError): InputIssue[] {
   return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
 }
 
 /**
- * The router every documented JSON route is registered on. Invalid input becomes one
- * `validation_failed` problem (400) naming each bad field, through the app's single onError.
+ * The router every documented route is registered on. Invalid input becomes one `validation_failed`
+ * problem (400) naming each bad field (`issues: [{path, message}]`, the envelope of the input rules in
+ * lib/http/input.ts too), through the app's single onError.
  */
-export function createApiRouter<E extends Env = Env>(): OpenAPIHono<E> {
-  return new OpenAPIHono<E>({
+export function createApiRouter(): ApiRouter {
+  return new OpenAPIHono<ApiEnv>({
     defaultHook: (result) => {
       if (result.success) return;
       const issues = fieldIssues(result.error);
@@ -101,40 +138,5 @@ export function createApiRouter<E extends Env = Env>(): OpenAPIHono<E> {
         { issues },
       );
     },
-  });
-}
-
-/**
- * Serves the OpenAPI 3.1 document at /api/openapi.json, generated from the same zod schemas that
- * validate requests, so the document cannot drift from the code.
- */
-export function registerOpenApiDocument(api: OpenAPIHono<any>, opts: { version: string; cookieName: string }): void {
-  api.openAPIRegistry.registerComponent("securitySchemes", "session", {
-    type: "apiKey",
-    in: "cookie",
-    name: opts.cookieName,
-    description: "The session cookie set by /api/auth/callback (or minted with `npm run session:mint`).",
-  });
-  api.openAPIRegistry.registerPath({
-    method: "get",
-    path: OPENAPI_PATH,
-    tags: ["meta"],
-    summary: "This document (public)",
-    security: [],
-    responses: { 200: { description: "OpenAPI 3.1", content: { "application/json": { schema: z.looseObject({ openapi: z.string() }) } } } },
-  });
-  let cached: unknown;
-  api.get(OPENAPI_PATH, (c) => {
-    cached ??= api.getOpenAPI31Document({
-      openapi: "3.1.0",
-      info: {
-        title: "Pulseboard API",
-        version: opts.version,
-        description:
-          "Live dashboards over guarded SQL. Errors are application/problem+json with a stable `code`; every response carries X-Request-Id. Mutating requests from another site are refused.",
-      },
-      security: [{ session: [] }],
-    });
-    return c.json(cached);
   });
 }

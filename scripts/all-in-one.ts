@@ -1,9 +1,7 @@
 import { createRevocationSet } from "../lib/auth/revocations.ts";
 import { isStreamHostPath } from "../lib/http/stream-host-paths.ts";
 import { closeConfigStore, serveProcess } from "../lib/lifecycle/serve.ts";
-import type { QueryRunner } from "../lib/query/runner.ts";
-import type { ServiceDeps } from "../lib/service/deps.ts";
-import type { Guard } from "../lib/sql-guard/index.ts";
+import type { AppServices, ServiceDeps } from "../lib/service/deps.ts";
 import { createApp } from "../handlers/app.ts";
 import { createStreamHost } from "../stream-host/app.ts";
 
@@ -15,8 +13,8 @@ import { createStreamHost } from "../stream-host/app.ts";
  */
 export async function runAllInOne(opts: {
   deps: ServiceDeps;
-  guard: Guard;
-  queryRunner: QueryRunner;
+  /** The handlers' services; the stream host runs its panels through the same guarded runner. */
+  services: AppServices;
   webAssetsDir?: string;
   demo?: { workspaceId: string; sourceId: string; dashboardId: string };
   say: (line: string) => void;
@@ -34,8 +32,8 @@ export async function runAllInOne(opts: {
   // One revocation set for both apps, kept fresh by the stream host's config-store listener: a logout
   // here ends this process's open streams of that session at once.
   const revocations = createRevocationSet({ now: deps.now });
-  const app = createApp({ ...deps, revocations, guard: opts.guard, queryRunner: opts.queryRunner, webAssetsDir: opts.webAssetsDir });
-  const host = createStreamHost(deps, { queryRunner: opts.queryRunner, revocations });
+  const app = createApp({ ...deps, ...opts.services, revocations, webAssetsDir: opts.webAssetsDir });
+  const host = createStreamHost(deps, { queryRunner: opts.services.queryRunner, revocations });
   host.start();
 
   let exiting = false;

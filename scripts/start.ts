@@ -17,7 +17,7 @@ import { variables } from "../lib/config/variables.ts";
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from "../lib/embedded/postgres.ts";
 import { buildServiceDeps } from "../lib/service/build-deps.ts";
 import { loadConfigOrExit } from "../lib/service/load-config.ts";
-import { buildQueryServices } from "../lib/service/query-services.ts";
+import { buildAppServices } from "../lib/service/query-services.ts";
 import { migrate } from "../lib/store/migrate.ts";
 import { createConfigStorePool } from "../lib/store/pool.ts";
 import { buildWebAssets } from "../web/build.ts";
@@ -154,7 +154,7 @@ try {
   // demo's secrets are its own (files under the data folder), so APP_SECRETS_AWS plays no part here.
   const config = loadConfigOrExit(env);
   const deps = buildServiceDeps(config);
-  const services = await buildQueryServices(config, deps.metrics);
+  const services = await buildAppServices(deps);
   let demo: DemoIds | undefined;
   if (embedded && demoWorkspace) {
     demo = await seedDemo({
@@ -177,7 +177,7 @@ try {
   // From here the drain owns SIGINT/SIGTERM.
   process.off("SIGINT", onStartupSignal);
   process.off("SIGTERM", onStartupSignal);
-  await runAllInOne({ deps, ...services, webAssetsDir: web.outdir, demo, say, cleanups, notes, publicOrigin });
+  await runAllInOne({ deps, services, webAssetsDir: web.outdir, demo, say, cleanups, notes, publicOrigin });
 } catch (err) {
   for (const c of cleanups) await c().catch(() => {});
   if (interrupted) {

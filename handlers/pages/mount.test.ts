@@ -7,7 +7,7 @@ import { createSessionTokens } from "../../lib/auth/session.ts";
 import { parseConfig } from "../../lib/config/parse.ts";
 import { CSP_POLICY } from "../../lib/http/csp.ts";
 import { createLogger } from "../../lib/log/logger.ts";
-import { buildServiceDeps } from "../../lib/service/build-deps.ts";
+import { testAppDeps } from "../testing/app-deps.ts";
 import { createTestConfigStore } from "../../lib/testing/pg.ts";
 import { buildWebAssets } from "../../web/build.ts";
 import { createApp } from "../app.ts";
@@ -20,7 +20,7 @@ let cookie: string;
 
 async function appWith(env: Record<string, string>): Promise<Hono> {
   const { config } = parseConfig({ DATABASE_URL: store.url, SESSION_SECRET: SECRET, ...env });
-  const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
+  const deps = testAppDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
   return createApp({ ...deps, oidc: null, webAssetsDir: dir });
 }
 

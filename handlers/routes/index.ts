@@ -1,73 +1,76 @@
-import type { Hono } from "hono";
-import type pg from "pg";
+import type { Env, Hono } from "hono";
+import { createChatStore } from "../../lib/ai/chat-store.ts";
 import type { Auth } from "../../lib/auth/create-auth.ts";
 import { refreshCatalog as refreshSourceCatalog } from "../../lib/catalog-refresh/refresh.ts";
-import type { Config } from "../../lib/config/parse.ts";
-import type { Logger } from "../../lib/log/logger.ts";
-import type { Metrics } from "../../lib/metrics/metrics.ts";
-import type { BuildInfo } from "../../lib/probes/health.ts";
-import { createQueryRunner, type QueryRunner } from "../../lib/query/runner.ts";
-import { createSecretResolverFromConfig } from "../../lib/secrets/index.ts";
+import type { OidcLogin } from "../../lib/oidc/login.ts";
+import type { AppServices, ServiceDeps } from "../../lib/service/deps.ts";
 import type { Source } from "../../lib/sources/index.ts";
-import { createGuard, type Guard, guardOptionsFromConfig, intervalFor } from "../../lib/sql-guard/index.ts";
-import { createApiRouter, registerOpenApiDocument } from "../openapi.ts";
+import { type ApiRouter, createApiRouter } from "../openapi.ts";
+import { registerAiRoutes } from "./ai/routes.ts";
+import type { AiRouteDeps } from "./ai/shared.ts";
+import { registerAuthRoutes } from "./auth/routes.ts";
+import { registerChatRoutes } from "./chat/routes.ts";
 import { registerDashboardRoutes } from "./dashboards/routes.ts";
-import { registerSessionRoutes } from "./auth/routes.ts";
+import { registerGenerationLogRoutes } from "./generation-log/routes.ts";
 import { registerLimitRoutes } from "./limits/routes.ts";
-import { documentOtherRoutes } from "./openapi/routes.ts";
+import { registerMeRoutes } from "./me/routes.ts";
+import { registerOpenApiRoutes } from "./openapi/routes.ts";
 import { registerQueryPreviewRoutes } from "./query-preview/routes.ts";
 import { registerSourceRoutes } from "./sources/routes.ts";
 import { registerWorkspaceRoutes } from "./workspaces/routes.ts";
 
-export interface ApiDeps {
-  config: Config;
-  pool: pg.Pool;
-  metrics: Metrics;
-  build: BuildInfo;
-  log: Logger;
-  now: () => number;
-  /** Shared with the AI routes when given; built from SQL_GUARD_EXTRA_FUNCTIONS / SQL_MAX_LENGTH otherwise. */
-  guard?: Guard;
-  /** Built from config (source pools, secrets) when omitted; tests pass their own to close it. */
-  queryRunner?: QueryRunner;
-  /** Catalog refresh; lib/catalog's refresh through the query runner when omitted. */
-  refreshCatalog?: (source: Source) => Promise<Source>;
-}
-
-/** What registerApiRoutes built, for callers that share them (AI routes) or close them (tests). */
-export interface ApiServices {
-  guard: Guard;
-  queryRunner: QueryRunner;
-}
+/** What the /api routes need: the process's service deps and services (lib/service), built once by the entry point. */
+export type RouteDeps = Pick<ServiceDeps, "config" | "pool" | "metrics" | "log" | "now" | "build" | "readiness"> &
+  AppServices & {
+    /** Catalog refresh; lib/catalog-refresh through the query runner unless a test passes its own. */
+    refreshCatalog?: (source: Source) => Promise<Source>;
+  };
 
 /**
- * Mounts the documented JSON API (workspaces, dashboards, sources, query preview, limits) and its OpenAPI
- * document at /api/openapi.json. Every route here is declared with zod schemas through
- * @hono/zod-openapi, so the document is generated from the same schemas that validate requests.
+ * Mounts every /api route of the handlers app (one folder per resource under handlers/routes/) and the
+ * OpenAPI document at /api/openapi.json. Every route is declared with createRoute and zod schemas on one
+ * router, so the document is generated from the same schemas that validate requests.
  */
-export function registerApiRoutes(app: Hono<any>, deps: ApiDeps, auth: Auth): ApiServices {
-  const { config, pool } = deps;
-  const guard = deps.guard ?? createGuard(guardOptionsFromConfig(config));
-  const queryRunner =
-    deps.queryRunner ??
-    createQueryRunner({
-      config,
-      metrics: deps.metrics,
-      guard,
-      intervalFor,
-      secrets: createSecretResolverFromConfig(config),
-    });
-  const refreshCatalog = deps.refreshCatalog ?? ((source: Source) => refreshSourceCatalog({ db: pool, runner: queryRunner, now: deps.now }, source));
+export function registerRoutes<E extends Env>(app: Hono<E>, deps: RouteDeps, auth: Auth, oidc: OidcLogin | null): void {
+  const { config, pool, queryRunner: runner, now } = deps;
+  const refreshCatalog = deps.refreshCatalog ?? ((source: Source) => refreshSourceCatalog({ db: pool, runner, now }, source));
 
   const api = createApiRouter();
-  registerWorkspaceRoutes(api, { config, pool, auth, runner: queryRunner });
-  registerDashboardRoutes(api, { config, pool, auth, guard, metrics: deps.metrics });
-  registerSourceRoutes(api, { config, pool, auth, runner: queryRunner, refreshCatalog, now: deps.now });
-  registerQueryPreviewRoutes(api, { pool, auth, runner: queryRunner, now: deps.now });
+  registerAuthRoutes(api, deps, auth, oidc);
+  registerMeRoutes(api, { config, pool, auth });
+  registerWorkspaceRoutes(api, { config, pool, auth, runner });
+  registerDashboardRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics });
+  registerSourceRoutes(api, { config, pool, auth, runner, refreshCatalog, now });
+  registerQueryPreviewRoutes(api, { pool, auth, runner, now });
   registerLimitRoutes(api, { config, pool, auth });
-  registerSessionRoutes(api, { auth, log: deps.log, now: deps.now });
-  documentOtherRoutes(api.openAPIRegistry);
-  registerOpenApiDocument(api, { version: deps.build.version, cookieName: auth.cookieName });
+  registerAiAreaRoutes(api, aiRouteDeps(deps, auth));
+  registerOpenApiRoutes(api, { version: deps.build.version, cookieName: auth.cookieName });
   app.route("/", api);
-  return { guard, queryRunner };
+}
+
+/** The deps of the AI area's routes, with the chat store built once per app. */
+export function aiRouteDeps(deps: Pick<RouteDeps, "config" | "pool" | "metrics" | "now" | "guard" | "ai">, auth: Auth): AiRouteDeps {
+  const { config } = deps;
+  return {
+    config,
+    pool: deps.pool,
+    metrics: deps.metrics,
+    now: deps.now,
+    auth,
+    guard: deps.guard,
+    ai: deps.ai,
+    chats: createChatStore({
+      pool: deps.pool,
+      maxMessages: config.CHAT_HISTORY_MAX_MESSAGES,
+      retentionDays: config.CHAT_HISTORY_RETENTION_DAYS,
+      now: deps.now,
+    }),
+  };
+}
+
+/** The AI area: generate and source draft (routes/ai/), dashboard chat (routes/chat/) and the generation log. */
+export function registerAiAreaRoutes(api: ApiRouter, deps: AiRouteDeps): void {
+  registerAiRoutes(api, deps);
+  registerChatRoutes(api, deps);
+  registerGenerationLogRoutes(api, deps);
 }

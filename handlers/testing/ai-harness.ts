@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { Registry } from "prom-client";
 import type pg from "pg";
-import { createAiRouteDeps, registerAiRoutes } from "../routes/ai/routes.ts";
 import { createAuth } from "../../lib/auth/create-auth.ts";
 import { type RoleFixture, seedRoleFixture } from "../../lib/auth/testing/role-table.ts";
 import { createSessionTokens, type SessionTokens } from "../../lib/auth/session.ts";
@@ -12,10 +11,12 @@ import type { DashboardSpec } from "../../lib/dashboards/spec.ts";
 import { onError } from "../../lib/http/problem.ts";
 import { createLogger } from "../../lib/log/logger.ts";
 import { createMetrics, type Metrics } from "../../lib/metrics/metrics.ts";
-import { buildServiceDeps } from "../../lib/service/build-deps.ts";
 import { createSource, saveCatalog } from "../../lib/sources/index.ts";
 import { configStoreFault } from "../../lib/store/faults.ts";
 import { newId } from "../../lib/store/ids.ts";
+import { createApiRouter } from "../openapi.ts";
+import { aiRouteDeps, registerAiAreaRoutes } from "../routes/index.ts";
+import { testAppDeps } from "./app-deps.ts";
 import { getWorkspace } from "../../lib/workspaces/store.ts";
 
 /** Test-only: one AI-enabled app on a test database, with a clock, captured log lines and metrics. */
@@ -31,7 +32,7 @@ const SECRET = "test-session-secret-0123456789-abcdefghij";
 
 /**
  * Builds an app carrying the AI routes exactly as createApp mounts them (request id, the one
- * problem+json error handler, createAuth, registerAiRoutes(createAiRouteDeps(...))), without the
+ * problem+json error handler, createAuth, registerAiAreaRoutes(aiRouteDeps(...))), without the
  * rest of the API, so these tests depend only on the AI area. `env` goes on top of a test baseline.
  */
 /** When the fixture's sessions were signed in: before every clock the AI tests use (all in 2026). */
@@ -58,12 +59,14 @@ export function buildAiApp(opts: {
   // (and live 400 days), while the app verifies them on the test clock.
   const sessions = createSessionTokens({ secret: SECRET, ttlSeconds: 400 * 86_400, now: () => FIXTURE_SIGN_IN });
   const verifier = createSessionTokens({ secret: SECRET, ttlSeconds: 400 * 86_400, now });
-  const deps = buildServiceDeps(config, { pool: opts.pool, metrics, log, now });
+  const deps = testAppDeps(config, { pool: opts.pool, metrics, log, now });
   const app = new Hono();
   app.use(requestId());
   app.onError(onError((line) => deps.log.error(String(line.msg), line), configStoreFault));
   const auth = createAuth({ ...deps, sessions: verifier, findWorkspace: (id) => getWorkspace(deps.pool, id) });
-  registerAiRoutes(app, createAiRouteDeps(deps, auth));
+  const api = createApiRouter();
+  registerAiAreaRoutes(api, aiRouteDeps(deps, auth));
+  app.route("/", api);
   return { app, config, metrics, logLines, sessions };
 }
 

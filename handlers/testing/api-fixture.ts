@@ -1,40 +1,35 @@
 // Test-only: one app over a real config store and a real metrics database, with a session per persona.
-import type { Registry } from "prom-client";
+import { Registry } from "prom-client";
 import type { Hono } from "hono";
 import { createSessionTokens } from "../../lib/auth/session.ts";
 import { type RoleFixture, seedRoleFixture } from "../../lib/auth/testing/role-table.ts";
+import { DEMO_CATALOG } from "../../lib/catalog/testing/demo-catalog.ts";
 import type { Catalog } from "../../lib/catalog/types.ts";
 import { type Config, parseConfig } from "../../lib/config/parse.ts";
 import { createLogger } from "../../lib/log/logger.ts";
+import { createMetrics } from "../../lib/metrics/metrics.ts";
 import type { SourceConnector } from "../../lib/query/pools.ts";
 import { type QueryRunner, createQueryRunner } from "../../lib/query/runner.ts";
 import { type MetricsFixture, createMetricsFixture } from "../../lib/query/testing/metrics-db.ts";
 import { createSecretResolverFromConfig } from "../../lib/secrets/index.ts";
-import { buildServiceDeps } from "../../lib/service/build-deps.ts";
 import { type HostLookup, type Source, createSource, hostPolicyFromConfig, saveCatalog } from "../../lib/sources/index.ts";
 import { type Guard, createGuard, intervalFor, loadGuardParser } from "../../lib/sql-guard/index.ts";
 import { createDatabase, createTestConfigStore } from "../../lib/testing/pg.ts";
 import { createApp } from "../app.ts";
+import { testAppDeps } from "./app-deps.ts";
 
 export const SESSION_SECRET = "api-fixture-secret-api-fixture-secret-0123";
 export const ORIGIN = "https://dash.example.com";
 /** Small enough that `SELECT body FROM payloads` goes over it. */
 export const MAX_RESULT_BYTES = 32_768;
 
-/** The catalog of the fixture's metrics database, as a refresh would store it. */
+/**
+ * The catalog of the fixture's metrics database, as a refresh would store it: http_requests of the one
+ * catalog fixture (lib/catalog/testing/demo-catalog.ts), plus payloads, whose rows go over MAX_RESULT_BYTES.
+ */
 export const FIXTURE_CATALOG: Catalog = {
   tables: [
-    {
-      schema: "public",
-      name: "http_requests",
-      timeColumn: "ts",
-      columns: [
-        { name: "ts", type: "timestamp with time zone" },
-        { name: "service", type: "text" },
-        { name: "status", type: "integer" },
-        { name: "latency_ms", type: "double precision" },
-      ],
-    },
+    DEMO_CATALOG.tables.find((t) => t.name === "http_requests")!,
     {
       schema: "public",
       name: "payloads",
@@ -83,9 +78,10 @@ export async function createApiFixture(
   const store = await createTestConfigStore();
   const metrics = await createMetricsFixture((await createDatabase("metrics")).url);
   await metrics.admin(`
-    CREATE TABLE http_requests (ts timestamptz NOT NULL, service text NOT NULL, status integer NOT NULL, latency_ms double precision NOT NULL);
+    CREATE TABLE http_requests (ts timestamptz NOT NULL, service text NOT NULL, route text NOT NULL, status integer NOT NULL,
+      latency_ms double precision NOT NULL);
     INSERT INTO http_requests
-      SELECT now() - make_interval(mins => g), 'svc-' || (g % 3), CASE WHEN g % 10 = 0 THEN 500 ELSE 200 END, g % 97
+      SELECT now() - make_interval(mins => g), 'svc-' || (g % 3), '/r' || (g % 7), CASE WHEN g % 10 = 0 THEN 500 ELSE 200 END, g % 97
         FROM generate_series(1, 600) g;
     CREATE TABLE payloads (ts timestamptz NOT NULL, body text NOT NULL);
     INSERT INTO payloads SELECT now() - make_interval(mins => g), repeat('x', 1000) FROM generate_series(1, 200) g;
@@ -109,18 +105,19 @@ export async function createApiFixture(
     ...opts.env,
   });
   const now = opts.now ?? (() => Date.now());
-  const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }), now });
+  const serviceMetrics = createMetrics(new Registry());
   const guard = createGuard({});
   const runner = createQueryRunner({
     config,
-    metrics: deps.metrics,
+    metrics: serviceMetrics,
     guard,
     intervalFor,
     secrets: createSecretResolverFromConfig(config, { env: { METRICS_USERNAME: reader, METRICS_PASSWORD: password }, aws: null }),
     hostPolicy: opts.runner?.lookup ? hostPolicyFromConfig(config, { lookup: opts.runner.lookup }) : undefined,
     connector: opts.runner?.connector,
   });
-  const app = createApp({ ...deps, oidc: null, guard, queryRunner: runner, refreshCatalog: opts.refreshCatalog });
+  const deps = testAppDeps(config, { pool: store.pool, log: createLogger({ silent: true }), now, metrics: serviceMetrics, guard, queryRunner: runner });
+  const app = createApp({ ...deps, oidc: null, refreshCatalog: opts.refreshCatalog });
   const sessions = createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600 });
   const roles = await seedRoleFixture(store.pool, sessions, config.SESSION_COOKIE_NAME);
 

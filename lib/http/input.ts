@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { routePath } from "hono/route";
 import { AppError } from "./errors.ts";
 
@@ -76,6 +77,24 @@ function pathName(path: string[]): string {
   return path.map((p) => (p === KEY_PLACEHOLDER || PRINTABLE_KEY.test(p) ? p : "(key)")).join(".");
 }
 
+/** The refusal of a body over `maxBytes`: 400 `bad_request` with the limit, the same from every route. */
+function bodyTooLarge(maxBytes: number): AppError {
+  return new AppError("bad_request", `The request body is larger than ${maxBytes} bytes.`, { limit: maxBytes });
+}
+
+/**
+ * Middleware: a route's own body-size limit, below MAX_JSON_BODY_BYTES (a query preview takes 64 KiB,
+ * a chat question 512 KiB). Over it is 400 `bad_request` naming the limit, before anything parses the body.
+ */
+export function limitBody(maxBytes: number): MiddlewareHandler {
+  return bodyLimit({
+    maxSize: maxBytes,
+    onError: () => {
+      throw bodyTooLarge(maxBytes);
+    },
+  });
+}
+
 /** Request parts that carry no client input worth a check, or must answer unconditionally (probes). */
 const EXEMPT_PATHS = new Set(["/api/health", "/api/ready", "/api/metrics"]);
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -111,7 +130,7 @@ export function rejectRefusedInput(opts: { maxBodyBytes?: number; maxDepth?: num
 
     if (BODY_METHODS.has(c.req.method) && c.req.raw.body) {
       const text = await readCopy(c.req.raw, maxBodyBytes);
-      if (text === null) throw new AppError("bad_request", `The request body is larger than ${maxBodyBytes} bytes.`, { limit: maxBodyBytes });
+      if (text === null) throw bodyTooLarge(maxBodyBytes);
       let parsed: unknown;
       let isJson = true;
       try {

@@ -151,7 +151,7 @@ function refused(reason: HostRefusal): AppError {
   return new AppError(
     "source_host_refused",
     `The source's host is not allowed: ${why}. An operator can allow a host with SOURCE_ALLOWED_HOSTS.`,
-    { field: "host", reason, fields: [{ field: "host", message }] },
+    { field: "host", reason, issues: [{ path: "host", message }] },
   );
 }
 
@@ -182,7 +182,7 @@ export function createHostPolicy(opts: HostPolicyOptions): HostPolicy {
       const c = canonicalHost(target.host);
       if (!c) {
         throw new AppError("validation_failed", "Invalid source: host must be a host name or IP address", {
-          fields: [{ field: "host", message: "must be a host name or IP address" }],
+          issues: [{ path: "host", message: "must be a host name or IP address" }],
         });
       }
       const addresses = await resolve(c.host);

@@ -53,8 +53,8 @@ describe("sources store", () => {
       createSource(db, "ws_a", { ...input, host: "evil host;", secretRef: "../x", port: 70000 } as never),
     );
     expect(err.code).toBe("validation_failed");
-    const fields = (err.extra.fields as { field: string }[]).map((f) => f.field).sort();
-    expect(fields).toEqual(["host", "port", "secretRef"]);
+    const paths = (err.extra.issues as { path: string }[]).map((i) => i.path).sort();
+    expect(paths).toEqual(["host", "port", "secretRef"]);
   });
 
   test("another workspace's source is invisible", async () => {

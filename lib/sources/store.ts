@@ -126,11 +126,11 @@ function fromRow(r: Row): Source {
 }
 
 function validation(error: z.ZodError): AppError {
-  const fields = error.issues.map((i) => ({ field: i.path.join("."), message: i.message }));
+  const issues = error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
   return new AppError(
     "validation_failed",
-    `Invalid source: ${fields.map((f) => `${f.field || "body"} ${f.message}`).join("; ")}`,
-    { fields },
+    `Invalid source: ${issues.map((i) => `${i.path || "body"} ${i.message}`).join("; ")}`,
+    { issues },
   );
 }
 

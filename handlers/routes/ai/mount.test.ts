@@ -6,7 +6,7 @@ import { createSessionTokens } from "../../../lib/auth/session.ts";
 import { parseConfig } from "../../../lib/config/parse.ts";
 import { createLogger } from "../../../lib/log/logger.ts";
 import { createMetrics } from "../../../lib/metrics/metrics.ts";
-import { buildServiceDeps } from "../../../lib/service/build-deps.ts";
+import { testAppDeps } from "../../testing/app-deps.ts";
 import { createApp } from "../../app.ts";
 
 // The AI routes as createApp mounts them, next to the rest of the API: no AI configuration breaks
@@ -17,7 +17,7 @@ const SECRET = "mount-test-session-secret-0123456789abcdef";
 function app(env: Record<string, string>) {
   const { config } = parseConfig({ DATABASE_URL: ai.store.url, SESSION_SECRET: SECRET, SOURCE_SECRET_REFS: "DEMO:*", ...env });
   const sessions = createSessionTokens({ secret: SECRET, ttlSeconds: 3600 });
-  const deps = buildServiceDeps(config, {
+  const deps = testAppDeps(config, {
     pool: ai.store.pool,
     metrics: createMetrics(new Registry(), { defaultCollectors: false }),
     log: createLogger({ silent: true }),

@@ -5,7 +5,7 @@ import { parseConfig } from "../../../lib/config/parse.ts";
 import { type DevIdentityProvider, DEMO_WORKSPACE_GROUPS, startDevIdentityProvider } from "../../../lib/dev-idp/index.ts";
 import { CookieJar, signInThroughDevIdp } from "../../../lib/dev-idp/testing/sign-in.ts";
 import { createLogger } from "../../../lib/log/logger.ts";
-import { buildServiceDeps } from "../../../lib/service/build-deps.ts";
+import { testAppDeps } from "../../testing/app-deps.ts";
 import { createTestConfigStore } from "../../../lib/testing/pg.ts";
 import { createWorkspace } from "../../../lib/workspaces/store.ts";
 import { createApp } from "../../app.ts";
@@ -39,7 +39,7 @@ beforeAll(async () => {
     AI_MODEL: "test-model",
     AI_GATEWAY_API_KEY: "test-key",
   });
-  const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }), now: () => clock.t });
+  const deps = testAppDeps(config, { pool: store.pool, log: createLogger({ silent: true }), now: () => clock.t });
   app = createApp(deps);
 });
 

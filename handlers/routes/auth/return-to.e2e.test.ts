@@ -7,7 +7,7 @@ import { parseConfig } from "../../../lib/config/parse.ts";
 import { type DevIdentityProvider, DEMO_WORKSPACE_GROUPS, startDevIdentityProvider } from "../../../lib/dev-idp/index.ts";
 import { signInThroughDevIdp } from "../../../lib/dev-idp/testing/sign-in.ts";
 import { createLogger } from "../../../lib/log/logger.ts";
-import { buildServiceDeps } from "../../../lib/service/build-deps.ts";
+import { testAppDeps } from "../../testing/app-deps.ts";
 import { createTestConfigStore } from "../../../lib/testing/pg.ts";
 import { createWorkspace } from "../../../lib/workspaces/store.ts";
 import { createApp } from "../../app.ts";
@@ -46,7 +46,7 @@ beforeAll(async () => {
     READINESS_CHECK_TIMEOUT_MS: "2000",
   });
   const log = createLogger({ silent: true });
-  const deps = buildServiceDeps(config, { pool: store.pool, log: { ...log, error: (msg, fields) => errors.push({ msg, ...fields }) } });
+  const deps = testAppDeps(config, { pool: store.pool, log: { ...log, error: (msg, fields) => errors.push({ msg, ...fields }) } });
   app = createApp(deps);
 });
 

@@ -1,20 +1,21 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Context, Hono } from "hono";
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type pg from "pg";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
 import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
 import { MAX_SESSION_TOKEN_LENGTH } from "../../../lib/auth/session.ts";
-import type { AuthVariables, SessionUser } from "../../../lib/auth/types.ts";
+import type { SessionUser } from "../../../lib/auth/types.ts";
 import type { Config } from "../../../lib/config/parse.ts";
 import { AppError } from "../../../lib/http/errors.ts";
+import { limitBody } from "../../../lib/http/input.ts";
 import { problem } from "../../../lib/http/problem.ts";
 import type { Logger } from "../../../lib/log/logger.ts";
 import type { Readiness } from "../../../lib/probes/ready.ts";
 import { type OidcLogin, safeReturnTo } from "../../../lib/oidc/login.ts";
 import { LOGIN_TRANSACTION_TTL_SECONDS } from "../../../lib/oidc/transaction.ts";
 import { listWorkspacesForGroups } from "../../../lib/workspaces/store.ts";
-import { ProblemSchema, maxBody, problems } from "../../openapi.ts";
+import { type ApiRouter, ProblemSchema, problemResponse, problems } from "../../openapi.ts";
 import { WorkspaceParamsSchema } from "../dashboards/routes.ts";
 
 type AuthRouteConfig = Pick<Config, "OIDC_REDIRECT_URI" | "PUBLIC_BASE_URL" | "PLATFORM_ADMIN_GROUP">;
@@ -22,19 +23,95 @@ type AuthRouteConfig = Pick<Config, "OIDC_REDIRECT_URI" | "PUBLIC_BASE_URL" | "P
 /** Path the login cookie is scoped to: only the callback ever needs it. */
 const LOGIN_COOKIE_PATH = "/api/auth";
 
-/**
- * GET /api/auth/login, GET /api/auth/callback, POST /api/auth/logout.
- * `oidc` is null when sign-in is not configured; login then answers 503 with a clear message.
- */
-export function registerAuth(
-  app: Hono<any>,
-  deps: { config: AuthRouteConfig; log: Logger; pool: pg.Pool; readiness?: Pick<Readiness, "checkIdentityProvider"> },
-  auth: Auth,
-  oidc: OidcLogin | null,
-): void {
-  const loginCookie = `${auth.cookieName}_login`;
+/** What the auth routes need besides the auth toolkit and the OIDC relying party. */
+export interface AuthRouteDeps {
+  config: AuthRouteConfig;
+  log: Logger;
+  pool: pg.Pool;
+  now: () => number;
+  readiness?: Pick<Readiness, "checkIdentityProvider">;
+}
 
-  app.get("/api/auth/login", async (c) => {
+/**
+ * A failure of a sign-in step: an HTML page for a browser (Accept: text/html), problem+json otherwise.
+ */
+const signInFailure = (description: string) => ({
+  description,
+  content: { "application/problem+json": { schema: ProblemSchema }, "text/html": { schema: z.string() } },
+});
+
+/** A redirect, with the Location it sends. */
+const redirect = (description: string) => ({
+  description,
+  headers: { Location: { description: "Where the browser goes next", schema: { type: "string" as const } } },
+});
+
+const login = createRoute({
+  method: "get",
+  path: "/api/auth/login",
+  tags: ["auth"],
+  summary: "Start an OIDC login (authorization code, PKCE, state, nonce)",
+  security: [],
+  // Not a zod query schema: safeReturnTo (lib/oidc/login.ts) falls back to "/" for an unsafe returnTo
+  // instead of refusing the sign-in, and a repeated parameter uses its first value.
+  parameters: [
+    {
+      name: "returnTo",
+      in: "query",
+      required: false,
+      schema: { type: "string" },
+      description: "A same-site path to land on after sign-in; anything else lands on /.",
+    },
+  ],
+  responses: {
+    302: redirect("Redirect to the identity provider, with the login transaction cookie"),
+    400: problemResponse("Invalid input (`validation_failed`: a returnTo the input rules refuse)"),
+    503: signInFailure("`identity_provider_unavailable`: sign-in is not configured, or the identity provider does not answer"),
+  },
+});
+
+const callback = createRoute({
+  method: "get",
+  path: "/api/auth/callback",
+  tags: ["auth"],
+  summary: "OIDC callback: verifies the ID token and sets the session cookie",
+  security: [],
+  // The identity provider's parameters (code, state, iss, error) are checked by openid-client against the
+  // login transaction, so they have no zod schema here.
+  responses: {
+    302: redirect("Signed in; redirect to returnTo"),
+    400: signInFailure("The sign-in expired, was already used or was started in another browser (`bad_request`)"),
+    401: signInFailure("The identity provider's answer failed verification (`unauthenticated`)"),
+    503: signInFailure(
+      "`identity_provider_unavailable`, or `config_store_unavailable` (with Retry-After) while narrowing an oversized groups claim",
+    ),
+  },
+});
+
+const logout = createRoute({
+  method: "post",
+  path: "/api/auth/logout",
+  tags: ["auth"],
+  summary: "Sign out: end this session on every instance (revoked in the config store) and clear the cookie",
+  security: [],
+  responses: {
+    204: { description: "Signed out" },
+    303: redirect("Signed out (an HTML form post): back to /"),
+    ...problems(403),
+    503: signInFailure("`config_store_unavailable`: the cookie is cleared but the session could not be ended on the server"),
+  },
+});
+
+/**
+ * GET /api/auth/login, GET /api/auth/callback, POST /api/auth/logout, and "sign out everywhere"
+ * (registerSessionRoutes). `oidc` is null when sign-in is not configured; login then answers 503 with a
+ * clear message.
+ */
+export function registerAuthRoutes(app: ApiRouter, deps: AuthRouteDeps, auth: Auth, oidc: OidcLogin | null): void {
+  const loginCookie = `${auth.cookieName}_login`;
+  registerSessionRoutes(app, { auth, log: deps.log, now: deps.now });
+
+  app.openapi(login, async (c) => {
     try {
       if (!oidc) throw new AppError("identity_provider_unavailable", "Sign-in is not configured: OIDC_ISSUER and OIDC_CLIENT_ID must be set.");
       // Discovery is cached, so ask the readiness check (itself cached 60 s / 5 s) whether the issuer
@@ -64,7 +141,7 @@ export function registerAuth(
     }
   });
 
-  app.get("/api/auth/callback", async (c) => {
+  app.openapi(callback, async (c) => {
     // One use only: whatever happens next, the transaction is spent.
     const tx = await auth.loginTransactions.open(getCookie(c, loginCookie));
     const clearTx = () => deleteCookie(c, loginCookie, { path: LOGIN_COOKIE_PATH, secure: auth.secureCookies, httpOnly: true });
@@ -94,7 +171,7 @@ export function registerAuth(
     }
   });
 
-  app.post("/api/auth/logout", auth.rejectCrossSite, async (c) => {
+  app.openapi({ ...logout, middleware: [auth.rejectCrossSite] as const }, async (c) => {
     const token = getCookie(c, auth.cookieName);
     // The cookie goes whatever happens next, so this browser is signed out even if the server-side record fails.
     deleteCookie(c, auth.cookieName, { path: "/", secure: auth.secureCookies, httpOnly: true, sameSite: "Lax" });
@@ -176,10 +253,7 @@ export const SessionRevocationSchema = z
   .openapi("SessionRevocation");
 
 const configStoreUnavailable = {
-  503: {
-    description: "The revocation could not be recorded or sessions cannot be checked (`config_store_unavailable`, with Retry-After)",
-    content: { "application/problem+json": { schema: ProblemSchema } },
-  },
+  503: problemResponse("The revocation could not be recorded or sessions cannot be checked (`config_store_unavailable`, with Retry-After)", true),
 };
 
 /**
@@ -189,9 +263,8 @@ const configStoreUnavailable = {
  * everywhere; it is meant for someone whose groups changed at the identity provider while their
  * session still carries the old ones.
  */
-export function registerSessionRoutes(api: OpenAPIHono<any>, deps: { auth: Auth; log: Logger; now: () => number }): void {
+function registerSessionRoutes(app: ApiRouter, deps: { auth: Auth; log: Logger; now: () => number }): void {
   const { auth } = deps;
-  const app = api as OpenAPIHono<{ Variables: AuthVariables }>;
 
   /** Records "every session of `sub` issued up to now has ended" until those sessions would have expired anyway. */
   async function revokeAll(sub: string) {
@@ -231,7 +304,7 @@ export function registerSessionRoutes(api: OpenAPIHono<any>, deps: { auth: Auth;
     path: "/api/workspaces/{workspaceId}/sessions/revoke",
     tags: ["auth"],
     summary: "End every session of a user, in every workspace (admin of this workspace)",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", workspaceFromParam("workspaceId")), maxBody(4 * 1024)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", workspaceFromParam("workspaceId")), limitBody(4 * 1024)] as const,
     request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: RevokeUserSessionsSchema } } } },
     responses: {
       200: { description: "Ended", content: { "application/json": { schema: SessionRevocationSchema } } },

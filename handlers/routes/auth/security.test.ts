@@ -5,7 +5,7 @@ import { type RoleFixture, expectSignedIn, requestAs, roleTable, seedRoleFixture
 import { parseConfig } from "../../../lib/config/parse.ts";
 import { createLogger } from "../../../lib/log/logger.ts";
 import type { OidcLogin } from "../../../lib/oidc/login.ts";
-import { buildServiceDeps } from "../../../lib/service/build-deps.ts";
+import { testAppDeps } from "../../testing/app-deps.ts";
 import { createTestConfigStore } from "../../../lib/testing/pg.ts";
 import { createApp } from "../../app.ts";
 import { AUTH_ROLE_CASES } from "../../testing/auth.security.cases.ts";
@@ -19,7 +19,7 @@ const sessions = createSessionTokens({ secret: SECRET, ttlSeconds: 3600 });
 beforeAll(async () => {
   store = await createTestConfigStore();
   const { config } = parseConfig({ DATABASE_URL: store.url, SESSION_SECRET: SECRET, PUBLIC_BASE_URL: "https://dash.example.com" });
-  const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
+  const deps = testAppDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
   app = createApp({ ...deps, oidc: null });
   fixture = await seedRoleFixture(store.pool, sessions, config.SESSION_COOKIE_NAME);
 });
@@ -159,7 +159,7 @@ describe("in production", () => {
       SESSION_SECRET: SECRET,
       SOURCE_SECRET_REFS: "REF:ws_1",
     });
-    const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
+    const deps = testAppDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
     const prodApp = createApp({ ...deps, oidc: null });
     const res = await prodApp.request("/api/auth/logout", { method: "POST", headers: { cookie: await fixture.mintCookie(fixture.users.admin) } });
     expect(res.headers.get("set-cookie")).toMatch(/^svc_session=; Max-Age=0; Path=\/; HttpOnly; Secure; SameSite=Lax/);
@@ -173,7 +173,7 @@ describe("an identity provider that sends very many groups", () => {
   // by browsers (and refused by verify), which would send the user round the sign-in loop for good.
   test("the session keeps the workspace groups that matter and stays a cookie browsers accept", async () => {
     const { config } = parseConfig({ DATABASE_URL: store.url, SESSION_SECRET: SECRET, PUBLIC_BASE_URL: "https://dash.example.com" });
-    const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
+    const deps = testAppDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
     const noise = Array.from({ length: 200 }, (_, i) => `CN=Department distribution list ${i},OU=Groups,DC=corp,DC=example,DC=com`);
     const groups = [...noise.slice(0, 100), fixture.workspace.editor_group, ...noise.slice(100)];
     const tx = { state: "st", nonce: "no", codeVerifier: "cv", redirectUri: "https://dash.example.com/api/auth/callback", returnTo: "/" };
@@ -205,7 +205,7 @@ describe("an identity provider that sends very many groups", () => {
       PUBLIC_BASE_URL: "https://dash.example.com",
       PLATFORM_ADMIN_GROUP: "platform-admins",
     });
-    const deps = buildServiceDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
+    const deps = testAppDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
     const noise = Array.from({ length: 200 }, (_, i) => `CN=Department distribution list ${i},OU=Groups,DC=corp,DC=example,DC=com`);
     const tx = { state: "st", nonce: "no", codeVerifier: "cv", redirectUri: "https://dash.example.com/api/auth/callback", returnTo: "/" };
     const oidc: OidcLogin = {

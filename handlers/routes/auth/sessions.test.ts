@@ -9,7 +9,7 @@ import { type RoleFixture, seedRoleFixture } from "../../../lib/auth/testing/rol
 import type { SessionUser } from "../../../lib/auth/types.ts";
 import { parseConfig } from "../../../lib/config/parse.ts";
 import { createLogger } from "../../../lib/log/logger.ts";
-import { buildServiceDeps } from "../../../lib/service/build-deps.ts";
+import { testAppDeps } from "../../testing/app-deps.ts";
 import { listenerClientFactory } from "../../../lib/store/listen.ts";
 import { createConfigStorePool } from "../../../lib/store/pool.ts";
 import { createTestConfigStore } from "../../../lib/testing/pg.ts";
@@ -25,7 +25,7 @@ const config = () => parseConfig({ DATABASE_URL: store.url, SESSION_SECRET: SECR
 
 beforeAll(async () => {
   store = await createTestConfigStore();
-  app = createApp({ ...buildServiceDeps(config(), { pool: store.pool, log: createLogger({ silent: true }) }), oidc: null });
+  app = createApp({ ...testAppDeps(config(), { pool: store.pool, log: createLogger({ silent: true }) }), oidc: null });
   fixture = await seedRoleFixture(store.pool, sessions, "svc_session");
 });
 afterAll(() => store.close());
@@ -98,7 +98,7 @@ describe("POST /api/auth/logout ends the session on the server", () => {
 
   test("another instance learns the logout through LISTEN/NOTIFY and refuses the cookie", async () => {
     const set = createRevocationSet();
-    const deps = buildServiceDeps(config(), { pool: store.pool, log: createLogger({ silent: true }) });
+    const deps = testAppDeps(config(), { pool: store.pool, log: createLogger({ silent: true }) });
     const listener = listenForRevocations({ set, pool: store.pool, connect: listenerClientFactory(store.url), log: deps.log });
     const other = createApp({ ...deps, oidc: null, revocations: set });
     try {
@@ -120,7 +120,7 @@ describe("POST /api/auth/logout ends the session on the server", () => {
   test("with the config store unreachable, logout still clears the cookie but answers 503: the session could not be ended", async () => {
     const dead = createConfigStorePool({ connectionString: store.url, max: 1 });
     await dead.end();
-    const deps = buildServiceDeps(config(), { pool: dead, log: createLogger({ silent: true }) });
+    const deps = testAppDeps(config(), { pool: dead, log: createLogger({ silent: true }) });
     const offline = createApp({ ...deps, oidc: null });
     const cookie = await cookieOf(newUser());
     const res = await post("/api/auth/logout", cookie, undefined, offline);
@@ -139,7 +139,7 @@ describe("POST /api/auth/sessions/revoke: sign out everywhere", () => {
   test("ends every session of mine, this one included, and clears the cookie; a later sign-in works", async () => {
     const clock = { t: Date.UTC(2026, 3, 1, 12) };
     const now = () => clock.t;
-    const timed = createApp({ ...buildServiceDeps(config(), { pool: store.pool, log: createLogger({ silent: true }), now }), oidc: null });
+    const timed = createApp({ ...testAppDeps(config(), { pool: store.pool, log: createLogger({ silent: true }), now }), oidc: null });
     const tokens = createSessionTokens({ secret: SECRET, ttlSeconds: TTL, now });
     const u = newUser();
     const [a, b] = [await cookieOf(u, tokens), await cookieOf(u, tokens)];

@@ -1,8 +1,7 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import type pg from "pg";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
 import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
-import type { AuthVariables } from "../../../lib/auth/types.ts";
 import type { Config } from "../../../lib/config/parse.ts";
 import { dashboardSpecSchema, effectiveRefreshMs, newDashboardSpecSchema } from "../../../lib/dashboards/spec.ts";
 import type { Metrics } from "../../../lib/metrics/metrics.ts";
@@ -11,8 +10,8 @@ import { deleteDashboard, saveDashboard } from "../../../lib/dashboards/save.ts"
 import type { Guard } from "../../../lib/sql-guard/verdict.ts";
 import { type Dashboard, dashboardWorkspaceId, getDashboard, listDashboards } from "../../../lib/dashboards/store.ts";
 import { AppError } from "../../../lib/http/errors.ts";
-import { MAX_PG_INTEGER } from "../../../lib/http/input.ts";
-import { maxBody, problems } from "../../openapi.ts";
+import { limitBody, MAX_PG_INTEGER } from "../../../lib/http/input.ts";
+import { type ApiRouter, problems } from "../../openapi.ts";
 
 // 50 panels of up to 20,000 characters of SQL, with room for titles and options.
 const MAX_DASHBOARD_BODY = 2 * 1024 * 1024;
@@ -25,8 +24,6 @@ export interface DashboardRouteDeps {
   /** Guard refusals of a save are counted in svc_sql_validation_rejections_total. */
   metrics: Pick<Metrics, "countGuardRejection">;
 }
-
-type AppEnv = { Variables: AuthVariables };
 
 const IdSchema = z.string().min(1).max(64);
 export const WorkspaceParamsSchema = z.object({
@@ -92,9 +89,8 @@ export function dashboardJson(d: Dashboard, cfg: DashboardRouteDeps["config"]) {
 }
 
 /** Dashboards: list and create in a workspace (viewer / editor), read, update and delete by id (viewer / editor). */
-export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRouteDeps): void {
+export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps): void {
   const { auth, pool, config } = deps;
-  const app = api as OpenAPIHono<AppEnv>;
   const s = dashboardSchemas(config.MIN_REFRESH_INTERVAL_MS, { from: config.DEFAULT_TIME_FROM, to: config.DEFAULT_TIME_TO });
   const inWorkspace = workspaceFromParam("workspaceId");
   const ofDashboard = async (c: { req: { param(name: string): string | undefined } }) => {
@@ -125,7 +121,7 @@ export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRo
     path: "/api/workspaces/{workspaceId}/dashboards",
     tags: ["dashboards"],
     summary: "Create a dashboard (editor); every panel's SQL must pass the guard",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", inWorkspace), maxBody(MAX_DASHBOARD_BODY)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", inWorkspace), limitBody(MAX_DASHBOARD_BODY)] as const,
     request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: s.createBody } } } },
     responses: {
       201: { description: "Created", content: { "application/json": { schema: s.dashboard } } },
@@ -162,7 +158,7 @@ export function registerDashboardRoutes(api: OpenAPIHono<any>, deps: DashboardRo
     path: "/api/dashboards/{dashboardId}",
     tags: ["dashboards"],
     summary: "Replace a dashboard's spec (editor); a stale version gets 409",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", ofDashboard), maxBody(MAX_DASHBOARD_BODY)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", ofDashboard), limitBody(MAX_DASHBOARD_BODY)] as const,
     request: { params: DashboardParamsSchema, body: { required: true, content: { "application/json": { schema: s.updateBody } } } },
     responses: {
       200: { description: "Saved; the new version", content: { "application/json": { schema: s.dashboard } } },

@@ -1,12 +1,12 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import type pg from "pg";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
 import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
-import type { AuthVariables } from "../../../lib/auth/types.ts";
 import type { Config } from "../../../lib/config/parse.ts";
 import { AppError } from "../../../lib/http/errors.ts";
+import { limitBody } from "../../../lib/http/input.ts";
 import { getWorkspaceLimits, setWorkspaceLimits, type WorkspaceLimits } from "../../../lib/workspaces/store.ts";
-import { maxBody, problems } from "../../openapi.ts";
+import { type ApiRouter, problems } from "../../openapi.ts";
 import { WorkspaceParamsSchema } from "../dashboards/routes.ts";
 
 export interface LimitRouteDeps {
@@ -14,8 +14,6 @@ export interface LimitRouteDeps {
   pool: pg.Pool;
   auth: Auth;
 }
-
-type AppEnv = { Variables: AuthVariables };
 
 // Postgres `integer` bounds the rate column; the budget is a bigint but must stay an exact JS number.
 const MAX_RATE = 2_147_483_647;
@@ -53,10 +51,9 @@ function limitsJson(l: WorkspaceLimits, config: LimitRouteDeps["config"]) {
 }
 
 /** Workspace AI limits: read and set the per-workspace overrides (admin). */
-export function registerLimitRoutes(api: OpenAPIHono<any>, deps: LimitRouteDeps): void {
+export function registerLimitRoutes(app: ApiRouter, deps: LimitRouteDeps): void {
   const { auth, pool, config } = deps;
   const inWorkspace = workspaceFromParam("workspaceId");
-  const app = api as OpenAPIHono<AppEnv>;
 
   const read = createRoute({
     method: "get",
@@ -81,7 +78,7 @@ export function registerLimitRoutes(api: OpenAPIHono<any>, deps: LimitRouteDeps)
     path: "/api/workspaces/{workspaceId}/limits",
     tags: ["limits"],
     summary: "Set the workspace's AI limit overrides (admin)",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", inWorkspace), maxBody(64 * 1024)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", inWorkspace), limitBody(64 * 1024)] as const,
     request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: LimitsUpdateSchema } } } },
     responses: {
       200: { description: "The limits now", content: { "application/json": { schema: LimitsSchema } } },

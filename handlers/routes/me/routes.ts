@@ -1,23 +1,44 @@
-import type { Hono } from "hono";
+import { createRoute, z } from "@hono/zod-openapi";
 import type pg from "pg";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
+import { ROLES } from "../../../lib/auth/types.ts";
 import type { Config } from "../../../lib/config/parse.ts";
 import { listWorkspacesForGroups } from "../../../lib/workspaces/store.ts";
+import { type ApiRouter, problems } from "../../openapi.ts";
 
 /** Response of GET /api/me. */
-export interface MeResponse {
-  sub: string;
-  name: string | null;
-  email: string | null;
-  groups: string[];
-  workspaces: { id: string; name: string; role: "viewer" | "editor" | "admin" }[];
-  /** The identity provider's self-service page (OIDC_ACCOUNT_URL), or null to hide the link. */
-  accountUrl: string | null;
+export const MeSchema = z
+  .object({
+    sub: z.string(),
+    name: z.string().nullable(),
+    email: z.string().nullable(),
+    groups: z.array(z.string()),
+    workspaces: z.array(z.object({ id: z.string(), name: z.string(), role: z.enum(ROLES) })),
+    accountUrl: z.string().nullable().openapi({ description: "OIDC_ACCOUNT_URL, or null to hide the link" }),
+  })
+  .openapi("Me");
+export type MeResponse = z.infer<typeof MeSchema>;
+
+export interface MeRouteDeps {
+  pool: pg.Pool;
+  config: Pick<Config, "OIDC_ACCOUNT_URL">;
+  auth: Auth;
 }
 
 /** GET /api/me: the signed-in user from the session (no identity-provider call) and their workspaces. */
-export function registerMe(app: Hono<any>, deps: { pool: pg.Pool; config: Pick<Config, "OIDC_ACCOUNT_URL"> }, auth: Auth): void {
-  app.get("/api/me", auth.requireSession, async (c) => {
+export function registerMeRoutes(app: ApiRouter, deps: MeRouteDeps): void {
+  const route = createRoute({
+    method: "get",
+    path: "/api/me",
+    tags: ["auth"],
+    summary: "The signed-in user and their workspaces",
+    middleware: [deps.auth.requireSession] as const,
+    responses: {
+      200: { description: "Me", content: { "application/json": { schema: MeSchema } } },
+      ...problems(401),
+    },
+  });
+  app.openapi(route, async (c) => {
     const user = c.var.user;
     const workspaces = await listWorkspacesForGroups(deps.pool, user.groups);
     const body: MeResponse = {
@@ -29,6 +50,6 @@ export function registerMe(app: Hono<any>, deps: { pool: pg.Pool; config: Pick<C
       accountUrl: deps.config.OIDC_ACCOUNT_URL ?? null,
     };
     c.header("cache-control", "no-store");
-    return c.json(body);
+    return c.json(body, 200);
   });
 }

@@ -1,13 +1,13 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import type pg from "pg";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
 import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
-import type { AuthVariables } from "../../../lib/auth/types.ts";
 import { resolveTime, TimeExpressionSchema } from "../../../lib/dashboards/spec.ts";
 import { AppError } from "../../../lib/http/errors.ts";
+import { limitBody } from "../../../lib/http/input.ts";
 import type { QueryRunner } from "../../../lib/query/runner.ts";
 import { getSourceInWorkspace } from "../../../lib/sources/index.ts";
-import { maxBody, problems } from "../../openapi.ts";
+import { type ApiRouter, problems } from "../../openapi.ts";
 import { WorkspaceParamsSchema } from "../dashboards/routes.ts";
 
 export interface QueryPreviewRouteDeps {
@@ -17,8 +17,6 @@ export interface QueryPreviewRouteDeps {
   /** Wall clock for resolving `now`-relative time expressions. */
   now: () => number;
 }
-
-type AppEnv = { Variables: AuthVariables };
 
 export const QueryPreviewBodySchema = z
   .object({
@@ -41,15 +39,14 @@ export const QueryResultSchema = z
   .openapi("QueryResult");
 
 /** POST /api/workspaces/:workspaceId/query-preview: one guarded run of ad-hoc SQL (editor). */
-export function registerQueryPreviewRoutes(api: OpenAPIHono<any>, deps: QueryPreviewRouteDeps): void {
+export function registerQueryPreviewRoutes(app: ApiRouter, deps: QueryPreviewRouteDeps): void {
   const { auth, pool, runner } = deps;
-  const app = api as OpenAPIHono<AppEnv>;
   const route = createRoute({
     method: "post",
     path: "/api/workspaces/{workspaceId}/query-preview",
     tags: ["query"],
     summary: "Run ad-hoc SQL through the guard against a source and time range (editor)",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", workspaceFromParam("workspaceId")), maxBody(64 * 1024)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", workspaceFromParam("workspaceId")), limitBody(64 * 1024)] as const,
     request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: QueryPreviewBodySchema } } } },
     responses: {
       200: { description: "The result", content: { "application/json": { schema: QueryResultSchema } } },

@@ -1,4 +1,4 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import type pg from "pg";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
 import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
@@ -7,7 +7,7 @@ import type { AuthVariables, Role } from "../../../lib/auth/types.ts";
 import { CatalogSchema } from "../../../lib/catalog/types.ts";
 import type { Config } from "../../../lib/config/parse.ts";
 import { AppError } from "../../../lib/http/errors.ts";
-import { MAX_PG_INTEGER } from "../../../lib/http/input.ts";
+import { limitBody, MAX_PG_INTEGER } from "../../../lib/http/input.ts";
 import type { QueryRunner } from "../../../lib/query/runner.ts";
 import {
   catalogStatus,
@@ -26,7 +26,7 @@ import {
   updateSource,
 } from "../../../lib/sources/index.ts";
 import { newId } from "../../../lib/store/ids.ts";
-import { maxBody, problems } from "../../openapi.ts";
+import { type ApiRouter, problems } from "../../openapi.ts";
 import { WorkspaceParamsSchema } from "../dashboards/routes.ts";
 
 export interface SourceRouteDeps {
@@ -43,8 +43,6 @@ export interface SourceRouteDeps {
   refreshCatalog: (source: Source) => Promise<Source>;
   now: () => number;
 }
-
-type AppEnv = { Variables: AuthVariables };
 
 export const SourceParamsSchema = z.object({
   sourceId: z.string().min(1).max(64).openapi({ param: { name: "sourceId", in: "path" }, example: "src_3kT9..." }),
@@ -134,9 +132,8 @@ function errorSummary(err: unknown): { code: string; detail: string } {
 }
 
 /** Sources: list/read (viewer+, fields by role), create/update/delete, connection test and catalog refresh (admin). */
-export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDeps): void {
+export function registerSourceRoutes(app: ApiRouter, deps: SourceRouteDeps): void {
   const { auth, pool, config } = deps;
-  const app = api as OpenAPIHono<AppEnv>;
   // Every request that makes the service connect somewhere an admin chose is a probe of that place: limited per person.
   const limiter =
     deps.connectLimiter ??
@@ -181,7 +178,7 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
     path: "/api/workspaces/{workspaceId}/sources",
     tags: ["sources"],
     summary: "Add a source (admin): tests the connection first, then refreshes the catalog once",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", inWorkspace), maxBody(64 * 1024)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", inWorkspace), limitBody(64 * 1024)] as const,
     request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: CreateSourceSchema } } } },
     responses: {
       201: {
@@ -248,7 +245,7 @@ export function registerSourceRoutes(api: OpenAPIHono<any>, deps: SourceRouteDep
     path: "/api/sources/{sourceId}",
     tags: ["sources"],
     summary: "Change a source's fields (admin): new connection settings are tested first; a stale version gets 409",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", ofSource), maxBody(64 * 1024)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", ofSource), limitBody(64 * 1024)] as const,
     request: { params: SourceParamsSchema, body: { required: true, content: { "application/json": { schema: UpdateSourceSchema } } } },
     responses: {
       200: {

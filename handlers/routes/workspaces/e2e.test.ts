@@ -19,6 +19,7 @@ import { type QueryRunner, createQueryRunner } from "../../../lib/query/runner.t
 import { type MetricsFixture, createMetricsFixture } from "../../../lib/query/testing/metrics-db.ts";
 import { createSecretResolverFromConfig } from "../../../lib/secrets/index.ts";
 import { buildServiceDeps } from "../../../lib/service/build-deps.ts";
+import { testAppDeps } from "../../testing/app-deps.ts";
 import { createGuard, intervalFor, loadGuardParser } from "../../../lib/sql-guard/index.ts";
 import { createConfigStorePool } from "../../../lib/store/pool.ts";
 import { createDatabase } from "../../../lib/testing/pg.ts";
@@ -197,10 +198,7 @@ describe("from an empty database to a live dashboard", () => {
   });
 
   test("the platform admin signs in, sees the provisioned workspace and creates another", async () => {
-    app = createApp({
-      ...buildServiceDeps(config, { pool, log: createLogger({ silent: true }) }),
-      queryRunner: runner(),
-    });
+    app = createApp(testAppDeps(config, { pool, log: createLogger({ silent: true }), queryRunner: runner() }));
     const { appJar: pat } = await signInThroughDevIdp({ app, appOrigin: APP, userId: "pat" });
     const all = await (await as(pat, "GET", "/api/admin/workspaces")).json();
     expect(all.workspaces).toEqual([

@@ -1,12 +1,13 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type pg from "pg";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
 import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
 import { isPlatformAdmin } from "../../../lib/auth/roles.ts";
-import type { AuthVariables, Role } from "../../../lib/auth/types.ts";
+import type { Role } from "../../../lib/auth/types.ts";
 import type { Config } from "../../../lib/config/parse.ts";
 import { AppError } from "../../../lib/http/errors.ts";
+import { limitBody } from "../../../lib/http/input.ts";
 import type { QueryRunner } from "../../../lib/query/runner.ts";
 import {
   createWorkspace,
@@ -22,7 +23,7 @@ import {
   WorkspaceNameSchema,
   type WorkspaceSummary,
 } from "../../../lib/workspaces/store.ts";
-import { maxBody, problems } from "../../openapi.ts";
+import { type ApiEnv, type ApiRouter, problems } from "../../openapi.ts";
 import { WorkspaceParamsSchema } from "../dashboards/routes.ts";
 
 export interface WorkspaceRouteDeps {
@@ -32,8 +33,6 @@ export interface WorkspaceRouteDeps {
   /** A deleted workspace's sources: their pools are closed and their metric series dropped. */
   runner: Pick<QueryRunner, "forget">;
 }
-
-type AppEnv = { Variables: AuthVariables };
 
 const RoleSchema = z.enum(["viewer", "editor", "admin"]);
 // Re-wrapped with this module's z: schemas built before @hono/zod-openapi loaded lack `.openapi()`.
@@ -116,7 +115,7 @@ function adminView(w: WorkspaceSummary): z.infer<typeof AdminWorkspaceSchema> {
 }
 
 /** 403 unless the signed-in user is in PLATFORM_ADMIN_GROUP (after requireSession). */
-export function requirePlatformAdmin(config: Pick<Config, "PLATFORM_ADMIN_GROUP">): MiddlewareHandler<AppEnv> {
+export function requirePlatformAdmin(config: Pick<Config, "PLATFORM_ADMIN_GROUP">): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     if (!isPlatformAdmin(c.var.user.groups, config.PLATFORM_ADMIN_GROUP)) {
       throw new AppError(
@@ -135,9 +134,8 @@ export function requirePlatformAdmin(config: Pick<Config, "PLATFORM_ADMIN_GROUP"
  * list of all, create, rename, set the role groups, and delete (refused with 409 while it holds dashboards or sources,
  * unless force=true).
  */
-export function registerWorkspaceRoutes(api: OpenAPIHono<any>, deps: WorkspaceRouteDeps): void {
+export function registerWorkspaceRoutes(app: ApiRouter, deps: WorkspaceRouteDeps): void {
   const { auth, pool } = deps;
-  const app = api as OpenAPIHono<AppEnv>;
   const platformAdmin = requirePlatformAdmin(deps.config);
   const noStore = (c: { header(name: string, value: string): void }) => c.header("cache-control", "no-store");
 
@@ -198,7 +196,7 @@ export function registerWorkspaceRoutes(api: OpenAPIHono<any>, deps: WorkspaceRo
     path: "/api/admin/workspaces",
     tags: ["workspaces"],
     summary: "Create a workspace with its role groups (platform admin)",
-    middleware: [auth.rejectCrossSite, auth.requireSession, platformAdmin, maxBody(16 * 1024)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, platformAdmin, limitBody(16 * 1024)] as const,
     request: { body: { required: true, content: { "application/json": { schema: CreateWorkspaceSchema } } } },
     responses: {
       201: { description: "Created", content: { "application/json": { schema: AdminWorkspaceSchema } } },
@@ -242,7 +240,7 @@ export function registerWorkspaceRoutes(api: OpenAPIHono<any>, deps: WorkspaceRo
     path: "/api/admin/workspaces/{workspaceId}",
     tags: ["workspaces"],
     summary: "Rename a workspace and/or set the groups that grant viewer, editor and admin (platform admin)",
-    middleware: [auth.rejectCrossSite, auth.requireSession, platformAdmin, maxBody(16 * 1024)] as const,
+    middleware: [auth.rejectCrossSite, auth.requireSession, platformAdmin, limitBody(16 * 1024)] as const,
     request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: UpdateWorkspaceSchema } } } },
     responses: {
       200: { description: "Saved", content: { "application/json": { schema: AdminWorkspaceSchema } } },
