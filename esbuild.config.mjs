@@ -67,9 +67,9 @@ const zodEnglishOnly = {
 };
 
 /**
- * Code splitting: a module the service loads with `import()` (the AI SDK and its providers, the AWS SDK;
- * lib/ai/sdk.ts, lib/secrets/sdk.ts) goes to a chunk of its own beside main.mjs, so a cold start neither
- * reads nor compiles it. Chunks sit in the bundle's folder, which is where bundled code's __dirname points
+ * Code splitting: a module the service loads with `import()` (the AI SDK and its providers, the AWS SDK,
+ * openid-client: lib/{ai,secrets,oidc}/sdk.ts) goes to a chunk of its own beside main.mjs, so a cold start
+ * neither reads nor compiles it. Chunks sit in the bundle's folder, which is where bundled code's __dirname points
  * (libpg-query reads its .wasm from there).
  */
 const SERVER_CHUNKS = "chunk-[hash]";
@@ -77,7 +77,7 @@ const SERVER_CHUNKS = "chunk-[hash]";
 /**
  * The AWS SDK's packages resolve to their ES module build (`module`), the rest of the bundle to `main`.
  * Required through the CommonJS build, the SDK's own ES-only parts come in whole (esbuild cannot tree-shake
- * what `require()` reaches): the ES build drops about 150 KiB, a browser user-agent parser among it. The
+ * what `require()` reaches): the ES build drops about 110 KiB, a browser user-agent parser among it. The
  * ES build is the one AWS documents for bundling Node code (the CDK's NodejsFunction resolves it the same way).
  */
 const awsSdkEsm = {

@@ -41,9 +41,10 @@ type Build = (opts: {
 }) => Promise<{ built: { name: string; load?: StartLoad }[] }>;
 
 /**
- * The earlier bundle loaded the AI SDK, its providers and the AWS SDK at start (static imports). The loaders
- * that now import them on first use (lib/ai/sdk.ts, lib/secrets/sdk.ts) are replaced, for the "before"
- * build only, by modules that import the same re-exports statically and hand them out at once.
+ * The earlier bundle loaded the AI SDK, its providers, the AWS SDK and openid-client at start (static
+ * imports). The loaders that now import them on first use (lib/ai/sdk.ts, lib/secrets/sdk.ts,
+ * lib/oidc/sdk.ts) are replaced, for the "before" builds only, by modules that import the same re-exports
+ * statically and hand them out at once.
  */
 const EAGER_SDKS: Record<string, string> = {
   "lib/ai/sdk.ts": [
@@ -56,11 +57,15 @@ const EAGER_SDKS: Record<string, string> = {
     'import * as sdk from "./sdk-exports.ts";',
     "export const loadSecretsManager = () => Promise.resolve(sdk);",
   ].join("\n"),
+  "lib/oidc/sdk.ts": [
+    'import * as sdk from "./sdk-exports.ts";',
+    "export const loadOpenIdClient = () => Promise.resolve(sdk);",
+  ].join("\n"),
 };
 const eagerSdks: Plugin = {
   name: "eager-sdks",
   setup(b) {
-    b.onLoad({ filter: /[\\/]lib[\\/](ai|secrets)[\\/]sdk\.ts$/ }, (args) => {
+    b.onLoad({ filter: /[\\/]lib[\\/](ai|secrets|oidc)[\\/]sdk\.ts$/ }, (args) => {
       const key = Object.keys(EAGER_SDKS).find((k) => args.path.endsWith(k));
       return key ? { contents: EAGER_SDKS[key], loader: "ts", resolveDir: dirname(args.path) } : undefined;
     });

@@ -1,8 +1,9 @@
 import { createRemoteJWKSet, customFetch as joseCustomFetch, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
-import * as client from "openid-client";
+import type * as client from "openid-client";
 import type { Config } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import { reasonFromError } from "../probes/reason.ts";
+import { type OpenIdClient, loadOpenIdClient } from "./sdk.ts";
 
 /** What a login keeps between /api/auth/login and the callback (in a signed, short-lived cookie). */
 export interface LoginTransaction {
@@ -110,17 +111,19 @@ export function createOidcLogin(settings: OidcSettings): OidcLogin {
   let jwks: { url: string; keys: ReturnType<typeof createRemoteJWKSet> } | undefined;
 
   function configuration(): Promise<client.Configuration> {
-    discovered ??= client
-      .discovery(
-        issuerUrl,
-        settings.clientId,
-        settings.clientSecret ? { client_secret: settings.clientSecret } : undefined,
-        settings.clientSecret ? client.ClientSecretBasic(settings.clientSecret) : client.None(),
-        {
-          execute: insecure ? [client.allowInsecureRequests] : [],
-          [client.customFetch]: (url, options) => fetchFn(url, options as RequestInit),
-          timeout: timeoutSeconds,
-        },
+    discovered ??= loadOpenIdClient()
+      .then((oc) =>
+        oc.discovery(
+          issuerUrl,
+          settings.clientId,
+          settings.clientSecret ? { client_secret: settings.clientSecret } : undefined,
+          settings.clientSecret ? oc.ClientSecretBasic(settings.clientSecret) : oc.None(),
+          {
+            execute: insecure ? [oc.allowInsecureRequests] : [],
+            [oc.customFetch]: (url, options) => fetchFn(url, options as RequestInit),
+            timeout: timeoutSeconds,
+          },
+        ),
       )
       .catch((err: unknown) => {
         // Not cached: the next login retries, and fetches the (possibly rotated) keys afresh.
@@ -148,21 +151,22 @@ export function createOidcLogin(settings: OidcSettings): OidcLogin {
 
   async function begin(opts: { redirectUri: string; returnTo?: string }) {
     const config = await configuration();
-    const codeVerifier = client.randomPKCECodeVerifier();
+    const oc = await loadOpenIdClient();
+    const codeVerifier = oc.randomPKCECodeVerifier();
     const transaction: LoginTransaction = {
-      state: client.randomState(),
-      nonce: client.randomNonce(),
+      state: oc.randomState(),
+      nonce: oc.randomNonce(),
       codeVerifier,
       redirectUri: opts.redirectUri,
       returnTo: safeReturnTo(opts.returnTo),
     };
-    const authorizationUrl = client.buildAuthorizationUrl(config, {
+    const authorizationUrl = oc.buildAuthorizationUrl(config, {
       redirect_uri: transaction.redirectUri,
       scope: settings.scope,
       response_type: "code",
       state: transaction.state,
       nonce: transaction.nonce,
-      code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge: await oc.calculatePKCECodeChallenge(codeVerifier),
       code_challenge_method: "S256",
     });
     return { authorizationUrl, transaction };
@@ -170,6 +174,7 @@ export function createOidcLogin(settings: OidcSettings): OidcLogin {
 
   async function complete(callbackUrl: URL, tx: LoginTransaction): Promise<VerifiedUser> {
     const config = await configuration();
+    const oc = await loadOpenIdClient();
     // The token request's redirect_uri must be the one we sent, whatever Host a proxy passed on.
     const current = new URL(tx.redirectUri);
     current.search = callbackUrl.search;
@@ -180,14 +185,14 @@ export function createOidcLogin(settings: OidcSettings): OidcLogin {
     }
     let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
     try {
-      tokens = await client.authorizationCodeGrant(config, current, {
+      tokens = await oc.authorizationCodeGrant(config, current, {
         pkceCodeVerifier: tx.codeVerifier,
         expectedState: tx.state,
         expectedNonce: tx.nonce,
         idTokenExpected: true,
       });
     } catch (err) {
-      throw callbackError(err);
+      throw callbackError(oc, err);
     }
     const idToken = tokens.id_token;
     if (!idToken) throw loginFailed("the identity provider returned no ID token");
@@ -203,7 +208,7 @@ export function createOidcLogin(settings: OidcSettings): OidcLogin {
         requiredClaims: ["sub", "exp", "iat"],
       }));
     } catch (err) {
-      if (isUnavailable(err)) throw unavailable(err);
+      if (isUnavailable(oc, err)) throw unavailable(err);
       throw loginFailed(`the ID token did not verify (${err instanceof joseErrors.JOSEError ? err.code : "invalid"})`);
     }
     if (claims.nonce !== tx.nonce) throw loginFailed("the ID token nonce does not match this sign-in");
@@ -212,10 +217,10 @@ export function createOidcLogin(settings: OidcSettings): OidcLogin {
     if (groupsValue === undefined && config.serverMetadata().userinfo_endpoint) {
       // Some providers put groups only in userinfo.
       try {
-        const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub!);
+        const info = await oc.fetchUserInfo(config, tokens.access_token, claims.sub!);
         groupsValue = claimAt(info, settings.groupsClaim);
       } catch (err) {
-        if (isUnavailable(err)) throw unavailable(err);
+        if (isUnavailable(oc, err)) throw unavailable(err);
       }
     }
     return {
@@ -274,12 +279,12 @@ export function safeReturnTo(v: string | undefined): string {
   return out.length > MAX_RETURN_TO ? "/" : out;
 }
 
-function isUnavailable(err: unknown): boolean {
+function isUnavailable(oc: OpenIdClient, err: unknown): boolean {
   if (err instanceof TypeError && (err as { cause?: unknown }).cause) return true; // fetch failed: refused, reset, DNS
   const name = (err as { name?: unknown } | null)?.name;
   if (name === "TimeoutError" || name === "AbortError") return true;
   if (err instanceof joseErrors.JWKSTimeout) return true;
-  if (err instanceof client.ClientError && err.code === "OAUTH_RESPONSE_IS_NOT_CONFORM") {
+  if (err instanceof oc.ClientError && err.code === "OAUTH_RESPONSE_IS_NOT_CONFORM") {
     const status = (err.cause as { status?: number } | undefined)?.status;
     return status === undefined || status >= 500;
   }
@@ -300,18 +305,18 @@ function loginFailed(why: string): AppError {
 }
 
 /** Maps callback failures to safe messages: codes from the protocol, never provider text or internals. */
-function callbackError(err: unknown): AppError {
+function callbackError(oc: OpenIdClient, err: unknown): AppError {
   if (err instanceof AppError) return err;
-  if (isUnavailable(err)) return unavailable(err);
-  if (err instanceof client.AuthorizationResponseError) {
+  if (isUnavailable(oc, err)) return unavailable(err);
+  if (err instanceof oc.AuthorizationResponseError) {
     const code = /^[a-z_]{1,40}$/.test(err.error) ? err.error : "error";
     return loginFailed(`the identity provider refused the sign-in (${code})`);
   }
-  if (err instanceof client.ResponseBodyError) {
+  if (err instanceof oc.ResponseBodyError) {
     const code = /^[a-z_]{1,40}$/.test(err.error) ? err.error : "error";
     return loginFailed(`the code exchange was refused (${code})`);
   }
-  if (err instanceof client.ClientError) {
+  if (err instanceof oc.ClientError) {
     // After our state check, these are defects of the token response or ID token (issuer, audience, nonce, expiry).
     const code = /^[A-Z_]{1,60}$/.test(err.code ?? "") ? err.code : "OAUTH_ERROR";
     return loginFailed(`the identity provider's answer did not verify (${code})`);
