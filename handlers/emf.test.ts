@@ -4,8 +4,11 @@ import { LABEL_CAP } from "../lib/metrics/label-cap.ts";
 import { createMetrics } from "../lib/metrics/metrics.ts";
 import { EMF_NAMESPACE, withEmf } from "./emf.ts";
 
+/** The parts of an EMF line the tests read; the metric values and dimensions sit beside `_aws`. */
+type EmfLine = Record<string, unknown> & { _aws: { CloudWatchMetrics: { Dimensions: string[][] }[] } };
+
 function setup() {
-  const lines: Record<string, any>[] = [];
+  const lines: EmfLine[] = [];
   const inner = createMetrics(new Registry(), { defaultCollectors: false });
   const metrics = withEmf(inner, { write: (l) => lines.push(JSON.parse(l)), now: () => 1_775_822_400_000 });
   return { lines, inner, metrics };

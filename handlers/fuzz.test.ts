@@ -9,6 +9,7 @@ import { testAppDeps } from "./testing/app-deps.ts";
 import type { Source } from "../lib/sources/index.ts";
 import { createApp } from "./app.ts";
 import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./testing/api-fixture.ts";
+import { type JsonSchema, OPERATION_METHODS, type OpenApiDoc, type OperationDoc, type ParameterDoc } from "./testing/openapi-doc.ts";
 import { storeSnapshot } from "./testing/store-snapshot.ts";
 
 // Route fuzz: every operation of /api/openapi.json that the handlers app serves, driven by fast-check
@@ -44,7 +45,7 @@ const STREAM_HOST_TAG = "stream-host";
 
 let fx: ApiFixture;
 let app: Hono;
-let doc: any;
+let doc: OpenApiDoc;
 let dashboardId: string;
 const refusedHosts: string[] = [];
 const fetchAttempts: string[] = [];
@@ -91,7 +92,7 @@ beforeAll(async () => {
     queryRunner: loopbackOnly(fx.runner, { host: fx.metrics.host, port: fx.metrics.port }),
   });
   app = createApp({ ...deps, oidc: null });
-  doc = await (await app.request("/api/openapi.json")).json();
+  doc = (await (await app.request("/api/openapi.json")).json()) as OpenApiDoc;
   const created = await call(app, fx.roles.cookies.editor, "POST", `/api/workspaces/${fx.roles.workspace.id}/dashboards`, {
     spec: dashboardSpec(fx.source.id),
   });
@@ -193,7 +194,7 @@ function plausible(name: string): string[] {
 
 // --- Arbitraries from the OpenAPI document's JSON Schemas ------------------------------------------
 
-function deref(schema: any): any {
+function deref(schema: JsonSchema | undefined): JsonSchema {
   let s = schema;
   while (s?.$ref) s = doc.components.schemas[s.$ref.replace("#/components/schemas/", "")];
   return s ?? {};
@@ -207,8 +208,8 @@ const hostileShape = fc.constantFrom<unknown>(null, [], {}, [null], [{}], "", 0,
 const anyJson: fc.Arbitrary<unknown> = fc.oneof(hostileShape, hostileString, hostileNumber, fc.jsonValue({ maxDepth: 3 }));
 const extraKey = fc.oneof(fc.constantFrom("__proto__", "constructor", "a\u0000", "\ud800", "x".repeat(300), "toString", "$where"), fc.string({ maxLength: 8 }));
 
-function stringArb(name: string, schema: any): fc.Arbitrary<string> {
-  const known = [...plausible(name), ...(schema.enum ?? []), ...(schema.example !== undefined ? [String(schema.example)] : [])];
+function stringArb(name: string, schema: JsonSchema): fc.Arbitrary<unknown> {
+  const known: unknown[] = [...plausible(name), ...(schema.enum ?? []), ...(schema.example !== undefined ? [String(schema.example)] : [])];
   return fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...known) },
     { weight: 3, arbitrary: hostileString },
@@ -216,13 +217,13 @@ function stringArb(name: string, schema: any): fc.Arbitrary<string> {
   );
 }
 
-function arbFor(schemaIn: any, name: string, depth: number): fc.Arbitrary<unknown> {
+function arbFor(schemaIn: JsonSchema | undefined, name: string, depth: number): fc.Arbitrary<unknown> {
   const schema = deref(schemaIn);
   if (depth > 5) return anyJson;
   const alternatives = schema.anyOf ?? schema.oneOf;
   let conforming: fc.Arbitrary<unknown>;
   if (alternatives) {
-    conforming = fc.oneof(...alternatives.map((s: any) => arbFor(s, name, depth + 1)));
+    conforming = fc.oneof(...alternatives.map((s) => arbFor(s, name, depth + 1)));
   } else if (schema.allOf) {
     conforming = arbFor(Object.assign({}, ...schema.allOf.map(deref)), name, depth);
   } else if (schema.enum) {
@@ -253,11 +254,11 @@ function arbFor(schemaIn: any, name: string, depth: number): fc.Arbitrary<unknow
   return fc.oneof({ weight: 8, arbitrary: conforming }, { weight: 1, arbitrary: hostileShape }, { weight: 1, arbitrary: anyJson });
 }
 
-function objectArb(schema: any, depth: number): fc.Arbitrary<unknown> {
-  const props: Record<string, any> = schema.properties ?? {};
+function objectArb(schema: JsonSchema, depth: number): fc.Arbitrary<unknown> {
+  const props = schema.properties ?? {};
   const model: Record<string, fc.Arbitrary<unknown>> = {};
   for (const [key, sub] of Object.entries(props)) model[key] = arbFor(sub, key, depth + 1);
-  const required: string[] = (schema.required ?? []).filter((k: string) => k in model);
+  const required = (schema.required ?? []).filter((k) => k in model);
   const extra = fc.dictionary(extraKey, anyJson, { maxKeys: 2 });
   return fc
     .tuple(
@@ -276,16 +277,17 @@ function objectArb(schema: any, depth: number): fc.Arbitrary<unknown> {
 // the schema and the plausible values above, then replace, drop or add exactly one field anywhere in it:
 // that is what reaches the handlers and the database with a hostile value.
 
-function plausibleNumber(name: string, schema: any): number {
+function plausibleNumber(name: string, schema: JsonSchema): number {
   const byName: Record<string, number> = { version: 1, port: fx.metrics.port, refreshintervalms: 10_000, limit: 10, llmrateperminute: 10, llmdailytokenbudget: 10_000 };
   return byName[name.toLowerCase()] ?? schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1);
 }
 
 /** A value the schema accepts (as far as plausible values make it), deterministic. */
-function validExample(schemaIn: any, name: string, depth = 0): unknown {
+function validExample(schemaIn: JsonSchema | undefined, name: string, depth = 0): unknown {
   const schema = deref(schemaIn);
   if (depth > 8) return null;
-  if (schema.anyOf ?? schema.oneOf) return validExample((schema.anyOf ?? schema.oneOf)[0], name, depth + 1);
+  const alternatives = schema.anyOf ?? schema.oneOf;
+  if (alternatives) return validExample(alternatives[0], name, depth + 1);
   if (schema.allOf) return validExample(Object.assign({}, ...schema.allOf.map(deref)), name, depth);
   if (schema.enum) return schema.enum[0];
   const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== "null") : schema.type;
@@ -295,7 +297,7 @@ function validExample(schemaIn: any, name: string, depth = 0): unknown {
   if (type === "array") return [validExample(schema.items ?? {}, name, depth + 1)];
   if (type === "object" || schema.properties) {
     const out: Record<string, unknown> = {};
-    for (const [key, sub] of Object.entries((schema.properties ?? {}) as Record<string, any>)) out[key] = validExample(sub, key, depth + 1);
+    for (const [key, sub] of Object.entries(schema.properties ?? {})) out[key] = validExample(sub, key, depth + 1);
     return out;
   }
   return {};
@@ -317,12 +319,15 @@ type Mutation = { kind: "replace"; value: unknown } | { kind: "drop" } | { kind:
 function mutate(base: unknown, path: (string | number)[], m: Mutation): unknown {
   const copy = structuredClone(base);
   if (path.length === 0) return m.kind === "replace" ? m.value : m.kind === "add" && copy && typeof copy === "object" ? { ...copy, [m.key]: m.value } : copy;
-  let parent: any = copy;
-  for (const step of path.slice(0, -1)) parent = parent[step];
+  // Every step of `path` leads through an array or an object (pathsOf walked them).
+  type Node = Record<string | number, unknown>;
+  let parent = copy as Node;
+  for (const step of path.slice(0, -1)) parent = parent[step] as Node;
   const last = path[path.length - 1];
+  const child = parent[last];
   if (m.kind === "replace") parent[last] = m.value;
   else if (m.kind === "drop") Array.isArray(parent) ? parent.splice(Number(last), 1) : delete parent[last];
-  else if (parent[last] && typeof parent[last] === "object" && !Array.isArray(parent[last])) parent[last][m.key] = m.value;
+  else if (child && typeof child === "object" && !Array.isArray(child)) (child as Node)[m.key] = m.value;
   return copy;
 }
 
@@ -338,7 +343,7 @@ function mutationFor(kind: string): fc.Arbitrary<Mutation> {
 }
 
 /** A valid body for `schema` with one field replaced, dropped or added; numeric fields, being few, are picked more often. */
-function mutatedBody(schema: any): fc.Arbitrary<unknown> {
+function mutatedBody(schema: JsonSchema): fc.Arbitrary<unknown> {
   const base = validExample(schema, "body");
   return fc.oneof(
     ...pathsOf(base).map(({ path, kind }) => ({
@@ -353,14 +358,14 @@ function mutatedBody(schema: any): fc.Arbitrary<unknown> {
 interface Operation {
   method: string;
   path: string;
-  op: any;
+  op: OperationDoc;
 }
 
 function operations(): Operation[] {
   const out: Operation[] = [];
-  for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+  for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
-      if (!["get", "post", "put", "patch", "delete"].includes(method)) continue;
+      if (!(OPERATION_METHODS as readonly string[]).includes(method)) continue;
       if (op.tags?.includes(STREAM_HOST_TAG)) continue;
       out.push({ method: method.toUpperCase(), path, op });
     }
@@ -368,8 +373,8 @@ function operations(): Operation[] {
   return out;
 }
 
-function parametersIn(op: any, where: "path" | "query"): any[] {
-  return (op.parameters ?? []).filter((p: any) => p.in === where);
+function parametersIn(op: OperationDoc, where: "path" | "query"): ParameterDoc[] {
+  return (op.parameters ?? []).filter((p) => p.in === where);
 }
 
 /** One request: a persona, concrete path segments, query pairs and a body (or none). */
@@ -379,7 +384,7 @@ function requestArb(o: Operation) {
   const segment = (name: string) =>
     fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...plausible(name)) }, { weight: 1, arbitrary: fc.constantFrom(...HOSTILE_SEGMENTS) });
   const params = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, segment(p.name)])) as Record<string, fc.Arbitrary<string>>);
-  const queryValue = (p: any) => arbFor(p.schema ?? { type: "string" }, p.name, 1).map((v) => (typeof v === "string" ? v : JSON.stringify(v) ?? ""));
+  const queryValue = (p: ParameterDoc) => arbFor(p.schema ?? { type: "string" }, p.name, 1).map((v) => (typeof v === "string" ? v : JSON.stringify(v) ?? ""));
   const query: fc.Arbitrary<Query> = fc.tuple(
     fc.record(Object.fromEntries(queryParams.map((p) => [p.name, queryValue(p)])) as Record<string, fc.Arbitrary<string>>, { requiredKeys: [] }) as fc.Arbitrary<Record<string, string>>,
     fc.oneof({ weight: 4, arbitrary: fc.constant<Record<string, string>>({}) }, { weight: 1, arbitrary: fc.dictionary(extraKey, hostileString, { maxKeys: 2 }) }),

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Hono } from "hono";
+import type { Env, Hono } from "hono";
 
 /** What a page needs to reference the browser bundle: URLs of the script and the stylesheet. */
 export interface AssetUrls {
@@ -65,7 +65,7 @@ export function createAssetCatalog(dir: string | undefined) {
  * GET /assets/:name: files of the built bundle, flat, no directory traversal. `sourceMaps: false`
  * (production) answers 404 for every `.map` file, whether or not the build wrote one.
  */
-export function registerAssets(app: Hono<any>, dir: string | undefined, opts: { sourceMaps: boolean }): void {
+export function registerAssets<E extends Env>(app: Hono<E>, dir: string | undefined, opts: { sourceMaps: boolean }): void {
   app.get("/assets/:name", async (c) => {
     const name = c.req.param("name");
     if (!dir || !SAFE_NAME.test(name) || name.includes("..") || name === "manifest.json") return c.notFound();

@@ -20,7 +20,8 @@ export type PagesConfig = Pick<
 >;
 
 export type PageEnv = { Variables: AuthVariables & { platformAdmin?: boolean } };
-export type PageApp = Hono<any>;
+/** The app the pages are registered on (registerPages mounts it on the handlers app). */
+export type PageApp = Hono<PageEnv>;
 
 /** What every page registration gets from registerPages. */
 export interface PageContext {

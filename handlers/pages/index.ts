@@ -1,11 +1,11 @@
-import type { Hono } from "hono";
+import { type Env, Hono } from "hono";
 import type { Auth } from "../../lib/auth/create-auth.ts";
 import { csp } from "../../lib/http/csp.ts";
 import { isPlatformAdmin } from "../../lib/auth/roles.ts";
 import { registerAccountPage } from "./account.ts";
 import { registerAdminWorkspacesPage } from "./admin-workspaces.ts";
 import { createAssetCatalog, registerAssets } from "./assets.ts";
-import type { PageContext, PagesConfig } from "./context.ts";
+import type { PageContext, PageEnv, PagesConfig } from "./context.ts";
 import { registerEditorPage } from "./editor.ts";
 import { registerGeneratePage } from "./generate.ts";
 import { registerListPage } from "./list.ts";
@@ -24,10 +24,11 @@ export interface PagesDeps {
  * The server-rendered page shells and the /assets/* bundle. Registers the CSP middleware for every
  * HTML response that follows it, so call it before the routes whose HTML should carry the policy.
  */
-export function registerPages(app: Hono<any>, deps: PagesDeps): void {
+export function registerPages<E extends Env>(app: Hono<E>, deps: PagesDeps): void {
   app.use("*", csp({ reportOnly: deps.config.CSP_REPORT_ONLY }));
+  const pages = new Hono<PageEnv>();
   // Source maps show the browser code's sources to anyone: served in development, 404 in production.
-  registerAssets(app, deps.webAssetsDir, { sourceMaps: !deps.config.isProduction });
+  registerAssets(pages, deps.webAssetsDir, { sourceMaps: !deps.config.isProduction });
   const catalog = createAssetCatalog(deps.webAssetsDir);
   const session = requirePageSession(deps.auth);
   const ctx: PageContext = {
@@ -40,11 +41,12 @@ export function registerPages(app: Hono<any>, deps: PagesDeps): void {
       }),
     assets: () => catalog.urls(),
   };
-  registerListPage(app, ctx);
-  registerLivePage(app, ctx);
-  registerEditorPage(app, ctx);
-  registerGeneratePage(app, ctx);
-  registerSourcesPage(app, ctx);
-  registerAccountPage(app, ctx);
-  registerAdminWorkspacesPage(app, ctx);
+  registerListPage(pages, ctx);
+  registerLivePage(pages, ctx);
+  registerEditorPage(pages, ctx);
+  registerGeneratePage(pages, ctx);
+  registerSourcesPage(pages, ctx);
+  registerAccountPage(pages, ctx);
+  registerAdminWorkspacesPage(pages, ctx);
+  app.route("/", pages);
 }
