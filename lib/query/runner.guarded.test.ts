@@ -139,6 +139,21 @@ describe("guarded queries on a real guard", () => {
     );
   });
 
+  test("an accepted statement is checked again once the catalog changes, and on another source", async () => {
+    const sql = "SELECT count(*)::int FROM samples WHERE $__timeFilter(ts)";
+    const source = fx.source({ catalog, catalogRefreshedAt: new Date(T0) });
+    expect((await runner.run({ source, sql, range })).rows).toEqual([[61]]);
+    expect((await runner.run({ source, sql, range })).rows).toEqual([[61]]);
+    // The same source after a refresh that no longer lists the table: the earlier acceptance does not carry over.
+    const hostsOnly: Catalog = { tables: catalog.tables.filter((t) => t.name === "hosts") };
+    const refreshed = { ...source, catalog: hostsOnly, catalogRefreshedAt: new Date(T0 + 1) };
+    expect((await rejection(runner.run({ source: refreshed, sql, range }))).extra).toEqual({ reason: "catalog" });
+    // Another source whose catalog lacks the table, then the first one again with its current catalog.
+    const other = fx.source({ catalog: hostsOnly, catalogRefreshedAt: new Date(T0) });
+    expect((await rejection(runner.run({ source: other, sql, range }))).extra).toEqual({ reason: "catalog" });
+    expect((await runner.run({ source, sql, range })).rows).toEqual([[61]]);
+  });
+
   test("a never-refreshed catalog refuses a statement that reaches the catalog check", async () => {
     const source = fx.source({ catalog: null, catalogRefreshedAt: null });
     const err = await rejection(runner.run({ source, sql: "SELECT 1", range }));
