@@ -168,9 +168,10 @@ describe("/api/openapi.json", () => {
       await call(fx.app, editor, "GET", "/api/dashboards/db_missing"),
       await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, { sourceId: fx.source.id, sql: "SELECT * FROM pg_user", time: { from: "now-1h", to: "now" } }),
       await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, { sourceId: fx.source.id, sql: "x".repeat(70_000), time: { from: "now-1h", to: "now" } }),
+      await call(fx.app, fx.roles.cookies.viewer, "POST", `/api/workspaces/${ws}/query-preview`, { sourceId: fx.source.id, sql: "SELECT 1", time: { from: "now-1h", to: "now" } }),
     ];
     const bodies = await Promise.all(answers.map((res) => res.json()));
-    expect(answers.map((res) => res.status)).toEqual([400, 400, 400, 400, 400, 401, 404, 422, 400]);
+    expect(answers.map((res) => res.status)).toEqual([400, 400, 400, 400, 400, 401, 404, 422, 400, 403]);
     for (const body of bodies) expect(ProblemSchema.strict().safeParse(body).error, JSON.stringify(body)).toBeUndefined();
     // Every 400 of refused input names its fields the same way.
     for (const body of bodies.slice(0, 5)) {
@@ -180,5 +181,6 @@ describe("/api/openapi.json", () => {
     }
     expect(bodies.map((b) => b.issues?.[0]?.path).slice(1, 5)).toEqual(["prompt", "limit", "sourceId", "time"]);
     expect(bodies[8]).toMatchObject({ code: "bad_request", limit: 64 * 1024 });
+    expect(bodies[9]).toMatchObject({ code: "forbidden", requiredRole: "editor", role: "viewer" });
   });
 });

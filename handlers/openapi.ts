@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { ZodError } from "zod";
-import type { AuthVariables } from "../lib/auth/types.ts";
+import { type AuthVariables, ROLES } from "../lib/auth/types.ts";
 import { AppError, ERROR_STATUS, type ErrorCode } from "../lib/http/errors.ts";
 import type { InputIssue } from "../lib/http/input.ts";
 
@@ -46,7 +46,14 @@ export const ProblemSchema = z
         "`guard_rejected`: the guard's reason (empty, comment, structure, keyword, function, catalog, time); `source_host_refused`: which host rule refused; `identity_provider_unavailable`: the failed check's code.",
     }),
     field: z.string().optional().openapi({ description: "The one field a `not_found` (a body's sourceId) or `source_host_refused` (host) is about." }),
-    limit: z.number().int().optional().openapi({ description: "`bad_request` for a body over a size limit: the limit in bytes." }),
+    limit: z.number().int().optional().openapi({ description: "`bad_request` for a body over a size limit, `result_too_large` (MAX_RESULT_BYTES): the limit in bytes." }),
+    requiredRole: z.enum(ROLES).optional().openapi({ description: "`forbidden` by role: the role the route needs." }),
+    role: z.enum(ROLES).optional().openapi({ description: "`forbidden` by role: the role you hold in the workspace." }),
+    id: z.string().optional().openapi({ description: "`conflict` on a workspace create: the id already taken." }),
+    sourceId: z.string().optional().openapi({ description: "`catalog_missing`: the source whose catalog was never refreshed." }),
+    secretRef: z.string().optional().openapi({ description: "`grant_missing`: the secret_ref this workspace has no grant for (its name, never a value)." }),
+    timeoutSeconds: z.number().optional().openapi({ description: "`query_timeout`: QUERY_TIMEOUT_SECONDS." }),
+    variable: z.string().optional().openapi({ description: "`source_credentials_missing`: the variable or file name that could not be read." }),
     panels: z.array(PanelRefusalSchema).optional().openapi({ description: "`guard_rejected` on a dashboard save: every refused panel." }),
     currentVersion: z.number().int().optional().openapi({ description: "`version_conflict`: the version stored now." }),
     baseVersion: z.number().int().optional().openapi({ description: "`version_conflict`: the version the refused edit was based on." }),
