@@ -33,8 +33,9 @@ beforeAll(async () => {
     DATABASE_URL: proxy.urlFor(store.url),
     SESSION_SECRET,
     PG_POOL_MAX: "2",
-    CONFIG_STORE_STATEMENT_TIMEOUT_MS: "300",
-    // The pool's connect timeout too.
+    // A minute away: only the readiness bound, which is also the pool's connect timeout and the client's
+    // wait for an answer, can end a request on the hung store within the test's timeout.
+    CONFIG_STORE_STATEMENT_TIMEOUT_MS: "60000",
     READINESS_CHECK_TIMEOUT_MS: "500",
   });
   // The app's own pool, as the process builds it (with the statement and client-side timeouts).
@@ -87,7 +88,7 @@ describe("handler routes during a config-store fault", () => {
     }
   });
 
-  test("store hung: each route gives up within the pool's timeouts with the same 503, the pool is not exhausted, and it answers after the hang", async () => {
+  test("store hung: each route gives up within READINESS_CHECK_TIMEOUT_MS (a pooled connection too) with the same 503, the pool is not exhausted, and it answers after the hang", async () => {
     await app.request("/api/workspaces", { headers: { cookie: roles.cookies.viewer! } });
     proxy.hang();
     try {

@@ -486,12 +486,12 @@ export const variables = {
   },
   READINESS_CHECK_TIMEOUT_MS: {
     schema: int(2000, { min: 1 }),
-    doc: "Timeout of each readiness check; a hung dependency reports `TIMEOUT`. It also bounds a new config-store connection (or a wait for a pooled one) and a new stream's config-store reads, so requests give up on a hung config store as readiness does.",
+    doc: "Timeout of each readiness check; a hung dependency reports `TIMEOUT`. It also bounds a new config-store connection (or a wait for a pooled one) and the client's wait for the answer to every config-store query of the handlers and the stream host, so every route gives up on a hung config store (503 `config_store_unavailable`) as readiness does.",
     group: "pulseboard",
   },
   CONFIG_STORE_STATEMENT_TIMEOUT_MS: {
     schema: int(5000, { min: 1 }),
-    doc: "statement_timeout of every config-store connection of the handlers and the stream host. The client gives a query up 1 s later when the server does not answer at all (a hung store) and closes that connection, so a hung config store never exhausts the pool. `npm run migrate` and `npm run provision` wait on locks on purpose and run without it.",
+    doc: "statement_timeout of every config-store connection of the handlers and the stream host. The client gives a query up after `READINESS_CHECK_TIMEOUT_MS`, or 1 s after this when that is sooner, when the server does not answer (a hung store) and closes that connection, so a hung config store never exhausts the pool; this timeout then ends the abandoned statement on the server. `npm run migrate` and `npm run provision` wait on locks on purpose and run without it.",
     group: "pulseboard",
   },
   CONFIG_STORE_STALE_MAX_MS: {

@@ -22,9 +22,10 @@ export function buildServiceDeps(config: Config, overrides: Partial<ServiceDeps>
       connectionString: config.DATABASE_URL,
       max: config.PG_POOL_MAX,
       statementTimeoutMs: config.CONFIG_STORE_STATEMENT_TIMEOUT_MS,
-      // A store that does not accept a connection within the readiness bound is not ready either: a
-      // request waiting for one gives up (503 config_store_unavailable) as readiness does.
+      // A store that does not accept a connection, or answer a query, within the readiness bound is not
+      // ready either: a request waiting for it gives up (503 config_store_unavailable) as readiness does.
       connectTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS,
+      answerTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS,
     });
   const drain = overrides.drain ?? createDrainState();
   const now = overrides.now ?? Date.now;

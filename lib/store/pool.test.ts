@@ -98,6 +98,23 @@ describe("createConfigStorePool with a statement timeout", () => {
     }
   });
 
+  test("answerTimeoutMs gives a query up before statement_timeout + grace: a request fails within the readiness bound", async () => {
+    // statement_timeout a minute away: only the answer bound can end this wait within the test's timeout.
+    const pool = createConfigStorePool({ connectionString: url, max: 1, statementTimeoutMs: 60_000, answerTimeoutMs: 150 });
+    try {
+      expect((await pool.query("SHOW statement_timeout")).rows[0].statement_timeout).toBe("1min");
+      proxy.hang();
+      const err = await rejection(pool.query("SELECT 1"));
+      expect(configStoreFaultCode(err)).toBe("query_timeout");
+      expect(pool.totalCount).toBe(0);
+      proxy.resume();
+      expect((await pool.query("SELECT 4 AS four")).rows[0].four).toBe(4);
+    } finally {
+      proxy.resume();
+      await pool.end();
+    }
+  });
+
   test("a caller that releases a timed-out client without an error still never returns it to the pool", async () => {
     const pool = createConfigStorePool({ connectionString: url, max: 1, statementTimeoutMs: 200 });
     try {

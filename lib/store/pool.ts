@@ -87,18 +87,27 @@ class ConfigStorePool extends pg.Pool {
  * slow statement with SQLSTATE 57014 and the connection stays usable), and the client gives a query up
  * CLIENT_TIMEOUT_GRACE_MS later when the server does not answer at all (a hung or frozen server): that
  * connection is closed at once and leaves the pool, so a hung config store can never exhaust it.
- * One-shot commands (migrate, provision) leave it unset, since they wait on advisory locks on purpose.
+ * With `answerTimeoutMs` too, the client gives up at whichever comes first: the processes pass their
+ * readiness bound, so a request on a hung store fails (503 config_store_unavailable) as soon as readiness
+ * would report it not ready, while statement_timeout still ends, on the server, a statement whose client
+ * gave up. One-shot commands (migrate, provision) leave both unset, since they wait on advisory locks on
+ * purpose.
  */
 export function createConfigStorePool(opts: {
   connectionString: string;
   max: number;
   statementTimeoutMs?: number;
+  /** Bound of the client's wait for the answer to one query; default statementTimeoutMs + CLIENT_TIMEOUT_GRACE_MS. */
+  answerTimeoutMs?: number;
   /** Bound of a new connection, or of a wait for a pooled one; default CONFIG_STORE_CONNECT_TIMEOUT_MS. */
   connectTimeoutMs?: number;
 }): pg.Pool {
   const timeouts =
     opts.statementTimeoutMs && opts.statementTimeoutMs > 0
-      ? { statement_timeout: opts.statementTimeoutMs, query_timeout: opts.statementTimeoutMs + CLIENT_TIMEOUT_GRACE_MS }
+      ? {
+          statement_timeout: opts.statementTimeoutMs,
+          query_timeout: Math.min(opts.statementTimeoutMs + CLIENT_TIMEOUT_GRACE_MS, opts.answerTimeoutMs ?? Number.POSITIVE_INFINITY),
+        }
       : {};
   const pool = new ConfigStorePool({
     connectionString: opts.connectionString,
