@@ -56,7 +56,9 @@ const zodEnglishOnly = {
   name: "zod-english-only",
   setup(b) {
     b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
-      args.importer.includes(`${join("node_modules", "zod")}`) ? { path: join(dirname(args.importer), "../locales/en.js"), namespace: "zod-locales" } : undefined,
+      args.importer.includes(`${join("node_modules", "zod")}`)
+        ? { path: join(dirname(args.importer), "../locales/en.js"), namespace: "zod-locales" }
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({
       contents: `export { default as en } from ${JSON.stringify(args.path)};`,
@@ -161,9 +163,7 @@ export async function build(opts = {}) {
     else skipped.push(target.name);
   }
   if (missing.length > 0) {
-    throw new Error(
-      `missing entry point(s): ${missing.map((t) => `${t.name} (${t.entries.join(" or ")})`).join(", ")}`,
-    );
+    throw new Error(`missing entry point(s): ${missing.map((t) => `${t.name} (${t.entries.join(" or ")})`).join(", ")}`);
   }
 
   const built = [];
@@ -238,10 +238,7 @@ export async function build(opts = {}) {
     }
     built.push({ name: target.name, entry, dir, extras, ...(server ? { load: startLoad(outputs, entry) } : {}) });
     const shown = relative(root, dir).startsWith("..") ? dir : relative(root, dir);
-    log(
-      `built ${target.name}: ${shown}/${server ? "main.mjs" : "main.js"}` +
-        (extras.length ? ` (+ ${extras.join(", ")})` : ""),
-    );
+    log(`built ${target.name}: ${shown}/${server ? "main.mjs" : "main.js"}` + (extras.length ? ` (+ ${extras.join(", ")})` : ""));
   }
   for (const name of skipped) log(`skipped ${name}: no entry point yet`);
   return { version, built, skipped };
@@ -288,7 +285,12 @@ function parseArgs(argv) {
   let outdir;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (arg === "--only") only.push(...String(argv[++i] ?? "").split(",").filter(Boolean));
+    if (arg === "--only")
+      only.push(
+        ...String(argv[++i] ?? "")
+          .split(",")
+          .filter(Boolean),
+      );
     else if (arg.startsWith("--only=")) only.push(...arg.slice(7).split(",").filter(Boolean));
     else if (arg === "--outdir") outdir = argv[++i];
     else if (arg.startsWith("--outdir=")) outdir = arg.slice(9);

@@ -53,14 +53,10 @@ const EAGER_SDKS: Record<string, string> = {
     "export const loadAiSdk = () => Promise.resolve(sdk);",
     "export const loadOpenAiProvider = () => Promise.resolve(openai);",
   ].join("\n"),
-  "lib/secrets/sdk.ts": [
-    'import * as sdk from "./sdk-exports.ts";',
-    "export const loadSecretsManager = () => Promise.resolve(sdk);",
-  ].join("\n"),
-  "lib/oidc/sdk.ts": [
-    'import * as sdk from "./sdk-exports.ts";',
-    "export const loadOpenIdClient = () => Promise.resolve(sdk);",
-  ].join("\n"),
+  "lib/secrets/sdk.ts": ['import * as sdk from "./sdk-exports.ts";', "export const loadSecretsManager = () => Promise.resolve(sdk);"].join(
+    "\n",
+  ),
+  "lib/oidc/sdk.ts": ['import * as sdk from "./sdk-exports.ts";', "export const loadOpenIdClient = () => Promise.resolve(sdk);"].join("\n"),
 };
 const eagerSdks: Plugin = {
   name: "eager-sdks",

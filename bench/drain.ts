@@ -1,14 +1,6 @@
 // npm run bench -- drain: SIGTERM to a real stream host process holding 1,000 open streams with no
 // query in flight; reports when the last stream got its terminal frame and when the process exited.
-import {
-  ms,
-  percentile,
-  startBenchDatabases,
-  startBenchHost,
-  stopHost,
-  subscribeMany,
-  until,
-} from "../stream-host/testing/bench-env.ts";
+import { ms, percentile, startBenchDatabases, startBenchHost, stopHost, subscribeMany, until } from "../stream-host/testing/bench-env.ts";
 
 const STREAMS = 1000;
 
@@ -35,7 +27,14 @@ export async function run(): Promise<void> {
       const lastFrame = Math.max(...terminal.map((s) => s.terminalAt)) - t0;
       const retries = terminal.length;
       console.log(`open streams at SIGTERM        ${STREAMS}`);
-      console.log(`terminal frames received       ${retries}/${STREAMS}, last ${ms(lastFrame)} after SIGTERM (p50 ${ms(percentile(terminal.map((s) => s.terminalAt - t0), 50))})`);
+      console.log(
+        `terminal frames received       ${retries}/${STREAMS}, last ${ms(lastFrame)} after SIGTERM (p50 ${ms(
+          percentile(
+            terminal.map((s) => s.terminalAt - t0),
+            50,
+          ),
+        )})`,
+      );
       console.log(`process exit                   code ${code} after ${ms(exitMs)} (target: all frames and exit 0 within 1000 ms)`);
     } finally {
       await stopHost(host);

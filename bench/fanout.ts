@@ -65,12 +65,20 @@ async function scenario(db: BenchDatabases, name: string, dashboards: number, pe
     const perBrowser = panelTicks * perDashboard;
 
     console.log(`-- ${name}`);
-    console.log(`subscribers                    ${subs.length} (${dashboards} dashboard(s) x ${perDashboard}), ${panelCount} panels each, refresh ${REFRESH_MS} ms`);
+    console.log(
+      `subscribers                    ${subs.length} (${dashboards} dashboard(s) x ${perDashboard}), ${panelCount} panels each, refresh ${REFRESH_MS} ms`,
+    );
     console.log(`connect all                    ${(connectMs / 1000).toFixed(1)} s`);
-    console.log(`panel-ticks in window          ${panelTicks} (${MEASURED_TICKS} ticks x ${dashboards} x ${panelCount} expected: ${MEASURED_TICKS * dashboards * panelCount})`);
-    console.log(`metric queries at the database ${queries} -> ${(queries / Math.max(1, panelTicks)).toFixed(2)} per panel per tick (target 1)`);
+    console.log(
+      `panel-ticks in window          ${panelTicks} (${MEASURED_TICKS} ticks x ${dashboards} x ${panelCount} expected: ${MEASURED_TICKS * dashboards * panelCount})`,
+    );
+    console.log(
+      `metric queries at the database ${queries} -> ${(queries / Math.max(1, panelTicks)).toFixed(2)} per panel per tick (target 1)`,
+    );
     console.log(`per-browser polling would issue ${perBrowser} -> ratio ${(perBrowser / Math.max(1, queries)).toFixed(0)}x fewer queries`);
-    console.log(`delivery latency               min ${ms(percentile(latencies, 0))}, p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(percentile(latencies, 100))} over ${latencies.length} deliveries (target p99 <= 250 ms)`);
+    console.log(
+      `delivery latency               min ${ms(percentile(latencies, 0))}, p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(percentile(latencies, 100))} over ${latencies.length} deliveries (target p99 <= 250 ms)`,
+    );
     console.log(`stream host RSS                ${mb(rssMax)} in window, peak ${mb(peak)} (target <= 512 MB)`);
     console.log(`subscribers dropped            ${dropped}`);
     for (const s of subs) s.destroy();

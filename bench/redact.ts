@@ -26,7 +26,7 @@ const KINDS: [string, string][] = [
   ["near-miss keys, no values", fill("password:, token=; api_key:& ")],
   ["near-miss bearer token token", fill("token ")],
   ["one key run passwordpassword", fill("password")],
-  ["quoted values password:\"", fill('password:"')],
+  ['quoted values password:"', fill('password:"')],
   ["URL run http://aaaa… (no @)", `http://${fill("x").slice(7)}`],
   ["schemes in one run http://a/", fill("http://a/")],
   ["local parts a@a@a@", fill("a@")],

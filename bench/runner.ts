@@ -86,7 +86,12 @@ async function measure(variants: [string, Op][], samples: number, rounds: number
   variants.forEach(([name], k) => {
     const byRound = times[k] as number[][];
     const all = byRound.flat().sort((a, b) => a - b);
-    const roundP50 = byRound.map((t) => quantile(t.sort((a, b) => a - b), 0.5));
+    const roundP50 = byRound.map((t) =>
+      quantile(
+        t.sort((a, b) => a - b),
+        0.5,
+      ),
+    );
     out.set(name, { p10: quantile(all, 0.1), p50: quantile(all, 0.5), roundP50 });
   });
   return out;
@@ -271,11 +276,7 @@ export async function run(): Promise<void> {
       const variants: [string, Op, number][] = [
         ["bare pg (pool.query)", () => bare.query(text, values), backend.bare],
         ["guarded runner.run (chosen)", () => runner.run({ source, sql: panelSql, range: RANGE }), backend.runner],
-        [
-          "  its execution step alone",
-          () => execRunner.execute({ source, sql: text, values, paramTypes: types }),
-          backend.exec,
-        ],
+        ["  its execution step alone", () => execRunner.execute({ source, sql: text, values, paramTypes: types }), backend.exec],
         [
           "4 awaited statements + pg-cursor",
           async () => {

@@ -1,15 +1,7 @@
 // npm run bench -- scrape: /api/metrics latency of a real stream host process whose registry holds the
 // series of 500 dashboards (each with a subscriber and a ticking poller), through the token gate.
 import http from "node:http";
-import {
-  percentile,
-  ms,
-  startBenchDatabases,
-  startBenchHost,
-  stopHost,
-  subscribeMany,
-  until,
-} from "../stream-host/testing/bench-env.ts";
+import { percentile, ms, startBenchDatabases, startBenchHost, stopHost, subscribeMany, until } from "../stream-host/testing/bench-env.ts";
 
 const DASHBOARDS = 500;
 const SCRAPES = 300;
@@ -21,17 +13,14 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 function scrape(port: number): Promise<{ ms: number; body: string; status: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.get(
-      { host: "127.0.0.1", port, path: "/api/metrics", headers: { authorization: `Bearer ${TOKEN}` }, agent },
-      (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (c: string) => {
-          body += c;
-        });
-        res.on("end", () => resolve({ ms: performance.now() - started, body, status: res.statusCode ?? 0 }));
-      },
-    );
+    const req = http.get({ host: "127.0.0.1", port, path: "/api/metrics", headers: { authorization: `Bearer ${TOKEN}` }, agent }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => {
+        body += c;
+      });
+      res.on("end", () => resolve({ ms: performance.now() - started, body, status: res.statusCode ?? 0 }));
+    });
     req.on("error", reject);
   });
 }
@@ -46,11 +35,17 @@ export async function run(): Promise<void> {
       env: { METRICS_TOKEN: TOKEN },
     });
     try {
-      const subs = await subscribeMany(host.port, fixture.dashboardIds.map((id) => `/api/dashboards/${id}/stream`), cookie);
+      const subs = await subscribeMany(
+        host.port,
+        fixture.dashboardIds.map((id) => `/api/dashboards/${id}/stream`),
+        cookie,
+      );
       await until(() => subs.every((s) => s.panelFrames >= 1), 120_000, "every dashboard's first tick");
       const first = await scrape(host.port);
       if (first.status !== 200) throw new Error(`scrape answered ${first.status}`);
-      const dashboards = new Set([...first.body.matchAll(/svc_poller_tick_duration_seconds_count\{dashboard="([^"]+)"\}/g)].map((m) => m[1]));
+      const dashboards = new Set(
+        [...first.body.matchAll(/svc_poller_tick_duration_seconds_count\{dashboard="([^"]+)"\}/g)].map((m) => m[1]),
+      );
       const lines = first.body.split("\n").filter((l) => l && !l.startsWith("#")).length;
       const times: number[] = [];
       for (let i = 0; i < SCRAPES; i++) times.push((await scrape(host.port)).ms);

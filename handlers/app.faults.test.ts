@@ -75,18 +75,21 @@ describe("handler routes during a config-store fault", () => {
     expect(res.status).toBe(200);
   });
 
-  test.each(ROUTES)("store down: %s is 503 config_store_unavailable with Retry-After, logged with a code and the request id only", async (path) => {
-    await proxy.stop();
-    try {
-      lines.length = 0;
-      const body = await expectCoded503(path);
-      const logged = lines.map((l) => JSON.parse(l));
-      expect(logged).toContainEqual(expect.objectContaining({ msg: "config store unavailable", requestId: body.requestId }));
-      noAddress(JSON.stringify(body) + lines.join(""));
-    } finally {
-      await proxy.start();
-    }
-  });
+  test.each(ROUTES)(
+    "store down: %s is 503 config_store_unavailable with Retry-After, logged with a code and the request id only",
+    async (path) => {
+      await proxy.stop();
+      try {
+        lines.length = 0;
+        const body = await expectCoded503(path);
+        const logged = lines.map((l) => JSON.parse(l));
+        expect(logged).toContainEqual(expect.objectContaining({ msg: "config store unavailable", requestId: body.requestId }));
+        noAddress(JSON.stringify(body) + lines.join(""));
+      } finally {
+        await proxy.start();
+      }
+    },
+  );
 
   test("store hung: each route gives up within READINESS_CHECK_TIMEOUT_MS (a pooled connection too) with the same 503, the pool is not exhausted, and it answers after the hang", async () => {
     await app.request("/api/workspaces", { headers: { cookie: roles.cookies.viewer! } });

@@ -21,19 +21,20 @@ import { type RouteDeps, registerRoutes } from "./routes/index.ts";
  * What createApp is given: the process's service deps and the services built once from them
  * (lib/service/query-services.ts buildAppServices; tests through handlers/testing/app-deps.ts).
  */
-export type AppDeps = ServiceDeps & AppServices & {
-  /** Session tokens; built from SESSION_SECRET / SESSION_TTL_SECONDS when omitted. */
-  sessions?: SessionTokens;
-  /**
-   * Revoked sessions, kept fresh by the process's config-store listener (handlers/main.ts builds it with
-   * listenForRevocations). When omitted the app sees only its own revocations (tests).
-   */
-  revocations?: RevocationSet;
-  /** The OIDC relying party; built from the OIDC_* config when omitted; null disables sign-in. */
-  oidc?: OidcLogin | null;
-  /** Folder of the built browser bundle (web/build.ts buildWebAssets' outdir), served at /assets/*. */
-  webAssetsDir?: string;
-} & Pick<RouteDeps, "refreshCatalog">;
+export type AppDeps = ServiceDeps &
+  AppServices & {
+    /** Session tokens; built from SESSION_SECRET / SESSION_TTL_SECONDS when omitted. */
+    sessions?: SessionTokens;
+    /**
+     * Revoked sessions, kept fresh by the process's config-store listener (handlers/main.ts builds it with
+     * listenForRevocations). When omitted the app sees only its own revocations (tests).
+     */
+    revocations?: RevocationSet;
+    /** The OIDC relying party; built from the OIDC_* config when omitted; null disables sign-in. */
+    oidc?: OidcLogin | null;
+    /** Folder of the built browser bundle (web/build.ts buildWebAssets' outdir), served at /assets/*. */
+    webAssetsDir?: string;
+  } & Pick<RouteDeps, "refreshCatalog">;
 
 /** The stateless handlers app: probes, JSON API, auth, AI routes and pages. */
 export function createApp(deps: AppDeps): Hono {
@@ -43,8 +44,7 @@ export function createApp(deps: AppDeps): Hono {
   // Before everything, probes included: only the CDN knows the origin secret (docs/infra.md).
   // Read on every request: a rotation (lib/secrets/boot.ts) replaces the values in the config.
   const { config } = deps;
-  const originSecrets = () =>
-    [config.ORIGIN_VERIFY_SECRET, config.ORIGIN_VERIFY_SECRET_PREVIOUS].filter((v): v is string => Boolean(v));
+  const originSecrets = () => [config.ORIGIN_VERIFY_SECRET, config.ORIGIN_VERIFY_SECRET_PREVIOUS].filter((v): v is string => Boolean(v));
   if (config.ORIGIN_VERIFY_SECRET) app.use(requireOriginSecret(originSecrets));
   // Before every route: NUL, unpaired surrogates and runaway nesting are a 400 naming the field, never a
   // database error (docs/api.md, "Input rules").

@@ -206,7 +206,10 @@ const utf16Unit = fc.integer({ min: 0, max: 0xffff }).map((u) => String.fromChar
 const hostileNumber = fc.constantFrom(...HOSTILE_NUMBERS);
 const hostileShape = fc.constantFrom<unknown>(null, [], {}, [null], [{}], "", 0, true, { length: 1e9 }, ["x", 1]);
 const anyJson: fc.Arbitrary<unknown> = fc.oneof(hostileShape, hostileString, hostileNumber, fc.jsonValue({ maxDepth: 3 }));
-const extraKey = fc.oneof(fc.constantFrom("__proto__", "constructor", "a\u0000", "\ud800", "x".repeat(300), "toString", "$where"), fc.string({ maxLength: 8 }));
+const extraKey = fc.oneof(
+  fc.constantFrom("__proto__", "constructor", "a\u0000", "\ud800", "x".repeat(300), "toString", "$where"),
+  fc.string({ maxLength: 8 }),
+);
 
 function stringArb(name: string, schema: JsonSchema): fc.Arbitrary<unknown> {
   const known: unknown[] = [...plausible(name), ...(schema.enum ?? []), ...(schema.example !== undefined ? [String(schema.example)] : [])];
@@ -278,7 +281,14 @@ function objectArb(schema: JsonSchema, depth: number): fc.Arbitrary<unknown> {
 // that is what reaches the handlers and the database with a hostile value.
 
 function plausibleNumber(name: string, schema: JsonSchema): number {
-  const byName: Record<string, number> = { version: 1, port: fx.metrics.port, refreshintervalms: 10_000, limit: 10, llmrateperminute: 10, llmdailytokenbudget: 10_000 };
+  const byName: Record<string, number> = {
+    version: 1,
+    port: fx.metrics.port,
+    refreshintervalms: 10_000,
+    limit: 10,
+    llmrateperminute: 10,
+    llmdailytokenbudget: 10_000,
+  };
   return byName[name.toLowerCase()] ?? schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1);
 }
 
@@ -318,7 +328,8 @@ type Mutation = { kind: "replace"; value: unknown } | { kind: "drop" } | { kind:
 
 function mutate(base: unknown, path: (string | number)[], m: Mutation): unknown {
   const copy = structuredClone(base);
-  if (path.length === 0) return m.kind === "replace" ? m.value : m.kind === "add" && copy && typeof copy === "object" ? { ...copy, [m.key]: m.value } : copy;
+  if (path.length === 0)
+    return m.kind === "replace" ? m.value : m.kind === "add" && copy && typeof copy === "object" ? { ...copy, [m.key]: m.value } : copy;
   // Every step of `path` leads through an array or an object (pathsOf walked them).
   type Node = Record<string | number, unknown>;
   let parent = copy as Node;
@@ -336,7 +347,10 @@ function mutationFor(kind: string): fc.Arbitrary<Mutation> {
   const sameKind = kind === "number" ? hostileNumber : kind === "string" ? hostileString : hostileShape;
   return fc.oneof(
     { weight: 5, arbitrary: sameKind.map((value) => ({ kind: "replace" as const, value })) },
-    { weight: 2, arbitrary: fc.oneof(hostileString, hostileNumber, hostileShape, anyJson).map((value) => ({ kind: "replace" as const, value })) },
+    {
+      weight: 2,
+      arbitrary: fc.oneof(hostileString, hostileNumber, hostileShape, anyJson).map((value) => ({ kind: "replace" as const, value })),
+    },
     { weight: 1, arbitrary: fc.constant({ kind: "drop" as const }) },
     { weight: 1, arbitrary: fc.record({ key: extraKey, value: anyJson }).map(({ key, value }) => ({ kind: "add" as const, key, value })) },
   );
@@ -384,10 +398,16 @@ function requestArb(o: Operation) {
   const segment = (name: string) =>
     fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...plausible(name)) }, { weight: 1, arbitrary: fc.constantFrom(...HOSTILE_SEGMENTS) });
   const params = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, segment(p.name)])) as Record<string, fc.Arbitrary<string>>);
-  const queryValue = (p: ParameterDoc) => arbFor(p.schema ?? { type: "string" }, p.name, 1).map((v) => (typeof v === "string" ? v : JSON.stringify(v) ?? ""));
+  const queryValue = (p: ParameterDoc) =>
+    arbFor(p.schema ?? { type: "string" }, p.name, 1).map((v) => (typeof v === "string" ? v : (JSON.stringify(v) ?? "")));
   const query: fc.Arbitrary<Query> = fc.tuple(
-    fc.record(Object.fromEntries(queryParams.map((p) => [p.name, queryValue(p)])) as Record<string, fc.Arbitrary<string>>, { requiredKeys: [] }) as fc.Arbitrary<Record<string, string>>,
-    fc.oneof({ weight: 4, arbitrary: fc.constant<Record<string, string>>({}) }, { weight: 1, arbitrary: fc.dictionary(extraKey, hostileString, { maxKeys: 2 }) }),
+    fc.record(Object.fromEntries(queryParams.map((p) => [p.name, queryValue(p)])) as Record<string, fc.Arbitrary<string>>, {
+      requiredKeys: [],
+    }) as fc.Arbitrary<Record<string, string>>,
+    fc.oneof(
+      { weight: 4, arbitrary: fc.constant<Record<string, string>>({}) },
+      { weight: 1, arbitrary: fc.dictionary(extraKey, hostileString, { maxKeys: 2 }) },
+    ),
   );
   const bodySchema = o.op.requestBody?.content?.["application/json"]?.schema;
   // Requests of methods without a body (GET) cannot carry one at all.
@@ -413,7 +433,10 @@ function urlFor(o: Operation, params: Record<string, string>, query: [Record<str
 
 let runCounter = 0;
 
-async function exercise(o: Operation, r: { persona: Persona; params: Record<string, string>; query: [Record<string, string>, Record<string, string>]; body: unknown }) {
+async function exercise(
+  o: Operation,
+  r: { persona: Persona; params: Record<string, string>; query: [Record<string, string>, Record<string, string>]; body: unknown },
+) {
   // A fresh session per request, for a fresh user of the persona's role: a fuzzed logout or revocation
   // ends only that session, never the sessions of later runs.
   const user = fx.roles.users[r.persona as Exclude<Persona, "anonymous">];
@@ -453,7 +476,10 @@ describe("route fuzz: hostile input never gets a 5xx, and a 4xx writes nothing",
         "GET /api/auth/login",
       ]),
     );
-    const res = await call(app, fx.roles.cookies.editor, "POST", `/api/workspaces/${fx.roles.workspace.id}/generate`, { prompt: "traffic", sourceId: fx.source.id });
+    const res = await call(app, fx.roles.cookies.editor, "POST", `/api/workspaces/${fx.roles.workspace.id}/generate`, {
+      prompt: "traffic",
+      sourceId: fx.source.id,
+    });
     expect(res.status).toBe(503);
     expect((await res.json()).code).toBe("ai_not_configured");
   });
@@ -494,7 +520,8 @@ describe("route fuzz: hostile input never gets a 5xx, and a 4xx writes nothing",
         for (const { path, kind } of pathsOf(base)) {
           // Strings also get the field's other plausible values: other ids, the metadata and loopback hosts, …
           const name = String(path.at(-1) ?? "body");
-          const values = kind === "number" ? SWEEP_NUMBERS : kind === "string" ? [...SWEEP_STRINGS, ...plausible(name).slice(1)] : SWEEP_SHAPES;
+          const values =
+            kind === "number" ? SWEEP_NUMBERS : kind === "string" ? [...SWEEP_STRINGS, ...plausible(name).slice(1)] : SWEEP_SHAPES;
           for (const value of values) cases.push({ query: {}, body: mutate(base, path, { kind: "replace", value }) });
         }
       }

@@ -111,7 +111,7 @@ describe("/api/openapi.json", () => {
   test("every /api route the handlers app serves is described (a new undocumented route fails here)", () => {
     const documented = new Set(operations(doc));
     const served = new Set(
-      ((fx.app as unknown as { routes: { method: string; path: string }[] }).routes)
+      (fx.app as unknown as { routes: { method: string; path: string }[] }).routes
         .filter((r) => r.method !== "ALL" && r.path.startsWith("/api/"))
         .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`),
     );
@@ -162,13 +162,33 @@ describe("/api/openapi.json", () => {
       await call(fx.app, editor, "POST", `/api/workspaces/${ws}/generate`, { prompt: "", sourceId: fx.source.id }),
       // A query parameter and a body refused by the input rules before any route.
       await call(fx.app, fx.roles.cookies.admin, "GET", `/api/workspaces/${ws}/generation-log?limit=0`),
-      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, { sourceId: "a\u0000", sql: "SELECT 1", time: { from: "now-1h", to: "now" } }),
-      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, { sourceId: fx.source.id, sql: "SELECT 1", time: { from: "now", to: "now-1h" } }),
+      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, {
+        sourceId: "a\u0000",
+        sql: "SELECT 1",
+        time: { from: "now-1h", to: "now" },
+      }),
+      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, {
+        sourceId: fx.source.id,
+        sql: "SELECT 1",
+        time: { from: "now", to: "now-1h" },
+      }),
       await call(fx.app, null, "GET", "/api/me"),
       await call(fx.app, editor, "GET", "/api/dashboards/db_missing"),
-      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, { sourceId: fx.source.id, sql: "SELECT * FROM pg_user", time: { from: "now-1h", to: "now" } }),
-      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, { sourceId: fx.source.id, sql: "x".repeat(70_000), time: { from: "now-1h", to: "now" } }),
-      await call(fx.app, fx.roles.cookies.viewer, "POST", `/api/workspaces/${ws}/query-preview`, { sourceId: fx.source.id, sql: "SELECT 1", time: { from: "now-1h", to: "now" } }),
+      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, {
+        sourceId: fx.source.id,
+        sql: "SELECT * FROM pg_user",
+        time: { from: "now-1h", to: "now" },
+      }),
+      await call(fx.app, editor, "POST", `/api/workspaces/${ws}/query-preview`, {
+        sourceId: fx.source.id,
+        sql: "x".repeat(70_000),
+        time: { from: "now-1h", to: "now" },
+      }),
+      await call(fx.app, fx.roles.cookies.viewer, "POST", `/api/workspaces/${ws}/query-preview`, {
+        sourceId: fx.source.id,
+        sql: "SELECT 1",
+        time: { from: "now-1h", to: "now" },
+      }),
     ];
     const bodies = await Promise.all(answers.map((res) => res.json()));
     expect(answers.map((res) => res.status)).toEqual([400, 400, 400, 400, 400, 401, 404, 422, 400, 403]);
@@ -176,7 +196,9 @@ describe("/api/openapi.json", () => {
     // Every 400 of refused input names its fields the same way.
     for (const body of bodies.slice(0, 5)) {
       expect(body.code).toBe("validation_failed");
-      expect(body.issues, JSON.stringify(body)).toEqual(expect.arrayContaining([expect.objectContaining({ path: expect.any(String), message: expect.any(String) })]));
+      expect(body.issues, JSON.stringify(body)).toEqual(
+        expect.arrayContaining([expect.objectContaining({ path: expect.any(String), message: expect.any(String) })]),
+      );
       expect(body).not.toHaveProperty("fields");
     }
     expect(bodies.map((b) => b.issues?.[0]?.path).slice(1, 5)).toEqual(["prompt", "limit", "sourceId", "time"]);

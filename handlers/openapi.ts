@@ -45,23 +45,46 @@ export const ProblemSchema = z
       description:
         "`guard_rejected`: the guard's reason (empty, comment, structure, keyword, function, catalog, time); `source_host_refused`: which host rule refused; `identity_provider_unavailable`: the failed check's code.",
     }),
-    field: z.string().optional().openapi({ description: "The one field a `not_found` (a body's sourceId) or `source_host_refused` (host) is about." }),
-    limit: z.number().int().optional().openapi({ description: "`bad_request` for a body over a size limit, `result_too_large` (MAX_RESULT_BYTES): the limit in bytes." }),
+    field: z
+      .string()
+      .optional()
+      .openapi({ description: "The one field a `not_found` (a body's sourceId) or `source_host_refused` (host) is about." }),
+    limit: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "`bad_request` for a body over a size limit, `result_too_large` (MAX_RESULT_BYTES): the limit in bytes." }),
     requiredRole: z.enum(ROLES).optional().openapi({ description: "`forbidden` by role: the role the route needs." }),
     role: z.enum(ROLES).optional().openapi({ description: "`forbidden` by role: the role you hold in the workspace." }),
     id: z.string().optional().openapi({ description: "`conflict` on a workspace create: the id already taken." }),
     sourceId: z.string().optional().openapi({ description: "`catalog_missing`: the source whose catalog was never refreshed." }),
-    secretRef: z.string().optional().openapi({ description: "`grant_missing`: the secret_ref this workspace has no grant for (its name, never a value)." }),
+    secretRef: z
+      .string()
+      .optional()
+      .openapi({ description: "`grant_missing`: the secret_ref this workspace has no grant for (its name, never a value)." }),
     timeoutSeconds: z.number().optional().openapi({ description: "`query_timeout`: QUERY_TIMEOUT_SECONDS." }),
-    variable: z.string().optional().openapi({ description: "`source_credentials_missing`: the variable or file name that could not be read." }),
+    variable: z
+      .string()
+      .optional()
+      .openapi({ description: "`source_credentials_missing`: the variable or file name that could not be read." }),
     panels: z.array(PanelRefusalSchema).optional().openapi({ description: "`guard_rejected` on a dashboard save: every refused panel." }),
     currentVersion: z.number().int().optional().openapi({ description: "`version_conflict`: the version stored now." }),
     baseVersion: z.number().int().optional().openapi({ description: "`version_conflict`: the version the refused edit was based on." }),
-    dashboards: z.array(z.string()).optional().openapi({ description: "`conflict` on a source delete: the dashboards whose panels read it." }),
+    dashboards: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: "`conflict` on a source delete: the dashboards whose panels read it." }),
     sqlstate: z.string().optional().openapi({ description: "`query_failed`: PostgreSQL's SQLSTATE code." }),
-    retryAfterSeconds: z.number().int().optional().openapi({ description: "`rate_limited` and `over_budget` of the AI routes: as the Retry-After header." }),
+    retryAfterSeconds: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "`rate_limited` and `over_budget` of the AI routes: as the Retry-After header." }),
     missing: z.string().optional().openapi({ description: "`ai_not_configured`: the variable to set." }),
-    cause: z.string().optional().openapi({ description: "`source_unavailable`: a short code of what failed (ECONNREFUSED, host_not_found, …), never an address." }),
+    cause: z
+      .string()
+      .optional()
+      .openapi({ description: "`source_unavailable`: a short code of what failed (ECONNREFUSED, host_not_found, …), never an address." }),
   })
   .openapi("Problem");
 

@@ -138,14 +138,24 @@ describe("apply and re-apply", () => {
     const after = await rowsOf("ws_upd");
     expect(after.sources).toEqual(before.sources);
     expect(after.dashboards[0]).toMatchObject({ version: 2, updated_by: PROVISIONING_USER, spec: { title: "Shop traffic, EU" } });
-    expect(after.workspaces[0]).toMatchObject({ name: "Shop (EU)", admin_group: "shop-eu-admins", created_at: before.workspaces[0].created_at });
+    expect(after.workspaces[0]).toMatchObject({
+      name: "Shop (EU)",
+      admin_group: "shop-eu-admins",
+      created_at: before.workspaces[0].created_at,
+    });
   });
 
   test("an edit made in the UI is put back to the file's spec on the next apply (the file is the source of truth)", async () => {
     await apply(shop("ui"));
     await saveDashboard(
       { pool: fx.pool, guard: fx.guard, minRefreshIntervalMs: fx.config.MIN_REFRESH_INTERVAL_MS },
-      { workspaceId: "ws_ui", userSub: "someone", dashboardId: "db_ui", baseVersion: 1, spec: dashboardSpec("src_ui", { title: "edited" }) },
+      {
+        workspaceId: "ws_ui",
+        userSub: "someone",
+        dashboardId: "db_ui",
+        baseVersion: 1,
+        spec: dashboardSpec("src_ui", { title: "edited" }),
+      },
     );
     const report = await apply(shop("ui"));
     expect(report.changes).toEqual([{ kind: "dashboard", id: "db_ui", action: "updated", fields: ["spec"] }]);
@@ -181,7 +191,10 @@ describe("removal is explicit", () => {
       { kind: "workspace", id: "ws_del", action: "deleted" },
     ]);
     expect((await rowsOf("ws_del")).workspaces).toEqual([]);
-    expect(await apply({ delete: { dashboards: ["db_del"], sources: ["src_del"], workspaces: ["ws_del"] } })).toEqual({ changes: [], unchanged: 0 });
+    expect(await apply({ delete: { dashboards: ["db_del"], sources: ["src_del"], workspaces: ["ws_del"] } })).toEqual({
+      changes: [],
+      unchanged: 0,
+    });
   });
 
   test("a workspace that still holds dashboards or sources needs force; a source a panel reads is refused", async () => {
@@ -255,7 +268,9 @@ describe("sources go through the API's host policy and connection test", () => {
     doc.workspaces[0].dashboards = [];
     const err = await failure(apply(doc));
     expect(err.code).toBe("conflict");
-    expect(err.detail).toBe("source src_owner: it belongs to workspace ws_owner; a source cannot move between workspaces (delete it there first).");
+    expect(err.detail).toBe(
+      "source src_owner: it belongs to workspace ws_owner; a source cannot move between workspaces (delete it there first).",
+    );
   });
 });
 
@@ -271,22 +286,39 @@ describe("the document", () => {
   };
 
   test.each([
-    ["a workspace id without ws_", () => ({ workspaces: [{ ...shop("x").workspaces[0], id: "shop" }] }), "workspaces[shop].id: must be ws_"],
-    ["secret_ref spelled like the database column", () => {
-      const d = shop("x");
-      const { secretRef, ...rest } = d.workspaces[0].sources[0];
-      d.workspaces[0].sources[0] = { ...rest, secret_ref: secretRef } as never;
-      return d;
-    }, 'workspaces[ws_x].sources[src_x]: Unrecognized key: "secret_ref"'],
-    ["an id declared twice", () => ({ workspaces: [shop("x").workspaces[0], { ...shop("x").workspaces[0], sources: [], dashboards: [] }] }), "ws_x is declared twice"],
-    ["an id both declared and deleted", () => ({ ...shop("x"), delete: { dashboards: ["db_x"] } }), "db_x is both declared and listed under delete"],
+    [
+      "a workspace id without ws_",
+      () => ({ workspaces: [{ ...shop("x").workspaces[0], id: "shop" }] }),
+      "workspaces[shop].id: must be ws_",
+    ],
+    [
+      "secret_ref spelled like the database column",
+      () => {
+        const d = shop("x");
+        const { secretRef, ...rest } = d.workspaces[0].sources[0];
+        d.workspaces[0].sources[0] = { ...rest, secret_ref: secretRef } as never;
+        return d;
+      },
+      'workspaces[ws_x].sources[src_x]: Unrecognized key: "secret_ref"',
+    ],
+    [
+      "an id declared twice",
+      () => ({ workspaces: [shop("x").workspaces[0], { ...shop("x").workspaces[0], sources: [], dashboards: [] }] }),
+      "ws_x is declared twice",
+    ],
+    [
+      "an id both declared and deleted",
+      () => ({ ...shop("x"), delete: { dashboards: ["db_x"] } }),
+      "db_x is both declared and listed under delete",
+    ],
     ["an unknown top-level key", () => ({ ...shop("x"), datasources: [] }), 'Unrecognized key: "datasources"'],
-    ["a panel reading another workspace's source", () => ({
-      workspaces: [
-        shop("a").workspaces[0],
-        { ...shop("b").workspaces[0], dashboards: [{ id: "db_b", spec: dashboardSpec("src_a") }] },
-      ],
-    }), "workspaces[ws_b].dashboards[db_b].spec.panels[requests].sourceId: src_a is a source of another workspace"],
+    [
+      "a panel reading another workspace's source",
+      () => ({
+        workspaces: [shop("a").workspaces[0], { ...shop("b").workspaces[0], dashboards: [{ id: "db_b", spec: dashboardSpec("src_a") }] }],
+      }),
+      "workspaces[ws_b].dashboards[db_b].spec.panels[requests].sourceId: src_a is a source of another workspace",
+    ],
   ])("%s is refused, naming where", (_label, raw, expected) => {
     expect(invalid(raw())).toContain(expected);
   });
@@ -304,7 +336,10 @@ describe("the document", () => {
   test("YAML with dashboards in their own files (a bare spec, or a saved GET /api/dashboards/:id response)", async () => {
     const dir = await mkdtemp(join(tmpdir(), "pb-provision-"));
     await writeFile(join(dir, "traffic.json"), JSON.stringify(dashboardSpec("src_files")));
-    await writeFile(join(dir, "saved.json"), JSON.stringify({ id: "db_whatever", version: 7, spec: dashboardSpec("src_files", { title: "Saved" }) }));
+    await writeFile(
+      join(dir, "saved.json"),
+      JSON.stringify({ id: "db_whatever", version: 7, spec: dashboardSpec("src_files", { title: "Saved" }) }),
+    );
     await writeFile(
       join(dir, "pulseboard.yaml"),
       `# comments are fine
@@ -335,7 +370,12 @@ workspaces:
     await writeFile(join(dir, "broken.yaml"), "workspaces:\n  - id: ws_b\n    name: [unclosed\n");
     const yamlErr = await failure(loadProvisioningFile(join(dir, "broken.yaml"), opts));
     expect(yamlErr.detail).toMatch(/broken\.yaml line \d+, column \d+: /);
-    await writeFile(join(dir, "missing.yaml"), "workspaces:\n  - id: ws_m\n    name: M\n    groups: {viewer: a, editor: b, admin: c}\n    dashboards:\n      - id: db_m\n        specFile: nope.json\n");
-    expect((await failure(loadProvisioningFile(join(dir, "missing.yaml"), opts))).detail).toBe("dashboard db_m: specFile nope.json: no such file");
+    await writeFile(
+      join(dir, "missing.yaml"),
+      "workspaces:\n  - id: ws_m\n    name: M\n    groups: {viewer: a, editor: b, admin: c}\n    dashboards:\n      - id: db_m\n        specFile: nope.json\n",
+    );
+    expect((await failure(loadProvisioningFile(join(dir, "missing.yaml"), opts))).detail).toBe(
+      "dashboard db_m: specFile nope.json: no such file",
+    );
   });
 });

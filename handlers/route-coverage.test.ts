@@ -16,7 +16,8 @@ const PUBLIC_ROUTES: Record<string, string> = {
   "GET /api/openapi.json": "describes the API and holds no data (testing/api.security.cases.ts still pins 200 for every persona)",
   "GET /api/metrics": "guarded by the metrics gate (token and/or CIDR list), not by sessions; gate.test.ts and metrics.test.ts cover it",
   "GET /api/auth/login": "starts sign-in, so its callers have no session yet",
-  "GET /api/auth/callback": "the identity provider's redirect back, before a session exists; routes/auth/security.test.ts and routes/auth/e2e.test.ts cover it",
+  "GET /api/auth/callback":
+    "the identity provider's redirect back, before a session exists; routes/auth/security.test.ts and routes/auth/e2e.test.ts cover it",
 };
 
 interface Route {
@@ -93,11 +94,14 @@ afterAll(() => fx.close());
 
 describe("role-table coverage of the handlers app", () => {
   test("the app serves the /api routes this check reads (the enumeration is not empty)", () => {
-    expect(served.map(key)).toEqual(expect.arrayContaining(["GET /api/me", "GET /api/dashboards/:dashboardId", "POST /api/workspaces/:workspaceId/generate"]));
+    expect(served.map(key)).toEqual(
+      expect.arrayContaining(["GET /api/me", "GET /api/dashboards/:dashboardId", "POST /api/workspaces/:workspaceId/generate"]),
+    );
   });
 
   test("every served /api route that is not public has a case in a role table", () => {
-    const hint = "add a case for it to testing/api.security.cases.ts, testing/auth.security.cases.ts or testing/ai.security.cases.ts, or a reason to PUBLIC_ROUTES";
+    const hint =
+      "add a case for it to testing/api.security.cases.ts, testing/auth.security.cases.ts or testing/ai.security.cases.ts, or a reason to PUBLIC_ROUTES";
     expect(uncovered(served, cases), hint).toEqual([]);
   });
 
@@ -120,7 +124,13 @@ describe("role-table coverage of the handlers app", () => {
   });
 
   test("a route no table reaches is reported, whatever its method", () => {
-    const added = [...served, { method: "GET", path: "/api/workspaces/:workspaceId/secrets" }, { method: "PATCH", path: "/api/dashboards/:dashboardId" }];
-    expect(uncovered(added, cases)).toEqual(expect.arrayContaining(["GET /api/workspaces/:workspaceId/secrets", "PATCH /api/dashboards/:dashboardId"]));
+    const added = [
+      ...served,
+      { method: "GET", path: "/api/workspaces/:workspaceId/secrets" },
+      { method: "PATCH", path: "/api/dashboards/:dashboardId" },
+    ];
+    expect(uncovered(added, cases)).toEqual(
+      expect.arrayContaining(["GET /api/workspaces/:workspaceId/secrets", "PATCH /api/dashboards/:dashboardId"]),
+    );
   });
 });

@@ -76,7 +76,14 @@ describe("cross-site mutating requests are refused for every persona", () => {
   const rows = MUTATING.flatMap(([method, name, path, body]) =>
     PERSONAS.flatMap((persona) => [
       [`${method} ${name} as ${persona}, Origin: evil`, method, path, body, persona, { origin: "https://evil.example" }] as const,
-      [`${method} ${name} as ${persona}, Sec-Fetch-Site: cross-site`, method, path, body, persona, { "sec-fetch-site": "cross-site" }] as const,
+      [
+        `${method} ${name} as ${persona}, Sec-Fetch-Site: cross-site`,
+        method,
+        path,
+        body,
+        persona,
+        { "sec-fetch-site": "cross-site" },
+      ] as const,
     ]),
   );
   test.each(rows)("%s", async (_label, method, path, body, persona, headers) => {

@@ -32,8 +32,7 @@ export async function ensureAppRole(
   await client.query("BEGIN");
   try {
     await client.query("SELECT pg_advisory_xact_lock($1)", [APP_ROLE_LOCK_KEY]);
-    const exists = async (name: string) =>
-      (await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [name])).rowCount === 1;
+    const exists = async (name: string) => (await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [name])).rowCount === 1;
     if (!(await exists(roles.access))) {
       await client.query(`CREATE ROLE ${roles.access} NOLOGIN`);
       created.push(roles.access);
@@ -42,18 +41,14 @@ export async function ensureAppRole(
       await client.query(`CREATE ROLE ${roles.login} LOGIN IN ROLE ${roles.access}`);
       created.push(roles.login);
     }
-    const { rows } = await client.query<{ db: string; owner: string }>(
-      "SELECT current_database() AS db, current_user AS owner",
-    );
+    const { rows } = await client.query<{ db: string; owner: string }>("SELECT current_database() AS db, current_user AS owner");
     const db = rows[0].db.replaceAll('"', '""');
     await client.query(`GRANT CONNECT ON DATABASE "${db}" TO ${roles.access}`);
     await client.query(`GRANT USAGE ON SCHEMA ${schema} TO ${roles.access}`);
     await client.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${roles.access}`);
     await client.query(`GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${roles.access}`);
     // Tables and sequences that later migrations create (as this user) get the same grants.
-    await client.query(
-      `ALTER DEFAULT PRIVILEGES IN SCHEMA ${schema} GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO ${roles.access}`,
-    );
+    await client.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA ${schema} GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO ${roles.access}`);
     await client.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA ${schema} GRANT USAGE, SELECT, UPDATE ON SEQUENCES TO ${roles.access}`);
     await client.query("COMMIT");
   } catch (err) {

@@ -163,9 +163,9 @@ describe("build pipeline (fixture entry)", () => {
 
 describe("build rules", () => {
   it("fails naming a required target whose entry is missing", async () => {
-    await expect(
-      build({ outdir: outRoot, targets: [probeTarget("ghost", "nowhere/main.ts")], log: silent }),
-    ).rejects.toThrow("missing entry point(s): ghost (nowhere/main.ts)");
+    await expect(build({ outdir: outRoot, targets: [probeTarget("ghost", "nowhere/main.ts")], log: silent })).rejects.toThrow(
+      "missing entry point(s): ghost (nowhere/main.ts)",
+    );
   });
 
   it("skips an optional target whose entry is missing, with a message", async () => {
@@ -229,51 +229,45 @@ describe("build rules", () => {
 });
 
 describe("migrate bundle (what the stream host task's migrate container runs)", () => {
-  it(
-    "applies the migrations copied beside it to an empty database, then finds nothing to do",
-    async () => {
-      const result = await build({ outdir: join(outRoot, "migrate"), only: ["migrate"], log: silent });
-      expect(result.built[0].extras).toContain("migrations/");
-      const file = join(result.built[0].dir, "main.mjs");
-      const { url } = await createDatabase("migrate");
-      const run = async () => {
-        const { child, output } = startBundle(file, { DATABASE_URL: url });
-        const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-        return { code, output: output() };
-      };
-      const first = await run();
-      expect(first.code, first.output).toBe(0);
-      expect(first.output).toMatch(/applied: .*0001_init\.sql/);
-      const second = await run();
-      expect(second.code, second.output).toBe(0);
-      expect(second.output).toContain("config store is up to date");
-    },
-  );
+  it("applies the migrations copied beside it to an empty database, then finds nothing to do", async () => {
+    const result = await build({ outdir: join(outRoot, "migrate"), only: ["migrate"], log: silent });
+    expect(result.built[0].extras).toContain("migrations/");
+    const file = join(result.built[0].dir, "main.mjs");
+    const { url } = await createDatabase("migrate");
+    const run = async () => {
+      const { child, output } = startBundle(file, { DATABASE_URL: url });
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      return { code, output: output() };
+    };
+    const first = await run();
+    expect(first.code, first.output).toBe(0);
+    expect(first.output).toMatch(/applied: .*0001_init\.sql/);
+    const second = await run();
+    expect(second.code, second.output).toBe(0);
+    expect(second.output).toContain("config store is up to date");
+  });
 });
 
 describe("provision bundle (what the stream host task's provision container runs)", () => {
-  it(
-    "applies PROVISION_DOCUMENT with --from-env (guard parser beside it), then finds nothing to change",
-    async () => {
-      const result = await build({ outdir: join(outRoot, "provision"), only: ["provision"], log: silent });
-      expect(result.built[0].extras).toContain("libpg-query.wasm");
-      const file = join(result.built[0].dir, "main.mjs");
-      const store = await createTestConfigStore();
-      await store.close();
-      const doc = JSON.stringify({ workspaces: [{ id: "ws_bundle", name: "Bundle", groups: { viewer: "v", editor: "e", admin: "a" } }] });
-      const run = async () => {
-        const { child, output } = startBundle(file, { DATABASE_URL: store.url, PROVISION_DOCUMENT: doc }, ["--from-env"]);
-        const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-        return { code, output: output() };
-      };
-      const first = await run();
-      expect(first.code, first.output).toBe(0);
-      expect(first.output).toBe("created workspace ws_bundle\nprovisioned: 1 change, 0 unchanged\n");
-      const second = await run();
-      expect(second.code, second.output).toBe(0);
-      expect(second.output).toBe("provisioned: 0 changes, 1 unchanged\n");
-    },
-  );
+  it("applies PROVISION_DOCUMENT with --from-env (guard parser beside it), then finds nothing to change", async () => {
+    const result = await build({ outdir: join(outRoot, "provision"), only: ["provision"], log: silent });
+    expect(result.built[0].extras).toContain("libpg-query.wasm");
+    const file = join(result.built[0].dir, "main.mjs");
+    const store = await createTestConfigStore();
+    await store.close();
+    const doc = JSON.stringify({ workspaces: [{ id: "ws_bundle", name: "Bundle", groups: { viewer: "v", editor: "e", admin: "a" } }] });
+    const run = async () => {
+      const { child, output } = startBundle(file, { DATABASE_URL: store.url, PROVISION_DOCUMENT: doc }, ["--from-env"]);
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      return { code, output: output() };
+    };
+    const first = await run();
+    expect(first.code, first.output).toBe(0);
+    expect(first.output).toBe("created workspace ws_bundle\nprovisioned: 1 change, 0 unchanged\n");
+    const second = await run();
+    expect(second.code, second.output).toBe(0);
+    expect(second.output).toBe("provisioned: 0 changes, 1 unchanged\n");
+  });
 });
 
 // The real entry points, bundled as the images ship them.
@@ -281,29 +275,26 @@ describe.each([
   { name: "handlers", entry: "handlers/main.ts", portVar: "PORT" },
   { name: "stream-host", entry: "stream-host/main.ts", portVar: "STREAM_PORT" },
 ])("$name bundle", ({ name, entry, portVar }) => {
-  it(
-    `bundles ${entry} into main.mjs and its chunks, which start and answer /api/health`,
-    async () => {
-      const result = await build({ outdir: join(outRoot, "real"), only: [name], log: silent });
-      const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
-      const file = join(result.built[0].dir, "main.mjs");
-      expect(await readFile(file, "utf8")).toContain(JSON.stringify(pkg.version));
+  it(`bundles ${entry} into main.mjs and its chunks, which start and answer /api/health`, async () => {
+    const result = await build({ outdir: join(outRoot, "real"), only: [name], log: silent });
+    const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
+    const file = join(result.built[0].dir, "main.mjs");
+    expect(await readFile(file, "utf8")).toContain(JSON.stringify(pkg.version));
 
-      const { url } = await createDatabase("build");
-      const port = await freePort();
-      const { child, output } = startBundle(file, { DATABASE_URL: url, PORT: String(port), [portVar]: String(port) });
-      const health = await getWhenUp(`http://127.0.0.1:${port}/api/health`, child, output);
-      expect(health.status).toBe(200);
-      expect(JSON.parse(health.body)).toEqual({ status: "ok", version: pkg.version, commit: "unknown" });
-      await stop(child);
+    const { url } = await createDatabase("build");
+    const port = await freePort();
+    const { child, output } = startBundle(file, { DATABASE_URL: url, PORT: String(port), [portVar]: String(port) });
+    const health = await getWhenUp(`http://127.0.0.1:${port}/api/health`, child, output);
+    expect(health.status).toBe(200);
+    expect(JSON.parse(health.body)).toEqual({ status: "ok", version: pkg.version, commit: "unknown" });
+    await stop(child);
 
-      // What the start reads: no SDK loaded on first use, and within the size the cold start is budgeted for.
-      const load = result.built[0].load!;
-      const loadedOnFirstUse = /node_modules\/(ai|@ai-sdk\/[^/]+|@aws-sdk\/[^/]+|@smithy\/[^/]+|openid-client|oauth4webapi)\//;
-      expect(load.inputs.filter((p) => loadedOnFirstUse.test(p))).toEqual([]);
-      expect(load.inputs).toContain("lib/secrets/sdk.ts");
-      expect(load.startBytes).toBeLessThan(load.totalBytes);
-      expect(load.startBytes).toBeLessThanOrEqual(1.5 * 1024 * 1024);
-    },
-  );
+    // What the start reads: no SDK loaded on first use, and within the size the cold start is budgeted for.
+    const load = result.built[0].load!;
+    const loadedOnFirstUse = /node_modules\/(ai|@ai-sdk\/[^/]+|@aws-sdk\/[^/]+|@smithy\/[^/]+|openid-client|oauth4webapi)\//;
+    expect(load.inputs.filter((p) => loadedOnFirstUse.test(p))).toEqual([]);
+    expect(load.inputs).toContain("lib/secrets/sdk.ts");
+    expect(load.startBytes).toBeLessThan(load.totalBytes);
+    expect(load.startBytes).toBeLessThanOrEqual(1.5 * 1024 * 1024);
+  });
 });

@@ -248,7 +248,11 @@ describe.each([
     const healthcheck = stage.find((i) => i.op === "HEALTHCHECK");
     const probe = healthcheck
       ? () => runHealthcheck(healthcheck.args, String(port))
-      : () => fetch(`http://127.0.0.1:${port}${HEALTH_PATH}`).then((r) => r.status === 200, () => false);
+      : () =>
+          fetch(`http://127.0.0.1:${port}${HEALTH_PATH}`).then(
+            (r) => r.status === 200,
+            () => false,
+          );
     let healthy = false;
     for (let attempt = 0; attempt < 200 && !healthy; attempt++) {
       if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}:\n${output}`);

@@ -164,7 +164,14 @@ function findCycles(graph: ReadonlyMap<string, Iterable<string>>): { members: st
 
 describe("findCycles", () => {
   it("finds nothing in a layered graph and names the path of each cycle", () => {
-    expect(findCycles(new Map([["a", ["b", "c"]], ["b", ["c"]]]))).toEqual([]);
+    expect(
+      findCycles(
+        new Map([
+          ["a", ["b", "c"]],
+          ["b", ["c"]],
+        ]),
+      ),
+    ).toEqual([]);
     const cycles = findCycles(
       new Map([
         ["a", ["b"]],
@@ -195,15 +202,7 @@ describe("importsOf", () => {
       `const e = await import("./e.ts");`,
       `type F = import("./f.ts").F;`,
     ].join("\n");
-    expect(importsOf("x.ts", source)).toEqual([
-      "./a.ts",
-      "../b/b.ts",
-      "./c.ts",
-      "./d.ts",
-      "./side-effect.ts",
-      "./e.ts",
-      "./f.ts",
-    ]);
+    expect(importsOf("x.ts", source)).toEqual(["./a.ts", "../b/b.ts", "./c.ts", "./d.ts", "./side-effect.ts", "./e.ts", "./f.ts"]);
   });
 });
 

@@ -126,7 +126,10 @@ describe("guard CLI, JSON lines on stdin", () => {
       env: { SQL_GUARD_EXTRA_FUNCTIONS: "percentile_approx", SQL_MAX_LENGTH: "34" },
     });
     expect(tuned.code).toBe(0);
-    expect(lines(tuned.stdout)).toEqual([{ ok: true }, { ok: false, reason: "structure", message: expect.stringContaining("SQL_MAX_LENGTH") }]);
+    expect(lines(tuned.stdout)).toEqual([
+      { ok: true },
+      { ok: false, reason: "structure", message: expect.stringContaining("SQL_MAX_LENGTH") },
+    ]);
   });
 
   test("a catalog file by source id: lines name their source", async () => {
@@ -298,9 +301,21 @@ describe("guard CLI reads API responses saved as they are", () => {
   });
 
   test.each([
-    ["a source without a catalog says why and where the catalog is", sourceResponse(null), /a source without a catalog .*"catalog" to editors and admins/],
-    ["anything else names every accepted form", { hello: "world" }, /is not a catalog \{"tables":\[\.\.\.\]\} or a source as GET \/api\/sources\/:id returns it/],
-    ["an empty object too", {}, /must hold a catalog \{"tables":\[\.\.\.\]\}, a source as GET \/api\/sources\/:id returns it .*, or an object of those by source id/],
+    [
+      "a source without a catalog says why and where the catalog is",
+      sourceResponse(null),
+      /a source without a catalog .*"catalog" to editors and admins/,
+    ],
+    [
+      "anything else names every accepted form",
+      { hello: "world" },
+      /is not a catalog \{"tables":\[\.\.\.\]\} or a source as GET \/api\/sources\/:id returns it/,
+    ],
+    [
+      "an empty object too",
+      {},
+      /must hold a catalog \{"tables":\[\.\.\.\]\}, a source as GET \/api\/sources\/:id returns it .*, or an object of those by source id/,
+    ],
   ])("%s", async (_name, body, message) => {
     const file = join(dir, `catalog-${Math.random().toString(36).slice(2)}.json`);
     await writeFile(file, JSON.stringify(body));
@@ -311,7 +326,10 @@ describe("guard CLI reads API responses saved as they are", () => {
 
   test("an invalid spec inside a dashboard response names the field it read", async () => {
     const file = join(dir, "dashboard-response-bad.json");
-    await writeFile(file, JSON.stringify({ ...dashboardResponse, spec: { ...dashboardResponse.spec, time: { from: "yesterday", to: "now" } } }));
+    await writeFile(
+      file,
+      JSON.stringify({ ...dashboardResponse, spec: { ...dashboardResponse.spec, time: { from: "yesterday", to: "now" } } }),
+    );
     const r = await cli(["--catalog", catalogFile, "--dashboard", file]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('the "spec" field of the dashboard file');

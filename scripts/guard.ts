@@ -111,11 +111,14 @@ function guardFromEnv(env: NodeJS.ProcessEnv) {
   if (!extra.success) throw new UsageError("SQL_GUARD_EXTRA_FUNCTIONS is invalid");
   if (!types.success) throw new UsageError("SQL_GUARD_EXTRA_TYPES is invalid");
   if (!max.success) throw new UsageError("SQL_MAX_LENGTH must be a positive integer");
-  return createGuard({ ...guardOptionsFromConfig({
+  return createGuard({
+    ...guardOptionsFromConfig({
       SQL_GUARD_EXTRA_FUNCTIONS: extra.data,
       SQL_GUARD_EXTRA_TYPES: types.data,
       SQL_MAX_LENGTH: max.data,
-    }), cacheSize: 0 });
+    }),
+    cacheSize: 0,
+  });
 }
 
 function write(line: Record<string, unknown>): void {
@@ -169,9 +172,7 @@ async function checkDashboard(path: string, catalogs: Catalogs, guard: ReturnTyp
   for (const panel of parsed.data.panels) {
     const catalog = pick(catalogs, panel.sourceId);
     const verdict: Record<string, unknown> =
-      typeof catalog === "string"
-        ? { ok: false, reason: "catalog", message: catalog }
-        : answer(guard.check(panel.sql, catalog));
+      typeof catalog === "string" ? { ok: false, reason: "catalog", message: catalog } : answer(guard.check(panel.sql, catalog));
     if (!verdict.ok) rejected++;
     write({ id: panel.id, ...verdict });
   }

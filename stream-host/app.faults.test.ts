@@ -78,7 +78,9 @@ describe("a stream opened during a config-store fault", () => {
     await Promise.all([pool.query("SELECT 1"), pool.query("SELECT 1")]);
     proxy.hang();
     try {
-      const answers = Array.from({ length: 5 }, () => Promise.resolve(t.app.request(`/api/dashboards/${dashboardId}/stream`, { headers: { cookie } })));
+      const answers = Array.from({ length: 5 }, () =>
+        Promise.resolve(t.app.request(`/api/dashboards/${dashboardId}/stream`, { headers: { cookie } })),
+      );
       // Every request is waiting on the store, each with its deadline armed on the host's clock.
       await until(() => t.clock.pendingDelays().filter((d) => d === 2000).length === 5, "five requests waiting on the store");
       t.clock.advance(2000);

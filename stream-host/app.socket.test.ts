@@ -48,7 +48,8 @@ test("frames reach real sockets as SSE; a closed connection is noticed and its s
     await flush();
     for (const s of [a, b]) {
       const ids = [];
-      for (const id of ["a", "b"]) ids.push(JSON.parse((await s.waitFor((f) => f.event === "panel" && f.data!.includes(`"${id}"`))).data!).panelId);
+      for (const id of ["a", "b"])
+        ids.push(JSON.parse((await s.waitFor((f) => f.event === "panel" && f.data!.includes(`"${id}"`))).data!).panelId);
       expect(ids).toEqual(["a", "b"]);
     }
     // Both panel frames of the tick went out together, in one chunk.

@@ -115,7 +115,11 @@ describe("the event protocol", () => {
     t.clock.runNext();
     await flush();
     const frames = [json(await s.reader!.next()), json(await s.reader!.next())];
-    expect(frames).toContainEqual({ panelId: "bad", at: t.clock.now(), error: { code: "function", reason: "function", message: "function pg_sleep is not allowed" } });
+    expect(frames).toContainEqual({
+      panelId: "bad",
+      at: t.clock.now(),
+      error: { code: "function", reason: "function", message: "function pg_sleep is not allowed" },
+    });
     expect(frames).toContainEqual({ panelId: "good", at: t.clock.now(), result: { rows: [[1]] } });
     await s.reader!.cancel();
   });
@@ -272,8 +276,7 @@ describe("session expiry", () => {
     const t = createTestHost({ url: store.url, pool: store.pool, env: { DEFAULT_REFRESH_INTERVAL_MS: "60000" } });
     const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")], { refreshIntervalMs: 60_000 }));
     const tokens = createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600, now: t.clock.now });
-    const cookieFor = async (ttl: number) =>
-      `svc_session=${await tokens.mint({ sub: `u-${ttl}`, groups: [workspace.viewer_group] }, ttl)}`;
+    const cookieFor = async (ttl: number) => `svc_session=${await tokens.mint({ sub: `u-${ttl}`, groups: [workspace.viewer_group] }, ttl)}`;
     // The manual clock starts on a whole second, so exp is exactly 60 s (and 120 s) from now.
     const short = await open(t.app, dashboardId, await cookieFor(60));
     const long = await open(t.app, dashboardId, await cookieFor(120));
@@ -325,7 +328,11 @@ describe("session revocation", () => {
     const token = await tokens.mint({ sub: "revoked-user", groups: [workspace.viewer_group] });
     const session = (await tokens.verifySession(token))!;
     const revoked = await open(t.app, dashboardId, `svc_session=${token}`);
-    const sameUserElsewhere = await open(t.app, dashboardId, `svc_session=${await tokens.mint({ sub: "revoked-user", groups: [workspace.viewer_group] })}`);
+    const sameUserElsewhere = await open(
+      t.app,
+      dashboardId,
+      `svc_session=${await tokens.mint({ sub: "revoked-user", groups: [workspace.viewer_group] })}`,
+    );
     expect((await revoked.reader!.next())?.event).toBe("snapshot");
     expect((await sameUserElsewhere.reader!.next())?.event).toBe("snapshot");
 
@@ -372,7 +379,11 @@ describe("session revocation", () => {
       expect((await s.reader!.next())?.event).toBe("snapshot");
       await t.host.listenerReady();
       // The clocks differ (the host's is manual), so the row carries the real time's expiry to survive the writer's sweep.
-      await recordRevocation(store.pool, { kind: "session", sessionId: session.sessionId, sub: "listened", expiresAt: Date.now() + 3_600_000 }, Date.now());
+      await recordRevocation(
+        store.pool,
+        { kind: "session", sessionId: session.sessionId, sub: "listened", expiresAt: Date.now() + 3_600_000 },
+        Date.now(),
+      );
       let frame = await s.reader!.next();
       while (frame?.event === "panel") frame = await s.reader!.next();
       expect(frame?.event).toBe("session_expired");
@@ -405,7 +416,9 @@ describe("session revocation", () => {
   test("if the revocations cannot be loaded in time the stream is a 503 with Retry-After, never an unchecked session", async () => {
     const t = createTestHost({ url: store.url, pool: store.pool, host: { revocations: createRevocationSet() } });
     const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
-    const pending = t.app.request(`/api/dashboards/${dashboardId}/stream`, { headers: { cookie: await t.cookieFor([workspace.viewer_group]) } });
+    const pending = t.app.request(`/api/dashboards/${dashboardId}/stream`, {
+      headers: { cookie: await t.cookieFor([workspace.viewer_group]) },
+    });
     while (t.clock.pending === 0) await flush();
     t.clock.advance(5000);
     const res = await pending;
@@ -459,7 +472,6 @@ describe("drain (in process)", () => {
     await t.host.settle();
   });
 });
-
 
 /** Waits for a state change caused by the database (a terminated connection), where no gate promise exists. */
 async function until(cond: () => boolean, timeoutMs = 10_000) {

@@ -113,11 +113,25 @@ beforeAll(async () => {
   store = new pg.Pool({ connectionString: configUrl, max: 2 });
   store.on("error", () => {});
   await migrate(store);
-  const tag = newId("ws").slice(3, 11).replace(/[^A-Za-z0-9]/g, "x");
-  const ws = await createWorkspace(store, { name: `faults ${tag}`, viewer_group: `v-${tag}`, editor_group: `e-${tag}`, admin_group: `a-${tag}` });
+  const tag = newId("ws")
+    .slice(3, 11)
+    .replace(/[^A-Za-z0-9]/g, "x");
+  const ws = await createWorkspace(store, {
+    name: `faults ${tag}`,
+    viewer_group: `v-${tag}`,
+    editor_group: `e-${tag}`,
+    admin_group: `a-${tag}`,
+  });
   const sourceOf = async (name: string, url: string, secretRef: string) => {
     const u = new URL(url);
-    const s = await createSource(store, ws.id, { name, host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), sslmode: "disable", secretRef });
+    const s = await createSource(store, ws.id, {
+      name,
+      host: u.hostname,
+      port: Number(u.port),
+      database: u.pathname.slice(1),
+      sslmode: "disable",
+      secretRef,
+    });
     await saveCatalog(store, s.id, CATALOG, new Date());
     return s.id;
   };
@@ -165,7 +179,10 @@ beforeAll(async () => {
     HEALTHY_USERNAME: creds(healthyUrl).user,
     HEALTHY_PASSWORD: creds(healthyUrl).pass,
   });
-  const token = await createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600 }).mint({ sub: "viewer-1", groups: [ws.viewer_group] });
+  const token = await createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600 }).mint({
+    sub: "viewer-1",
+    groups: [ws.viewer_group],
+  });
   cookie = { cookie: `svc_session=${token}` };
 }, 180_000);
 
@@ -220,7 +237,10 @@ async function until(cond: () => boolean | Promise<boolean>, what: string, timeo
   }
 }
 
-async function readiness(): Promise<{ status: number; body: { status: string; checks: { database: { status: string; reason?: string } } } }> {
+async function readiness(): Promise<{
+  status: number;
+  body: { status: string; checks: { database: { status: string; reason?: string } } };
+}> {
   const r = await get(host.port, "/api/ready");
   return { status: r.status, body: JSON.parse(r.body) };
 }

@@ -3,14 +3,7 @@ import type { DashboardSpec, Panel } from "../lib/dashboards/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
 import { SlotWaitAborted, createKeyedLimiter } from "./limiter.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";
-import {
-  type LoadedDashboard,
-  type PanelRuns,
-  type PanelUpdate,
-  createPoller,
-  panelError,
-  timeoutBackoffTicks,
-} from "./poller.ts";
+import { type LoadedDashboard, type PanelRuns, type PanelUpdate, createPoller, panelError, timeoutBackoffTicks } from "./poller.ts";
 import { createManualTimers } from "../lib/lifecycle/manual-timers.ts";
 import { createLogger } from "../lib/log/logger.ts";
 import { createMetrics } from "../lib/metrics/metrics.ts";
@@ -251,11 +244,13 @@ describe("poller", () => {
     expect(
       panelError(new AppError("source_unavailable", "Source src_a is unavailable (connection_refused).", { cause: "connection_refused" })),
     ).toEqual({ code: "connection_refused", message: "Source src_a is unavailable (connection_refused)." });
-    expect(panelError(new AppError("source_unavailable", "Source src_a is unavailable (connect_timeout).", { cause: "connect_timeout" })).code).toBe(
-      "connect_timeout",
-    );
+    expect(
+      panelError(new AppError("source_unavailable", "Source src_a is unavailable (connect_timeout).", { cause: "connect_timeout" })).code,
+    ).toBe("connect_timeout");
     // A config-store failure is coded as such, whatever its own cause (ECONNREFUSED, timeout, stale).
-    expect(panelError(new AppError("config_store_unavailable", "The configuration store is not answering.", { cause: "ECONNREFUSED" }))).toEqual({
+    expect(
+      panelError(new AppError("config_store_unavailable", "The configuration store is not answering.", { cause: "ECONNREFUSED" })),
+    ).toEqual({
       code: "config_store_unavailable",
       message: "The configuration store is not answering.",
     });
@@ -585,7 +580,13 @@ describe("a hung source costs its own panels, nothing else", () => {
     const hung = gatedRunner();
     const healthy = gatedRunner();
     const updatesB: PanelUpdate[] = [];
-    const common = { limiter, timers: clock.timers, now: clock.now, monotonic: clock.now, refreshMs: (s: DashboardSpec) => s.refreshIntervalMs ?? 15000 };
+    const common = {
+      limiter,
+      timers: clock.timers,
+      now: clock.now,
+      monotonic: clock.now,
+      refreshMs: (s: DashboardSpec) => s.refreshIntervalMs ?? 15000,
+    };
     // Dashboard A: two panels on the source that stopped answering; their queries never settle here.
     const a = createPoller({
       ...common,

@@ -37,9 +37,7 @@ export interface PanelError {
   retryAt?: number;
 }
 
-export type PanelUpdate =
-  | { panelId: string; at: number; result: unknown }
-  | { panelId: string; at: number; error: PanelError };
+export type PanelUpdate = { panelId: string; at: number; result: unknown } | { panelId: string; at: number; error: PanelError };
 
 /** A code is a short identifier; anything else (never expected) is not put on the wire. */
 const CODE = /^[a-z][a-z0-9_]{0,47}$/;
@@ -389,7 +387,11 @@ export function createPoller(opts: PollerOptions) {
       } catch {
         for (const p of dashboard.spec.panels) {
           deliver(() =>
-            opts.onPanel({ panelId: p.id, at: t.at, error: { code: "time_range_invalid", message: "The dashboard's time range is invalid." } }),
+            opts.onPanel({
+              panelId: p.id,
+              at: t.at,
+              error: { code: "time_range_invalid", message: "The dashboard's time range is invalid." },
+            }),
           );
         }
         end(t);

@@ -83,7 +83,10 @@ test("a source of another workspace, or one that does not exist, is the panel's 
   const a = await seed("rp2a");
   const b = await seed("rp2b");
   let runs = 0;
-  const run = runPanelWith(countingRunner(() => runs++), { pool: store.pool });
+  const run = runPanelWith(
+    countingRunner(() => runs++),
+    { pool: store.pool },
+  );
   const foreign = dashboard(a.ws.id, b.source.id);
   await expect(run(foreign.spec.panels[0], foreign, { fromMs: 1, toMs: 2 }, new AbortController().signal)).rejects.toMatchObject({
     code: "not_found",
@@ -98,7 +101,10 @@ test("a source of another workspace, or one that does not exist, is the panel's 
 test("a poller stopped while the source was being read starts no metric query", async () => {
   const { ws, source } = await seed("rp3");
   let runs = 0;
-  const run = runPanelWith(countingRunner(() => runs++), { pool: store.pool });
+  const run = runPanelWith(
+    countingRunner(() => runs++),
+    { pool: store.pool },
+  );
   const d = dashboard(ws.id, source.id);
   const abort = new AbortController();
   const pending = run(d.spec.panels[0], d, { fromMs: 1, toMs: 2 }, abort.signal);
@@ -166,7 +172,14 @@ describe("through a config-store outage (a TCP proxy in front of the test server
     }
     // The store is back: the next read (in the background after a failure) brings a fresh copy.
     clock.now += 6000;
-    await until(async () => (await go().then(() => true, () => false)) && runs.length === 4, "a panel runs again");
+    await until(
+      async () =>
+        (await go().then(
+          () => true,
+          () => false,
+        )) && runs.length === 4,
+      "a panel runs again",
+    );
   });
 
   test("a hung store stalls a panel at most once, for one bounded read; then the copy serves at once while reads retry in the background", async () => {
@@ -197,7 +210,11 @@ describe("through a config-store outage (a TCP proxy in front of the test server
   test("with no copy yet, a panel whose source cannot be read fails with config_store_unavailable", async () => {
     const { ws, source } = await seed("rp6");
     let runs = 0;
-    const run = runPanelWith(countingRunner(() => runs++), { pool }, { readTimeoutMs: 2000 });
+    const run = runPanelWith(
+      countingRunner(() => runs++),
+      { pool },
+      { readTimeoutMs: 2000 },
+    );
     const d = dashboard(ws.id, source.id);
     await proxy.stop();
     try {

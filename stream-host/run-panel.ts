@@ -59,18 +59,20 @@ export function runPanelWith(
     entry.readAt = now();
     const reading = withConfigStoreClient(deps.pool, readTimeoutMs, (client) => getSource(client, id), { timers: deps.timers });
     entry.reading = reading;
-    reading.then(
-      (source) => {
-        entry.good = { at: now(), source };
-        entry.failing = false;
-      },
-      (err: unknown) => {
-        // Only the store's own failure keeps the copy in use; any other error is not an outage.
-        if (configStoreFaultCode(err) !== undefined) entry.failing = true;
-      },
-    ).finally(() => {
-      if (entry.reading === reading) entry.reading = undefined;
-    });
+    reading
+      .then(
+        (source) => {
+          entry.good = { at: now(), source };
+          entry.failing = false;
+        },
+        (err: unknown) => {
+          // Only the store's own failure keeps the copy in use; any other error is not an outage.
+          if (configStoreFaultCode(err) !== undefined) entry.failing = true;
+        },
+      )
+      .finally(() => {
+        if (entry.reading === reading) entry.reading = undefined;
+      });
     return reading;
   }
 

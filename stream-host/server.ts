@@ -41,9 +41,7 @@ export async function startStreamHost(
   host.start();
 
   if (!config.SESSION_SECRET) {
-    deps.log.warn(
-      "SESSION_SECRET is unset: this stream host refuses every session (401); set the same SESSION_SECRET as the handlers",
-    );
+    deps.log.warn("SESSION_SECRET is unset: this stream host refuses every session (401); set the same SESSION_SECRET as the handlers");
   }
   let taskWatcher: ReturnType<typeof createTaskStopWatcher> | null = null;
   const { server, shutdown, signals } = serveProcess({
@@ -61,8 +59,7 @@ export async function startStreamHost(
     },
     log: deps.log,
     exit,
-    onListening: ({ port, signals }) =>
-      deps.log.info("stream host listening", { port, signals, taskStopWatch: taskWatcher !== null }),
+    onListening: ({ port, signals }) => deps.log.info("stream host listening", { port, signals, taskStopWatch: taskWatcher !== null }),
   });
   // On ECS the stop is announced by the task metadata before SIGTERM; draining then reaches every stream
   // while the load balancer still holds it. The signal only finishes what this began.

@@ -54,8 +54,6 @@ export function registerAccountPage(app: PageApp, ctx: PageContext): void {
     <div id="limits"></div>
   </section>
 </div>`;
-    return c.html(
-      await shell({ title: "Account settings", page: "account", nav: "account", user, assets: await ctx.assets(), body }),
-    );
+    return c.html(await shell({ title: "Account settings", page: "account", nav: "account", user, assets: await ctx.assets(), body }));
   });
 }

@@ -15,7 +15,10 @@ export function registerAdminWorkspacesPage(app: PageApp, ctx: PageContext): voi
 <div class="page-head"><h1>Workspaces</h1></div>
 <p class="notice error" role="alert">Managing workspaces needs the platform admin role: membership of the OIDC group that
 ${ctx.config.PLATFORM_ADMIN_GROUP ? "PLATFORM_ADMIN_GROUP names" : "PLATFORM_ADMIN_GROUP names, and no such group is configured here (workspaces then come from a provisioning file, npm run provision)"}.</p>`;
-      return c.html(await shell({ title: "Workspaces · Admin", page: "admin-workspaces", nav: "admin", user, assets: await ctx.assets(), body }), 403);
+      return c.html(
+        await shell({ title: "Workspaces · Admin", page: "admin-workspaces", nav: "admin", user, assets: await ctx.assets(), body }),
+        403,
+      );
     }
     const body = html`
 <div class="page-head">
@@ -26,6 +29,8 @@ ${ctx.config.PLATFORM_ADMIN_GROUP ? "PLATFORM_ADMIN_GROUP names" : "PLATFORM_ADM
 <p id="message" class="notice" role="status" hidden></p>
 <section id="workspace-form" class="card" aria-label="New workspace" hidden></section>
 <section id="workspaces" aria-label="Workspaces" aria-busy="true">${loading("Loading workspaces…")}</section>`;
-    return c.html(await shell({ title: "Workspaces · Admin", page: "admin-workspaces", nav: "admin", user, assets: await ctx.assets(), body }));
+    return c.html(
+      await shell({ title: "Workspaces · Admin", page: "admin-workspaces", nav: "admin", user, assets: await ctx.assets(), body }),
+    );
   });
 }

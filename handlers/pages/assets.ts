@@ -38,7 +38,10 @@ export function createAssetCatalog(dir: string | undefined) {
     } catch {
       const versioned = async (name: string) => {
         try {
-          const hash = createHash("sha256").update(await readFile(join(dir, name))).digest("hex").slice(0, 12);
+          const hash = createHash("sha256")
+            .update(await readFile(join(dir, name)))
+            .digest("hex")
+            .slice(0, 12);
           return `/assets/${name}?v=${hash}`;
         } catch {
           return null;

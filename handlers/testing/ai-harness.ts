@@ -38,12 +38,7 @@ const SECRET = "test-session-secret-0123456789-abcdefghij";
 /** When the fixture's sessions were signed in: before every clock the AI tests use (all in 2026). */
 const FIXTURE_SIGN_IN = Date.UTC(2025, 11, 1);
 
-export function buildAiApp(opts: {
-  pool: pg.Pool;
-  url: string;
-  env: Record<string, string | undefined>;
-  clock: { t: number };
-}): AiTestApp {
+export function buildAiApp(opts: { pool: pg.Pool; url: string; env: Record<string, string | undefined>; clock: { t: number } }): AiTestApp {
   const { config } = parseConfig({
     DATABASE_URL: opts.url,
     SESSION_SECRET: SECRET,

@@ -18,6 +18,11 @@ export const AI_ROLE_CASES: RoleCase<AiRoleFixture>[] = [
   { method: "POST", path: (f) => `/api/dashboards/${f.dashboardId}/chat`, body: { message: "hi" }, expect: expectFor("viewer", 503) },
   { method: "GET", path: (f) => `/api/dashboards/${f.dashboardId}/chat`, expect: expectFor("viewer", 200) },
   { method: "DELETE", path: (f) => `/api/dashboards/${f.dashboardId}/chat`, expect: expectFor("viewer", 200) },
-  { method: "POST", path: (f) => `/api/dashboards/${f.dashboardId}/chat/apply`, body: { messageId: "1" }, expect: expectFor("editor", 404) },
+  {
+    method: "POST",
+    path: (f) => `/api/dashboards/${f.dashboardId}/chat/apply`,
+    body: { messageId: "1" },
+    expect: expectFor("editor", 404),
+  },
   { method: "GET", path: (x) => `/api/workspaces/${x.workspace.id}/generation-log`, expect: expectFor("admin", 200) },
 ];

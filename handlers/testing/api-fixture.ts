@@ -116,7 +116,14 @@ export async function createApiFixture(
     hostPolicy: opts.runner?.lookup ? hostPolicyFromConfig(config, { lookup: opts.runner.lookup }) : undefined,
     connector: opts.runner?.connector,
   });
-  const deps = testAppDeps(config, { pool: store.pool, log: createLogger({ silent: true }), now, metrics: serviceMetrics, guard, queryRunner: runner });
+  const deps = testAppDeps(config, {
+    pool: store.pool,
+    log: createLogger({ silent: true }),
+    now,
+    metrics: serviceMetrics,
+    guard,
+    queryRunner: runner,
+  });
   const app = createApp({ ...deps, oidc: null, refreshCatalog: opts.refreshCatalog });
   const sessions = createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600 });
   const roles = await seedRoleFixture(store.pool, sessions, config.SESSION_COOKIE_NAME);

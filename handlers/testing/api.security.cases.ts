@@ -60,9 +60,19 @@ export const API_ROLE_CASES: RoleCase<ApiRoleFixture>[] = [
     body: (f) => ({ version: 1, spec: dashboardSpec(f.api.source.id, { title: "changed" }) }),
     expect: expectFor("editor"),
   },
-  { name: "DELETE dashboard", method: "DELETE", path: (f) => `/api/dashboards/${f.take("deleteDashboard")}`, expect: expectFor("editor", 204) },
+  {
+    name: "DELETE dashboard",
+    method: "DELETE",
+    path: (f) => `/api/dashboards/${f.take("deleteDashboard")}`,
+    expect: expectFor("editor", 204),
+  },
   { name: "GET dashboard (missing)", method: "GET", path: "/api/dashboards/db_missing", expect: missing },
-  { name: "GET dashboard of another workspace", method: "GET", path: (f) => `/api/dashboards/${f.otherDashboardId}`, expect: othersOnly(200) },
+  {
+    name: "GET dashboard of another workspace",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.otherDashboardId}`,
+    expect: othersOnly(200),
+  },
   {
     name: "PUT dashboard of another workspace (stale version, so nothing changes)",
     method: "PUT",
@@ -96,11 +106,21 @@ export const API_ROLE_CASES: RoleCase<ApiRoleFixture>[] = [
   },
   { name: "DELETE source", method: "DELETE", path: (f) => `/api/sources/${f.take("deleteSource")}`, expect: expectFor("admin", 204) },
   { name: "POST source test", method: "POST", path: (f) => `/api/sources/${f.api.source.id}/test`, expect: expectFor("admin") },
-  { name: "POST source catalog refresh", method: "POST", path: (f) => `/api/sources/${f.api.source.id}/catalog/refresh`, expect: expectFor("admin") },
+  {
+    name: "POST source catalog refresh",
+    method: "POST",
+    path: (f) => `/api/sources/${f.api.source.id}/catalog/refresh`,
+    expect: expectFor("admin"),
+  },
   { name: "GET source (missing)", method: "GET", path: "/api/sources/src_missing", expect: missing },
   { name: "POST source test (missing)", method: "POST", path: "/api/sources/src_missing/test", expect: missing },
   { name: "GET source of another workspace", method: "GET", path: (f) => `/api/sources/${f.api.otherSource.id}`, expect: othersOnly(200) },
-  { name: "POST test of another workspace's source", method: "POST", path: (f) => `/api/sources/${f.api.otherSource.id}/test`, expect: othersOnly(200) },
+  {
+    name: "POST test of another workspace's source",
+    method: "POST",
+    path: (f) => `/api/sources/${f.api.otherSource.id}/test`,
+    expect: othersOnly(200),
+  },
 
   // Query preview
   {
@@ -162,5 +182,10 @@ export const API_ROLE_CASES: RoleCase<ApiRoleFixture>[] = [
   },
 
   // The document itself is public: it describes the API, it holds no data.
-  { name: "GET openapi.json", method: "GET", path: "/api/openapi.json", expect: { anonymous: 200, viewer: 200, editor: 200, admin: 200, outsider: 200 } },
+  {
+    name: "GET openapi.json",
+    method: "GET",
+    path: "/api/openapi.json",
+    expect: { anonymous: 200, viewer: 200, editor: 200, admin: 200, outsider: 200 },
+  },
 ];

@@ -26,16 +26,8 @@ export class AppSecrets extends Construct {
     // Warned about below 24 characters; Prometheus reads it from its bearer token file.
     this.metricsToken = generated("MetricsToken", "Pulseboard METRICS_TOKEN (bearer token of /api/metrics)", 48);
     this.aiApiKey = generated("AiApiKey", "Pulseboard AI provider API key (replace the generated placeholder)", 32);
-    this.oidcClientSecret = generated(
-      "OidcClientSecret",
-      "Pulseboard OIDC_CLIENT_SECRET (replace the generated placeholder)",
-      32,
-    );
+    this.oidcClientSecret = generated("OidcClientSecret", "Pulseboard OIDC_CLIENT_SECRET (replace the generated placeholder)", 32);
     // CloudFront sends it to the handlers' origin in a header; the handlers refuse requests without it.
-    this.originSecret = generated(
-      "OriginSecret",
-      "Pulseboard ORIGIN_VERIFY_SECRET (CloudFront to the handlers' function URL)",
-      48,
-    );
+    this.originSecret = generated("OriginSecret", "Pulseboard ORIGIN_VERIFY_SECRET (CloudFront to the handlers' function URL)", 48);
   }
 }

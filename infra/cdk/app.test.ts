@@ -8,6 +8,9 @@ import { CURRENTLY_RECOMMENDED_FLAGS } from "aws-cdk-lib/cx-api";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { CDK_JSON_CONTEXT } from "./test-stack.ts";
 
+// biome-ignore lint/suspicious/noExplicitAny: a synthesized CloudFormation template is untyped JSON, read here by deep paths
+type Json = any;
+
 // Each test runs the CDK app in a child process (tsx, a full synthesis): tens of seconds on a busy machine.
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -57,7 +60,7 @@ it("cdk.json runs app.ts, which synthesizes the stack from prebuilt images named
   });
   expect(code, stderr).toBe(0);
   const template = JSON.parse(readFileSync(join(outdir, "PulseboardStaging.template.json"), "utf8"));
-  const service = Object.values(template.Resources as Record<string, { Type: string; Properties: any }>).find(
+  const service = Object.values(template.Resources as Record<string, { Type: string; Properties: Json }>).find(
     (r) => r.Type === "AWS::ECS::Service",
   );
   expect(service?.Properties.DesiredCount).toBe(3);
@@ -81,10 +84,16 @@ it("provisioningFile: reads the file and its dashboards' specFiles, checks it, a
     join(dir, "pulseboard.yaml"),
     "workspaces:\n  - id: ws_ops\n    name: Ops\n    groups: {viewer: v, editor: e, admin: a}\n    dashboards:\n      - id: db_errors\n        specFile: errors.json\n",
   );
-  const { code, stderr } = await runApp({ ...PREBUILT, stackName: "PulseboardProvisioned", provisioningFile: join(dir, "pulseboard.yaml") });
+  const { code, stderr } = await runApp({
+    ...PREBUILT,
+    stackName: "PulseboardProvisioned",
+    provisioningFile: join(dir, "pulseboard.yaml"),
+  });
   expect(code, stderr).toBe(0);
   const template = JSON.parse(readFileSync(join(outdir, "PulseboardProvisioned.template.json"), "utf8"));
-  const task = Object.values(template.Resources as Record<string, { Type: string; Properties: any }>).find((r) => r.Type === "AWS::ECS::TaskDefinition");
+  const task = Object.values(template.Resources as Record<string, { Type: string; Properties: Json }>).find(
+    (r) => r.Type === "AWS::ECS::TaskDefinition",
+  );
   const provision = task?.Properties.ContainerDefinitions.find((c: { Name: string }) => c.Name === "provision");
   const env = Object.fromEntries(provision.Environment.map((e: { Name: string; Value: unknown }) => [e.Name, e.Value]));
   expect(JSON.parse(env.PROVISION_DOCUMENT as string)).toEqual({

@@ -4,12 +4,7 @@ import * as rds from "aws-cdk-lib/aws-rds";
 import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import { APP_LOGIN_ROLE } from "../app-role.ts";
 import { Construct } from "constructs";
-import {
-  CONFIG_STORE_DATABASE,
-  CONFIG_STORE_IDLE_SESSION_TIMEOUT_MS,
-  CONFIG_STORE_USER,
-  CONNECTION_BUDGET,
-} from "./constants.ts";
+import { CONFIG_STORE_DATABASE, CONFIG_STORE_IDLE_SESSION_TIMEOUT_MS, CONFIG_STORE_USER, CONNECTION_BUDGET } from "./constants.ts";
 
 export interface ConfigStoreProps {
   vpc: ec2.IVpc;

@@ -20,16 +20,7 @@ export interface ImageRef {
 }
 
 /** Files a Docker build of this repository never needs (mirrors infra/Dockerfile.*.dockerignore). */
-export const DOCKER_CONTEXT_EXCLUDES = [
-  ".git",
-  "node_modules",
-  "dist",
-  ".data",
-  "cdk.out",
-  "**/cdk.out",
-  "coverage",
-  "*.log",
-];
+export const DOCKER_CONTEXT_EXCLUDES = [".git", "node_modules", "dist", ".data", "cdk.out", "**/cdk.out", "coverage", "*.log"];
 
 export function resolveImages(scope: Construct, sources: ImageSources): { handlers: ImageRef; streamHost: ImageRef } {
   if (sources.kind === "ecr") {

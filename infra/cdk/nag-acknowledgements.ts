@@ -28,12 +28,20 @@ export function acknowledgeFindings(
 
   ack(c.accessLogs.bucket, "S1", "This is the access-log bucket itself; logging it into itself would loop");
   for (const secret of [c.secrets.sessionSecret, c.secrets.originSecret]) {
-    ack(secret, "SMG4", "Rotated by the operator with put-secret-value; processes accept the previous value for one refresh (docs/infra.md)");
+    ack(
+      secret,
+      "SMG4",
+      "Rotated by the operator with put-secret-value; processes accept the previous value for one refresh (docs/infra.md)",
+    );
   }
   ack(c.secrets.metricsToken, "SMG4", "Prometheus reads it from a file; rotating it means updating that file too, done by the operator");
   ack(c.secrets.aiApiKey, "SMG4", "An external provider's key: only the provider can issue a new one");
   ack(c.secrets.oidcClientSecret, "SMG4", "An external identity provider's client secret: only the provider can issue a new one");
-  ack(c.configStore.instance, "RDS11", "A non-default port adds no protection; the security group admits only the app's tasks and function");
+  ack(
+    c.configStore.instance,
+    "RDS11",
+    "A non-default port adds no protection; the security group admits only the app's tasks and function",
+  );
   ack(
     c.streamHost.securityGroup,
     "EC23",
@@ -66,7 +74,11 @@ export function acknowledgeFindings(
     "AWS's minimal managed policy for a function's network interfaces in the VPC",
   );
   // The CDK's singleton provider of AwsCustomResource (the CloudFront prefix-list lookup) lives at the stack root.
-  ack(stack, "IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]", "The CDK's custom-resource provider function writes only its own logs");
+  ack(
+    stack,
+    "IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
+    "The CDK's custom-resource provider function writes only its own logs",
+  );
   ack(c.streamHost, "IAM5[Resource::*]", "ec2:DescribeManagedPrefixLists supports no resource-level permission");
   ack(c.edge.distribution, "CFR1", "The service has no geographic restriction; add one in CloudFront if a deployment needs it");
   ack(c.edge.distribution, "CFR2", "No WAF by default (cost); attach a web ACL for public deployments (docs/infra.md)");

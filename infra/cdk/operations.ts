@@ -71,7 +71,8 @@ export class Alarms extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     const unhealthy = new cloudwatch.Alarm(this, "StreamHostNotReady", {
-      alarmDescription: "A stream host task failed /api/ready (out of rotation) for 5 minutes: config store unreachable from it, or draining too long",
+      alarmDescription:
+        "A stream host task failed /api/ready (out of rotation) for 5 minutes: config store unreachable from it, or draining too long",
       metric: props.targetGroup.metrics.unhealthyHostCount({ period: Duration.minutes(1), statistic: "Maximum" }),
       threshold: 0,
       evaluationPeriods: 5,
@@ -100,7 +101,9 @@ export class Alarms extends Construct {
     const llm429 = new cloudwatch.Alarm(this, "Llm429Rate", {
       alarmDescription: `More than ${ALARMS.llm429PerFiveMinutes} model requests refused with 429 (rate or budget) in 5 minutes`,
       metric: new cloudwatch.MathExpression({
-        expression: Object.keys(refused).map((k) => `FILL(${k}, 0)`).join(" + "),
+        expression: Object.keys(refused)
+          .map((k) => `FILL(${k}, 0)`)
+          .join(" + "),
         usingMetrics: refused,
         period,
         label: "LLM requests refused with 429",

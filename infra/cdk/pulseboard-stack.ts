@@ -226,7 +226,8 @@ export class PulseboardStack extends Stack {
       targetGroup: streamHost.targetGroup,
       database: configStore.instance,
     });
-    if (props.acknowledgeNagFindings !== false) acknowledgeFindings(this, { accessLogs, secrets, streamHost, handlers, edge, configStore, hasDomain: !!props.domain, albLogs });
+    if (props.acknowledgeNagFindings !== false)
+      acknowledgeFindings(this, { accessLogs, secrets, streamHost, handlers, edge, configStore, hasDomain: !!props.domain, albLogs });
 
     new CfnOutput(this, "Url", { value: `https://${edge.distribution.distributionDomainName}` });
     new CfnOutput(this, "MetricsTokenSecretArn", { value: secrets.metricsToken.secretArn });

@@ -29,10 +29,7 @@ export function mergeSettings(...parts: RuntimeSettings[]): RuntimeSettings {
  */
 export function ecsSecrets(settings: RuntimeSettings): Record<string, ecs.Secret> {
   return Object.fromEntries(
-    Object.entries(settings.secrets).map(([name, { secret, field }]) => [
-      name,
-      EcsSecret.fromSecretsManager(secret, field),
-    ]),
+    Object.entries(settings.secrets).map(([name, { secret, field }]) => [name, EcsSecret.fromSecretsManager(secret, field)]),
   );
 }
 

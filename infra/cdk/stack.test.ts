@@ -24,12 +24,15 @@ import {
 import { PulseboardStack } from "./pulseboard-stack.ts";
 import { synthTestStack } from "./test-stack.ts";
 
+// biome-ignore lint/suspicious/noExplicitAny: a synthesized CloudFormation template is untyped JSON, read here by deep paths
+type Json = any;
+
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 // Managed policy ids (the same in every account).
 const CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad";
 const ALL_VIEWER_EXCEPT_HOST_HEADER = "b689b0a8-53d0-40ab-baf2-68738e2966ac";
 
-type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
+type Resource = { Type: string; Properties: Record<string, Json>; DependsOn?: string[] };
 type EnvVar = { Name: string; Value: unknown };
 type ContainerSecret = { Name: string; ValueFrom: unknown };
 
@@ -57,8 +60,7 @@ const logicalIdOf = (type: string, match: (r: Resource) => boolean) => {
 /** The logical id of the secret whose description or id contains `needle`. */
 function secretId(needle: string): string {
   const hit = Object.entries(resources).find(
-    ([id, r]) =>
-      r.Type === "AWS::SecretsManager::Secret" && (id.includes(needle) || String(r.Properties.Description).includes(needle)),
+    ([id, r]) => r.Type === "AWS::SecretsManager::Secret" && (id.includes(needle) || String(r.Properties.Description).includes(needle)),
   );
   if (!hit) throw new Error(`no secret ${needle}`);
   return hit[0];
@@ -100,15 +102,15 @@ function readableSecrets(role: string): string[] {
   return [...ids].sort();
 }
 
-function container(name: string): Record<string, any> {
+function container(name: string): Record<string, Json> {
   const [, task] = only("AWS::ECS::TaskDefinition");
   const c = task.Properties.ContainerDefinitions.find((d: { Name: string }) => d.Name === name);
   expect(c, name).toBeDefined();
   return c;
 }
-const envOf = (c: Record<string, any>) =>
+const envOf = (c: Record<string, Json>) =>
   Object.fromEntries((c.Environment as EnvVar[]).map((e) => [e.Name, e.Value])) as Record<string, unknown>;
-const secretsOf = (c: Record<string, any>) =>
+const secretsOf = (c: Record<string, Json>) =>
   Object.fromEntries((c.Secrets as ContainerSecret[]).map((s) => [s.Name, s.ValueFrom])) as Record<string, unknown>;
 
 beforeAll(async () => {
@@ -136,7 +138,7 @@ describe("deploy-time parameters", () => {
 });
 
 describe("handlers: Lambda from the container image", () => {
-  let env: Record<string, any>;
+  let env: Record<string, Json>;
   beforeAll(() => {
     env = handlersFunction().Properties.Environment.Variables;
   });
@@ -161,7 +163,15 @@ describe("handlers: Lambda from the container image", () => {
   });
 
   it("holds no secret in its configuration: APP_SECRETS_AWS names the secrets it reads, and it may read only those", () => {
-    const secretNames = ["SESSION_SECRET", "OIDC_CLIENT_SECRET", "AI_GATEWAY_API_KEY", "AI_COMPAT_API_KEY", "ORIGIN_VERIFY_SECRET", "PGUSER", "PGPASSWORD"];
+    const secretNames = [
+      "SESSION_SECRET",
+      "OIDC_CLIENT_SECRET",
+      "AI_GATEWAY_API_KEY",
+      "AI_COMPAT_API_KEY",
+      "ORIGIN_VERIFY_SECRET",
+      "PGUSER",
+      "PGPASSWORD",
+    ];
     for (const name of [...secretNames, "METRICS_TOKEN", "SESSION_SECRET_PREVIOUS"]) expect(env[name], name).toBeUndefined();
     expect(JSON.stringify(env)).not.toContain("resolve:secretsmanager");
     const refs = appSecretRefs(env.APP_SECRETS_AWS);
@@ -244,7 +254,7 @@ describe("stream host: ECS Fargate behind an ALB", () => {
 
   it("only the setup containers get the master credentials, as ECS secrets", () => {
     const master = secretId("ConfigStoreInstanceSecret");
-    const secretOf = (valueFrom: any) => underlyingSecret(valueFrom["Fn::Join"][1][0].Ref);
+    const secretOf = (valueFrom: Json) => underlyingSecret(valueFrom["Fn::Join"][1][0].Ref);
     for (const name of ["migrate", "app-role"]) {
       const secrets = secretsOf(container(name));
       expect(Object.keys(secrets).sort(), name).toEqual(["PGPASSWORD", "PGUSER"]);
@@ -253,10 +263,7 @@ describe("stream host: ECS Fargate behind an ALB", () => {
       expect(JSON.stringify(secrets.PGPASSWORD)).toContain(":password::");
       expect(JSON.stringify(secrets.PGUSER)).toContain(":username::");
     }
-    const masterAttachment = logicalIdOf(
-      "AWS::SecretsManager::SecretTargetAttachment",
-      (r) => r.Properties.SecretId.Ref === master,
-    );
+    const masterAttachment = logicalIdOf("AWS::SecretsManager::SecretTargetAttachment", (r) => r.Properties.SecretId.Ref === master);
     for (const env of [envOf(container("stream-host")), handlersFunction().Properties.Environment]) {
       expect(JSON.stringify(env)).not.toContain(master);
       expect(JSON.stringify(env)).not.toContain(masterAttachment);
@@ -265,7 +272,8 @@ describe("stream host: ECS Fargate behind an ALB", () => {
 
   it("the processes' login rotates by alternating users every 30 days, from a subnet that reaches Secrets Manager", () => {
     const rotation = Object.values(resources).find(
-      (r) => r.Type === "AWS::SecretsManager::RotationSchedule" && underlyingSecret(r.Properties.SecretId.Ref) === secretId("AppCredentials"),
+      (r) =>
+        r.Type === "AWS::SecretsManager::RotationSchedule" && underlyingSecret(r.Properties.SecretId.Ref) === secretId("AppCredentials"),
     )!;
     expect(rotation).toBeDefined();
     expect(rotation.Properties.RotationRules).toMatchObject({ ScheduleExpression: "rate(30 days)" });
@@ -331,9 +339,7 @@ describe("stream host: ECS Fargate behind an ALB", () => {
 
   it("has an internal ALB that admits only CloudFront's origin-facing prefix list", () => {
     expect(only("AWS::ElasticLoadBalancingV2::LoadBalancer")[1].Properties.Scheme).toBe("internal");
-    const albSg = logicalIdOf("AWS::EC2::SecurityGroup", (r) =>
-      String(r.Properties.GroupDescription).includes("ALB"),
-    );
+    const albSg = logicalIdOf("AWS::EC2::SecurityGroup", (r) => String(r.Properties.GroupDescription).includes("ALB"));
     expect(JSON.stringify(resources[albSg].Properties.SecurityGroupIngress ?? [])).not.toContain("0.0.0.0/0");
     const ingress = Object.values(resources).filter(
       (r) => r.Type === "AWS::EC2::SecurityGroupIngress" && r.Properties.GroupId?.["Fn::GetAtt"]?.[0] === albSg,
@@ -408,18 +414,17 @@ describe("config store: RDS PostgreSQL", () => {
 });
 
 describe("CloudFront path routing", () => {
-  let config: Record<string, any>;
+  let config: Record<string, Json>;
   let originIdOf: (needle: string) => string;
   beforeAll(() => {
     config = only("AWS::CloudFront::Distribution")[1].Properties.DistributionConfig;
     originIdOf = (needle) =>
-      (config.Origins as { Id: string; DomainName: unknown }[]).find((o) => JSON.stringify(o.DomainName).includes(needle))!
-        .Id;
+      (config.Origins as { Id: string; DomainName: unknown }[]).find((o) => JSON.stringify(o.DomainName).includes(needle))!.Id;
   });
 
   it("sends the stream and metrics paths to the ALB, uncached, with a long read timeout", () => {
     const alb = originIdOf("LoadBalancer");
-    const behaviors = config.CacheBehaviors as Record<string, any>[];
+    const behaviors = config.CacheBehaviors as Record<string, Json>[];
     expect(behaviors.map((b) => b.PathPattern).sort()).toEqual(["/api/dashboards/*/stream", "/api/metrics"]);
     for (const b of behaviors) {
       expect(b).toMatchObject({
@@ -467,9 +472,7 @@ describe("asset images (what a real `cdk deploy` builds)", () => {
         images: { kind: "asset", repoRoot: REPO_ROOT, gitCommit: "abc123" },
       });
       const manifest = JSON.parse(readFileSync(join(app.synth().directory, "Pulseboard.assets.json"), "utf8"));
-      const images = Object.values(manifest.dockerImages as Record<string, { source: Record<string, any> }>).map(
-        (i) => i.source,
-      );
+      const images = Object.values(manifest.dockerImages as Record<string, { source: Record<string, Json> }>).map((i) => i.source);
       expect(images.map((s) => s.dockerFile).sort()).toEqual(["infra/Dockerfile.handlers", "infra/Dockerfile.stream-host"]);
       for (const s of images) {
         expect(s.platform).toBe("linux/amd64");
@@ -493,9 +496,7 @@ describe("config-store connection budget", () => {
     const concurrency = fn.Properties.ReservedConcurrentExecutions as number;
     expect(concurrency).toBeGreaterThan(0);
     const [, service] = only("AWS::ECS::Service");
-    const tasks = Math.ceil(
-      (service.Properties.DesiredCount * service.Properties.DeploymentConfiguration.MaximumPercent) / 100,
-    );
+    const tasks = Math.ceil((service.Properties.DesiredCount * service.Properties.DeploymentConfiguration.MaximumPercent) / 100);
     const streamEnv = envOf(container("stream-host"));
     const [, params] = only("AWS::RDS::DBParameterGroup");
     const maxConnections = Number(params.Properties.Parameters.max_connections);
@@ -541,17 +542,15 @@ describe("origin secret: the function URL cannot be used around CloudFront", () 
   it("CloudFront sends the secret to the handlers' origin, the handlers get the same secret, the adapter checks a port of its own", () => {
     expect(ORIGIN_VERIFY_HEADER).toBe(HANDLERS_ORIGIN_HEADER);
     const config = only("AWS::CloudFront::Distribution")[1].Properties.DistributionConfig;
-    const fnOrigin = (config.Origins as Record<string, any>[]).find((o) => JSON.stringify(o.DomainName).includes("FunctionUrl"))!;
-    const secretId = logicalIdOf("AWS::SecretsManager::Secret", (r) =>
-      String(r.Properties.Description).includes("ORIGIN_VERIFY_SECRET"),
-    );
+    const fnOrigin = (config.Origins as Record<string, Json>[]).find((o) => JSON.stringify(o.DomainName).includes("FunctionUrl"))!;
+    const secretId = logicalIdOf("AWS::SecretsManager::Secret", (r) => String(r.Properties.Description).includes("ORIGIN_VERIFY_SECRET"));
     expect(fnOrigin.OriginCustomHeaders).toHaveLength(1);
     expect(fnOrigin.OriginCustomHeaders[0].HeaderName).toBe(ORIGIN_VERIFY_HEADER);
     const sent = JSON.stringify(fnOrigin.OriginCustomHeaders[0].HeaderValue);
     expect(sent).toContain("{{resolve:secretsmanager:");
     expect(sent).toContain(secretId);
     // The stream host's origin is an internal ALB: no header there.
-    const albOrigin = (config.Origins as Record<string, any>[]).find((o) => o !== fnOrigin)!;
+    const albOrigin = (config.Origins as Record<string, Json>[]).find((o) => o !== fnOrigin)!;
     expect(albOrigin.OriginCustomHeaders ?? []).toEqual([]);
 
     const env = handlersFunction().Properties.Environment.Variables;
@@ -562,7 +561,9 @@ describe("origin secret: the function URL cannot be used around CloudFront", () 
 });
 
 describe("provisioning: an empty config store becomes usable without code", () => {
-  const document = JSON.stringify({ workspaces: [{ id: "ws_ops", name: "Ops", groups: { viewer: "ops-v", editor: "ops-e", admin: "ops-a" } }] });
+  const document = JSON.stringify({
+    workspaces: [{ id: "ws_ops", name: "Ops", groups: { viewer: "ops-v", editor: "ops-e", admin: "ops-a" } }],
+  });
   let provisioned: Record<string, Resource>;
   let provisionedDir: string;
   beforeAll(async () => {
@@ -575,7 +576,7 @@ describe("provisioning: an empty config store becomes usable without code", () =
   const containersOf = (res: Record<string, Resource>) => {
     const tasks = Object.values(res).filter((r) => r.Type === "AWS::ECS::TaskDefinition");
     expect(tasks).toHaveLength(1);
-    return tasks[0].Properties.ContainerDefinitions as Record<string, any>[];
+    return tasks[0].Properties.ContainerDefinitions as Record<string, Json>[];
   };
 
   it("asks for PLATFORM_ADMIN_GROUP (empty: nobody) and gives it to both processes", () => {
@@ -606,13 +607,19 @@ describe("provisioning: an empty config store becomes usable without code", () =
 
   it("refuses a document too large for a task definition", () => {
     const big = JSON.stringify({ workspaces: [], padding: "x".repeat(40_000) });
-    expect(() => synthTestStack(provisionedDir, { validate: false, provisionDocument: big })).toThrow(/bytes as JSON; a task definition holds at most 32768/);
+    expect(() => synthTestStack(provisionedDir, { validate: false, provisionDocument: big })).toThrow(
+      /bytes as JSON; a task definition holds at most 32768/,
+    );
   });
 });
 
 describe("operable: logs, alarms, availability", () => {
   it("VPC flow logs, CloudFront standard logs and ALB access logs (when the region is known) go somewhere kept", () => {
-    template.hasResourceProperties("AWS::EC2::FlowLog", { ResourceType: "VPC", TrafficType: "ALL", LogDestinationType: "cloud-watch-logs" });
+    template.hasResourceProperties("AWS::EC2::FlowLog", {
+      ResourceType: "VPC",
+      TrafficType: "ALL",
+      LogDestinationType: "cloud-watch-logs",
+    });
     const config = only("AWS::CloudFront::Distribution")[1].Properties.DistributionConfig;
     expect(config.Logging).toMatchObject({ Prefix: "cloudfront/" });
     const bucketId = logicalIdOf("AWS::S3::Bucket", () => true);
@@ -620,7 +627,9 @@ describe("operable: logs, alarms, availability", () => {
     expect(resources[bucketId].Properties.LifecycleConfiguration.Rules[0]).toMatchObject({ ExpirationInDays: 90 });
     // An environment-agnostic synthesis (this one) cannot name the ALB's log-delivery principal.
     const attrs = Object.fromEntries(
-      (only("AWS::ElasticLoadBalancingV2::LoadBalancer")[1].Properties.LoadBalancerAttributes as { Key: string; Value: string }[]).map((a) => [a.Key, a.Value]),
+      (only("AWS::ElasticLoadBalancingV2::LoadBalancer")[1].Properties.LoadBalancerAttributes as { Key: string; Value: string }[]).map(
+        (a) => [a.Key, a.Value],
+      ),
     );
     expect(attrs["access_logs.s3.enabled"]).toBeUndefined();
     const app = new App({ outdir, builtinCloudFormationValidation: false });

@@ -21,13 +21,7 @@ import {
   TASK_STOP_POLL_MS,
 } from "./constants.ts";
 import type { ImageRef } from "./images.ts";
-import {
-  appSecretsEnvironment,
-  ecsSecrets,
-  mergeSettings,
-  type RuntimeSettings,
-  type SecretVariable,
-} from "./runtime-settings.ts";
+import { appSecretsEnvironment, ecsSecrets, mergeSettings, type RuntimeSettings, type SecretVariable } from "./runtime-settings.ts";
 
 export interface StreamHostServiceProps {
   vpc: ec2.IVpc;
@@ -56,7 +50,6 @@ const MAX_PROVISION_DOCUMENT_BYTES = 32 * 1024;
 
 /** AWS's managed prefix list of CloudFront's origin-facing addresses. */
 const CLOUDFRONT_ORIGIN_FACING = "com.amazonaws.global.cloudfront.origin-facing";
-
 
 /**
  * The always-on stream host: Fargate tasks behind an internal ALB whose target group checks /api/ready, a 20 s stop

@@ -3,9 +3,7 @@ import { App } from "aws-cdk-lib";
 import { PulseboardStack } from "./pulseboard-stack.ts";
 
 /** cdk.json's context (the feature flags `cdk deploy` runs with), so tests synthesize what a deploy does. */
-export const CDK_JSON_CONTEXT: Record<string, unknown> = JSON.parse(
-  readFileSync(new URL("./cdk.json", import.meta.url), "utf8"),
-).context;
+export const CDK_JSON_CONTEXT: Record<string, unknown> = JSON.parse(readFileSync(new URL("./cdk.json", import.meta.url), "utf8")).context;
 
 /** Test helper: the stack with prebuilt ECR images, so synthesizing needs no Docker. */
 export function synthTestStack(

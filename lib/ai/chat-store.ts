@@ -41,7 +41,10 @@ export interface ChatStore {
    * Stores a whole turn (question and answer) in one transaction and trims the thread to the cap and retention.
    * NUL and unpaired surrogates (which a model can emit) are stored as U+FFFD.
    */
-  appendTurn(thread: ChatThread, turn: { question: string; answer: string; proposal: ChatProposal | null }): Promise<{ userMessageId: string; assistantMessageId: string }>;
+  appendTurn(
+    thread: ChatThread,
+    turn: { question: string; answer: string; proposal: ChatProposal | null },
+  ): Promise<{ userMessageId: string; assistantMessageId: string }>;
   /** One unexpired assistant message with a proposal, of this thread only. */
   proposal(thread: ChatThread, messageId: string): Promise<ChatProposal | null>;
   /** Deletes the thread. */

@@ -63,7 +63,12 @@ function deps(api: "chat" | "responses", opts: { logMaxChars?: number } = {}): C
     pool: store.pool,
     guard: createGuard(),
     chats: createChatStore({ pool: store.pool, maxMessages: 20, retentionDays: 0 }),
-    generationLog: createGenerationLog({ pool: store.pool, retentionDays: 0, costPerMTok: { input: 0, output: 0 }, maxChars: opts.logMaxChars ?? 20_000 }),
+    generationLog: createGenerationLog({
+      pool: store.pool,
+      retentionDays: 0,
+      costPerMTok: { input: 0, output: 0 },
+      maxChars: opts.logMaxChars ?? 20_000,
+    }),
     config: { MIN_REFRESH_INTERVAL_MS: 2_000 },
   };
 }
@@ -88,7 +93,12 @@ async function auditRows() {
   );
   return rows;
 }
-const history = () => createChatStore({ pool: store.pool, maxMessages: 20, retentionDays: 0 }).history({ workspaceId, dashboardId: dashboard.id, userSub: "u1" });
+const history = () =>
+  createChatStore({ pool: store.pool, maxMessages: 20, retentionDays: 0 }).history({
+    workspaceId,
+    dashboardId: dashboard.id,
+    userSub: "u1",
+  });
 
 describe.each(["chat", "responses"] as const)("chat turns over the %s API", (api) => {
   test("AI_MAX_OUTPUT_TOKENS reaches the provider's request body", async () => {

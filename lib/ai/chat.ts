@@ -15,7 +15,10 @@ import { loadAiSdk } from "./sdk.ts";
 /** Latest results of one panel as the browser has them (bounded; the server runs no SQL for chat). */
 export const PanelResultInputSchema = z.object({
   panelId: z.string().max(64),
-  columns: z.array(z.object({ name: z.string().max(128), type: z.string().max(64).optional() })).max(100).optional(),
+  columns: z
+    .array(z.object({ name: z.string().max(128), type: z.string().max(64).optional() }))
+    .max(100)
+    .optional(),
   rows: z.array(z.array(z.unknown()).max(100)).max(2000).optional(),
   truncated: z.boolean().optional(),
   error: z.string().max(1000).optional(),
@@ -54,7 +57,7 @@ const MAX_CELL_CHARS = 80;
 const ROWS_SHOWN = 8;
 
 function cell(v: unknown): string {
-  const s = typeof v === "string" ? v : JSON.stringify(v) ?? "null";
+  const s = typeof v === "string" ? v : (JSON.stringify(v) ?? "null");
   return s.length > MAX_CELL_CHARS ? `${s.slice(0, MAX_CELL_CHARS)}…` : s;
 }
 

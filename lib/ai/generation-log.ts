@@ -113,8 +113,7 @@ export function createGenerationLog(deps: GenerationLogDeps): GenerationLog {
   return {
     async write(entry) {
       const at = now();
-      const cost =
-        (entry.inputTokens * deps.costPerMTok.input + entry.outputTokens * deps.costPerMTok.output) / 1_000_000;
+      const cost = (entry.inputTokens * deps.costPerMTok.input + entry.outputTokens * deps.costPerMTok.output) / 1_000_000;
       const { rows } = await deps.pool.query<{ id: string }>(
         `WITH sweep AS (
            DELETE FROM generation_log WHERE workspace_id = $1 AND $10::timestamptz IS NOT NULL AND created_at < $10::timestamptz

@@ -81,12 +81,7 @@ export function classifyFailure(
   } else if (apiError && apiError.statusCode !== undefined && apiError.statusCode < 300 && isOutputError(apiError.cause)) {
     // A 2xx whose body did not parse: the SDK reports it as an API call error caused by a parse error.
     status = apiError.statusCode;
-    failure = new ModelCallError(
-      "ai_provider_error",
-      "The AI provider returned a malformed response.",
-      "invalid_output",
-      usage,
-    );
+    failure = new ModelCallError("ai_provider_error", "The AI provider returned a malformed response.", "invalid_output", usage);
   } else if (apiError) {
     status = apiError.statusCode;
     failure = new ModelCallError(

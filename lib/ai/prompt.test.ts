@@ -45,9 +45,9 @@ describe("ProposalSplitter", () => {
   };
 
   test.each([
-    [["Done.\n```proposal\n{\"a\":1}\n```"]],
-    [["Done.\n``", "`prop", "osal\n{\"a\"", ":1}\n```"]],
-    ["Done.\n```proposal\n{\"a\":1}\n```".split("")],
+    [['Done.\n```proposal\n{"a":1}\n```']],
+    [["Done.\n``", "`prop", 'osal\n{"a"', ":1}\n```"]],
+    ['Done.\n```proposal\n{"a":1}\n```'.split("")],
   ])("the fence is never shown, however it is split: %j", (chunks) => {
     const { shown, block } = feed(chunks);
     expect(shown).toBe("Done.\n");

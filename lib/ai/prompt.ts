@@ -54,7 +54,10 @@ function renderTable(t: CatalogTable): string {
  * relevant to `question` (name and column words it mentions, and tables the notes mention) come
  * first and the rest are left out and reported.
  */
-export function selectCatalog(catalog: Catalog, opts: { question: string; notes: string; maxChars: number; maxNotesChars?: number }): CatalogSelection {
+export function selectCatalog(
+  catalog: Catalog,
+  opts: { question: string; notes: string; maxChars: number; maxNotesChars?: number },
+): CatalogSelection {
   const maxNotes = opts.maxNotesChars ?? Math.floor(opts.maxChars / 4);
   const notesTruncated = opts.notes.length > maxNotes;
   const notes = notesTruncated ? `${opts.notes.slice(0, maxNotes)}\n… (notes truncated)` : opts.notes;

@@ -92,7 +92,13 @@ describe("AI_PROVIDER=gateway against a local gateway", () => {
 
   test.each([
     [{ kind: "error", status: 500 } as const, "ai_provider_error", 502, "provider_error", { input: 0, output: 0 }],
-    [{ kind: "error", status: 503, type: "failed_dependency" } as const, "ai_provider_error", 502, "provider_error", { input: 0, output: 0 }],
+    [
+      { kind: "error", status: 503, type: "failed_dependency" } as const,
+      "ai_provider_error",
+      502,
+      "provider_error",
+      { input: 0, output: 0 },
+    ],
     [{ kind: "error", status: 429 } as const, "ai_provider_error", 502, "provider_error", { input: 0, output: 0 }],
     [{ kind: "malformed" } as const, "ai_provider_error", 502, "invalid_output", { input: 0, output: 0 }],
     [
@@ -104,29 +110,32 @@ describe("AI_PROVIDER=gateway against a local gateway", () => {
     ],
     // Cut off before any usage report: the prompt ("s" + "p") is charged as an estimate, 4 characters a token.
     [{ kind: "hang" } as const, "ai_provider_timeout", 504, "provider_timeout", { input: 1, output: 0 }],
-  ])("failure %o → %s %i (%s); tokens counted; one log line without key or provider message", async (reply, code, status, outcome, usage) => {
-    const lines: string[] = [];
-    const deps = {
-      provider: requireProvider(createAiProvider(config())),
-      gate: recordingGate(),
-      log: createLogger({ write: (l) => lines.push(l) }),
-      timeoutMs: 1000,
-      maxOutputTokens: 100,
-    };
-    fake.enqueue(reply);
-    const err = await generateStructured(deps, scope, { system: "s", prompt: "p", schema, name: "x" }).catch((e) => e);
-    expect(err).toBeInstanceOf(ModelCallError);
-    expect([err.code, err.status, err.outcome]).toEqual([code, status, outcome]);
-    expect(deps.gate.usage).toEqual([usage]);
-    expect(fake.requests).toHaveLength(1); // no SDK retry behind the gate's back, also for retryable 5xx/429
-    expect(lines).toHaveLength(1);
-    const line = JSON.parse(lines[0]!);
-    expect(line).toMatchObject({ msg: "ai provider call failed", provider: "gateway", model: "openai/gpt-5-mini", code, outcome });
-    if (reply.kind === "error") expect(line.status).toBe(reply.status);
-    expect(lines[0]).not.toContain(fake.apiKey);
-    expect(lines[0]).not.toContain("fake gateway error");
-    expect(err.detail).not.toContain(fake.apiKey);
-  });
+  ])(
+    "failure %o → %s %i (%s); tokens counted; one log line without key or provider message",
+    async (reply, code, status, outcome, usage) => {
+      const lines: string[] = [];
+      const deps = {
+        provider: requireProvider(createAiProvider(config())),
+        gate: recordingGate(),
+        log: createLogger({ write: (l) => lines.push(l) }),
+        timeoutMs: 1000,
+        maxOutputTokens: 100,
+      };
+      fake.enqueue(reply);
+      const err = await generateStructured(deps, scope, { system: "s", prompt: "p", schema, name: "x" }).catch((e) => e);
+      expect(err).toBeInstanceOf(ModelCallError);
+      expect([err.code, err.status, err.outcome]).toEqual([code, status, outcome]);
+      expect(deps.gate.usage).toEqual([usage]);
+      expect(fake.requests).toHaveLength(1); // no SDK retry behind the gate's back, also for retryable 5xx/429
+      expect(lines).toHaveLength(1);
+      const line = JSON.parse(lines[0]!);
+      expect(line).toMatchObject({ msg: "ai provider call failed", provider: "gateway", model: "openai/gpt-5-mini", code, outcome });
+      if (reply.kind === "error") expect(line.status).toBe(reply.status);
+      expect(lines[0]).not.toContain(fake.apiKey);
+      expect(lines[0]).not.toContain("fake gateway error");
+      expect(err.detail).not.toContain(fake.apiKey);
+    },
+  );
 
   test("a wrong key is a 401 authentication_error from the gateway and a 502 here, without the key anywhere", async () => {
     const wrong = "gw-wrong-key-0123456789abcdef";
@@ -138,7 +147,9 @@ describe("AI_PROVIDER=gateway against a local gateway", () => {
       timeoutMs: 5_000,
       maxOutputTokens: 100,
     };
-    const err = await generateStructured(deps, { ...scope, route: "chat" }, { system: "s", prompt: "p", schema, name: "x" }).catch((e) => e);
+    const err = await generateStructured(deps, { ...scope, route: "chat" }, { system: "s", prompt: "p", schema, name: "x" }).catch(
+      (e) => e,
+    );
     expect(fake.requests.at(-1)!.headers.authorization).toBe(`Bearer ${wrong}`);
     expect([err.code, err.status, err.outcome]).toEqual(["ai_provider_error", 502, "provider_error"]);
     expect(err.detail).not.toContain(wrong);

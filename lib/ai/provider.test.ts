@@ -92,7 +92,13 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
 
   test("structured output is validated; fenced JSON from a local model is accepted", async () => {
     const state = createAiProvider(config(api));
-    const deps = { provider: requireProvider(state), gate: recordingGate(), log: createLogger({ silent: true }), timeoutMs: 5_000, maxOutputTokens: 1234 };
+    const deps = {
+      provider: requireProvider(state),
+      gate: recordingGate(),
+      log: createLogger({ silent: true }),
+      timeoutMs: 5_000,
+      maxOutputTokens: 1234,
+    };
     const schema = z.object({ answer: z.number() });
     const scope = { route: "generate" as const, workspaceId: "ws", userSub: "u" };
     fake.enqueue({ kind: "text", text: '{"answer":42}', usage: { input: 5, output: 2 } });
@@ -132,12 +138,16 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
       maxOutputTokens: 100,
     };
     fake.enqueue(reply);
-    const err = await generateStructured(deps, { route: "generate", workspaceId: "ws", userSub: "u" }, {
-      system: "s",
-      prompt: "p",
-      schema: z.object({ answer: z.number() }),
-      name: "x",
-    }).catch((e) => e);
+    const err = await generateStructured(
+      deps,
+      { route: "generate", workspaceId: "ws", userSub: "u" },
+      {
+        system: "s",
+        prompt: "p",
+        schema: z.object({ answer: z.number() }),
+        name: "x",
+      },
+    ).catch((e) => e);
     expect(err).toBeInstanceOf(ModelCallError);
     expect([err.code, err.status, err.outcome]).toEqual([code, status, outcome]);
     expect(deps.gate.usage).toEqual([usage]);
@@ -154,12 +164,16 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
       timeoutMs: 5_000,
       maxOutputTokens: 100,
     };
-    const err = await generateStructured(deps, { route: "chat", workspaceId: "ws", userSub: "u" }, {
-      system: "s",
-      prompt: "p",
-      schema: z.object({ answer: z.number() }),
-      name: "x",
-    }).catch((e) => e);
+    const err = await generateStructured(
+      deps,
+      { route: "chat", workspaceId: "ws", userSub: "u" },
+      {
+        system: "s",
+        prompt: "p",
+        schema: z.object({ answer: z.number() }),
+        name: "x",
+      },
+    ).catch((e) => e);
     expect(err.code).toBe("ai_provider_error");
     expect(err.detail).toBe("The AI provider answered HTTP 401.");
     expect(err.detail).not.toContain("sk-wrong");

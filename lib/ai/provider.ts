@@ -23,13 +23,7 @@ export type AiProviderState = { ok: true; provider: AiProvider } | { ok: false; 
 /** The AI variables of Config. */
 export type ProviderConfig = Pick<
   Config,
-  | "AI_PROVIDER"
-  | "AI_MODEL"
-  | "AI_GATEWAY_API_KEY"
-  | "AI_GATEWAY_BASE_URL"
-  | "AI_COMPAT_BASE_URL"
-  | "AI_COMPAT_API_KEY"
-  | "AI_COMPAT_API"
+  "AI_PROVIDER" | "AI_MODEL" | "AI_GATEWAY_API_KEY" | "AI_GATEWAY_BASE_URL" | "AI_COMPAT_BASE_URL" | "AI_COMPAT_API_KEY" | "AI_COMPAT_API"
 >;
 
 /**
@@ -37,10 +31,7 @@ export type ProviderConfig = Pick<
  * `loadModel()`); with a variable missing it returns `{ ok: false, missing }` naming the same variable
  * the readiness check names.
  */
-export function createAiProvider(
-  config: ProviderConfig,
-  opts: { fetch?: typeof globalThis.fetch } = {},
-): AiProviderState {
+export function createAiProvider(config: ProviderConfig, opts: { fetch?: typeof globalThis.fetch } = {}): AiProviderState {
   // checkAiConfig reads only the AI variables; the readiness fields it also types are not consulted.
   const check = checkAiConfig(config as unknown as Parameters<typeof checkAiConfig>[0]);
   if (check.status === "failed") return { ok: false, missing: check.reason };

@@ -22,7 +22,11 @@ const SECRETS: [string, string, string][] = [
   ["client secret", "s3cr3t-v4lue", "OIDC_CLIENT_SECRET=s3cr3t-v4lue"],
   ["url credentials", "admin:Pa55w0rd!", "from postgres://admin:Pa55w0rd!@db.internal:5432/metrics"],
   ["url password only", "p%40ss", "https://user:p%40ss@example.com/path"],
-  ["jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "session eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"],
+  [
+    "jwt",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "session eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+  ],
   ["card number", "4111 1111 1111 1111", "card 4111 1111 1111 1111 failed"],
   ["card dashed", "4111-1111-1111-1111", "card 4111-1111-1111-1111 failed"],
   ["phone", "+44 20 7946 0958", "call +44 20 7946 0958"],
@@ -54,10 +58,64 @@ describe("redact", () => {
 
 // Pieces the rules care about; random strings of them hit every rule (and its near misses) often.
 const PIECES = [
-  "a", "Z", "0", "9", "e", "y", "J", "eyJ", "eyJhbGciOi", "abcde", ".", "-", "_", "+", "/", "=", ":", "//", "://", "@",
-  " ", "  ", "\n", "\t", '"', "'", "<", "`", ",", ";", "&", "%", "password", "token", "pwd", "secret", "api_key",
-  "bearer", "Basic", "sk-", "sk_live_", "ghp_", "xoxb-", "AKIA", "http", "postgres", "com", ".co", "x.eyJ", ".eyJ",
-  "a@b", "\u00a0", "é", "\u2028", "ABCDEFGHIJKLMNOP", "1234", "0123456789", "abcdef0123456789abcdef0123456789",
+  "a",
+  "Z",
+  "0",
+  "9",
+  "e",
+  "y",
+  "J",
+  "eyJ",
+  "eyJhbGciOi",
+  "abcde",
+  ".",
+  "-",
+  "_",
+  "+",
+  "/",
+  "=",
+  ":",
+  "//",
+  "://",
+  "@",
+  " ",
+  "  ",
+  "\n",
+  "\t",
+  '"',
+  "'",
+  "<",
+  "`",
+  ",",
+  ";",
+  "&",
+  "%",
+  "password",
+  "token",
+  "pwd",
+  "secret",
+  "api_key",
+  "bearer",
+  "Basic",
+  "sk-",
+  "sk_live_",
+  "ghp_",
+  "xoxb-",
+  "AKIA",
+  "http",
+  "postgres",
+  "com",
+  ".co",
+  "x.eyJ",
+  ".eyJ",
+  "a@b",
+  "\u00a0",
+  "é",
+  "\u2028",
+  "ABCDEFGHIJKLMNOP",
+  "1234",
+  "0123456789",
+  "abcdef0123456789abcdef0123456789",
 ];
 
 describe("redact runs in linear time and redacts exactly what the previous regular expressions did", () => {
@@ -100,7 +158,7 @@ describe("redact runs in linear time and redacts exactly what the previous regul
     ["digit groups one short of a number", fill("1-2-3-4-5-6-7-8, "), fill("1-2-3-4-5-6-7-8, ")],
     ["local parts without a domain", fill("a@"), fill("a@")],
     ["a domain without a top-level name", `x@${fill("a.")}`, `x@${fill("a.")}`],
-    ["quoted values", "password:\"".repeat(N / 10), "password:[redacted]".repeat(N / 20)],
+    ["quoted values", 'password:"'.repeat(N / 10), "password:[redacted]".repeat(N / 20)],
     ["a secret after the hostile part is still found", `${fill("a-")} password=hunter2`, `${fill("a-")} password=[redacted]`],
   ])("hostile input: %s", { timeout: 10_000 }, (_name, input, expected) => {
     expect(redact(input)).toBe(expected);
@@ -149,7 +207,10 @@ describe("redactCapped and redactDeep: a row keeps at most AI_LOG_MAX_CHARS char
     };
     expect(out.text.startsWith("mail [email] zzz")).toBe(true);
     expect(out.text).toContain("…[truncated: 519 characters in all");
-    expect(out.more).toEqual(["…[truncated: 5 characters in all, AI_LOG_MAX_CHARS]", "…[truncated: 10 characters in all, AI_LOG_MAX_CHARS]"]);
+    expect(out.more).toEqual([
+      "…[truncated: 5 characters in all, AI_LOG_MAX_CHARS]",
+      "…[truncated: 10 characters in all, AI_LOG_MAX_CHARS]",
+    ]);
     expect(out.n).toBe(3);
     expect(redactDeep({ a: "token abcdefgh1234" })).toEqual({ a: "token [token]" });
   });

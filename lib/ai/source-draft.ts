@@ -15,7 +15,10 @@ export const SourceDraftSchema = z.object({
         table: z.string().max(200),
         description: z.string().max(1000),
         timeColumn: z.string().max(63).nullable().optional(),
-        units: z.array(z.object({ column: z.string().max(63), unit: z.string().max(32) })).max(50).optional(),
+        units: z
+          .array(z.object({ column: z.string().max(63), unit: z.string().max(32) }))
+          .max(50)
+          .optional(),
         suggestedPanels: z
           .array(z.object({ title: z.string().max(200), type: z.enum(PANEL_TYPES), description: z.string().max(500) }))
           .max(10)

@@ -54,8 +54,7 @@ export function createAuth(deps: {
   const now = deps.now ?? Date.now;
   const revocations = deps.revocations ?? createRevocationSet({ now, loaded: true });
   const sessions = withRevocations(
-    deps.sessions ??
-      createSessionTokens({ keys: sessionKeysOf(config, secret), ttlSeconds: config.SESSION_TTL_SECONDS, now: deps.now }),
+    deps.sessions ?? createSessionTokens({ keys: sessionKeysOf(config, secret), ttlSeconds: config.SESSION_TTL_SECONDS, now: deps.now }),
     revocations,
   );
   const cookieName = config.SESSION_COOKIE_NAME;

@@ -29,8 +29,12 @@ beforeAll(async () => {
       c.json({ workspaceId: c.var.workspaceId, role: c.var.role, sub: c.var.user.sub }),
     );
   }
-  app.delete("/things/:thing", rejectCrossSite({}), session, requireRole("editor", byThing as never, { findWorkspace: (id) => getWorkspace(store.pool, id) }), (c) =>
-    c.body(null, 204),
+  app.delete(
+    "/things/:thing",
+    rejectCrossSite({}),
+    session,
+    requireRole("editor", byThing as never, { findWorkspace: (id) => getWorkspace(store.pool, id) }),
+    (c) => c.body(null, 204),
   );
 });
 afterAll(() => store.close());

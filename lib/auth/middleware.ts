@@ -87,8 +87,7 @@ export function rejectCrossSite(opts: { publicBaseUrl?: string }): MiddlewareHan
       const fetchSite = c.req.header("sec-fetch-site")?.toLowerCase();
       const ours = configured ?? new URL(c.req.url).origin;
       // A browser-set Sec-Fetch-Site: same-origin cannot be forged by page scripts; trust it even when a proxy rewrote the Host.
-      const crossSite =
-        fetchSite === "same-origin" ? false : origin !== undefined ? origin !== ours : fetchSite === "cross-site";
+      const crossSite = fetchSite === "same-origin" ? false : origin !== undefined ? origin !== ours : fetchSite === "cross-site";
       if (crossSite) throw new AppError("cross_site_request", "Cross-site requests may not change anything.");
     }
     await next();

@@ -71,7 +71,10 @@ describe("the in-memory revocation set", () => {
   test("expired entries are not kept: they are dropped on the next add once a minute has passed", () => {
     const clock = { t: T0 };
     const set = createRevocationSet({ now: () => clock.t, loaded: true });
-    set.add({ kind: "session", sessionId: "old", sub: "a", expiresAt: T0 + 1000 }, { kind: "user", sub: "b", revokedBefore: T0, expiresAt: T0 + 1000 });
+    set.add(
+      { kind: "session", sessionId: "old", sub: "a", expiresAt: T0 + 1000 },
+      { kind: "user", sub: "b", revokedBefore: T0, expiresAt: T0 + 1000 },
+    );
     set.add({ kind: "session", sessionId: "gone-already", sub: "a", expiresAt: T0 - 1 });
     expect(set.size).toBe(2);
     clock.t = T0 + 61_000;
@@ -95,15 +98,26 @@ describe("the in-memory revocation set", () => {
     const sub = fc.constantFrom("alice", "bob");
     const revocation = fc.oneof(
       fc.record({ kind: fc.constant("session" as const), sessionId: id, sub, expiresAt: fc.constant(T0 + HOUR) }),
-      fc.record({ kind: fc.constant("user" as const), sub, revokedBefore: fc.integer({ min: T0 - HOUR, max: T0 }), expiresAt: fc.constant(T0 + 2 * HOUR) }),
+      fc.record({
+        kind: fc.constant("user" as const),
+        sub,
+        revokedBefore: fc.integer({ min: T0 - HOUR, max: T0 }),
+        expiresAt: fc.constant(T0 + 2 * HOUR),
+      }),
     );
     fc.assert(
-      fc.property(fc.array(revocation, { maxLength: 8 }), id, sub, fc.integer({ min: T0 - 2 * HOUR, max: T0 }), (rs, sid, who, issuedAt) => {
-        const set = createRevocationSet({ now: () => T0, loaded: true });
-        set.add(...(rs as Revocation[]));
-        const expected = rs.some((r) => (r.kind === "session" ? r.sessionId === sid : r.sub === who && issuedAt <= r.revokedBefore));
-        expect(set.isRevoked(session(sid, who, issuedAt))).toBe(expected);
-      }),
+      fc.property(
+        fc.array(revocation, { maxLength: 8 }),
+        id,
+        sub,
+        fc.integer({ min: T0 - 2 * HOUR, max: T0 }),
+        (rs, sid, who, issuedAt) => {
+          const set = createRevocationSet({ now: () => T0, loaded: true });
+          set.add(...(rs as Revocation[]));
+          const expected = rs.some((r) => (r.kind === "session" ? r.sessionId === sid : r.sub === who && issuedAt <= r.revokedBefore));
+          expect(set.isRevoked(session(sid, who, issuedAt))).toBe(expected);
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -210,7 +224,9 @@ describe("listenForRevocations", () => {
     try {
       await listener.start();
       await listener.ready;
-      const killed = await store.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [appName]);
+      const killed = await store.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [
+        appName,
+      ]);
       expect(killed.rowCount).toBe(1);
       await until(() => !listener.connected, "listener notices the lost connection");
       const missed: Revocation = { kind: "session", sessionId: `missed-${Date.now()}`, sub: "a", expiresAt: Date.now() + HOUR };

@@ -44,7 +44,10 @@ const hostile: [string, () => string][] = [
   ["no exp claim", () => hmacToken("HS256", "sha256", SECRET, { sub: "u-1", sid: SID, groups: [], iat: nowS })],
   ["no sub claim", () => hmacToken("HS256", "sha256", SECRET, { sid: SID, groups: [], iat: nowS, exp: nowS + 60 })],
   ["no iat claim", () => hmacToken("HS256", "sha256", SECRET, { sub: "u-1", sid: SID, groups: [], exp: nowS + 60 })],
-  ["no sid claim (minted before sessions had ids)", () => hmacToken("HS256", "sha256", SECRET, { sub: "u-1", groups: [], iat: nowS, exp: nowS + 60 })],
+  [
+    "no sid claim (minted before sessions had ids)",
+    () => hmacToken("HS256", "sha256", SECRET, { sub: "u-1", groups: [], iat: nowS, exp: nowS + 60 }),
+  ],
   ["sid not a string", () => hmacToken("HS256", "sha256", SECRET, { ...goodClaims, sid: 1234567890123456 })],
   ["sid too short to be random", () => hmacToken("HS256", "sha256", SECRET, { ...goodClaims, sid: "abc" })],
   ["sid with characters a session id never has", () => hmacToken("HS256", "sha256", SECRET, { ...goodClaims, sid: `${SID}/../x` })],
@@ -54,10 +57,13 @@ const hostile: [string, () => string][] = [
   ["signature stripped", () => hmacToken("HS256", "sha256", SECRET).replace(/\.[^.]+$/, ".")],
   ["truncated token", () => hmacToken("HS256", "sha256", SECRET).slice(0, -5)],
   ["truncated to two parts", () => hmacToken("HS256", "sha256", SECRET).split(".").slice(0, 2).join(".")],
-  ["payload swapped after signing", () => {
-    const [h, , s] = hmacToken("HS256", "sha256", SECRET).split(".");
-    return `${h}.${b64({ ...goodClaims, groups: ["everyone-admins"] })}.${s}`;
-  }],
+  [
+    "payload swapped after signing",
+    () => {
+      const [h, , s] = hmacToken("HS256", "sha256", SECRET).split(".");
+      return `${h}.${b64({ ...goodClaims, groups: ["everyone-admins"] })}.${s}`;
+    },
+  ],
   [
     "oversized but validly signed",
     () => hmacToken("HS256", "sha256", SECRET, { ...goodClaims, pad: "x".repeat(MAX_SESSION_TOKEN_LENGTH) }),
@@ -106,7 +112,9 @@ describe("session tokens", () => {
 
   test("every minted session gets its own random id, carried as the sid claim", async () => {
     clock.t = T0;
-    const ids = await Promise.all(Array.from({ length: 50 }, async () => (await sessions.verifySession(await sessions.mint(user)))!.sessionId));
+    const ids = await Promise.all(
+      Array.from({ length: 50 }, async () => (await sessions.verifySession(await sessions.mint(user)))!.sessionId),
+    );
     expect(new Set(ids).size).toBe(50);
     const token = await sessions.mint(user);
     expect(JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString()).sid).toBe((await sessions.verifySession(token))!.sessionId);
@@ -156,7 +164,12 @@ describe("lifetime rules", () => {
     ["issued an hour ago with a two-hour lifetime (not yet expired, but too long)", nowS - 3600, nowS + 3600 + 1, false],
     ["lifetime of a year", nowS, nowS + 365 * 86400, false],
     ["issued earlier, lifetime within the limit", nowS - 1000, nowS - 1000 + TTL, true],
-    [`iat ${MAX_CLOCK_SKEW_SECONDS} s in the future (allowed clock skew)`, nowS + MAX_CLOCK_SKEW_SECONDS, nowS + MAX_CLOCK_SKEW_SECONDS + 600, true],
+    [
+      `iat ${MAX_CLOCK_SKEW_SECONDS} s in the future (allowed clock skew)`,
+      nowS + MAX_CLOCK_SKEW_SECONDS,
+      nowS + MAX_CLOCK_SKEW_SECONDS + 600,
+      true,
+    ],
     [`iat ${MAX_CLOCK_SKEW_SECONDS + 1} s in the future`, nowS + MAX_CLOCK_SKEW_SECONDS + 1, nowS + MAX_CLOCK_SKEW_SECONDS + 601, false],
     ["iat a day in the future", nowS + 86400, nowS + 86400 + 600, false],
     ["exp before iat", nowS, nowS - 1, false],
@@ -170,26 +183,35 @@ describe("lifetime rules", () => {
   test("property: a validly signed token verifies exactly when it is unexpired, issued at most the allowed skew ahead, and lives at most the configured lifetime", async () => {
     clock.t = T0;
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: -2 * TTL, max: 2 * TTL }), fc.integer({ min: -TTL, max: 3 * TTL }), async (iatOffset, lifetime) => {
-        const iat = nowS + iatOffset;
-        const exp = iat + lifetime;
-        const expected = exp > nowS && iat <= nowS + MAX_CLOCK_SKEW_SECONDS && lifetime <= TTL;
-        expect((await sessions.verifySession(signed(iat, exp))) !== null).toBe(expected);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: -2 * TTL, max: 2 * TTL }),
+        fc.integer({ min: -TTL, max: 3 * TTL }),
+        async (iatOffset, lifetime) => {
+          const iat = nowS + iatOffset;
+          const exp = iat + lifetime;
+          const expected = exp > nowS && iat <= nowS + MAX_CLOCK_SKEW_SECONDS && lifetime <= TTL;
+          expect((await sessions.verifySession(signed(iat, exp))) !== null).toBe(expected);
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   test("property: whatever the clock and the lifetime asked for, a minted token verifies until its exp and never after", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 10 * 365 * 86400 }), fc.integer({ min: 1, max: TTL }), fc.integer({ min: 0, max: 2 * TTL }), async (start, ttl, later) => {
-        clock.t = T0 + start * 1000;
-        const token = await sessions.mint(user, ttl);
-        const session = (await sessions.verifySession(token))!;
-        expect(session.expiresAt - session.issuedAt).toBe(ttl * 1000);
-        clock.t = session.issuedAt + later * 1000;
-        expect((await sessions.verifySession(token)) !== null).toBe(later < ttl);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 10 * 365 * 86400 }),
+        fc.integer({ min: 1, max: TTL }),
+        fc.integer({ min: 0, max: 2 * TTL }),
+        async (start, ttl, later) => {
+          clock.t = T0 + start * 1000;
+          const token = await sessions.mint(user, ttl);
+          const session = (await sessions.verifySession(token))!;
+          expect(session.expiresAt - session.issuedAt).toBe(ttl * 1000);
+          clock.t = session.issuedAt + later * 1000;
+          expect((await sessions.verifySession(token)) !== null).toBe(later < ttl);
+        },
+      ),
       { numRuns: 200 },
     );
     clock.t = T0;

@@ -17,9 +17,7 @@ let runner: QueryRunner;
 
 beforeAll(async () => {
   store = await createTestConfigStore();
-  await store.pool.query(
-    "INSERT INTO workspaces (id, name, viewer_group, editor_group, admin_group) VALUES ('ws_a', 'A', 'v', 'e', 'a')",
-  );
+  await store.pool.query("INSERT INTO workspaces (id, name, viewer_group, editor_group, admin_group) VALUES ('ws_a', 'A', 'v', 'e', 'a')");
   fx = await createMetricsFixture((await createDatabase("metrics")).url);
   secrets = await createSecretsDir();
   await fx.admin(`

@@ -37,10 +37,7 @@ function columnType(dataType: string, udtName: string): string {
  * A user's override wins over detection: `column: null` removes the time column, a column name that still
  * exists replaces it; an override naming a column that no longer exists is ignored.
  */
-export function catalogFromColumns(
-  rows: readonly (readonly unknown[])[],
-  overrides: readonly TimeColumnOverride[] = [],
-): Catalog {
+export function catalogFromColumns(rows: readonly (readonly unknown[])[], overrides: readonly TimeColumnOverride[] = []): Catalog {
   const tables: CatalogTable[] = [];
   let current: CatalogTable | null = null;
   for (const row of rows) {

@@ -15,15 +15,18 @@ function boot(entry: string, env: Record<string, string>) {
   return { code: res.status, stderr: res.stderr };
 }
 
-test.each(["handlers/main.ts", "stream-host/main.ts", "scripts/migrate.ts"])("%s refuses to boot on a bad CIDR entry, exit 1 naming it", (entry) => {
-  const { code, stderr } = boot(entry, {
-    DATABASE_URL: "postgres://u:p@127.0.0.1:1/x",
-    METRICS_ALLOWED_CIDRS: "10.0.0.0/8, 10.0.0.300",
-  });
-  expect(code).toBe(1);
-  expect(stderr).toContain("METRICS_ALLOWED_CIDRS");
-  expect(stderr).toContain('"10.0.0.300"');
-});
+test.each(["handlers/main.ts", "stream-host/main.ts", "scripts/migrate.ts"])(
+  "%s refuses to boot on a bad CIDR entry, exit 1 naming it",
+  (entry) => {
+    const { code, stderr } = boot(entry, {
+      DATABASE_URL: "postgres://u:p@127.0.0.1:1/x",
+      METRICS_ALLOWED_CIDRS: "10.0.0.0/8, 10.0.0.300",
+    });
+    expect(code).toBe(1);
+    expect(stderr).toContain("METRICS_ALLOWED_CIDRS");
+    expect(stderr).toContain('"10.0.0.300"');
+  },
+);
 
 test("a bad configuration exits 1 listing every bad variable, never a secret value", () => {
   const { code, stderr } = boot("handlers/main.ts", {

@@ -147,9 +147,7 @@ describe("production rules", () => {
     expect(parseConfig({ ...PROD, METRICS_ALLOWED_CIDRS: "10.0.0.0/8" }).warnings).toEqual([
       expect.stringContaining("without METRICS_TOKEN"),
     ]);
-    expect(parseConfig({ ...PROD, METRICS_TOKEN: "short-token" }).warnings).toEqual([
-      expect.stringContaining("shorter than 24"),
-    ]);
+    expect(parseConfig({ ...PROD, METRICS_TOKEN: "short-token" }).warnings).toEqual([expect.stringContaining("shorter than 24")]);
     expect(parseConfig({ ...PROD, METRICS_TOKEN: "t".repeat(24), METRICS_ALLOWED_CIDRS: "10.0.0.0/8" }).warnings).toEqual([]);
     expect(parseConfig({ ...BASE, METRICS_ALLOWED_CIDRS: "10.0.0.0/8" }).warnings).toEqual([]);
   });

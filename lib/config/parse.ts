@@ -162,11 +162,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
 
   if (isProduction) {
     if (p.METRICS_ALLOWED_CIDRS && !p.METRICS_TOKEN)
-      warnings.push(
-        "METRICS_ALLOWED_CIDRS is set without METRICS_TOKEN: /api/metrics is guarded by source address alone",
-      );
-    if (p.METRICS_TOKEN && p.METRICS_TOKEN.length < 24)
-      warnings.push("METRICS_TOKEN is shorter than 24 characters");
+      warnings.push("METRICS_ALLOWED_CIDRS is set without METRICS_TOKEN: /api/metrics is guarded by source address alone");
+    if (p.METRICS_TOKEN && p.METRICS_TOKEN.length < 24) warnings.push("METRICS_TOKEN is shorter than 24 characters");
     // Production refuses a secret_ref that SOURCE_SECRET_HOSTS does not bind (lib/secrets/resolver.ts): say which.
     const unbound = [...sourceSecretGrants.keys()].filter((ref) => !sourceSecretHosts.has(ref));
     if (!p.SOURCE_SECRET_HOSTS)

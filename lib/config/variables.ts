@@ -19,10 +19,7 @@ const emptyToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === 
 /** A non-negative integer read from a string; `min` raises the floor, `max` lowers the ceiling. */
 function int(defaultValue: number, opts?: { min?: number; max?: number }): z.ZodType<number, unknown>;
 function int(defaultValue: undefined, opts?: { min?: number; max?: number }): z.ZodType<number | undefined, unknown>;
-function int(
-  defaultValue: number | undefined,
-  opts: { min?: number; max?: number } = {},
-): z.ZodType<number | undefined, unknown> {
+function int(defaultValue: number | undefined, opts: { min?: number; max?: number } = {}): z.ZodType<number | undefined, unknown> {
   const min = opts.min ?? 0;
   const max = opts.max ?? Number.MAX_SAFE_INTEGER;
   const base = z.preprocess(
@@ -69,19 +66,13 @@ function bool(defaultValue: boolean) {
   );
 }
 
-function oneOf<const T extends readonly [string, ...string[]]>(
-  values: T,
-  defaultValue: T[number],
-): z.ZodType<T[number], unknown>;
+function oneOf<const T extends readonly [string, ...string[]]>(values: T, defaultValue: T[number]): z.ZodType<T[number], unknown>;
 function oneOf<const T extends readonly [string, ...string[]]>(values: T): z.ZodType<T[number] | undefined, unknown>;
 function oneOf<const T extends readonly [string, ...string[]]>(
   values: T,
   defaultValue?: T[number],
 ): z.ZodType<T[number] | undefined, unknown> {
-  const base = z.preprocess(
-    emptyToUndefined,
-    z.enum(values, { error: `must be one of ${values.join(", ")}` }).optional(),
-  );
+  const base = z.preprocess(emptyToUndefined, z.enum(values, { error: `must be one of ${values.join(", ")}` }).optional());
   return defaultValue === undefined ? base : base.transform((v) => v ?? defaultValue);
 }
 
@@ -232,9 +223,7 @@ export const variables = {
   DATABASE_URL: {
     schema: z.preprocess(
       emptyToUndefined,
-      z
-        .string({ error: "is required" })
-        .refine((s) => /^postgres(ql)?:\/\//.test(s), { error: "must be a postgres:// connection string" }),
+      z.string({ error: "is required" }).refine((s) => /^postgres(ql)?:\/\//.test(s), { error: "must be a postgres:// connection string" }),
     ),
     doc: "Config-store connection string. Required (`npm start` starts an embedded PostgreSQL and sets it when unset).",
     secret: true,

@@ -62,7 +62,16 @@ describe("saveDashboard refuses panel SQL the guard rejects", () => {
   ];
   test.each(hostile)("%s", async (_name, sql, reason) => {
     const before = (await listDashboards(store.pool, ws)).length;
-    const err = await rejection(saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "p1", sql: GOOD_SQL }, { id: "bad", sql }]) }));
+    const err = await rejection(
+      saveDashboard(deps, {
+        workspaceId: ws,
+        userSub: "u1",
+        spec: spec([
+          { id: "p1", sql: GOOD_SQL },
+          { id: "bad", sql },
+        ]),
+      }),
+    );
     expect(err.code).toBe("guard_rejected");
     expect(err.status).toBe(422);
     expect(err.extra.panels).toEqual([{ panelId: "bad", reason, message: expect.any(String) }]);
@@ -88,18 +97,33 @@ describe("saveDashboard refuses panel SQL the guard rejects", () => {
   });
 
   test("every failing panel is listed with its reason", async () => {
-    const failures = await checkPanels(deps, ws, spec([
-      { id: "a", sql: "UPDATE http_requests SET status = 1" },
-      { id: "b", sql: GOOD_SQL },
-      { id: "c", sql: "SELECT * FROM secrets_table" },
-      { id: "d", sql: "SELECT count(*) FROM http_requests" },
-    ]));
-    expect(failures.map((f) => [f.panelId, f.reason])).toEqual([["a", "keyword"], ["c", "catalog"], ["d", "time"]]);
+    const failures = await checkPanels(
+      deps,
+      ws,
+      spec([
+        { id: "a", sql: "UPDATE http_requests SET status = 1" },
+        { id: "b", sql: GOOD_SQL },
+        { id: "c", sql: "SELECT * FROM secrets_table" },
+        { id: "d", sql: "SELECT count(*) FROM http_requests" },
+      ]),
+    );
+    expect(failures.map((f) => [f.panelId, f.reason])).toEqual([
+      ["a", "keyword"],
+      ["c", "catalog"],
+      ["d", "time"],
+    ]);
   });
 
   test("a source of another workspace is treated as missing, whatever the SQL", async () => {
     const err = await rejection(
-      saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "x", sql: GOOD_SQL, sourceId: otherSourceId }, { id: "y", sql: GOOD_SQL, sourceId: "src_nope" }]) }),
+      saveDashboard(deps, {
+        workspaceId: ws,
+        userSub: "u1",
+        spec: spec([
+          { id: "x", sql: GOOD_SQL, sourceId: otherSourceId },
+          { id: "y", sql: GOOD_SQL, sourceId: "src_nope" },
+        ]),
+      }),
     );
     expect(err.extra.panels).toEqual([
       { panelId: "x", reason: "source", message: expect.any(String) },
@@ -108,7 +132,9 @@ describe("saveDashboard refuses panel SQL the guard rejects", () => {
   });
 
   test("a never-refreshed catalog refuses the panel with reason catalog", async () => {
-    const err = await rejection(saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "n", sql: GOOD_SQL, sourceId: neverRefreshedId }]) }));
+    const err = await rejection(
+      saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "n", sql: GOOD_SQL, sourceId: neverRefreshedId }]) }),
+    );
     expect(err.extra.panels).toMatchObject([{ panelId: "n", reason: "catalog" }]);
   });
 });
@@ -167,8 +193,16 @@ describe("optimistic concurrency", () => {
 
   test("delete with a stale version is a conflict; with the current one it deletes", async () => {
     const saved = await saveDashboard(deps, { workspaceId: ws, userSub: "u", spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
-    await saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 1, spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
-    expect((await rejection(deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws, baseVersion: 1 }))).code).toBe("version_conflict");
+    await saveDashboard(deps, {
+      workspaceId: ws,
+      userSub: "u",
+      dashboardId: saved.id,
+      baseVersion: 1,
+      spec: spec([{ id: "p1", sql: GOOD_SQL }]),
+    });
+    expect((await rejection(deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws, baseVersion: 1 }))).code).toBe(
+      "version_conflict",
+    );
     await deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws, baseVersion: 2 });
     expect(await getDashboard(store.pool, saved.id)).toBeNull();
     expect((await rejection(deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws }))).code).toBe("not_found");
@@ -194,9 +228,31 @@ describe("change notifications", () => {
     try {
       const saved = await saveDashboard(deps, { workspaceId: ws, userSub: "u", spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
       await next(1);
-      await rejection(saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 1, spec: spec([{ id: "p1", sql: "DELETE FROM x" }]) }));
-      await rejection(saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 7, spec: spec([{ id: "p1", sql: GOOD_SQL }]) }));
-      await saveDashboard(deps, { workspaceId: ws, userSub: "u", dashboardId: saved.id, baseVersion: 1, spec: spec([{ id: "p1", sql: GOOD_SQL }]) });
+      await rejection(
+        saveDashboard(deps, {
+          workspaceId: ws,
+          userSub: "u",
+          dashboardId: saved.id,
+          baseVersion: 1,
+          spec: spec([{ id: "p1", sql: "DELETE FROM x" }]),
+        }),
+      );
+      await rejection(
+        saveDashboard(deps, {
+          workspaceId: ws,
+          userSub: "u",
+          dashboardId: saved.id,
+          baseVersion: 7,
+          spec: spec([{ id: "p1", sql: GOOD_SQL }]),
+        }),
+      );
+      await saveDashboard(deps, {
+        workspaceId: ws,
+        userSub: "u",
+        dashboardId: saved.id,
+        baseVersion: 1,
+        spec: spec([{ id: "p1", sql: GOOD_SQL }]),
+      });
       await next(2);
       await deleteDashboard(store.pool, { dashboardId: saved.id, workspaceId: ws });
       await next(3);

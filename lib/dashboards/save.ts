@@ -100,17 +100,19 @@ export async function saveDashboard(deps: SaveDashboardDeps, input: SaveDashboar
   }
 
   if (input.dashboardId === undefined) {
-    const { rows } = await deps.pool.query(
-      `WITH d AS (
+    const { rows } = await deps.pool
+      .query(
+        `WITH d AS (
          INSERT INTO dashboards (id, workspace_id, spec, version, created_by, updated_by)
          VALUES ($1, $2, $3::jsonb, 1, $4, $4) RETURNING ${DASHBOARD_COLUMNS}
        )
        SELECT d.*, pg_notify($5, d.id) FROM d`,
-      [input.newDashboardId ?? newId("db"), input.workspaceId, JSON.stringify(spec), input.userSub, DASHBOARD_CHANGED_CHANNEL],
-    ).catch((err: unknown) => {
-      if ((err as { code?: string }).code === "23505") throw new AppError("conflict", "A dashboard with this id already exists.");
-      throw err;
-    });
+        [input.newDashboardId ?? newId("db"), input.workspaceId, JSON.stringify(spec), input.userSub, DASHBOARD_CHANGED_CHANNEL],
+      )
+      .catch((err: unknown) => {
+        if ((err as { code?: string }).code === "23505") throw new AppError("conflict", "A dashboard with this id already exists.");
+        throw err;
+      });
     return dashboardFromRow(rows[0]);
   }
 

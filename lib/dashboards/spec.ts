@@ -24,7 +24,11 @@ export const TimeExpressionSchema = z
   });
 
 export const PanelSchema = z.object({
-  id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, { error: "must be letters, digits, _ or -" }),
+  id: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[A-Za-z0-9_-]+$/, { error: "must be letters, digits, _ or -" }),
   title: z.string().min(1).max(200),
   type: z.enum(PANEL_TYPES),
   sourceId: z.string().min(1).max(64),
@@ -54,9 +58,7 @@ export function dashboardSpecSchema(minRefreshMs: number) {
  * DEFAULT_TIME_FROM / DEFAULT_TIME_TO.
  */
 export function newDashboardSpecSchema(minRefreshMs: number, defaultTime: { from: string; to: string }) {
-  return DashboardSpecBaseSchema.extend({ time: TimeRangeSchema.default(defaultTime) }).superRefine(
-    refineSpec(minRefreshMs),
-  );
+  return DashboardSpecBaseSchema.extend({ time: TimeRangeSchema.default(defaultTime) }).superRefine(refineSpec(minRefreshMs));
 }
 
 function refineSpec(minRefreshMs: number) {
@@ -84,5 +86,8 @@ export function effectiveRefreshMs(
   spec: Pick<DashboardSpec, "refreshIntervalMs">,
   cfg: { DEFAULT_REFRESH_INTERVAL_MS: number; MIN_REFRESH_INTERVAL_MS: number },
 ): number {
-  return Math.min(Math.max(spec.refreshIntervalMs ?? cfg.DEFAULT_REFRESH_INTERVAL_MS, cfg.MIN_REFRESH_INTERVAL_MS), MAX_REFRESH_INTERVAL_MS);
+  return Math.min(
+    Math.max(spec.refreshIntervalMs ?? cfg.DEFAULT_REFRESH_INTERVAL_MS, cfg.MIN_REFRESH_INTERVAL_MS),
+    MAX_REFRESH_INTERVAL_MS,
+  );
 }

@@ -93,9 +93,8 @@ export async function seedDemo(deps: {
 }): Promise<DemoIds> {
   const { pool, workspaceId: ws } = deps;
 
-  const existing = (
-    await pool.query<{ id: string }>("SELECT id FROM sources WHERE workspace_id = $1 AND name = 'Demo metrics'", [ws])
-  ).rows[0]?.id;
+  const existing = (await pool.query<{ id: string }>("SELECT id FROM sources WHERE workspace_id = $1 AND name = 'Demo metrics'", [ws]))
+    .rows[0]?.id;
   if (existing) {
     // The embedded server may listen on a new port after a restart.
     await pool.query("UPDATE sources SET host = $2, port = $3 WHERE id = $1", [existing, deps.metrics.host, deps.metrics.port]);
@@ -118,9 +117,8 @@ export async function seedDemo(deps: {
   if (!source) throw new Error("demo source vanished while seeding");
   await refreshCatalog({ db: pool, runner: deps.runner }, source);
 
-  let dash = (
-    await pool.query<{ id: string }>("SELECT id FROM dashboards WHERE workspace_id = $1 ORDER BY created_at LIMIT 1", [ws])
-  ).rows[0]?.id;
+  let dash = (await pool.query<{ id: string }>("SELECT id FROM dashboards WHERE workspace_id = $1 ORDER BY created_at LIMIT 1", [ws]))
+    .rows[0]?.id;
   if (!dash) {
     const saved = await saveDashboard(
       { pool, guard: deps.guard, minRefreshIntervalMs: deps.minRefreshIntervalMs },

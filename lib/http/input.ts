@@ -52,7 +52,8 @@ export function jsonValueIssue(value: unknown, maxDepth = MAX_JSON_DEPTH): Input
       continue;
     }
     if (v === null || typeof v !== "object") continue;
-    if (path.length >= maxDepth) return { path: pathName(path), message: `must not nest arrays and objects deeper than ${maxDepth} levels` };
+    if (path.length >= maxDepth)
+      return { path: pathName(path), message: `must not nest arrays and objects deeper than ${maxDepth} levels` };
     if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: [...path, String(i)] });
       continue;

@@ -32,21 +32,34 @@ describe("onError and config-store faults", () => {
   test.each([
     ["a refused connection", () => markConfigStoreError(refused()), "ECONNREFUSED"],
     ["the client-side query timeout", () => markConfigStoreError(new Error("Query read timeout")), "query_timeout"],
-    ["a wait for a pooled client that timed out", () => markConfigStoreError(new Error("timeout exceeded when trying to connect")), "connect_timeout"],
+    [
+      "a wait for a pooled client that timed out",
+      () => markConfigStoreError(new Error("timeout exceeded when trying to connect")),
+      "connect_timeout",
+    ],
     [
       "a connect timeout (pg-pool wraps the socket error)",
-      () => markConfigStoreError(new Error("Connection terminated due to connection timeout", { cause: new Error("Connection terminated unexpectedly") })),
+      () =>
+        markConfigStoreError(
+          new Error("Connection terminated due to connection timeout", { cause: new Error("Connection terminated unexpectedly") }),
+        ),
       "connect_timeout",
     ],
     ["a lost connection", () => markConfigStoreError(new Error("Connection terminated unexpectedly")), "connection_lost"],
     [
       "a statement cancelled by statement_timeout",
-      () => markConfigStoreError(Object.assign(new Error("canceling statement due to statement timeout"), { code: "57014", severity: "ERROR" })),
+      () =>
+        markConfigStoreError(
+          Object.assign(new Error("canceling statement due to statement timeout"), { code: "57014", severity: "ERROR" }),
+        ),
       "57014",
     ],
     [
       "the server shutting down",
-      () => markConfigStoreError(Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01", severity: "FATAL" })),
+      () =>
+        markConfigStoreError(
+          Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01", severity: "FATAL" }),
+        ),
       "57P01",
     ],
     ["a caller's own deadline", () => configStoreUnavailable("timeout"), "timeout"],

@@ -55,7 +55,8 @@ export function onError(log: (line: Record<string, unknown>) => void, configStor
     }
     if (err instanceof AppError) return problem(c, err.code, err.detail, err.extra, err.headers);
     if (err instanceof HTTPException && err.status < 500) {
-      const code: ErrorCode = err.status === 401 ? "unauthenticated" : err.status === 403 ? "forbidden" : err.status === 404 ? "not_found" : "bad_request";
+      const code: ErrorCode =
+        err.status === 401 ? "unauthenticated" : err.status === 403 ? "forbidden" : err.status === 404 ? "not_found" : "bad_request";
       return problem(c, code, err.message || code.replaceAll("_", " "));
     }
     // Unknown errors never reach the client: the log has the rest, the body a request id to find it.

@@ -8,9 +8,7 @@
  */
 export const STREAM_HOST_PATHS = ["/api/dashboards/*/stream", "/api/metrics"] as const;
 
-const OWNED = STREAM_HOST_PATHS.map(
-  (pattern) => new RegExp(`^${pattern.split("*").map(escapeRegExp).join("[^/]+")}$`),
-);
+const OWNED = STREAM_HOST_PATHS.map((pattern) => new RegExp(`^${pattern.split("*").map(escapeRegExp).join("[^/]+")}$`));
 
 /** Whether the stream host owns `path` (a URL's pathname, without the query). */
 export function isStreamHostPath(path: string): boolean {

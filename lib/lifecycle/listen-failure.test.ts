@@ -6,13 +6,21 @@ import { describeListenFailure, exitOnListenFailure } from "./listen-failure.ts"
 const errno = (code: string) => Object.assign(new Error(`listen ${code}`), { code });
 
 test.each([
-  ["EADDRINUSE", { port: 8080, portVariable: "PORT" }, "port 8080 is already in use by another process; stop it, or set PORT to a free port"],
+  [
+    "EADDRINUSE",
+    { port: 8080, portVariable: "PORT" },
+    "port 8080 is already in use by another process; stop it, or set PORT to a free port",
+  ],
   [
     "EADDRINUSE",
     { port: 3000, host: "127.0.0.1", portVariable: "PORT" },
     "127.0.0.1 port 3000 is already in use by another process; stop it, or set PORT to a free port",
   ],
-  ["EACCES", { port: 80, portVariable: "STREAM_PORT" }, "not allowed to listen on port 80 (ports below 1024 need privileges); set STREAM_PORT to a port above 1023"],
+  [
+    "EACCES",
+    { port: 80, portVariable: "STREAM_PORT" },
+    "not allowed to listen on port 80 (ports below 1024 need privileges); set STREAM_PORT to a port above 1023",
+  ],
   [
     "EADDRNOTAVAIL",
     { port: 8080, host: "10.9.9.9", portVariable: "PORT" },

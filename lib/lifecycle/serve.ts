@@ -58,14 +58,10 @@ export function serveProcess(p: ProcessServing): { server: ServerType; shutdown:
   const server = serve({ fetch: p.fetch, port: p.port, hostname: p.config.LISTEN_HOST }, (info) =>
     p.onListening({ port: info.port, signals }),
   );
-  exitOnListenFailure(
-    server,
-    { prefix: p.name, port: p.port, host: p.config.LISTEN_HOST, portVariable: p.portVariable },
-    (line) => {
-      process.stderr.write(`${line}\n`);
-      p.exit(1);
-    },
-  );
+  exitOnListenFailure(server, { prefix: p.name, port: p.port, host: p.config.LISTEN_HOST, portVariable: p.portVariable }, (line) => {
+    process.stderr.write(`${line}\n`);
+    p.exit(1);
+  });
   return { server, shutdown, signals };
 }
 
@@ -74,10 +70,7 @@ export function serveProcess(p: ProcessServing): { server: ServerType; shutdown:
  * without it), then the config-store pool, whose end() resolves only once every checked-out client has been
  * released and closed.
  */
-export async function closeConfigStore(stores: {
-  readiness: { close(): Promise<void> };
-  pool: { end(): Promise<void> };
-}): Promise<void> {
+export async function closeConfigStore(stores: { readiness: { close(): Promise<void> }; pool: { end(): Promise<void> } }): Promise<void> {
   await stores.readiness.close();
   await stores.pool.end();
 }

@@ -6,9 +6,7 @@ export interface Logger {
 }
 
 /** Writes one JSON object per line to `write` (stderr by default). */
-export function createLogger(
-  opts: { write?: (line: string) => void; now?: () => number; silent?: boolean } = {},
-): Logger {
+export function createLogger(opts: { write?: (line: string) => void; now?: () => number; silent?: boolean } = {}): Logger {
   const write = opts.write ?? ((line: string) => process.stderr.write(line));
   const now = opts.now ?? Date.now;
   const emit = (level: string, msg: string, fields?: Record<string, unknown>) => {

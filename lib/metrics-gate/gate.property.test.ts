@@ -7,9 +7,12 @@ const TOKEN = "s3cret-metrics-token-0123456789";
 const ranges = (text: string) => parseCidrList(text).ranges;
 
 // Arbitrary header values, including control characters, huge strings and unicode.
-const headerValue = fc.option(fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: "binary", maxLength: 200 }), fc.string({ maxLength: 10_000 })), {
-  nil: undefined,
-});
+const headerValue = fc.option(
+  fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: "binary", maxLength: 200 }), fc.string({ maxLength: 10_000 })),
+  {
+    nil: undefined,
+  },
+);
 const request = fc.record<GateRequest>({
   authorization: headerValue,
   xForwardedFor: headerValue,

@@ -60,10 +60,7 @@ const TIME_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
 const ROW_BUCKETS = [0, 1, 10, 50, 100, 500, 1000, 2500, 5000, 10000];
 
 /** Registers the service's metrics and the `svc_`-prefixed default collectors on `registry`. */
-export function createMetrics(
-  registry: Registry,
-  opts: { defaultCollectors?: boolean; sampleIntervalMs?: number } = {},
-): Metrics {
+export function createMetrics(registry: Registry, opts: { defaultCollectors?: boolean; sampleIntervalMs?: number } = {}): Metrics {
   const sampleProcessMetrics =
     opts.defaultCollectors === false
       ? async () => {}

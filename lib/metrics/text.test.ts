@@ -15,7 +15,7 @@ test("renders byte for byte what prom-client writes, for every metric type and l
   metrics.countLlmRequest("chat", "admitted");
   metrics.countGuardRejection("keyword");
   metrics.setPollersActive(3);
-  const odd = new Counter({ name: "svc_odd_total", help: 'help with \\ and\nnewline', labelNames: ["v"], registers: [registry] });
+  const odd = new Counter({ name: "svc_odd_total", help: "help with \\ and\nnewline", labelNames: ["v"], registers: [registry] });
   odd.inc({ v: 'quote " backslash \\ newline \n' });
   odd.inc({ v: "" }, 2.5);
   expect(await renderMetrics(registry)).toBe(await registry.metrics());

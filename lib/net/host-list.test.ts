@@ -8,26 +8,35 @@ describe("parseHostList", () => {
       "db.internal, *.RDS.amazonaws.com. 10.0.0.0/8 127.0.0.1:5433,[::1]:5432 [fd00::/8]:6432 2001:db8::/32 ::ffff:192.168.0.1",
     );
     expect(invalid).toEqual([]);
-    expect(
-      entries.map((e) => (e.kind === "name" ? `${e.pattern}@${e.port}` : `${e.range[0].toString()}/${e.range[1]}@${e.port}`)),
-    ).toEqual([
-      "db.internal@null",
-      "*.rds.amazonaws.com@null",
-      "10.0.0.0/8@null",
-      "127.0.0.1/32@5433",
-      "::1/128@5432",
-      "fd00::/8@6432",
-      "2001:db8::/32@null",
-      "192.168.0.1/32@null",
-    ]);
+    expect(entries.map((e) => (e.kind === "name" ? `${e.pattern}@${e.port}` : `${e.range[0].toString()}/${e.range[1]}@${e.port}`))).toEqual(
+      [
+        "db.internal@null",
+        "*.rds.amazonaws.com@null",
+        "10.0.0.0/8@null",
+        "127.0.0.1/32@5433",
+        "::1/128@5432",
+        "fd00::/8@6432",
+        "2001:db8::/32@null",
+        "192.168.0.1/32@null",
+      ],
+    );
   });
 
-  test.each(["10.1", "0x7f000001", "db..internal", "db.internal:0", "db.internal:70000", "[db.internal]:5432", "*.10.0.0.1", "10.0.0.0/33", "a/b", ":5432", "[::1]:x"])(
-    "%j does not parse",
-    (entry) => {
-      expect(parseHostList(entry).invalid).toEqual([entry]);
-    },
-  );
+  test.each([
+    "10.1",
+    "0x7f000001",
+    "db..internal",
+    "db.internal:0",
+    "db.internal:70000",
+    "[db.internal]:5432",
+    "*.10.0.0.1",
+    "10.0.0.0/33",
+    "a/b",
+    ":5432",
+    "[::1]:x",
+  ])("%j does not parse", (entry) => {
+    expect(parseHostList(entry).invalid).toEqual([entry]);
+  });
 
   test("matching: names by name (wildcards by suffix), addresses by range, and the port when the entry has one", () => {
     const { entries } = parseHostList("db.internal:5432 *.corp.example 10.0.0.0/8 [::1]:5433");

@@ -69,18 +69,11 @@ export function hostListHasName(entries: readonly HostListEntry[], name: string,
 }
 
 /** True when an entry's range holds `address` (IPv4-mapped IPv6 folded to IPv4) on `port`. */
-export function hostListHasAddress(
-  entries: readonly HostListEntry[],
-  address: ipaddr.IPv4 | ipaddr.IPv6 | string,
-  port: number,
-): boolean {
+export function hostListHasAddress(entries: readonly HostListEntry[], address: ipaddr.IPv4 | ipaddr.IPv6 | string, port: number): boolean {
   const addr = typeof address === "string" ? parseAddress(address) : address;
   if (!addr) return false;
   return entries.some(
     (e) =>
-      e.kind === "range" &&
-      (e.port === null || e.port === port) &&
-      e.range[0].kind() === addr.kind() &&
-      addr.match(e.range[0], e.range[1]),
+      e.kind === "range" && (e.port === null || e.port === port) && e.range[0].kind() === addr.kind() && addr.match(e.range[0], e.range[1]),
   );
 }

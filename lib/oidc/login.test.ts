@@ -43,8 +43,7 @@ beforeAll(async () => {
   altJwk = { ...(await exportJWK(altKey.publicKey)), kid: "alt", alg: "ES256", use: "sig" };
   server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", issuer);
-    const json = (status: number, body: unknown) =>
-      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+    const json = (status: number, body: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
     if (mode === "503") return json(503, { error: "down" });
     if (url.pathname === "/.well-known/openid-configuration") {
       hits.discovery++;
@@ -172,8 +171,7 @@ describe("a good login", () => {
   });
 
   test("OIDC_JWKS_URL replaces the discovered keys", async () => {
-    idToken = async (nonce) =>
-      new SignJWT(goodClaims(nonce)).setProtectedHeader({ alg: "ES256", kid: "alt" }).sign(altKey.privateKey);
+    idToken = async (nonce) => new SignJWT(goodClaims(nonce)).setProtectedHeader({ alg: "ES256", kid: "alt" }).sign(altKey.privateKey);
     expect((await login({ jwksUrl: `${issuer}/alt-jwks` })).sub).toBe("user-1");
     idToken = async (nonce) => sign(goodClaims(nonce)); // signed with the discovered key, which is not configured
     expect((await failure(login({ jwksUrl: `${issuer}/alt-jwks` }))).code).toBe("unauthenticated");
@@ -194,10 +192,7 @@ describe("hostile ID tokens are refused with a clean 401", () => {
     ["signed by another key under the same kid", (n) => sign(goodClaims(n), otherKey)],
     ["alg none", async (n) => `${b64({ alg: "none" })}.${b64(goodClaims(n))}.`],
     ["HS256 keyed with the client secret", async (n) => hmac("HS256", CLIENT_SECRET, goodClaims(n))],
-    [
-      "RS256 header but HMAC keyed with the public key",
-      async (n) => hmac("RS256", JSON.stringify(mainJwk), goodClaims(n)),
-    ],
+    ["RS256 header but HMAC keyed with the public key", async (n) => hmac("RS256", JSON.stringify(mainJwk), goodClaims(n))],
     ["signature cut off", async (n) => (await sign(goodClaims(n))).replace(/\.[^.]+$/, ".AAAA")],
     ["garbage", async () => "not.a.jwt"],
   ];
@@ -278,15 +273,20 @@ test("safeReturnTo always gives a same-site path that Node and fetch accept as a
   // Node's http server refuses to write a header value with DEL or characters above U+00FF; before this
   // rule a returnTo of /%7F made the callback answer a raw 500 from the HTTP layer.
   fc.assert(
-    fc.property(fc.oneof(fc.string({ unit: utf16Unit }), fc.string({ unit: utf16Unit }).map((s) => `/${s}`)), (input) => {
-      const out = safeReturnTo(input);
-      expect(out.startsWith("/")).toBe(true);
-      expect(out.startsWith("//") || out.startsWith("/\\")).toBe(false);
-      expect(() => validateHeaderValue("location", out)).not.toThrow();
-      expect(new Headers({ location: out }).get("location")).toBe(out);
-      expect(/^[\u0021-\u007e]+$/.test(out)).toBe(true);
-    }),
+    fc.property(
+      fc.oneof(
+        fc.string({ unit: utf16Unit }),
+        fc.string({ unit: utf16Unit }).map((s) => `/${s}`),
+      ),
+      (input) => {
+        const out = safeReturnTo(input);
+        expect(out.startsWith("/")).toBe(true);
+        expect(out.startsWith("//") || out.startsWith("/\\")).toBe(false);
+        expect(() => validateHeaderValue("location", out)).not.toThrow();
+        expect(new Headers({ location: out }).get("location")).toBe(out);
+        expect(/^[\u0021-\u007e]+$/.test(out)).toBe(true);
+      },
+    ),
     { seed: 20261124, numRuns: 1000 },
   );
 });
-

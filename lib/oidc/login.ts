@@ -181,7 +181,10 @@ export function createOidcLogin(settings: OidcSettings): OidcLogin {
     // Our own state check first, so every later failure is about the provider's answer itself.
     const state = callbackUrl.searchParams.get("state");
     if (state !== tx.state) {
-      throw new AppError("bad_request", "Sign-in failed: the callback does not belong to this sign-in (state mismatch). Start again from the sign-in page.");
+      throw new AppError(
+        "bad_request",
+        "Sign-in failed: the callback does not belong to this sign-in (state mismatch). Start again from the sign-in page.",
+      );
     }
     let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
     try {

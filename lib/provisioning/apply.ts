@@ -51,7 +51,8 @@ const SOURCE_FIELDS = [...CONNECTION_FIELDS, "name", "schemas", "notes", "timeCo
 
 /** Wraps a failure so its message names the entity it happened to; the code (and so the HTTP status) is kept. */
 function about(kind: EntityKind, id: string, err: unknown): unknown {
-  if (err instanceof AppError) return new AppError(err.code, `${kind} ${id}: ${err.detail}`, { ...err.extra, entity: { kind, id } }, err.headers);
+  if (err instanceof AppError)
+    return new AppError(err.code, `${kind} ${id}: ${err.detail}`, { ...err.extra, entity: { kind, id } }, err.headers);
   return err;
 }
 
@@ -121,11 +122,20 @@ async function applyWorkspace(deps: ProvisionDeps, ws: WorkspaceEntry, record: R
   record({ kind: "workspace", id: ws.id, action: "updated", fields });
 }
 
-async function applySource(deps: ProvisionDeps, workspaceId: string, entry: SourceEntry, record: Recorder, report: ProvisionReport): Promise<void> {
+async function applySource(
+  deps: ProvisionDeps,
+  workspaceId: string,
+  entry: SourceEntry,
+  record: Recorder,
+  report: ProvisionReport,
+): Promise<void> {
   const { id, ...input } = entry;
   const have = await getSource(deps.pool, id);
   if (have && have.workspaceId !== workspaceId) {
-    throw new AppError("conflict", `it belongs to workspace ${have.workspaceId}; a source cannot move between workspaces (delete it there first).`);
+    throw new AppError(
+      "conflict",
+      `it belongs to workspace ${have.workspaceId}; a source cannot move between workspaces (delete it there first).`,
+    );
   }
   if (!have) {
     const at = new Date();
@@ -143,7 +153,12 @@ async function applySource(deps: ProvisionDeps, workspaceId: string, entry: Sour
     };
     // As the API does: the host policy, the grant and the credentials are proven before anything is stored.
     await deps.runner.testConnection(candidate, { stored: false });
-    const created = await createSource(deps.pool, workspaceId, { ...input }, { id, maxPerWorkspace: deps.config.SOURCES_PER_WORKSPACE_MAX });
+    const created = await createSource(
+      deps.pool,
+      workspaceId,
+      { ...input },
+      { id, maxPerWorkspace: deps.config.SOURCES_PER_WORKSPACE_MAX },
+    );
     record({ kind: "source", id, action: "created" });
     await deps.refreshCatalog(created);
     return;
@@ -180,7 +195,10 @@ async function applyDashboard(
   const saveDeps = { pool: deps.pool, guard: deps.guard, minRefreshIntervalMs: deps.config.MIN_REFRESH_INTERVAL_MS };
   const have = await getDashboard(deps.pool, entry.id);
   if (have && have.workspaceId !== workspaceId) {
-    throw new AppError("conflict", `it belongs to workspace ${have.workspaceId}; a dashboard cannot move between workspaces (delete it there first).`);
+    throw new AppError(
+      "conflict",
+      `it belongs to workspace ${have.workspaceId}; a dashboard cannot move between workspaces (delete it there first).`,
+    );
   }
   if (!have) {
     await saveDashboard(saveDeps, { workspaceId, userSub: PROVISIONING_USER, spec: entry.spec, newDashboardId: entry.id });
@@ -192,7 +210,13 @@ async function applyDashboard(
     return;
   }
   // Based on the version just read: an edit that lands in between is a version_conflict, never overwritten unseen.
-  await saveDashboard(saveDeps, { workspaceId, userSub: PROVISIONING_USER, dashboardId: entry.id, baseVersion: have.version, spec: entry.spec });
+  await saveDashboard(saveDeps, {
+    workspaceId,
+    userSub: PROVISIONING_USER,
+    dashboardId: entry.id,
+    baseVersion: have.version,
+    spec: entry.spec,
+  });
   record({ kind: "dashboard", id: entry.id, action: "updated", fields: ["spec"] });
 }
 

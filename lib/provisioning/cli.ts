@@ -101,9 +101,14 @@ export async function runProvisionCli(argv: string[], deps: ProvisionCliDeps, io
 }
 
 function parseCliArgs(argv: string[]): { file?: string; fromEnv: boolean } {
-  const { values, positionals } = parseArgs({ args: argv, options: { "from-env": { type: "boolean", default: false } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { "from-env": { type: "boolean", default: false } },
+    allowPositionals: true,
+  });
   const fromEnv = values["from-env"] === true;
   if (fromEnv && positionals.length > 0) throw new Error("give a FILE or --from-env, not both");
-  if (!fromEnv && positionals.length !== 1) throw new Error(positionals.length === 0 ? "a provisioning FILE is required" : "one FILE at a time");
+  if (!fromEnv && positionals.length !== 1)
+    throw new Error(positionals.length === 0 ? "a provisioning FILE is required" : "one FILE at a time");
   return { file: positionals[0], fromEnv };
 }

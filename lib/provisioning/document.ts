@@ -153,9 +153,13 @@ export function parseProvisioningDocument(raw: unknown, opts: DocumentOptions): 
   const parsed = documentSchema(opts).safeParse(raw);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.map((i) => ({ path: describePath(raw, i.path), message: i.message }));
-  throw new AppError("validation_failed", `The provisioning document is invalid:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join("\n")}`, {
-    issues,
-  });
+  throw new AppError(
+    "validation_failed",
+    `The provisioning document is invalid:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join("\n")}`,
+    {
+      issues,
+    },
+  );
 }
 
 /** Parses the text of a provisioning file: YAML, of which JSON is a subset. `name` is only used in errors. */
@@ -176,7 +180,10 @@ async function readText(path: string, what: string): Promise<string> {
     return await readFile(path, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new AppError("validation_failed", `${what}: ${code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : code ?? "cannot be read"}`);
+    throw new AppError(
+      "validation_failed",
+      `${what}: ${code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (code ?? "cannot be read")}`,
+    );
   }
 }
 
@@ -197,10 +204,14 @@ export async function readProvisioningFile(path: string): Promise<unknown> {
       if (!d || typeof d !== "object" || !("specFile" in d)) continue;
       const entry = d as { id?: unknown; spec?: unknown; specFile?: unknown };
       const label = `dashboard ${typeof entry.id === "string" ? entry.id : "(no id)"}`;
-      if (typeof entry.specFile !== "string" || entry.specFile === "") throw new AppError("validation_failed", `${label}: specFile must be a path`);
+      if (typeof entry.specFile !== "string" || entry.specFile === "")
+        throw new AppError("validation_failed", `${label}: specFile must be a path`);
       if (entry.spec !== undefined) throw new AppError("validation_failed", `${label}: give spec or specFile, not both`);
       const file = resolve(base, entry.specFile);
-      const loaded = parseProvisioningText(await readText(file, `${label}: specFile ${entry.specFile}`), `${label}: specFile ${entry.specFile}`);
+      const loaded = parseProvisioningText(
+        await readText(file, `${label}: specFile ${entry.specFile}`),
+        `${label}: specFile ${entry.specFile}`,
+      );
       // A saved API response ({id, version, spec, ...}) works as well as a bare spec.
       const isResponse = loaded && typeof loaded === "object" && "spec" in loaded && !("panels" in loaded);
       entry.spec = isResponse ? (loaded as { spec: unknown }).spec : loaded;

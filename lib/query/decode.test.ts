@@ -70,8 +70,7 @@ describe("parseBigNumeric", () => {
 });
 
 describe("row decoder byte count", () => {
-  const wire = (values: (string | null)[]) =>
-    4 + 2 + values.reduce((n, v) => n + 4 + (v === null ? 0 : Buffer.byteLength(v)), 0);
+  const wire = (values: (string | null)[]) => 4 + 2 + values.reduce((n, v) => n + 4 + (v === null ? 0 : Buffer.byteLength(v)), 0);
 
   test("text cells are counted exactly as JSON.stringify writes them (escapes and UTF-8 included)", () => {
     const decoder = createRowDecoder([

@@ -157,8 +157,7 @@ function digits(s: string, start: number, len: number): number {
   return v;
 }
 
-const SLOW =
-  /^(\d{1,})-(\d\d)-(\d\d)(?: (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?)?(?:([+-])(\d\d)(?::(\d\d)(?::(\d\d))?)?)?( BC)?$/;
+const SLOW = /^(\d{1,})-(\d\d)-(\d\d)(?: (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?)?(?:([+-])(\d\d)(?::(\d\d)(?::(\d\d))?)?)?( BC)?$/;
 
 /** Years below 100 or above 9999 and BC dates: rare, so a regex and setUTCFullYear are fine. */
 function slowTimestamp(s: string): number {

@@ -48,8 +48,7 @@ export function classifySourceFailure(err: unknown): SourceFailure {
       return "connection_lost";
   }
   if (/does not support SSL/i.test(message)) return "ssl_unsupported";
-  if (/SSL|TLS|certificate|self[- ]signed/i.test(message) || (typeof code === "string" && /CERT|SSL|TLS/.test(code)))
-    return "ssl_failed";
+  if (/SSL|TLS|certificate|self[- ]signed/i.test(message) || (typeof code === "string" && /CERT|SSL|TLS/.test(code))) return "ssl_failed";
   if (/timeout/i.test(message)) return "connect_timeout";
   return "connection_lost";
 }
@@ -68,10 +67,7 @@ export function sourceUnavailable(sourceId: string, err: unknown): AppError {
 export type InsecureAuthKind = "cleartext" | "MD5" | "weak SCRAM";
 
 export function insecureAuthRefused(sourceId: string, kind: InsecureAuthKind): AppError {
-  const asked =
-    kind === "weak SCRAM"
-      ? "SCRAM password authentication with fewer than 4096 iterations"
-      : `${kind} password authentication`;
+  const asked = kind === "weak SCRAM" ? "SCRAM password authentication with fewer than 4096 iterations" : `${kind} password authentication`;
   return new AppError(
     "source_unavailable",
     `Source ${sourceId} is unavailable (insecure_auth): the server asked for ${asked}, ` +
@@ -85,10 +81,7 @@ export function insecureAuthRefused(sourceId: string, kind: InsecureAuthKind): A
 const SERVER_CLASSES = ["08", "53", "57P", "58", "XX"];
 
 /** Maps a failed guarded statement to the coded error callers see. */
-export function queryError(
-  err: unknown,
-  ctx: { sourceId: string; timeoutSeconds: number; maxBytes: number },
-): AppError {
+export function queryError(err: unknown, ctx: { sourceId: string; timeoutSeconds: number; maxBytes: number }): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof ResultTooLargeError) {
     return new AppError(

@@ -178,8 +178,7 @@ export function createSourcePool(opts: SourcePoolOptions): pg.Pool {
       const start = (cb: (err: Error | null) => void) => {
         // pg-pool's connect timeout destroys the (not yet connected) socket; a secret lookup slower than
         // that must fail the connect at once and never connect afterwards.
-        const stream = (this as unknown as { connection: { stream: NodeJS.EventEmitter & { destroyed: boolean } } })
-          .connection.stream;
+        const stream = (this as unknown as { connection: { stream: NodeJS.EventEmitter & { destroyed: boolean } } }).connection.stream;
         let settled = false;
         const fail = (err: Error) => {
           if (settled) return;

@@ -133,14 +133,7 @@ export class ReadOnlyPortal {
     // The whole pipeline in one buffer and one write (one TCP segment for small statements). Execute's row
     // limit is an int32 on the wire; anything larger means "all rows" anyway.
     stream.write(
-      encodePipeline(
-        opts.fixed,
-        parseFixed,
-        opts.text,
-        opts.paramTypes,
-        opts.values,
-        Math.min(opts.maxRows + 1, 2_147_483_647),
-      ),
+      encodePipeline(opts.fixed, parseFixed, opts.text, opts.paramTypes, opts.values, Math.min(opts.maxRows + 1, 2_147_483_647)),
     );
     return null;
   }

@@ -134,9 +134,7 @@ describe("guarded queries on a real guard", () => {
     expect(err.status).toBe(422);
     expect(err.extra).toEqual({ reason });
     expect(runner.poolStats(source.id)).toBeNull();
-    expect(await registry.metrics()).toMatch(
-      new RegExp(`svc_sql_validation_rejections_total\\{reason="${reason}"\\} [1-9]`),
-    );
+    expect(await registry.metrics()).toMatch(new RegExp(`svc_sql_validation_rejections_total\\{reason="${reason}"\\} [1-9]`));
   });
 
   test("an accepted statement is checked again once the catalog changes, and on another source", async () => {

@@ -54,13 +54,7 @@ function fakeDns(table: Record<string, string[] | string[][]>) {
   };
 }
 
-function setup(
-  opts: {
-    env?: Record<string, string>;
-    dns?: ReturnType<typeof fakeDns>;
-    connector?: RecordingConnector;
-  } = {},
-) {
+function setup(opts: { env?: Record<string, string>; dns?: ReturnType<typeof fakeDns>; connector?: RecordingConnector } = {}) {
   const config: Config = parseConfig({
     // The config store is elsewhere (never connected by these tests); the metrics server is allowed exactly.
     DATABASE_URL: "postgres://app@10.0.0.5:5432/pulseboard",
@@ -71,8 +65,7 @@ function setup(
     ...opts.env,
   }).config;
   const dns = opts.dns ?? fakeDns({});
-  const connector =
-    opts.connector ?? createRecordingConnector({ passThrough: (a) => a.host === fx.host && a.port === fx.port });
+  const connector = opts.connector ?? createRecordingConnector({ passThrough: (a) => a.host === fx.host && a.port === fx.port });
   const real = createSecretResolver({ config, env: {} });
   const lookups: string[] = [];
   // Counts credential lookups: a refused host must never get that far.
@@ -108,10 +101,7 @@ describe("host policy in the runner", () => {
     ["the config store's server", { host: "10.0.0.5", port: 5432 }],
   ])("%s: 422 naming host, before any connection attempt or credential lookup", async (_name, target) => {
     const t = setup({ dns: fakeDns({ "metadata.attacker.example": ["169.254.169.254"] }) });
-    for (const attempt of [
-      () => t.runner.testConnection(src(target)),
-      () => t.runner.execute({ source: src(target), sql: "SELECT 1" }),
-    ]) {
+    for (const attempt of [() => t.runner.testConnection(src(target)), () => t.runner.execute({ source: src(target), sql: "SELECT 1" })]) {
       const err = await rejection(attempt());
       expect(err.code).toBe("source_host_refused");
       expect(err.status).toBe(422);
@@ -219,9 +209,7 @@ describe("limits", () => {
   test("SOURCE_POOLS_MAX: while every pool is busy a new source is refused without connecting", async () => {
     const connector = createRecordingConnector({ hold: true });
     const t = setup({ env: { SOURCE_POOLS_MAX: "2" }, connector });
-    const pending = [src({ host: "203.0.113.30" }), src({ host: "203.0.113.31" })].map((s) =>
-      rejection(t.runner.testConnection(s)),
-    );
+    const pending = [src({ host: "203.0.113.30" }), src({ host: "203.0.113.31" })].map((s) => rejection(t.runner.testConnection(s)));
     await connector.attempted(2);
     const err = await rejection(t.runner.execute({ source: src({ host: "203.0.113.32" }), sql: "SELECT 1" }));
     expect(err.code).toBe("source_unavailable");
@@ -238,9 +226,7 @@ describe("limits", () => {
       connector,
       dns: fakeDns({ "db.example.com": ["203.0.113.40"], "alias.example.com": ["203.0.113.40"] }),
     });
-    const pending = [src({ host: "203.0.113.40" }), src({ host: "db.example.com" })].map((s) =>
-      rejection(t.runner.testConnection(s)),
-    );
+    const pending = [src({ host: "203.0.113.40" }), src({ host: "db.example.com" })].map((s) => rejection(t.runner.testConnection(s)));
     await connector.attempted(2);
     const err = await rejection(t.runner.testConnection(src({ host: "alias.example.com" })));
     expect(err.extra).toEqual({ cause: "host_connection_limit" });

@@ -102,18 +102,7 @@ describe("a pooled source connection carries nothing forward", () => {
         "current_setting('default_transaction_read_only'), current_setting('statement_timeout'), " +
         "current_setting('idle_in_transaction_session_timeout'), pg_backend_pid()",
     );
-    expect(after).toEqual([
-      `${Number(serverDefault) / 1024}MB`,
-      "public",
-      "UTC",
-      "ISO, MDY",
-      "on",
-      "UTF8",
-      "on",
-      "1s",
-      "2s",
-      before,
-    ]);
+    expect(after).toEqual([`${Number(serverDefault) / 1024}MB`, "public", "UTC", "ISO, MDY", "on", "UTF8", "on", "1s", "2s", before]);
   });
 
   test("a PREPAREd statement is deallocated; the runner's own named statements are parsed again behind the reset", async () => {

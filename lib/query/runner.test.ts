@@ -26,10 +26,7 @@ beforeAll(async () => {
     CREATE SEQUENCE counter;
     REVOKE ALL ON SCHEMA public FROM PUBLIC;
   `);
-  reader = await fx.createRole("pb_reader", "reader-pw-1", [
-    "GRANT USAGE ON SCHEMA public TO %I",
-    "GRANT SELECT ON samples TO %I",
-  ]);
+  reader = await fx.createRole("pb_reader", "reader-pw-1", ["GRANT USAGE ON SCHEMA public TO %I", "GRANT SELECT ON samples TO %I"]);
   // A role that COULD write: proves it is the transaction, not a missing privilege, that refuses writes.
   writer = await fx.createRole("pb_writer", "writer-pw", [
     "GRANT USAGE, CREATE ON SCHEMA public TO %I",
@@ -64,14 +61,7 @@ function testConfig(extra: Record<string, string> = {}): Config {
 
 const passGuard: Guard = { check: (sql) => ({ ok: true, sql, params: [] }) };
 
-function setup(
-  opts: {
-    config?: Config;
-    guard?: Guard;
-    grants?: () => Config["sourceSecretGrants"];
-    poolMax?: number;
-  } = {},
-) {
+function setup(opts: { config?: Config; guard?: Guard; grants?: () => Config["sourceSecretGrants"]; poolMax?: number } = {}) {
   const config = opts.config ?? testConfig();
   const registry = new Registry();
   const metrics = createMetrics(registry, { defaultCollectors: false });
@@ -235,9 +225,7 @@ describe("read-only holds even with the guard bypassed", () => {
   test("two statements in one call are refused by the protocol", async () => {
     const { runner } = setup();
     const source = fx.source({ secretRef: "WRITER" });
-    const err = await rejection(
-      runner.execute({ source, sql: "SET TRANSACTION READ WRITE; INSERT INTO samples VALUES (now(), 'x', 1)" }),
-    );
+    const err = await rejection(runner.execute({ source, sql: "SET TRANSACTION READ WRITE; INSERT INTO samples VALUES (now(), 'x', 1)" }));
     expect(err.code).toBe("query_failed");
     expect(err.extra).toEqual({ sqlstate: "42601" });
   });
@@ -319,9 +307,7 @@ describe("row and byte caps", () => {
     const source = fx.source();
     const stats: ReadStats = { rowsRead: 0, bytes: 0, wireBytes: 0 };
     // 200,000 rows of ~1 KB: 200 MB if it were read to the end.
-    const err = await rejection(
-      runner.execute({ source, sql: "SELECT repeat('x', 1000) FROM generate_series(1, 200000)", stats }),
-    );
+    const err = await rejection(runner.execute({ source, sql: "SELECT repeat('x', 1000) FROM generate_series(1, 200000)", stats }));
     expect(err.code).toBe("result_too_large");
     expect(err.status).toBe(400);
     expect(err.detail).toContain("MAX_RESULT_BYTES (65536 bytes)");
@@ -377,15 +363,7 @@ describe("errors and pool hygiene", () => {
       "SELECT g FROM generate_series(1, 10) g",
     ];
     const outcomes = await Promise.allSettled(sqls.map((sql) => runner.execute({ source, sql })));
-    expect(outcomes.map((o) => o.status)).toEqual([
-      "fulfilled",
-      "rejected",
-      "rejected",
-      "rejected",
-      "rejected",
-      "rejected",
-      "fulfilled",
-    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "rejected", "rejected", "rejected", "rejected", "fulfilled"]);
     const codes = outcomes.map((o) => (o.status === "rejected" ? (o.reason as AppError).code : "ok"));
     expect(codes).toEqual(["ok", "query_failed", "query_failed", "query_failed", "query_timeout", "result_too_large", "ok"]);
     expectAllReturned(runner, source.id);
@@ -501,9 +479,7 @@ describe("credentials and grants", () => {
     expect(err.code).toBe("grant_missing");
     expect(err.detail).toContain("METRICS");
     expect(runner.poolStats(source.id)).toEqual(before);
-    expect(await registry.metrics()).toMatch(
-      new RegExp(`svc_query_duration_seconds_count\\{source="${source.id}",outcome="error"\\} 1`),
-    );
+    expect(await registry.metrics()).toMatch(new RegExp(`svc_query_duration_seconds_count\\{source="${source.id}",outcome="error"\\} 1`));
   });
 
   test("a source of another workspace is refused by grant", async () => {

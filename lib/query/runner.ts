@@ -115,13 +115,7 @@ interface PoolEntry {
 }
 
 function sameConnection(a: PoolEntry["params"], b: Source): boolean {
-  return (
-    a.host === b.host &&
-    a.port === b.port &&
-    a.database === b.database &&
-    a.sslmode === b.sslmode &&
-    a.secretRef === b.secretRef
-  );
+  return a.host === b.host && a.port === b.port && a.database === b.database && a.sslmode === b.sslmode && a.secretRef === b.secretRef;
 }
 
 /** Pool settings of a source used when the options leave them out (the runner bench gives bare `pg` the same). */
@@ -242,14 +236,17 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   function watch(portal: ReadOnlyPortal, started: number): void {
     watched.set(portal, started);
     if (sweeper) return;
-    sweeper = setInterval(() => {
-      const deadline = now() - timeoutMs - stallGraceMs;
-      for (const [p, started] of watched) if (started <= deadline) p.stop(new QueryStalledError());
-      if (watched.size === 0 && sweeper) {
-        clearInterval(sweeper);
-        sweeper = null;
-      }
-    }, Math.max(100, Math.min(1000, stallGraceMs)));
+    sweeper = setInterval(
+      () => {
+        const deadline = now() - timeoutMs - stallGraceMs;
+        for (const [p, started] of watched) if (started <= deadline) p.stop(new QueryStalledError());
+        if (watched.size === 0 && sweeper) {
+          clearInterval(sweeper);
+          sweeper = null;
+        }
+      },
+      Math.max(100, Math.min(1000, stallGraceMs)),
+    );
     sweeper.unref();
   }
   function unwatch(portal: ReadOnlyPortal): void {
@@ -281,11 +278,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       if (err instanceof AppError) throw err;
       const options = (entry.pool as unknown as { options: { ssl: unknown } }).options;
       // sslmode allow/prefer: a server without TLS is used in plain text, as libpq does.
-      if (
-        (source.sslmode === "prefer" || source.sslmode === "allow") &&
-        options.ssl &&
-        classifySourceFailure(err) === "ssl_unsupported"
-      ) {
+      if ((source.sslmode === "prefer" || source.sslmode === "allow") && options.ssl && classifySourceFailure(err) === "ssl_unsupported") {
         options.ssl = false;
         try {
           return await connectOnce(entry.pool);

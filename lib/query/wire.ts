@@ -46,8 +46,7 @@ const int16 = (n: number) => {
 /** Parse: statement name, text, no parameter types. */
 const parseMessage = (name: string, text: string) => message("P", Buffer.concat([cstring(name), cstring(text), int16(0)]));
 /** Bind of a named statement to the unnamed portal: no parameters, default (text) result format. */
-const bindMessage = (name: string) =>
-  message("B", Buffer.concat([cstring(""), cstring(name), int16(0), int16(0), int16(0)]));
+const bindMessage = (name: string) => message("B", Buffer.concat([cstring(""), cstring(name), int16(0), int16(0), int16(0)]));
 /** Execute of the unnamed portal, all rows. */
 const executeMessage = () => message("E", Buffer.concat([cstring(""), Buffer.alloc(4)]));
 const syncMessage = () => message("S", Buffer.alloc(0));
@@ -99,8 +98,7 @@ export function encodePipeline(
   const bindLen = 4 + 1 + 1 + 2 + 2 + valueBytes.reduce((n, b) => n + 4 + Math.max(b, 0), 0) + 2;
   const executeLen = 4 + 1 + 4;
   const head = parseFixed ? fixed.parse.length : 0;
-  const total =
-    head + fixed.prefix.length + 1 + parseLen + 1 + bindLen + DESCRIBE_PORTAL.length + 1 + executeLen + fixed.suffix.length;
+  const total = head + fixed.prefix.length + 1 + parseLen + 1 + bindLen + DESCRIBE_PORTAL.length + 1 + executeLen + fixed.suffix.length;
   const buf = Buffer.allocUnsafe(total);
   let o = 0;
   if (parseFixed) o += fixed.parse.copy(buf, o);

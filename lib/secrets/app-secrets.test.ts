@@ -1,8 +1,4 @@
-import {
-  GetSecretValueCommand,
-  ResourceNotFoundException,
-  SecretsManagerClient,
-} from "@aws-sdk/client-secrets-manager";
+import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, describe, expect, test } from "vitest";
 import { createSessionTokens, sessionKeysOf } from "../auth/session.ts";
@@ -57,15 +53,12 @@ describe("APP_SECRETS_AWS entries", () => {
     ]);
   });
 
-  test.each([
-    ["lower=arn"],
-    ["SESSION_SECRET"],
-    ["SESSION_SECRET="],
-    ["PGPASSWORD=arn#"],
-    ["A=x;A=y"],
-  ])("%s is refused naming the entry", (text) => {
-    expect(() => parseAppSecretRefs(text)).toThrow(/APP_SECRETS_AWS/);
-  });
+  test.each([["lower=arn"], ["SESSION_SECRET"], ["SESSION_SECRET="], ["PGPASSWORD=arn#"], ["A=x;A=y"]])(
+    "%s is refused naming the entry",
+    (text) => {
+      expect(() => parseAppSecretRefs(text)).toThrow(/APP_SECRETS_AWS/);
+    },
+  );
 });
 
 describe("secrets from Secrets Manager", () => {
@@ -160,12 +153,8 @@ describe("secrets from Secrets Manager", () => {
   });
 
   test("a secret that cannot be read at start is an error naming the variable, never the ARN or the SDK's message", async () => {
-    sm.on(GetSecretValueCommand).rejects(
-      accessDenied(`User arn:aws:iam::123456789012:role/x is not authorized on ${SESSION_ARN}`),
-    );
-    const err = await resolveAppSecrets(BASE_ENV, { timers: createManualTimers().timers, log: logs().log, processEnv: {} }).catch(
-      (e) => e,
-    );
+    sm.on(GetSecretValueCommand).rejects(accessDenied(`User arn:aws:iam::123456789012:role/x is not authorized on ${SESSION_ARN}`));
+    const err = await resolveAppSecrets(BASE_ENV, { timers: createManualTimers().timers, log: logs().log, processEnv: {} }).catch((e) => e);
     expect(err).toBeInstanceOf(AppSecretError);
     expect(err.variable).toMatch(/^(SESSION_SECRET|PGPASSWORD)$/);
     expect(err.reason).toBe("AccessDeniedException");
@@ -177,9 +166,7 @@ describe("secrets from Secrets Manager", () => {
     ["no such field", JSON.stringify({ username: "u" }), "field_missing"],
   ])("a JSON field secret that is %s is refused", async (_name, value, reason) => {
     serve({ [SESSION_ARN]: { AWSCURRENT: KEY_A }, [DB_ARN]: { AWSCURRENT: value } });
-    const err = await resolveAppSecrets(BASE_ENV, { timers: createManualTimers().timers, log: logs().log, processEnv: {} }).catch(
-      (e) => e,
-    );
+    const err = await resolveAppSecrets(BASE_ENV, { timers: createManualTimers().timers, log: logs().log, processEnv: {} }).catch((e) => e);
     expect(err).toMatchObject({ variable: "PGPASSWORD", reason });
   });
 

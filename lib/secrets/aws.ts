@@ -40,11 +40,9 @@ export function createAwsSecretSource(opts: AwsSecretSourceOptions): AwsSecretSo
       const name = (err as { name?: string }).name ?? "Error";
       if (name === "ResourceNotFoundException") return null;
       // The SDK's message can carry account ids and ARNs; only the error class name leaves this module.
-      throw new AppError(
-        "source_credentials_missing",
-        `AWS Secrets Manager lookup of ${secretId(ref)} failed (${name}).`,
-        { secretRef: ref },
-      );
+      throw new AppError("source_credentials_missing", `AWS Secrets Manager lookup of ${secretId(ref)} failed (${name}).`, {
+        secretRef: ref,
+      });
     }
     const parsed = parseSecret(text);
     if (!parsed) {

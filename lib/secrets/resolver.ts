@@ -33,8 +33,7 @@ export const SECRET_REF_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 type ReadFile = (path: string) => Promise<string>;
 
 export interface SecretResolverOptions {
-  config: Pick<Config, "sourceSecretGrants" | "SOURCE_SECRETS_DIR"> &
-    Partial<Pick<Config, "sourceSecretHosts" | "isProduction">>;
+  config: Pick<Config, "sourceSecretGrants" | "SOURCE_SECRETS_DIR"> & Partial<Pick<Config, "sourceSecretHosts" | "isProduction">>;
   /** Where `<REF>_USERNAME`/`_PASSWORD` are looked up after the files. */
   env?: Record<string, string | undefined>;
   /** Current grants; defaults to the configured ones. A getter lets an operator revoke without a restart. */
@@ -113,11 +112,9 @@ export function createSecretResolver(opts: SecretResolverOptions): SecretResolve
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return undefined;
-      throw new AppError(
-        "source_credentials_missing",
-        `Cannot read ${name} in SOURCE_SECRETS_DIR (${code ?? "read error"}).`,
-        { variable: name },
-      );
+      throw new AppError("source_credentials_missing", `Cannot read ${name} in SOURCE_SECRETS_DIR (${code ?? "read error"}).`, {
+        variable: name,
+      });
     }
   }
 

@@ -29,7 +29,7 @@ function fakeDns(table: Record<string, string[]>) {
 
 const DNS = fakeDns({
   "db.example.com": ["203.0.113.10"],
-  "localhost": ["127.0.0.1", "::1"],
+  localhost: ["127.0.0.1", "::1"],
   "metadata.attacker.example": ["169.254.169.254"],
   "mixed.attacker.example": ["203.0.113.11", "127.0.0.1"],
   "cfg.internal": ["10.0.0.5"],
@@ -171,7 +171,10 @@ describe("SOURCE_ALLOWED_HOSTS", () => {
   });
 
   test("a local config store's database stays refused whatever local address names it", async () => {
-    const p = policy({ configStore: { host: "127.0.0.1", port: 5433, database: "pulseboard" }, allowed: allow("127.0.0.0/8, ::1, 10.1.2.3") });
+    const p = policy({
+      configStore: { host: "127.0.0.1", port: 5433, database: "pulseboard" },
+      allowed: allow("127.0.0.0/8, ::1, 10.1.2.3"),
+    });
     for (const host of ["127.0.0.1", "127.0.0.2", "::1", "10.1.2.3", "localhost"]) {
       expect((await refusal(p, host, 5433, "pulseboard")).extra).toMatchObject({ reason: "service_address" });
     }

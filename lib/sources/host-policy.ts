@@ -191,8 +191,7 @@ export function createHostPolicy(opts: HostPolicyOptions): HostPolicy {
           .map((a) => parseAddress(a)?.toNormalizedString())
           .filter((a): a is string => a !== undefined),
       );
-      const isLocal = (a: Address) =>
-        local.has(a.toNormalizedString()) || a.range() === "loopback" || a.range() === "unspecified";
+      const isLocal = (a: Address) => local.has(a.toNormalizedString()) || a.range() === "loopback" || a.range() === "unspecified";
 
       // The config store's server: its own name, its addresses, or (when it runs on this machine) any local address.
       let storeAddresses: Address[] = [];

@@ -49,9 +49,7 @@ describe("sources store", () => {
   });
 
   test("invalid input names every bad field", async () => {
-    const err = await rejection(
-      createSource(db, "ws_a", { ...input, host: "evil host;", secretRef: "../x", port: 70000 } as never),
-    );
+    const err = await rejection(createSource(db, "ws_a", { ...input, host: "evil host;", secretRef: "../x", port: 70000 } as never));
     expect(err.code).toBe("validation_failed");
     const paths = (err.extra.issues as { path: string }[]).map((i) => i.path).sort();
     expect(paths).toEqual(["host", "port", "secretRef"]);
@@ -122,7 +120,9 @@ describe("catalog status", () => {
 
 describe("sources per workspace", () => {
   test("concurrent creates cannot pass maxPerWorkspace together: the count and the insert share a per-workspace lock", async () => {
-    await db.query("INSERT INTO workspaces (id, name, viewer_group, editor_group, admin_group) VALUES ('ws_cap', 'Cap', 'c-v', 'c-e', 'c-a')");
+    await db.query(
+      "INSERT INTO workspaces (id, name, viewer_group, editor_group, admin_group) VALUES ('ws_cap', 'Cap', 'c-v', 'c-e', 'c-a')",
+    );
     const results = await Promise.allSettled(
       Array.from({ length: 6 }, (_, i) => createSource(db, "ws_cap", { ...input, name: `capped ${i}` }, { maxPerWorkspace: 3 })),
     );

@@ -127,11 +127,9 @@ function fromRow(r: Row): Source {
 
 function validation(error: z.ZodError): AppError {
   const issues = error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
-  return new AppError(
-    "validation_failed",
-    `Invalid source: ${issues.map((i) => `${i.path || "body"} ${i.message}`).join("; ")}`,
-    { issues },
-  );
+  return new AppError("validation_failed", `Invalid source: ${issues.map((i) => `${i.path || "body"} ${i.message}`).join("; ")}`, {
+    issues,
+  });
 }
 
 /** One source by id, or null. Callers that act for a workspace use getSourceInWorkspace. */
@@ -142,27 +140,19 @@ export async function getSource(db: Queryable, id: string): Promise<Source | nul
 
 /** One source of a workspace; a source of another workspace is reported exactly like a missing one. */
 export async function getSourceInWorkspace(db: Queryable, workspaceId: string, id: string): Promise<Source | null> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM sources WHERE id = $1 AND workspace_id = $2`, [
-    id,
-    workspaceId,
-  ]);
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM sources WHERE id = $1 AND workspace_id = $2`, [id, workspaceId]);
   return rows[0] ? fromRow(rows[0]) : null;
 }
 
 /** The sources of one workspace, ordered by name. */
 export async function listSources(db: Queryable, workspaceId: string): Promise<Source[]> {
-  const { rows } = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM sources WHERE workspace_id = $1 ORDER BY lower(name), id`,
-    [workspaceId],
-  );
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM sources WHERE workspace_id = $1 ORDER BY lower(name), id`, [workspaceId]);
   return rows.map(fromRow);
 }
 
 /** Sources a workspace holds. */
 export async function countSources(db: Queryable, workspaceId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM sources WHERE workspace_id = $1", [
-    workspaceId,
-  ]);
+  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM sources WHERE workspace_id = $1", [workspaceId]);
   return rows[0]?.n ?? 0;
 }
 
@@ -294,11 +284,9 @@ export async function updateSource(
   if (rows[0]) return fromRow(rows[0]);
   const current = await getSourceInWorkspace(db, workspaceId, id);
   if (!current) throw new AppError("not_found", "No such source in this workspace.");
-  throw new AppError(
-    "version_conflict",
-    `The source changed since version ${baseVersion}; reload it (now version ${current.version}).`,
-    { currentVersion: current.version },
-  );
+  throw new AppError("version_conflict", `The source changed since version ${baseVersion}; reload it (now version ${current.version}).`, {
+    currentVersion: current.version,
+  });
 }
 
 /** Deletes a source of a workspace; false when there was none. */

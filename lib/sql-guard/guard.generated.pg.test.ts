@@ -27,7 +27,9 @@ afterAll(async () => {
 
 /** PostgreSQL's own quoting, so every name is written the way the server reads it back. */
 async function quoted(names: string[]): Promise<string[]> {
-  const r = await client.query<{ q: string }>("SELECT quote_ident(n) AS q FROM unnest($1::text[]) WITH ORDINALITY AS u(n, i) ORDER BY i", [names]);
+  const r = await client.query<{ q: string }>("SELECT quote_ident(n) AS q FROM unnest($1::text[]) WITH ORDINALITY AS u(n, i) ORDER BY i", [
+    names,
+  ]);
   return r.rows.map((row) => row.q);
 }
 
@@ -72,9 +74,7 @@ describe("generated from the server's catalogs", () => {
     const rowTypes = new Set(r.rows.filter((t) => t.typrelid !== 0).map((t) => t.typname));
     /** catalog for types that read the system catalogs, function for every other type outside the list. */
     const expected = (name: string, schema: string): string =>
-      schema === "information_schema" || /^reg/.test(name) || name === "aclitem" || rowTypes.has(name)
-        ? "catalog"
-        : "function";
+      schema === "information_schema" || /^reg/.test(name) || name === "aclitem" || rowTypes.has(name) ? "catalog" : "function";
     const types = r.rows.filter((t) => !ALLOWED_TYPES.has(t.elem ?? t.typname));
     expect(types.length).toBeGreaterThan(300);
     const q = await quoted(types.map((t) => t.typname));

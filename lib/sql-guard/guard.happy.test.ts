@@ -81,10 +81,7 @@ describe("macro expansion", () => {
   });
 
   test("whitespace before the argument list is allowed", () => {
-    expect(ok("SELECT 1 FROM http_requests WHERE $__timeFilter (ts) AND ts > $__timeFrom ( )").params).toEqual([
-      "from",
-      "to",
-    ]);
+    expect(ok("SELECT 1 FROM http_requests WHERE $__timeFilter (ts) AND ts > $__timeFrom ( )").params).toEqual(["from", "to"]);
   });
 
   test("the returned SQL has no surrounding semicolons", () => {
@@ -162,9 +159,7 @@ describe("options", () => {
   });
 
   test("guardOptionsFromConfig reads the three variables", () => {
-    expect(
-      guardOptionsFromConfig({ SQL_GUARD_EXTRA_FUNCTIONS: "a, B c", SQL_GUARD_EXTRA_TYPES: "Inet", SQL_MAX_LENGTH: 99 }),
-    ).toEqual({
+    expect(guardOptionsFromConfig({ SQL_GUARD_EXTRA_FUNCTIONS: "a, B c", SQL_GUARD_EXTRA_TYPES: "Inet", SQL_MAX_LENGTH: 99 })).toEqual({
       extraFunctions: ["a", "b", "c"],
       extraTypes: ["inet"],
       maxLength: 99,
@@ -228,7 +223,16 @@ describe("intervalFor", () => {
   });
 
   test("never more buckets than maxPoints, for any range alignment", () => {
-    const units: Record<string, number> = { second: 1e3, seconds: 1e3, minute: 6e4, minutes: 6e4, hour: 36e5, hours: 36e5, day: 864e5, days: 864e5 };
+    const units: Record<string, number> = {
+      second: 1e3,
+      seconds: 1e3,
+      minute: 6e4,
+      minutes: 6e4,
+      hour: 36e5,
+      hours: 36e5,
+      day: 864e5,
+      days: 864e5,
+    };
     for (let i = 0; i < 2000; i++) {
       const from = 1_700_000_000_000 + ((i * 7919) % 86_400_000);
       const to = from + ((i * 104_729) % (90 * 86_400_000)) + 1;

@@ -14,12 +14,69 @@ beforeAll(async () => {
 
 /** Fragments that exercise every lexer state and every check. */
 const PIECES = [
-  "SELECT ", "select ", " FROM ", " WHERE ", " http_requests", " services", " pg_authid", " pg_catalog.", "count(*)",
-  "pg_sleep(1)", "now()", " ts", "1", "x", " AS ", ",", "(", ")", ";", " ", "\n", "\t", "'", "''", '"', '""',
-  "$", "$$", "$a$", "$1", "$__timeFrom()", "$__timeTo()", "$__interval", "$__timeFilter(ts)", "$__timeGroup(ts, '5m')",
-  "$__nope", "E'", "e", "U&'", 'U&"', "\\", "\\'", "--", "/*", "*/", "-", "/", "*", "a$b", "_", "::", "::regclass",
-  " UNION ", " INSERT INTO services VALUES (1)", " DELETE FROM services", " FOR UPDATE", " INTO t", "WITH w AS (",
-  " LATERAL ", " JOIN ", " ON true", "é", "\u0000",
+  "SELECT ",
+  "select ",
+  " FROM ",
+  " WHERE ",
+  " http_requests",
+  " services",
+  " pg_authid",
+  " pg_catalog.",
+  "count(*)",
+  "pg_sleep(1)",
+  "now()",
+  " ts",
+  "1",
+  "x",
+  " AS ",
+  ",",
+  "(",
+  ")",
+  ";",
+  " ",
+  "\n",
+  "\t",
+  "'",
+  "''",
+  '"',
+  '""',
+  "$",
+  "$$",
+  "$a$",
+  "$1",
+  "$__timeFrom()",
+  "$__timeTo()",
+  "$__interval",
+  "$__timeFilter(ts)",
+  "$__timeGroup(ts, '5m')",
+  "$__nope",
+  "E'",
+  "e",
+  "U&'",
+  'U&"',
+  "\\",
+  "\\'",
+  "--",
+  "/*",
+  "*/",
+  "-",
+  "/",
+  "*",
+  "a$b",
+  "_",
+  "::",
+  "::regclass",
+  " UNION ",
+  " INSERT INTO services VALUES (1)",
+  " DELETE FROM services",
+  " FOR UPDATE",
+  " INTO t",
+  "WITH w AS (",
+  " LATERAL ",
+  " JOIN ",
+  " ON true",
+  "é",
+  "\u0000",
 ];
 const sqlSoup = fc.array(fc.constantFrom(...PIECES), { maxLength: 40 }).map((a) => a.join(""));
 /** Mostly valid panel SQL with macros in every position, literals that look like macros included. */
@@ -27,16 +84,26 @@ const panelSql = fc
   .tuple(
     fc.array(
       fc.constantFrom(
-        "count(*)", "avg(latency_ms)", "$__timeGroup(ts, '5m')", "$__timeGroup(ts, $__interval)", "$__timeTo()",
-        "$__timeFrom()", "'lit $__timeFrom() --'", "$q$ $__interval $q$", "1", "\"$__timeTo()\"", "E'\\' $__interval'",
-        "date_bin($__interval, ts, $__timeFrom())", "(SELECT max(ts) FROM http_requests WHERE $__timeFilter(ts))",
+        "count(*)",
+        "avg(latency_ms)",
+        "$__timeGroup(ts, '5m')",
+        "$__timeGroup(ts, $__interval)",
+        "$__timeTo()",
+        "$__timeFrom()",
+        "'lit $__timeFrom() --'",
+        "$q$ $__interval $q$",
+        "1",
+        '"$__timeTo()"',
+        "E'\\' $__interval'",
+        "date_bin($__interval, ts, $__timeFrom())",
+        "(SELECT max(ts) FROM http_requests WHERE $__timeFilter(ts))",
       ),
       { minLength: 1, maxLength: 5 },
     ),
-    fc.array(
-      fc.constantFrom("$__timeFilter(ts)", "ts > $__timeFrom()", "ts < $__timeTo()", "status > 1", "service = '$__x'"),
-      { minLength: 1, maxLength: 4 },
-    ),
+    fc.array(fc.constantFrom("$__timeFilter(ts)", "ts > $__timeFrom()", "ts < $__timeTo()", "status > 1", "service = '$__x'"), {
+      minLength: 1,
+      maxLength: 4,
+    }),
   )
   .map(([exprs, conds]) => `SELECT ${exprs.join(", ")} FROM http_requests WHERE ${conds.join(" AND ")}`);
 const anyUnits = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), maxLength: 200 });
@@ -68,9 +135,7 @@ describe("the guard never throws and always answers ok or one of the seven reaso
 
   test("SQL-shaped input, with and without a catalog", () => {
     fc.assert(
-      fc.property(sqlSoup, fc.boolean(), (s, withCatalog) =>
-        assertWellFormed(guard.check(s, withCatalog ? DEMO_CATALOG : null)),
-      ),
+      fc.property(sqlSoup, fc.boolean(), (s, withCatalog) => assertWellFormed(guard.check(s, withCatalog ? DEMO_CATALOG : null))),
       { numRuns: 3000 },
     );
   });
@@ -260,10 +325,13 @@ describe("a time bound only counts where it bounds", () => {
         .map(([f, extra]) => `SELECT count(*) FROM ${from} WHERE ${[f, ...extra.map((x) => `(${x})`)].join(" AND ")}`),
     );
     fc.assert(
-      fc.property(plain.filter((sql) => !sql.includes("status") || sql.includes("http_requests")), (sql) => {
-        const v = guard.check(sql, DEMO_CATALOG);
-        expect(v, sql).toMatchObject({ ok: true });
-      }),
+      fc.property(
+        plain.filter((sql) => !sql.includes("status") || sql.includes("http_requests")),
+        (sql) => {
+          const v = guard.check(sql, DEMO_CATALOG);
+          expect(v, sql).toMatchObject({ ok: true });
+        },
+      ),
       { numRuns: 500 },
     );
   });

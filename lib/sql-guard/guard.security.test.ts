@@ -100,7 +100,11 @@ const HOSTILE: [string, string, GuardReason][] = [
   ["writable CTE: DELETE", "WITH gone AS (DELETE FROM services RETURNING *) SELECT * FROM gone", "keyword"],
   ["writable CTE: INSERT", "WITH x AS (INSERT INTO services VALUES ('a','b','c') RETURNING name) SELECT * FROM x", "keyword"],
   ["writable CTE: UPDATE", "WITH x AS (UPDATE services SET tier = 't' RETURNING *) SELECT count(*) FROM x", "keyword"],
-  ["writable CTE: MERGE", "WITH x AS (MERGE INTO services s USING services t ON true WHEN MATCHED THEN DELETE RETURNING *) SELECT 1", "keyword"],
+  [
+    "writable CTE: MERGE",
+    "WITH x AS (MERGE INTO services s USING services t ON true WHEN MATCHED THEN DELETE RETURNING *) SELECT 1",
+    "keyword",
+  ],
   ["writable CTE in a sub-select", "SELECT * FROM (WITH d AS (DELETE FROM services RETURNING *) SELECT * FROM d) s", "keyword"],
   ["writable CTE nested in a CTE", "WITH a AS (WITH b AS (DELETE FROM services RETURNING *) SELECT * FROM b) SELECT * FROM a", "keyword"],
   ["WITH ... INSERT", "WITH x AS (SELECT 1) INSERT INTO services SELECT * FROM x", "keyword"],
@@ -188,7 +192,11 @@ const HOSTILE: [string, string, GuardReason][] = [
   ["WITHIN GROUP", "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY pg_backend_pid()) FROM services", "function"],
   ["window PARTITION BY", "SELECT row_number() OVER (PARTITION BY pg_backend_pid()) FROM services", "function"],
   ["WINDOW clause", "SELECT rank() OVER w FROM services WINDOW w AS (ORDER BY pg_sleep(1))", "function"],
-  ["window frame offset", "SELECT sum(1) OVER (ORDER BY name ROWS BETWEEN (SELECT pg_backend_pid()) PRECEDING AND CURRENT ROW) FROM services", "function"],
+  [
+    "window frame offset",
+    "SELECT sum(1) OVER (ORDER BY name ROWS BETWEEN (SELECT pg_backend_pid()) PRECEDING AND CURRENT ROW) FROM services",
+    "function",
+  ],
   ["CTE body", "WITH x AS (SELECT pg_sleep(1)) SELECT * FROM x", "function"],
   ["nested CTE body", "WITH a AS (WITH b AS (SELECT version()) SELECT * FROM b) SELECT * FROM a", "function"],
   ["recursive CTE", "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + pg_backend_pid() FROM r) SELECT * FROM r", "keyword"],
@@ -225,7 +233,11 @@ const HOSTILE: [string, string, GuardReason][] = [
   ["(t).f on a catalog table", "SELECT (s).purge_everything FROM services s", "function"],
   ["(t.*).f on a catalog table", "SELECT (s.*).purge_everything FROM services s", "function"],
   ["t.f from a sub-select of another level", "SELECT (SELECT s.purge_everything FROM (SELECT 1) q) FROM services s", "function"],
-  ["t.f with the alias reused in a deeper level", "SELECT s.purge_everything FROM services s WHERE EXISTS (SELECT 1 FROM (SELECT 1) s)", "function"],
+  [
+    "t.f with the alias reused in a deeper level",
+    "SELECT s.purge_everything FROM services s WHERE EXISTS (SELECT 1 FROM (SELECT 1) s)",
+    "function",
+  ],
   ["t.f in a JOIN condition", "SELECT 1 FROM services s JOIN services t ON s.purge_everything IS NULL", "function"],
   ["t.f on a schema-qualified catalog table", "SELECT d.purge_everything FROM metrics.deploys d WHERE $__timeFilter(d.at)", "function"],
 
@@ -362,15 +374,14 @@ describe("look hostile, are fine", () => {
 });
 
 describe("catalog never refreshed", () => {
-  test.each([
-    "SELECT 1",
-    "SELECT name FROM services",
-    "SELECT count(*) FROM http_requests WHERE $__timeFilter(ts)",
-  ])("%s → catalog", (sql) => {
-    const verdict = guard.check(sql, null);
-    expect(verdict).toMatchObject({ ok: false, reason: "catalog" });
-    if (!verdict.ok) expect(verdict.message).toMatch(/refresh/);
-  });
+  test.each(["SELECT 1", "SELECT name FROM services", "SELECT count(*) FROM http_requests WHERE $__timeFilter(ts)"])(
+    "%s → catalog",
+    (sql) => {
+      const verdict = guard.check(sql, null);
+      expect(verdict).toMatchObject({ ok: false, reason: "catalog" });
+      if (!verdict.ok) expect(verdict.message).toMatch(/refresh/);
+    },
+  );
 
   test("earlier checks still win", () => {
     expect(guard.check("SELECT pg_sleep(1)", null)).toMatchObject({ reason: "function" });

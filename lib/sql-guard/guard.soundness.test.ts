@@ -25,13 +25,33 @@ const HOSTILE: [string, string, GuardReason][] = [
   ["filter compared = false", `SELECT * FROM http_requests WHERE ${F} = false`, "time"],
   ["filter IS DISTINCT FROM", `SELECT * FROM http_requests WHERE ${F} IS DISTINCT FROM true`, "time"],
   ["filter in a function", `SELECT * FROM http_requests WHERE greatest(${F}, true)`, "time"],
-  ["filter in an unread CTE", `WITH a AS (SELECT * FROM http_requests WHERE ${F}), b AS (SELECT * FROM http_requests) SELECT * FROM b`, "time"],
-  ["filter in a CTE, table read again outside", `WITH a AS (SELECT 1 FROM http_requests WHERE ${F}) SELECT * FROM http_requests, a`, "time"],
+  [
+    "filter in an unread CTE",
+    `WITH a AS (SELECT * FROM http_requests WHERE ${F}), b AS (SELECT * FROM http_requests) SELECT * FROM b`,
+    "time",
+  ],
+  [
+    "filter in a CTE, table read again outside",
+    `WITH a AS (SELECT 1 FROM http_requests WHERE ${F}) SELECT * FROM http_requests, a`,
+    "time",
+  ],
   ["filter on one side of a join", `SELECT * FROM http_requests r JOIN host_metrics h ON true WHERE $__timeFilter(r.ts)`, "time"],
-  ["filter on one side, other side in LATERAL", `SELECT * FROM http_requests r, LATERAL (SELECT * FROM host_metrics) h WHERE $__timeFilter(r.ts)`, "time"],
-  ["outer filter does not bound a sub-select", `SELECT * FROM http_requests r WHERE $__timeFilter(r.ts) AND EXISTS (SELECT 1 FROM http_requests q WHERE q.ts = r.ts)`, "time"],
+  [
+    "filter on one side, other side in LATERAL",
+    `SELECT * FROM http_requests r, LATERAL (SELECT * FROM host_metrics) h WHERE $__timeFilter(r.ts)`,
+    "time",
+  ],
+  [
+    "outer filter does not bound a sub-select",
+    `SELECT * FROM http_requests r WHERE $__timeFilter(r.ts) AND EXISTS (SELECT 1 FROM http_requests q WHERE q.ts = r.ts)`,
+    "time",
+  ],
   ["filter on a column that is not the time column", "SELECT * FROM host_metrics WHERE $__timeFilter(mem_bytes)", "time"],
-  ["filter on another table's time column", "SELECT * FROM http_requests r, host_metrics h WHERE $__timeFilter(h.time) AND $__timeFilter(h.time)", "time"],
+  [
+    "filter on another table's time column",
+    "SELECT * FROM http_requests r, host_metrics h WHERE $__timeFilter(h.time) AND $__timeFilter(h.time)",
+    "time",
+  ],
   ["filter on an expression of the time column", "SELECT * FROM http_requests WHERE $__timeFilter(ts + interval '1 hour')", "time"],
   ["loose bound: 100 years before the range", "SELECT * FROM http_requests WHERE ts > $__timeFrom() - interval '100 years'", "time"],
   ["loose bound: a literal", "SELECT * FROM http_requests WHERE ts > '2000-01-01'", "time"],
@@ -51,8 +71,16 @@ const HOSTILE: [string, string, GuardReason][] = [
   ["tableoid in WHERE", "SELECT name FROM services WHERE tableoid > 0", "catalog"],
   ["cmax through (t).", "SELECT (s).cmax FROM services s", "catalog"],
   ["column not in the catalog", "SELECT password FROM services", "catalog"],
-  ["system column beside an item of unknown columns", "SELECT ctid FROM ROWS FROM (generate_series(1, 2), generate_series(1, 2)), services", "catalog"],
-  ["qualified field of an item of unknown columns", "SELECT r.to_json FROM ROWS FROM (generate_series(1, 2), generate_series(1, 2)) r", "function"],
+  [
+    "system column beside an item of unknown columns",
+    "SELECT ctid FROM ROWS FROM (generate_series(1, 2), generate_series(1, 2)), services",
+    "catalog",
+  ],
+  [
+    "qualified field of an item of unknown columns",
+    "SELECT r.to_json FROM ROWS FROM (generate_series(1, 2), generate_series(1, 2)) r",
+    "function",
+  ],
   ["qualified column not in a sub-select", "SELECT q.nope FROM (SELECT 1 AS a) q", "function"],
 
   // 2. no function outside the allowlist, by any syntax
@@ -121,7 +149,11 @@ const HOSTILE: [string, string, GuardReason][] = [
   ["huge numeric generate_series", "SELECT count(*) FROM generate_series(1, 1000000000)", "function"],
   ["generate_series with a computed bound", "SELECT count(*) FROM generate_series(1, (SELECT 10))", "function"],
   ["generate_series over a literal time span", "SELECT * FROM generate_series('2000-01-01'::timestamptz, now(), '1 second')", "function"],
-  ["generate_series from the range start to a literal", "SELECT * FROM generate_series($__timeFrom()::timestamptz, 'infinity'::timestamptz, interval '1 second')", "function"],
+  [
+    "generate_series from the range start to a literal",
+    "SELECT * FROM generate_series($__timeFrom()::timestamptz, 'infinity'::timestamptz, interval '1 second')",
+    "function",
+  ],
   ["string_agg over a huge series", "SELECT string_agg('x', '') FROM generate_series(1, 100000000)", "function"],
   ["recursive doubling", "WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM r) SELECT length(s) FROM r", "keyword"],
 ];

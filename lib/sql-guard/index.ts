@@ -188,8 +188,7 @@ export function createGuard(opts: GuardOptions = {}): Guard {
         if (!parserLoaded()) {
           return reject("structure", "the SQL parser is not loaded yet (await loadGuardParser() at startup)");
         }
-        const key =
-          typeof catalogVersion === "string" && typeof sql === "string" ? cache.key(sql, catalogVersion) : undefined;
+        const key = typeof catalogVersion === "string" && typeof sql === "string" ? cache.key(sql, catalogVersion) : undefined;
         if (key !== undefined) {
           const hit = cache.get(key);
           if (hit !== undefined) return hit;

@@ -99,7 +99,6 @@ const SYNTAX_FUNCTIONS: Record<string, string> = {
   MergeSupportFunc: "merge_action",
 };
 
-
 /** System columns every table has; information_schema (and so the catalog) does not list them. */
 const SYSTEM_COLUMNS = new Set(["tableoid", "xmin", "cmin", "xmax", "cmax", "ctid"]);
 
@@ -588,8 +587,7 @@ class Analyzer {
         const left = this.fromItem(body.larg, ctx, level, joins);
         const right = this.fromItem(body.rarg, ctx, level, joins);
         const jt = String(body.jointype);
-        const restricts =
-          jt === "JOIN_INNER" ? [...left, ...right] : jt === "JOIN_LEFT" ? right : jt === "JOIN_RIGHT" ? left : [];
+        const restricts = jt === "JOIN_INNER" ? [...left, ...right] : jt === "JOIN_LEFT" ? right : jt === "JOIN_RIGHT" ? left : [];
         if (body.quals !== undefined) joins.push({ quals: body.quals, restricts });
         this.rest(body, ctx, ["larg", "rarg", "alias"]);
         const { name } = aliasOf(body);
@@ -631,7 +629,10 @@ class Analyzer {
       this.expr(pair, ctx);
       // A column definition list (`AS t(x int)`) names the columns; its types are checked by the walk.
       const cols = Array.isArray(pair[1]) ? pair[1] : null;
-      if (cols) defs = cols.map((c) => (nodeOf(c)?.[1] as { colname?: unknown } | undefined)?.colname).filter((c): c is string => typeof c === "string");
+      if (cols)
+        defs = cols
+          .map((c) => (nodeOf(c)?.[1] as { colname?: unknown } | undefined)?.colname)
+          .filter((c): c is string => typeof c === "string");
     }
     this.rest(body, ctx, ["functions", "alias"]);
     const itemName = name ?? firstName;
@@ -762,9 +763,7 @@ class Analyzer {
       const r = this.resolveName(c, ctx.level);
       if (r === null) {
         this.catalogProblem(
-          SYSTEM_COLUMNS.has(c)
-            ? `system column ${c} is not allowed`
-            : `column ${safeName(c)} is not in the source's catalog or the query`,
+          SYSTEM_COLUMNS.has(c) ? `system column ${c} is not allowed` : `column ${safeName(c)} is not in the source's catalog or the query`,
         );
       }
       return;
@@ -911,9 +910,7 @@ class Analyzer {
     let inner = ctx;
     if (AMPLIFIERS.has(name)) {
       if (ctx.amp !== null) {
-        this.deny(
-          `${safeName(name)} inside ${safeName(ctx.amp)}: nesting functions that can multiply their input is not allowed`,
-        );
+        this.deny(`${safeName(name)} inside ${safeName(ctx.amp)}: nesting functions that can multiply their input is not allowed`);
       }
       inner = { ...ctx, amp: name };
     }
@@ -963,9 +960,7 @@ class Analyzer {
       Math.abs(lo) <= MAX_SERIES_BOUND &&
       Math.abs(hi) <= MAX_SERIES_BOUND;
     if (!ok) {
-      this.deny(
-        `generate_series needs number literals within ±${MAX_SERIES_BOUND} or the bounds $__timeFrom() and $__timeTo()`,
-      );
+      this.deny(`generate_series needs number literals within ±${MAX_SERIES_BOUND} or the bounds $__timeFrom() and $__timeTo()`);
     }
   }
 

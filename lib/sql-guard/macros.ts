@@ -39,7 +39,8 @@ const STEP_UNITS: Record<string, string> = {
   weeks: "week",
 };
 const STEP = /^'\s*(\d{1,6})\s*([a-z]+)\s*'$/;
-const SIMPLE_COLUMN = /^(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_$\u0080-\uffff]*|"(?:[^"]|"")+")(?:\s*\.\s*(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_$\u0080-\uffff]*|"(?:[^"]|"")+"))*$/;
+const SIMPLE_COLUMN =
+  /^(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_$\u0080-\uffff]*|"(?:[^"]|"")+")(?:\s*\.\s*(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_$\u0080-\uffff]*|"(?:[^"]|"")+"))*$/;
 
 function isIdentStart(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c >= 128;

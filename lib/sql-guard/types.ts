@@ -103,7 +103,8 @@ export function typeProblem(t: Obj, extra: ReadonlySet<string>): TypeProblem | n
     const interval = base === "interval";
     for (const m of t.typmods) {
       const v = numberConst(m);
-      if (v === undefined || !Number.isInteger(v)) return { reason: "function", message: `the modifier of ${shown} must be a number literal` };
+      if (v === undefined || !Number.isInteger(v))
+        return { reason: "function", message: `the modifier of ${shown} must be a number literal` };
       if (!interval && (v < 0 || v > MAX_TYPE_MODIFIER)) {
         return { reason: "function", message: `the modifier of ${shown} must be at most ${MAX_TYPE_MODIFIER}` };
       }

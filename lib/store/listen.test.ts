@@ -39,7 +39,9 @@ describe("createNotificationListener", () => {
       await listener.start();
       await listener.ready;
       expect(listens).toEqual([false]);
-      await store.pool.query("SELECT pg_notify('test_channel_b', 'two'), pg_notify('test_channel_other', 'x'), pg_notify('test_channel_a', 'one')");
+      await store.pool.query(
+        "SELECT pg_notify('test_channel_b', 'two'), pg_notify('test_channel_other', 'x'), pg_notify('test_channel_a', 'one')",
+      );
       await until(() => got.length === 2, "both notifications");
       expect(got).toEqual(["b:two", "a:one"]);
     } finally {
@@ -49,7 +51,12 @@ describe("createNotificationListener", () => {
 
   test("refuses a channel name that is not a plain identifier (it is spliced into LISTEN)", () => {
     expect(() =>
-      createNotificationListener({ connect: listenerClientFactory(store.url), channels: { "x; DROP TABLE y": () => {} }, timers: createManualTimers().timers, log }),
+      createNotificationListener({
+        connect: listenerClientFactory(store.url),
+        channels: { "x; DROP TABLE y": () => {} },
+        timers: createManualTimers().timers,
+        log,
+      }),
     ).toThrow("not a channel name");
   });
 

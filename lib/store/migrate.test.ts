@@ -16,9 +16,7 @@ test("migrations are idempotent and safe to run from two callers at once", async
   // Exactly one caller applied each migration; the other saw them done under the lock.
   expect([...a, ...b].sort()).toEqual(a.length ? a : b);
   expect(await migrate(pool)).toEqual([]);
-  const tables = await pool.query(
-    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
-  );
+  const tables = await pool.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1");
   expect(tables.rows.map((r) => r.table_name)).toEqual(
     expect.arrayContaining([
       "workspaces",

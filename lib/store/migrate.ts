@@ -16,9 +16,7 @@ export async function migrate(pool: pg.Pool, dir = MIGRATIONS_DIR): Promise<stri
     await client.query(
       "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
     );
-    const done = new Set(
-      (await client.query<{ name: string }>("SELECT name FROM schema_migrations")).rows.map((r) => r.name),
-    );
+    const done = new Set((await client.query<{ name: string }>("SELECT name FROM schema_migrations")).rows.map((r) => r.name));
     for (const file of files) {
       if (done.has(file)) continue;
       const sql = await readFile(`${dir}/${file}`, "utf8");

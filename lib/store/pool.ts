@@ -7,6 +7,8 @@ export const CLIENT_TIMEOUT_GRACE_MS = 1_000;
 /** How long a new config-store connection (or a wait for a pooled one) may take before it is given up. */
 export const CONFIG_STORE_CONNECT_TIMEOUT_MS = 5_000;
 
+// biome-ignore lint/suspicious/noExplicitAny: pg declares query() and connect() as overload sets (promise, callback, submittable); an override must accept all of them
+type Untyped = any;
 type Callback = (err: Error | null | undefined, res?: unknown) => void;
 
 /**
@@ -24,7 +26,7 @@ class ConfigStoreClient extends pg.Client {
     this.on("error", () => {});
   }
 
-  override query(config: any, values?: any, callback?: any): any {
+  override query(config: Untyped, values?: Untyped, callback?: Untyped): Untyped {
     // Submittables (cursors) carry their own callbacks; the config store does not use them.
     if (config && typeof config.submit === "function") return super.query(config, values, callback);
     let cb: Callback | undefined = callback;
@@ -46,7 +48,7 @@ class ConfigStoreClient extends pg.Client {
     });
   }
 
-  override connect(callback?: any): any {
+  override connect(callback?: Untyped): Untyped {
     if (typeof callback === "function") {
       return super.connect((err: Error | null, c?: pg.Client) => callback(err ? markConfigStoreError(err) : err, c));
     }
@@ -68,7 +70,7 @@ class ConfigStoreClient extends pg.Client {
  * wait for a pooled client that timed out).
  */
 class ConfigStorePool extends pg.Pool {
-  override connect(callback?: any): any {
+  override connect(callback?: Untyped): Untyped {
     if (typeof callback === "function") {
       return super.connect((err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) =>
         callback(err ? markConfigStoreError(err) : err, client, done),

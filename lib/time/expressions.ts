@@ -33,7 +33,8 @@ export function parseTimeExpression(expr: string): { ok: true; value: TimeExpres
   }
   const at = ISO_DATE.test(expr) ? Date.parse(expr) : Number.NaN;
   if (Number.isNaN(at)) return { ok: false, reason: "must be now, now-<n><s|m|h|d|w> or an ISO-8601 instant" };
-  if (at < MIN_INSTANT_MS || at > MAX_INSTANT_MS) return { ok: false, reason: "must be an instant between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z" };
+  if (at < MIN_INSTANT_MS || at > MAX_INSTANT_MS)
+    return { ok: false, reason: "must be an instant between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z" };
   return { ok: true, value: { kind: "absolute", at } };
 }
 

@@ -20,7 +20,13 @@ afterAll(() => store.close());
 
 test("create, get, and list by groups with the highest role per workspace", async () => {
   const a = await createWorkspace(store.pool, { name: "Alpha", viewer_group: "a-v", editor_group: "a-e", admin_group: "a-a" });
-  const b = await createWorkspace(store.pool, { id: "ws_fixed", name: "Beta", viewer_group: "b-v", editor_group: "b-e", admin_group: "shared" });
+  const b = await createWorkspace(store.pool, {
+    id: "ws_fixed",
+    name: "Beta",
+    viewer_group: "b-v",
+    editor_group: "b-e",
+    admin_group: "shared",
+  });
   await createWorkspace(store.pool, { name: "Gamma", viewer_group: "g-v", editor_group: "g-e", admin_group: "g-a" });
   expect(a.id).toMatch(/^ws_/);
   expect(b.id).toBe("ws_fixed");
@@ -37,7 +43,11 @@ test("create, get, and list by groups with the highest role per workspace", asyn
 
 test("limits: an empty row on creation, overrides set and cleared, null for a missing workspace", async () => {
   const ws = await createWorkspace(store.pool, { name: "Limits", viewer_group: "l-v", editor_group: "l-e", admin_group: "l-a" });
-  expect(await getWorkspaceLimits(store.pool, ws.id)).toEqual({ workspace_id: ws.id, llm_rate_per_minute: null, llm_daily_token_budget: null });
+  expect(await getWorkspaceLimits(store.pool, ws.id)).toEqual({
+    workspace_id: ws.id,
+    llm_rate_per_minute: null,
+    llm_daily_token_budget: null,
+  });
   expect(await setWorkspaceLimits(store.pool, ws.id, { llm_rate_per_minute: 5, llm_daily_token_budget: 3_000_000_000 })).toEqual({
     workspace_id: ws.id,
     llm_rate_per_minute: 5,
@@ -84,7 +94,9 @@ test("updateWorkspace changes only what the patch names, and a patch that change
 
 test("createWorkspace with an id in use is a conflict, not a database error", async () => {
   await createWorkspace(store.pool, { id: "ws_taken", name: "A", viewer_group: "", editor_group: "", admin_group: "" });
-  await expect(createWorkspace(store.pool, { id: "ws_taken", name: "B", viewer_group: "", editor_group: "", admin_group: "" })).rejects.toMatchObject({
+  await expect(
+    createWorkspace(store.pool, { id: "ws_taken", name: "B", viewer_group: "", editor_group: "", admin_group: "" }),
+  ).rejects.toMatchObject({
     code: "conflict",
   });
 });
@@ -95,8 +107,14 @@ test("deleteWorkspace: refused while it holds anything unless forced; forced, it
     "INSERT INTO sources (id, workspace_id, name, host, database, secret_ref) VALUES ('src_doomed', $1, 'm', 'db.example.com', 'm', 'M')",
     [ws.id],
   );
-  await store.pool.query("INSERT INTO dashboards (id, workspace_id, spec, created_by, updated_by) VALUES ('db_doomed', $1, '{}', 't', 't')", [ws.id]);
-  await store.pool.query("INSERT INTO chat_messages (workspace_id, dashboard_id, user_sub, role, content) VALUES ($1, 'db_doomed', 'u', 'user', 'hi')", [ws.id]);
+  await store.pool.query(
+    "INSERT INTO dashboards (id, workspace_id, spec, created_by, updated_by) VALUES ('db_doomed', $1, '{}', 't', 't')",
+    [ws.id],
+  );
+  await store.pool.query(
+    "INSERT INTO chat_messages (workspace_id, dashboard_id, user_sub, role, content) VALUES ($1, 'db_doomed', 'u', 'user', 'hi')",
+    [ws.id],
+  );
   await expect(deleteWorkspace(store.pool, ws.id)).rejects.toMatchObject({ code: "conflict", extra: { dashboards: 1, sources: 1 } });
   expect(await getWorkspace(store.pool, ws.id)).not.toBeNull();
 

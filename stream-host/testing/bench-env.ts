@@ -187,12 +187,7 @@ export function subscribe(
 }
 
 /** Opens `count` subscribers with at most `concurrency` connection attempts at a time. */
-export async function subscribeMany(
-  port: number,
-  paths: string[],
-  cookie: string,
-  concurrency = 250,
-): Promise<BenchSubscriber[]> {
+export async function subscribeMany(port: number, paths: string[], cookie: string, concurrency = 250): Promise<BenchSubscriber[]> {
   const subs: BenchSubscriber[] = new Array(paths.length);
   let next = 0;
   async function worker() {
@@ -244,7 +239,9 @@ export function openFileLimit(): number | null {
 export function requireOpenFiles(needed: number) {
   const limit = openFileLimit();
   if (limit !== null && limit < needed) {
-    throw new Error(`this benchmark opens about ${needed} sockets but the open-file limit is ${limit}; run it after \`ulimit -n ${needed}\``);
+    throw new Error(
+      `this benchmark opens about ${needed} sockets but the open-file limit is ${limit}; run it after \`ulimit -n ${needed}\``,
+    );
   }
 }
 

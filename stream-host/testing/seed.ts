@@ -52,10 +52,10 @@ export async function prepareCountingMetricsDb(url: string, opts: { slowSeconds?
       return (await pool.query("SELECT panel, phase, at FROM query_log ORDER BY id")).rows;
     },
     async count(panel?: string, phase = "start"): Promise<number> {
-      const { rows } = await pool.query(
-        "SELECT count(*)::int AS n FROM query_log WHERE phase = $1 AND ($2::text IS NULL OR panel = $2)",
-        [phase, panel ?? null],
-      );
+      const { rows } = await pool.query("SELECT count(*)::int AS n FROM query_log WHERE phase = $1 AND ($2::text IS NULL OR panel = $2)", [
+        phase,
+        panel ?? null,
+      ]);
       return rows[0].n;
     },
     close: () => pool.end(),
@@ -86,7 +86,9 @@ export async function seedStreamFixture(
     more?: { id: string; view: string }[][];
   },
 ) {
-  const tag = newId("ws").slice(3, 11).replace(/[^A-Za-z0-9]/g, "x");
+  const tag = newId("ws")
+    .slice(3, 11)
+    .replace(/[^A-Za-z0-9]/g, "x");
   const workspace = await createWorkspace(pool, {
     name: `stream ${tag}`,
     viewer_group: `viewers-${tag}`,

@@ -34,14 +34,22 @@ export function renderBar(el: HTMLElement, result: QueryResult, opts: { unit?: s
       "g",
       null,
       s("title", null, `${d.label}: ${formatValue(d.value, opts.unit)}`),
-      s("text", { x: labelW - 8, y: y + rowH / 2, dy: "0.32em", "text-anchor": "end", class: "bar-label" }, d.label.length > 24 ? `${d.label.slice(0, 23)}…` : d.label),
+      s(
+        "text",
+        { x: labelW - 8, y: y + rowH / 2, dy: "0.32em", "text-anchor": "end", class: "bar-label" },
+        d.label.length > 24 ? `${d.label.slice(0, 23)}…` : d.label,
+      ),
       s("rect", { x: x0, y: y + 3, width: w, height: rowH - 8, rx: 3, class: `bar ${seriesClass(0)}` }),
       s("text", { x: Math.max(x(v), x(0)) + 6, y: y + rowH / 2, dy: "0.32em", class: "bar-value" }, formatValue(d.value, opts.unit)),
     );
   });
   replace(
     el,
-    s("svg", { viewBox: `0 0 ${width} ${height}`, width, height, class: "chart", role: "img", "aria-label": `Bar chart of ${shown.length} rows` }, bars),
+    s(
+      "svg",
+      { viewBox: `0 0 ${width} ${height}`, width, height, class: "chart", role: "img", "aria-label": `Bar chart of ${shown.length} rows` },
+      bars,
+    ),
     data.length > MAX_BARS ? h("p", { class: "muted small" }, `Showing ${MAX_BARS} of ${data.length} rows.`) : null,
   );
 }

@@ -21,16 +21,32 @@ export function renderTable(el: HTMLElement, result: QueryResult): void {
       h(
         "table",
         { class: "data" },
-        h("thead", null, h("tr", null, result.columns.map((c, i) => h("th", { scope: "col", class: numeric.has(i) ? "num" : null, title: c.type }, c.name)))),
+        h(
+          "thead",
+          null,
+          h(
+            "tr",
+            null,
+            result.columns.map((c, i) => h("th", { scope: "col", class: numeric.has(i) ? "num" : null, title: c.type }, c.name)),
+          ),
+        ),
         h(
           "tbody",
           null,
           rows.length === 0
             ? h("tr", null, h("td", { colspan: result.columns.length, class: "muted" }, "No rows"))
-            : rows.map((r) => h("tr", null, result.columns.map((_, i) => h("td", { class: numeric.has(i) ? "num" : null }, formatCell(r[i], roles.time === i))))),
+            : rows.map((r) =>
+                h(
+                  "tr",
+                  null,
+                  result.columns.map((_, i) => h("td", { class: numeric.has(i) ? "num" : null }, formatCell(r[i], roles.time === i))),
+                ),
+              ),
         ),
       ),
     ),
-    result.rows.length > MAX_ROWS_SHOWN ? h("p", { class: "muted small" }, `Showing ${MAX_ROWS_SHOWN} of ${result.rows.length} rows.`) : null,
+    result.rows.length > MAX_ROWS_SHOWN
+      ? h("p", { class: "muted small" }, `Showing ${MAX_ROWS_SHOWN} of ${result.rows.length} rows.`)
+      : null,
   );
 }

@@ -15,7 +15,11 @@ const M = { top: 10, right: 12, bottom: 22 };
  * A multi-series line chart in SVG with time and value axes, a legend and a hover read-out.
  * `range` is the dashboard's time range; without one the data's extent is used.
  */
-export function renderTimeseries(el: HTMLElement, series: LineSeries[], opts: { unit?: string; range?: [number, number] | null; height?: number }): void {
+export function renderTimeseries(
+  el: HTMLElement,
+  series: LineSeries[],
+  opts: { unit?: string; range?: [number, number] | null; height?: number },
+): void {
   const all = series.flatMap((x) => x.points);
   const values = all.map((p) => p[1]).filter((v): v is number => v !== null);
   if (values.length === 0) {
@@ -47,9 +51,7 @@ export function renderTimeseries(el: HTMLElement, series: LineSeries[], opts: { 
       s("text", { x: M2.left - 6, y: y(v), dy: "0.32em", "text-anchor": "end" }, yLabels[i]),
     ),
   );
-  const xAxis = xTicks.map((t) =>
-    s("text", { x: x(t), y: height - 6, "text-anchor": "middle", class: "tick" }, formatTime(t, span)),
-  );
+  const xAxis = xTicks.map((t) => s("text", { x: x(t), y: height - 6, "text-anchor": "middle", class: "tick" }, formatTime(t, span)));
   const lines = series.map((ser, i) => {
     let d = "";
     let pen = false;
@@ -62,16 +64,24 @@ export function renderTimeseries(el: HTMLElement, series: LineSeries[], opts: { 
       pen = true;
     }
     // A lone point between gaps would be invisible as a path: draw it as a dot.
-    const dots = ser.points.length === 1 && ser.points[0][1] !== null
-      ? s("circle", { cx: x(ser.points[0][0]), cy: y(ser.points[0][1]!), r: 2.5, class: `dot ${seriesClass(i)}` })
-      : null;
+    const dots =
+      ser.points.length === 1 && ser.points[0][1] !== null
+        ? s("circle", { cx: x(ser.points[0][0]), cy: y(ser.points[0][1]!), r: 2.5, class: `dot ${seriesClass(i)}` })
+        : null;
     return s("g", null, s("path", { d, class: `line ${seriesClass(i)}`, fill: "none" }), dots);
   });
 
   const cursor = s("line", { class: "cursor", y1: M.top, y2: height - M.bottom, x1: 0, x2: 0, visibility: "hidden" });
   const svg = s(
     "svg",
-    { viewBox: `0 0 ${width} ${height}`, width, height, class: "chart", role: "img", "aria-label": `Line chart of ${series.length} series` },
+    {
+      viewBox: `0 0 ${width} ${height}`,
+      width,
+      height,
+      class: "chart",
+      role: "img",
+      "aria-label": `Line chart of ${series.length} series`,
+    },
     s("g", { class: "axis" }, grid, xAxis),
     s("g", null, lines),
     cursor,
@@ -94,7 +104,15 @@ export function renderTimeseries(el: HTMLElement, series: LineSeries[], opts: { 
       .map((ser, i) => ({ ser, i, p: ser.points.find((q) => q[0] === at) }))
       .filter((r) => r.p !== undefined)
       .slice(0, 12)
-      .map((r) => h("div", { class: "tip-row" }, h("span", { class: `swatch ${seriesClass(r.i)}`, "aria-hidden": "true" }), h("span", { class: "tip-key" }, r.ser.key), h("strong", null, formatValue(r.p![1], opts.unit))));
+      .map((r) =>
+        h(
+          "div",
+          { class: "tip-row" },
+          h("span", { class: `swatch ${seriesClass(r.i)}`, "aria-hidden": "true" }),
+          h("span", { class: "tip-key" }, r.ser.key),
+          h("strong", null, formatValue(r.p![1], opts.unit)),
+        ),
+      );
     replace(tip, h("div", { class: "tip-time" }, formatTimestamp(at)), ...rows);
     tip.hidden = false;
     tip.classList.toggle("left", px > width / 2);
@@ -112,7 +130,13 @@ export function renderTimeseries(el: HTMLElement, series: LineSeries[], opts: { 
           { class: "legend", "aria-label": "Series" },
           series.slice(0, 30).map((ser, i) => {
             const last = [...ser.points].reverse().find((p) => p[1] !== null);
-            return h("li", null, h("span", { class: `swatch ${seriesClass(i)}`, "aria-hidden": "true" }), h("span", { class: "legend-key" }, ser.key), h("span", { class: "legend-val" }, last ? formatValue(last[1], opts.unit) : "–"));
+            return h(
+              "li",
+              null,
+              h("span", { class: `swatch ${seriesClass(i)}`, "aria-hidden": "true" }),
+              h("span", { class: "legend-key" }, ser.key),
+              h("span", { class: "legend-val" }, last ? formatValue(last[1], opts.unit) : "–"),
+            );
           }),
           series.length > 30 ? h("li", { class: "muted" }, `+${series.length - 30} more`) : null,
         )
@@ -131,5 +155,9 @@ export function sparkline(points: readonly Point[], width = 160, height = 36): S
   const hi = Math.max(...vs);
   const y = linear([lo, hi === lo ? lo + 1 : hi], [height - 2, 2]);
   const d = pts.map((p, i) => `${i ? "L" : "M"}${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join("");
-  return s("svg", { viewBox: `0 0 ${width} ${height}`, class: "sparkline", "aria-hidden": "true", preserveAspectRatio: "none" }, s("path", { d, class: "line s0", fill: "none" }));
+  return s(
+    "svg",
+    { viewBox: `0 0 ${width} ${height}`, class: "sparkline", "aria-hidden": "true", preserveAspectRatio: "none" },
+    s("path", { d, class: "line s0", fill: "none" }),
+  );
 }

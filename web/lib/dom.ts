@@ -23,7 +23,11 @@ function append(el: Element, children: Child[]): void {
 }
 
 /** An HTML element: h("button", { class: "primary", onclick: fn }, "Save"). */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs | null, ...children: (Child | Child[])[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Attrs | null,
+  ...children: (Child | Child[])[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   apply(el, attrs ?? undefined);
   append(el, children as Child[]);
@@ -33,7 +37,11 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs |
 const SVG_NS = "http://www.w3.org/2000/svg";
 
 /** An SVG element (presentation attributes only, which the CSP allows). */
-export function s<K extends keyof SVGElementTagNameMap>(tag: K, attrs?: Attrs | null, ...children: (Child | Child[])[]): SVGElementTagNameMap[K] {
+export function s<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs?: Attrs | null,
+  ...children: (Child | Child[])[]
+): SVGElementTagNameMap[K] {
   const el = document.createElementNS(SVG_NS, tag);
   apply(el, attrs ?? undefined);
   append(el, children as Child[]);

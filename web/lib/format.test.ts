@@ -1,5 +1,15 @@
 import { describe, expect, test } from "vitest";
-import { describeRange, formatAgo, formatAxisValue, formatCell, formatDuration, formatNumber, formatTime, formatTimestamp, formatValue } from "./format.ts";
+import {
+  describeRange,
+  formatAgo,
+  formatAxisValue,
+  formatCell,
+  formatDuration,
+  formatNumber,
+  formatTime,
+  formatTimestamp,
+  formatValue,
+} from "./format.ts";
 
 const T = Date.UTC(2026, 10, 21, 14, 5, 9); // 2026-11-21 14:05:09 UTC
 const UTC = { timeZone: "UTC" };

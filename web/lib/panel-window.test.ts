@@ -32,10 +32,21 @@ describe("live panel windows", () => {
 
   test("points before the range start are dropped; vanished series are removed", () => {
     const w = new RollingWindow(100);
-    mergeResult(w, result([[1, "a", 1], [5, "a", 5], [5, "b", 9]]), [0, 10]);
+    mergeResult(
+      w,
+      result([
+        [1, "a", 1],
+        [5, "a", 5],
+        [5, "b", 9],
+      ]),
+      [0, 10],
+    );
     mergeResult(w, result([[6, "a", 6]]), [4, 10]);
     expect(w.keys()).toEqual(["a"]);
-    expect(w.get("a")).toEqual([[5, 5], [6, 6]]);
+    expect(w.get("a")).toEqual([
+      [5, 5],
+      [6, 6],
+    ]);
   });
 
   test("a result without a time series empties the window", () => {

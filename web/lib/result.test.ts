@@ -32,8 +32,20 @@ describe("result interpretation", () => {
 
   test("a label column splits series; nulls are gaps", () => {
     expect(toSeries(rpm)).toEqual([
-      { key: "api", points: [[1000, 5], [2000, 6]] },
-      { key: "web", points: [[1000, 7], [2000, null]] },
+      {
+        key: "api",
+        points: [
+          [1000, 5],
+          [2000, 6],
+        ],
+      },
+      {
+        key: "web",
+        points: [
+          [1000, 7],
+          [2000, null],
+        ],
+      },
     ]);
   });
 
@@ -50,24 +62,62 @@ describe("result interpretation", () => {
   });
 
   test("an epoch-ms number column named time counts as the time column when the type is unknown", () => {
-    const r: QueryResult = { columns: [{ name: "time", type: "unknown" }, { name: "v", type: "unknown" }], rows: [[5, "1.5"]] };
+    const r: QueryResult = {
+      columns: [
+        { name: "time", type: "unknown" },
+        { name: "v", type: "unknown" },
+      ],
+      rows: [[5, "1.5"]],
+    };
     expect(toSeries(r)).toEqual([{ key: "v", points: [[5, 1.5]] }]);
   });
 
   test("no time column or no numeric column: not a time series", () => {
-    expect(toSeries({ columns: [{ name: "a", type: "text" }, { name: "n", type: "int4" }], rows: [["x", 1]] })).toBeNull();
-    expect(toSeries({ columns: [{ name: "time", type: "timestamptz" }, { name: "s", type: "text" }], rows: [[1, "x"]] })).toBeNull();
+    expect(
+      toSeries({
+        columns: [
+          { name: "a", type: "text" },
+          { name: "n", type: "int4" },
+        ],
+        rows: [["x", 1]],
+      }),
+    ).toBeNull();
+    expect(
+      toSeries({
+        columns: [
+          { name: "time", type: "timestamptz" },
+          { name: "s", type: "text" },
+        ],
+        rows: [[1, "x"]],
+      }),
+    ).toBeNull();
   });
 
   test("stat: the latest row by time, else the first row", () => {
     expect(statValue(rpm)).toEqual({ value: 6, column: "requests", at: 2000 });
-    expect(statValue({ columns: [{ name: "error_pct", type: "numeric" }], rows: [[1.25]] })).toEqual({ value: 1.25, column: "error_pct", at: null });
+    expect(statValue({ columns: [{ name: "error_pct", type: "numeric" }], rows: [[1.25]] })).toEqual({
+      value: 1.25,
+      column: "error_pct",
+      at: null,
+    });
     expect(statValue({ columns: [{ name: "x", type: "numeric" }], rows: [] }).value).toBeNull();
   });
 
   test("bar: first label column against first numeric column", () => {
-    const r: QueryResult = { columns: [{ name: "status", type: "text" }, { name: "n", type: "int8" }], rows: [["200", 10], ["500", "2"]] };
-    expect(barData(r)).toEqual([{ label: "200", value: 10 }, { label: "500", value: 2 }]);
+    const r: QueryResult = {
+      columns: [
+        { name: "status", type: "text" },
+        { name: "n", type: "int8" },
+      ],
+      rows: [
+        ["200", 10],
+        ["500", "2"],
+      ],
+    };
+    expect(barData(r)).toEqual([
+      { label: "200", value: 10 },
+      { label: "500", value: 2 },
+    ]);
     expect(barData({ columns: [{ name: "s", type: "text" }], rows: [["a"]] })).toBeNull();
   });
 });

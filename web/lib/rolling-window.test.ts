@@ -5,33 +5,67 @@ import { type Point, RollingWindow } from "./rolling-window.ts";
 describe("rolling window", () => {
   test("caps every series at maxPoints, dropping the oldest", () => {
     const w = new RollingWindow(5);
-    w.merge("a", Array.from({ length: 8 }, (_, i) => [i * 1000, i] as Point));
+    w.merge(
+      "a",
+      Array.from({ length: 8 }, (_, i) => [i * 1000, i] as Point),
+    );
     w.merge("b", [[0, 1]]);
     expect(w.get("a").map((p) => p[0])).toEqual([3000, 4000, 5000, 6000, 7000]);
     expect(w.get("b")).toEqual([[0, 1]]);
-    w.merge("a", [[8000, 8], [9000, 9]]);
+    w.merge("a", [
+      [8000, 8],
+      [9000, 9],
+    ]);
     expect(w.get("a").map((p) => p[1])).toEqual([5, 6, 7, 8, 9]);
   });
 
   test("an overlapping newer result replaces values at the same time and extends the series", () => {
     const w = new RollingWindow(100);
-    w.merge("s", [[1, 10], [2, 20], [3, 30]]);
-    w.merge("s", [[3, 33], [2, 22], [4, 40]]);
-    expect(w.get("s")).toEqual([[1, 10], [2, 22], [3, 33], [4, 40]]);
+    w.merge("s", [
+      [1, 10],
+      [2, 20],
+      [3, 30],
+    ]);
+    w.merge("s", [
+      [3, 33],
+      [2, 22],
+      [4, 40],
+    ]);
+    expect(w.get("s")).toEqual([
+      [1, 10],
+      [2, 22],
+      [3, 33],
+      [4, 40],
+    ]);
   });
 
   test("duplicate times within one result keep the last; non-finite times are dropped; nulls stay as gaps", () => {
     const w = new RollingWindow(10);
-    w.merge("s", [[5, 1], [5, 2], [Number.NaN, 3], [6, null]]);
-    expect(w.get("s")).toEqual([[5, 2], [6, null]]);
+    w.merge("s", [
+      [5, 1],
+      [5, 2],
+      [Number.NaN, 3],
+      [6, null],
+    ]);
+    expect(w.get("s")).toEqual([
+      [5, 2],
+      [6, null],
+    ]);
   });
 
   test("prune drops points before the range start and empty series; retain drops vanished series", () => {
     const w = new RollingWindow(10);
-    w.merge("a", [[1, 1], [5, 5], [9, 9]]);
+    w.merge("a", [
+      [1, 1],
+      [5, 5],
+      [9, 9],
+    ]);
     w.merge("b", [[2, 2]]);
     w.prune(5);
-    expect(w.get("a")).toEqual([[5, 5], [9, 9]]);
+    expect(w.get("a")).toEqual([
+      [5, 5],
+      [9, 9],
+    ]);
     expect(w.keys()).toEqual(["a"]);
     w.merge("c", [[10, 1]]);
     w.retain(new Set(["c"]));

@@ -42,7 +42,12 @@ describe("spec editing helpers", () => {
 
 describe("formatSpec", () => {
   test("reading order: title, refresh, time, panels; within panels id … sql last; unknown keys kept", () => {
-    const stored = { time: { to: "now", from: "now-1h" }, title: "T", panels: [{ id: "a", sql: "SELECT 1", type: "stat", extra: 1, title: "A", sourceId: "s" }], refreshIntervalMs: 5000 };
+    const stored = {
+      time: { to: "now", from: "now-1h" },
+      title: "T",
+      panels: [{ id: "a", sql: "SELECT 1", type: "stat", extra: 1, title: "A", sourceId: "s" }],
+      refreshIntervalMs: 5000,
+    };
     const text = formatSpec(stored);
     expect(JSON.parse(text)).toEqual(stored);
     expect(Object.keys(JSON.parse(text))).toEqual(["title", "refreshIntervalMs", "time", "panels"]);

@@ -18,8 +18,18 @@ export function parseSpecText(text: string): ParsedSpec {
       const column = at - before.lastIndexOf("\n");
       return { ok: false, message: `Invalid JSON at line ${line}, column ${column}: ${msg.replace(/ in JSON at position \d+.*$/s, "")}` };
     }
-    if (lc) return { ok: false, message: `Invalid JSON at line ${lc[1]}, column ${lc[2]}: ${msg.replace(/^JSON\.parse: /, "").replace(/ at line \d+ column \d+.*$/s, "")}` };
-    return { ok: false, message: `Invalid JSON: ${msg.replace(/, ".*" is not valid JSON$/s, "").replace(/\s+/g, " ").slice(0, 200)}` };
+    if (lc)
+      return {
+        ok: false,
+        message: `Invalid JSON at line ${lc[1]}, column ${lc[2]}: ${msg.replace(/^JSON\.parse: /, "").replace(/ at line \d+ column \d+.*$/s, "")}`,
+      };
+    return {
+      ok: false,
+      message: `Invalid JSON: ${msg
+        .replace(/, ".*" is not valid JSON$/s, "")
+        .replace(/\s+/g, " ")
+        .slice(0, 200)}`,
+    };
   }
 }
 
@@ -40,10 +50,12 @@ export function specProblems(value: unknown): string[] {
         out.push(`panels[${i}]: must be an object.`);
         return;
       }
-      if (typeof panel.id !== "string" || !/^[A-Za-z0-9_-]+$/.test(panel.id)) out.push(`panels[${i}].id: letters, digits, _ or - required.`);
+      if (typeof panel.id !== "string" || !/^[A-Za-z0-9_-]+$/.test(panel.id))
+        out.push(`panels[${i}].id: letters, digits, _ or - required.`);
       else if (ids.has(panel.id)) out.push(`panels[${i}].id: duplicate id ${panel.id}.`);
       else ids.add(panel.id);
-      if (!["timeseries", "stat", "table", "bar"].includes(String(panel.type))) out.push(`panels[${i}].type: one of timeseries, stat, table, bar.`);
+      if (!["timeseries", "stat", "table", "bar"].includes(String(panel.type)))
+        out.push(`panels[${i}].type: one of timeseries, stat, table, bar.`);
       if (typeof panel.sql !== "string" || panel.sql.trim() === "") out.push(`panels[${i}].sql: required.`);
       if (typeof panel.sourceId !== "string" || panel.sourceId === "") out.push(`panels[${i}].sourceId: required.`);
     });
@@ -70,7 +82,9 @@ export function formatSpec(spec: unknown): string {
   const s = ordered(spec as Record<string, unknown>, SPEC_KEYS);
   if (s.time && typeof s.time === "object" && !Array.isArray(s.time)) s.time = ordered(s.time as Record<string, unknown>, ["from", "to"]);
   if (Array.isArray(s.panels)) {
-    s.panels = s.panels.map((p) => (p && typeof p === "object" && !Array.isArray(p) ? ordered(p as Record<string, unknown>, PANEL_KEYS) : p));
+    s.panels = s.panels.map((p) =>
+      p && typeof p === "object" && !Array.isArray(p) ? ordered(p as Record<string, unknown>, PANEL_KEYS) : p,
+    );
   }
   return JSON.stringify(s, null, 2);
 }

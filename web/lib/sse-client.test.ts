@@ -55,8 +55,10 @@ function harness(responses: (() => Response)[]) {
   return { timers, requests, events, states, stream, fatal: () => fatal };
 }
 
-const sse = (text: string, status = 200) => () =>
-  new Response(new Blob([text]).stream(), { status, headers: { "content-type": "text/event-stream" } });
+const sse =
+  (text: string, status = 200) =>
+  () =>
+    new Response(new Blob([text]).stream(), { status, headers: { "content-type": "text/event-stream" } });
 
 const settle = () => new Promise((r) => setTimeout(r, 0));
 async function until(cond: () => boolean) {
@@ -86,7 +88,7 @@ describe("SSE client", () => {
   });
 
   test("a server error backs off and retries; a later success resets the backoff", async () => {
-    const h = harness([sse("", 503), sse("", 502), sse('event: snapshot\ndata: {}\n\n')]);
+    const h = harness([sse("", 503), sse("", 502), sse("event: snapshot\ndata: {}\n\n")]);
     await until(() => h.states.filter(([s, ms]) => s === "reconnecting" && ms !== undefined).length === 1);
     const first = h.timers.at(-1)!;
     expect(first.ms).toBe(2000);

@@ -59,8 +59,7 @@ describe("SSE frame parser", () => {
   });
 
   test("any chunking of a stream gives the same messages", () => {
-    const stream =
-      'event: snapshot\ndata: {"a":1}\n\n: heartbeat\r\n\r\nretry: 2500\revent: draining\rdata: {}\r\rdata: x\ndata: y\n\n';
+    const stream = 'event: snapshot\ndata: {"a":1}\n\n: heartbeat\r\n\r\nretry: 2500\revent: draining\rdata: {}\r\rdata: x\ndata: y\n\n';
     const whole = createSseParser().feed(stream);
     fc.assert(
       fc.property(fc.array(fc.nat({ max: stream.length }), { maxLength: 12 }), (cuts) => {

@@ -22,7 +22,10 @@ export async function mountWorkspacePicker(select: HTMLSelectElement, onChange: 
     // Storage may be disabled; the URL still works.
   }
   const current = chooseWorkspace(list, url.searchParams.get("workspace"), remembered);
-  replace(select, list.map((w) => h("option", { value: w.id, selected: w.id === current?.id }, `${w.name} (${w.role})`)));
+  replace(
+    select,
+    list.map((w) => h("option", { value: w.id, selected: w.id === current?.id }, `${w.name} (${w.role})`)),
+  );
   select.disabled = list.length <= 1;
   const pick = (w: Workspace) => {
     try {

@@ -33,7 +33,16 @@ export function bootAccount(): void {
         h(
           "ul",
           { class: "plain" },
-          list.map((w) => h("li", null, h("strong", null, w.name), " ", h("span", { class: `role role-${w.role}` }, w.role), h("div", { class: "muted small" }, ROLE_TEXT[w.role]))),
+          list.map((w) =>
+            h(
+              "li",
+              null,
+              h("strong", null, w.name),
+              " ",
+              h("span", { class: `role role-${w.role}` }, w.role),
+              h("div", { class: "muted small" }, ROLE_TEXT[w.role]),
+            ),
+          ),
         ),
       );
       for (const w of list.filter((x) => x.role === "admin")) limitsBox.append(await limitsForm(w));
@@ -52,8 +61,22 @@ async function limitsForm(w: Workspace): Promise<HTMLElement> {
   } catch (err) {
     return h("p", { class: "error small" }, `${w.name}: ${errorText(err)}`);
   }
-  const rate = h("input", { type: "number", min: 0, step: 1, name: "rate", placeholder: `default ${limits.defaults.llmRatePerMinute}`, value: limits.overrides.llmRatePerMinute ?? "" });
-  const budget = h("input", { type: "number", min: 0, step: 1000, name: "budget", placeholder: `default ${limits.defaults.llmDailyTokenBudget}`, value: limits.overrides.llmDailyTokenBudget ?? "" });
+  const rate = h("input", {
+    type: "number",
+    min: 0,
+    step: 1,
+    name: "rate",
+    placeholder: `default ${limits.defaults.llmRatePerMinute}`,
+    value: limits.overrides.llmRatePerMinute ?? "",
+  });
+  const budget = h("input", {
+    type: "number",
+    min: 0,
+    step: 1000,
+    name: "budget",
+    placeholder: `default ${limits.defaults.llmDailyTokenBudget}`,
+    value: limits.overrides.llmDailyTokenBudget ?? "",
+  });
   const note = h("p", { class: "small", role: "status" });
   const effective = () =>
     `In effect: ${limits.effective.llmRatePerMinute === 0 ? "no rate limit" : `${limits.effective.llmRatePerMinute} requests/min per person`}, ${limits.effective.llmDailyTokenBudget === 0 ? "no daily budget" : `${formatNumber(limits.effective.llmDailyTokenBudget)} tokens/day`}.`;
@@ -62,7 +85,12 @@ async function limitsForm(w: Workspace): Promise<HTMLElement> {
     "form",
     { class: "limits-form" },
     h("h3", null, `${w.name} AI limits`),
-    h("div", { class: "form-grid" }, h("label", null, "Requests per minute per person (0 = unlimited)", rate), h("label", null, "Daily token budget (0 = unlimited)", budget)),
+    h(
+      "div",
+      { class: "form-grid" },
+      h("label", null, "Requests per minute per person (0 = unlimited)", rate),
+      h("label", null, "Daily token budget (0 = unlimited)", budget),
+    ),
     h("p", { class: "muted small" }, "Leave a field empty to use the server default."),
     summary,
     h("button", { type: "submit" }, "Save limits"),

@@ -40,16 +40,20 @@ export function bootAdminWorkspaces(): void {
 
   function row(w: AdminWorkspace): HTMLElement {
     const name = input("name", w.name, `Name of ${w.name}`, { required: true, maxlength: "200" });
-    const groups = Object.fromEntries(ROLES.map((r) => [r, input(r, w.groups[r], `${r} group of ${w.name}`, { maxlength: "256" })])) as Record<
-      (typeof ROLES)[number],
-      HTMLInputElement
-    >;
+    const groups = Object.fromEntries(
+      ROLES.map((r) => [r, input(r, w.groups[r], `${r} group of ${w.name}`, { maxlength: "256" })]),
+    ) as Record<(typeof ROLES)[number], HTMLInputElement>;
     const save = h("button", { type: "submit", class: "primary" }, "Save");
     const remove = h("button", { type: "button", class: "danger" }, "Delete");
     const form = h(
       "form",
       { class: "form" },
-      h("div", { class: "form-grid" }, h("label", null, "Name", name), ...ROLES.map((r) => h("label", null, `${r[0].toUpperCase()}${r.slice(1)} group`, groups[r]))),
+      h(
+        "div",
+        { class: "form-grid" },
+        h("label", null, "Name", name),
+        ...ROLES.map((r) => h("label", null, `${r[0].toUpperCase()}${r.slice(1)} group`, groups[r])),
+      ),
       h("div", { class: "actions" }, save, remove),
     );
     form.addEventListener("submit", async (e) => {
@@ -70,7 +74,12 @@ export function bootAdminWorkspaces(): void {
     return h(
       "li",
       { class: "card" },
-      h("p", { class: "muted small" }, h("code", null, w.id), ` · ${w.dashboards} dashboard${w.dashboards === 1 ? "" : "s"} · ${w.sources} source${w.sources === 1 ? "" : "s"}`),
+      h(
+        "p",
+        { class: "muted small" },
+        h("code", null, w.id),
+        ` · ${w.dashboards} dashboard${w.dashboards === 1 ? "" : "s"} · ${w.sources} source${w.sources === 1 ? "" : "s"}`,
+      ),
       form,
     );
   }
@@ -107,7 +116,10 @@ export function bootAdminWorkspaces(): void {
   function showCreate(): void {
     const id = input("id", "", "Id (optional)", { placeholder: "ws_… (optional: random when empty)", pattern: "ws_[A-Za-z0-9_-]{1,60}" });
     const name = input("name", "", "Name", { required: true, maxlength: "200" });
-    const groups = Object.fromEntries(ROLES.map((r) => [r, input(r, "", `${r} group`, { maxlength: "256" })])) as Record<(typeof ROLES)[number], HTMLInputElement>;
+    const groups = Object.fromEntries(ROLES.map((r) => [r, input(r, "", `${r} group`, { maxlength: "256" })])) as Record<
+      (typeof ROLES)[number],
+      HTMLInputElement
+    >;
     const create = h("button", { type: "submit", class: "primary" }, "Create");
     const cancel = h("button", { type: "button" }, "Cancel");
     const form = h(

@@ -23,7 +23,13 @@ interface ChatHistory {
 }
 
 /** The latest panel results the live page holds; sent with a question so the model sees what you see. */
-export type PanelResultsProvider = () => { panelId: string; columns?: { name: string; type?: string }[]; rows?: unknown[][]; truncated?: boolean; error?: string }[];
+export type PanelResultsProvider = () => {
+  panelId: string;
+  columns?: { name: string; type?: string }[];
+  rows?: unknown[][];
+  truncated?: boolean;
+  error?: string;
+}[];
 
 /**
  * The chat side panel of a live dashboard: my history, a question box, the streamed answer, and an
@@ -43,12 +49,24 @@ export function mountChat(o: {
   let busy = false;
 
   const log = h("ol", { class: "chat-log", "aria-live": "polite", "aria-label": "Conversation" });
-  const input = h("textarea", { id: "chat-input", rows: 3, maxlength: 4000, placeholder: "Why did p95 latency jump at 14:00?", required: true });
+  const input = h("textarea", {
+    id: "chat-input",
+    rows: 3,
+    maxlength: 4000,
+    placeholder: "Why did p95 latency jump at 14:00?",
+    required: true,
+  });
   const send = h("button", { type: "submit", class: "primary" }, "Ask");
   const state = h("span", { class: "muted small", role: "status" });
   const model = h("p", { class: "muted small" });
   const clear = h("button", { type: "button", class: "link" }, "Clear history");
-  const form = h("form", { class: "chat-form" }, h("label", { for: "chat-input", class: "sr-only" }, "Your question"), input, h("div", { class: "row" }, send, state));
+  const form = h(
+    "form",
+    { class: "chat-form" },
+    h("label", { for: "chat-input", class: "sr-only" }, "Your question"),
+    input,
+    h("div", { class: "row" }, send, state),
+  );
   replace(o.aside, h("div", { class: "chat-head" }, h("h2", null, "Ask about this dashboard"), clear), model, log, form);
 
   o.toggle.addEventListener("click", () => {
@@ -96,7 +114,13 @@ export function mountChat(o: {
   }
 
   function empty(): void {
-    log.append(h("li", { class: "muted chat-empty" }, "Ask a question about the panels you are looking at. Answers use the dashboard's latest results."));
+    log.append(
+      h(
+        "li",
+        { class: "muted chat-empty" },
+        "Ask a question about the panels you are looking at. Answers use the dashboard's latest results.",
+      ),
+    );
   }
 
   function messageItem(m: Pick<ChatMessage, "id" | "role" | "content" | "proposal">): HTMLLIElement {
@@ -133,8 +157,17 @@ export function mountChat(o: {
     return h(
       "div",
       { class: "proposal" },
-      h("p", null, h("strong", null, "Proposed change: "), `“${p.spec.title}” with ${p.spec.panels.length} panel${p.spec.panels.length === 1 ? "" : "s"}`),
-      h("ul", { class: "small" }, p.spec.panels.slice(0, 12).map((x) => h("li", null, `${x.title} (${x.type})`))),
+      h(
+        "p",
+        null,
+        h("strong", null, "Proposed change: "),
+        `“${p.spec.title}” with ${p.spec.panels.length} panel${p.spec.panels.length === 1 ? "" : "s"}`,
+      ),
+      h(
+        "ul",
+        { class: "small" },
+        p.spec.panels.slice(0, 12).map((x) => h("li", null, `${x.title} (${x.type})`)),
+      ),
       o.canApply && !o.canApply() ? h("p", { class: "muted small" }, "Only editors can apply changes.") : apply,
       note,
     );
@@ -177,7 +210,9 @@ export function mountChat(o: {
           } else if (m.event === "proposal") {
             item.append(proposalBox(String(data.messageId), data.proposal as ChatProposal));
           } else if (m.event === "proposal_rejected") {
-            item.append(h("p", { class: "small warn" }, `A proposed change was not offered: ${String(data.detail ?? "it did not pass the checks")}`));
+            item.append(
+              h("p", { class: "small warn" }, `A proposed change was not offered: ${String(data.detail ?? "it did not pass the checks")}`),
+            );
           } else if (m.event === "error") {
             item.append(h("p", { class: "small error" }, String(data.detail ?? "The answer could not be completed.")));
           }

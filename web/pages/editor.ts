@@ -83,7 +83,11 @@ export function bootEditor(): void {
     if (!parsed.ok) problems = [parsed.message];
     else problems = specProblems(parsed.value);
     specEl.setAttribute("aria-invalid", String(problems.length > 0));
-    specState.textContent = problems.length ? problems[0] + (problems.length > 1 ? ` (+${problems.length - 1} more)` : "") : dirty ? "Unsaved changes" : "Saved";
+    specState.textContent = problems.length
+      ? problems[0] + (problems.length > 1 ? ` (+${problems.length - 1} more)` : "")
+      : dirty
+        ? "Unsaved changes"
+        : "Saved";
     specState.className = problems.length ? "error small" : "muted small";
     save.disabled = !dirty || problems.length > 0 || conflict;
   }
@@ -124,7 +128,11 @@ export function bootEditor(): void {
           h("strong", null, "Someone else saved this dashboard"),
           ` (it is now at version ${typeof now === "number" ? now : "newer"}; you started from version ${dash.version}). Your changes were not saved and nothing was overwritten. Copy your JSON if you need it, then reload to edit their version.`,
           " ",
-          h("button", { type: "button", class: "link", onclick: () => void navigator.clipboard?.writeText(specEl.value).then(() => notifyCopied()) }, "Copy my JSON"),
+          h(
+            "button",
+            { type: "button", class: "link", onclick: () => void navigator.clipboard?.writeText(specEl.value).then(() => notifyCopied()) },
+            "Copy my JSON",
+          ),
           " ",
           h("button", { type: "button", class: "link", onclick: () => reload() }, "Reload"),
         );
@@ -153,7 +161,9 @@ export function bootEditor(): void {
 
   /** Guard refusals list each panel's reason; validation issues list each path. */
   function showProblem(err: ApiError): void {
-    const failures = Array.isArray(err.problem.failures) ? (err.problem.failures as { panelId: string; reason: string; message: string }[]) : [];
+    const failures = Array.isArray(err.problem.failures)
+      ? (err.problem.failures as { panelId: string; reason: string; message: string }[])
+      : [];
     const issues = Array.isArray(err.problem.issues) ? (err.problem.issues as { path: string; message: string }[]) : [];
     if (failures.length === 0 && issues.length === 0) {
       notify(message, err.message, "error");
@@ -180,7 +190,13 @@ export function bootEditor(): void {
       savedText = specEl.value;
       location.assign(`/?workspace=${encodeURIComponent(dash.workspaceId)}`);
     } catch (err) {
-      notify(message, err instanceof ApiError && err.status === 409 ? "Someone else changed this dashboard since you opened it; reload before deleting." : errorText(err), "error");
+      notify(
+        message,
+        err instanceof ApiError && err.status === 409
+          ? "Someone else changed this dashboard since you opened it; reload before deleting."
+          : errorText(err),
+        "error",
+      );
     }
   });
 
@@ -196,19 +212,29 @@ export function bootEditor(): void {
   function fillPanels(): void {
     const keep = panelSel.value;
     const panels = panelsNow();
-    replace(panelSel, panels.map((p) => h("option", { value: p.id }, `${p.title || p.id} (${p.type})`)), h("option", { value: NEW_PANEL }, "New panel…"));
+    replace(
+      panelSel,
+      panels.map((p) => h("option", { value: p.id }, `${p.title || p.id} (${p.type})`)),
+      h("option", { value: NEW_PANEL }, "New panel…"),
+    );
     panelSel.value = panels.some((p) => p.id === keep) || keep === NEW_PANEL ? keep : (panels[0]?.id ?? NEW_PANEL);
     if (!sqlEl.value) pickPanel();
   }
 
   function fillSources(): void {
-    replace(sourceSel, sources.map((s) => h("option", { value: s.id }, s.name)));
-    if (sources.length === 0) replace(resultEl, stateBox("empty", "This workspace has no sources yet. An admin can add one on the Sources page."));
+    replace(
+      sourceSel,
+      sources.map((s) => h("option", { value: s.id }, s.name)),
+    );
+    if (sources.length === 0)
+      replace(resultEl, stateBox("empty", "This workspace has no sources yet. An admin can add one on the Sources page."));
   }
 
   function pickPanel(): void {
     const p = panelsNow().find((x) => x.id === panelSel.value);
-    sqlEl.value = p?.sql ?? "SELECT $__timeGroup(ts, $__interval) AS time, count(*) AS n\nFROM my_table\nWHERE $__timeFilter(ts)\nGROUP BY 1\nORDER BY 1";
+    sqlEl.value =
+      p?.sql ??
+      "SELECT $__timeGroup(ts, $__interval) AS time, count(*) AS n\nFROM my_table\nWHERE $__timeFilter(ts)\nGROUP BY 1\nORDER BY 1";
     if (p?.sourceId && sources.some((s) => s.id === p.sourceId)) sourceSel.value = p.sourceId;
     applyBtn.textContent = p ? "Put this SQL into the spec" : "Add as a new panel";
   }
@@ -223,18 +249,27 @@ export function bootEditor(): void {
     runBtn.disabled = true;
     replace(resultEl, stateBox("loading", "Running through the guard…"));
     try {
-      const result = await api<QueryResult & { range?: { fromMs: number; toMs: number } }>("POST", `/api/workspaces/${encodeURIComponent(dash.workspaceId)}/query-preview`, {
-        sourceId: sourceSel.value,
-        sql: sqlEl.value,
-        time,
-      });
+      const result = await api<QueryResult & { range?: { fromMs: number; toMs: number } }>(
+        "POST",
+        `/api/workspaces/${encodeURIComponent(dash.workspaceId)}/query-preview`,
+        {
+          sourceId: sourceSel.value,
+          sql: sqlEl.value,
+          time,
+        },
+      );
       const chart = h("div", { class: "preview-chart" });
       const table = h("details", null, h("summary", null, `Rows (${result.rows.length})`));
       const tableBody = h("div");
       table.append(tableBody);
       replace(
         resultEl,
-        h("p", { class: "muted small" }, `${result.rows.length} row${result.rows.length === 1 ? "" : "s"} in ${Math.round(result.elapsedMs ?? 0)} ms`, result.truncated ? " · truncated at the row cap" : ""),
+        h(
+          "p",
+          { class: "muted small" },
+          `${result.rows.length} row${result.rows.length === 1 ? "" : "s"} in ${Math.round(result.elapsedMs ?? 0)} ms`,
+          result.truncated ? " · truncated at the row cap" : "",
+        ),
         chart,
         table,
       );
@@ -267,6 +302,12 @@ export function bootEditor(): void {
     specEl.value = formatSpec(spec);
     check();
     fillPanels();
-    notify(message, existing ? `Updated ${existing.id} in the spec (not saved yet).` : "Added a panel to the spec (not saved yet); give it a title and type.", "info");
+    notify(
+      message,
+      existing
+        ? `Updated ${existing.id} in the spec (not saved yet).`
+        : "Added a panel to the spec (not saved yet); give it a title and type.",
+      "info",
+    );
   });
 }

@@ -37,7 +37,10 @@ export function bootGenerate(): void {
     }
     try {
       const sources = listOf<Source>(await api<unknown>("GET", `/api/workspaces/${encodeURIComponent(w.id)}/sources`), "sources");
-      replace(sourceSel, sources.map((s) => h("option", { value: s.id }, s.name + (s.catalogStatus === "never_refreshed" ? " (no catalog yet)" : ""))));
+      replace(
+        sourceSel,
+        sources.map((s) => h("option", { value: s.id }, s.name + (s.catalogStatus === "never_refreshed" ? " (no catalog yet)" : ""))),
+      );
       if (sources.length === 0) {
         replace(sourceSel, h("option", { value: "" }, "No sources"));
         notify(message, "This workspace has no sources. An admin can add one on the Sources page.", "info");
@@ -69,7 +72,8 @@ export function bootGenerate(): void {
       showResult(r, workspace);
     } catch (err) {
       state.textContent = "";
-      const retry = err instanceof ApiError && err.status === 429 && err.retryAfter ? ` Try again in ${formatDuration(err.retryAfter * 1000)}.` : "";
+      const retry =
+        err instanceof ApiError && err.status === 429 && err.retryAfter ? ` Try again in ${formatDuration(err.retryAfter * 1000)}.` : "";
       replace(result);
       notify(message, errorText(err) + retry, "error");
     } finally {
@@ -96,8 +100,24 @@ export function bootGenerate(): void {
       h(
         "article",
         { class: "card" },
-        h("div", { class: "card-head" }, h("h2", null, r.spec.title), h("span", { class: "muted small" }, r.model ? `by ${r.model}` : null, r.usage ? ` · ${r.usage.input + r.usage.output} tokens` : null)),
-        r.warnings.length ? h("ul", { class: "notice info" }, r.warnings.map((x) => h("li", null, x))) : null,
+        h(
+          "div",
+          { class: "card-head" },
+          h("h2", null, r.spec.title),
+          h(
+            "span",
+            { class: "muted small" },
+            r.model ? `by ${r.model}` : null,
+            r.usage ? ` · ${r.usage.input + r.usage.output} tokens` : null,
+          ),
+        ),
+        r.warnings.length
+          ? h(
+              "ul",
+              { class: "notice info" },
+              r.warnings.map((x) => h("li", null, x)),
+            )
+          : null,
         r.spec.panels.length === 0
           ? stateBox("empty", "No panel survived the checks. Try a more specific prompt.")
           : h(
@@ -119,11 +139,21 @@ export function bootGenerate(): void {
               "div",
               { class: "dropped" },
               h("h3", null, `Dropped (${r.dropped.length}): refused by the guard`),
-              h("ul", null, r.dropped.map((d) => h("li", null, h("strong", null, d.title), ` — ${d.message} `, h("code", { class: "reason" }, d.reason)))),
+              h(
+                "ul",
+                null,
+                r.dropped.map((d) =>
+                  h("li", null, h("strong", null, d.title), ` — ${d.message} `, h("code", { class: "reason" }, d.reason)),
+                ),
+              ),
             )
           : null,
         r.catalog?.omittedTables.length
-          ? h("p", { class: "muted small" }, `The model saw ${r.catalog.tablesIncluded} of ${r.catalog.tablesTotal} tables (catalog ${r.catalog.status}).`)
+          ? h(
+              "p",
+              { class: "muted small" },
+              `The model saw ${r.catalog.tablesIncluded} of ${r.catalog.tablesTotal} tables (catalog ${r.catalog.status}).`,
+            )
           : null,
         h("div", { class: "row" }, r.spec.panels.length ? save : null, saveNote),
         h("details", null, h("summary", null, "Full spec (JSON)"), h("pre", { class: "code" }, JSON.stringify(r.spec, null, 2))),

@@ -23,11 +23,20 @@ export function bootList(): void {
     section.setAttribute("aria-busy", "true");
     replace(section, stateBox("loading", "Loading dashboards…"));
     try {
-      const list = listOf<DashboardSummary>(await api<unknown>("GET", `/api/workspaces/${encodeURIComponent(w.id)}/dashboards`), "dashboards");
+      const list = listOf<DashboardSummary>(
+        await api<unknown>("GET", `/api/workspaces/${encodeURIComponent(w.id)}/dashboards`),
+        "dashboards",
+      );
       if (mine !== seq) return;
       section.removeAttribute("aria-busy");
       if (list.length === 0) {
-        replace(section, stateBox("empty", canEdit ? "No dashboards yet. Create one, or let the AI draft one from a prompt." : "No dashboards in this workspace yet."));
+        replace(
+          section,
+          stateBox(
+            "empty",
+            canEdit ? "No dashboards yet. Create one, or let the AI draft one from a prompt." : "No dashboards in this workspace yet.",
+          ),
+        );
         return;
       }
       const now = Date.now();
@@ -48,7 +57,9 @@ export function bootList(): void {
                 d.updatedAt ? ` · updated ${formatAgo(Date.parse(d.updatedAt), now)}` : null,
                 d.updatedBy ? ` by ${d.updatedBy}` : null,
               ),
-              canEdit ? h("a", { href: `/dashboards/${encodeURIComponent(d.id)}/edit`, class: "small", "aria-label": `Edit ${d.title}` }, "Edit") : null,
+              canEdit
+                ? h("a", { href: `/dashboards/${encodeURIComponent(d.id)}/edit`, class: "small", "aria-label": `Edit ${d.title}` }, "Edit")
+                : null,
             ),
           ),
         ),
@@ -82,8 +93,15 @@ export function bootList(): void {
         replace(
           section,
           document.body.dataset.platformAdmin === "true"
-            ? stateBox("empty", "You are not a member of any workspace yet. As a platform admin you can create workspaces and name their groups: ", h("a", { href: "/admin/workspaces" }, "Admin → Workspaces"))
-            : stateBox("empty", "You are not a member of any workspace yet. Ask an administrator to add one of your groups to a workspace."),
+            ? stateBox(
+                "empty",
+                "You are not a member of any workspace yet. As a platform admin you can create workspaces and name their groups: ",
+                h("a", { href: "/admin/workspaces" }, "Admin → Workspaces"),
+              )
+            : stateBox(
+                "empty",
+                "You are not a member of any workspace yet. Ask an administrator to add one of your groups to a workspace.",
+              ),
         );
       }
     })

@@ -73,7 +73,14 @@ export function bootLive(): void {
     panels.clear();
     grid.removeAttribute("aria-busy");
     if (next.panels.length === 0) {
-      replace(grid, stateBox("empty", "This dashboard has no panels yet.", byId("edit-link").hidden ? null : h("a", { href: `/dashboards/${dashboardId}/edit`, class: "button" }, "Add panels")));
+      replace(
+        grid,
+        stateBox(
+          "empty",
+          "This dashboard has no panels yet.",
+          byId("edit-link").hidden ? null : h("a", { href: `/dashboards/${dashboardId}/edit`, class: "button" }, "Add panels"),
+        ),
+      );
       return;
     }
     replace(grid);
@@ -83,7 +90,12 @@ export function bootLive(): void {
       const card = h(
         "article",
         { class: `panel panel-${p.type}`, "aria-labelledby": `panel-${p.id}-title` },
-        h("header", { class: "panel-head" }, h("h2", { id: `panel-${p.id}-title` }, p.title, p.unit ? h("span", { class: "unit" }, ` (${p.unit})`) : null), meta),
+        h(
+          "header",
+          { class: "panel-head" },
+          h("h2", { id: `panel-${p.id}-title` }, p.title, p.unit ? h("span", { class: "unit" }, ` (${p.unit})`) : null),
+          meta,
+        ),
         bodyEl,
       );
       grid.append(card);
@@ -118,7 +130,10 @@ export function bootLive(): void {
       window: view.spec.type === "timeseries" || view.spec.type === "stat" ? view.window : undefined,
       range,
     });
-    const bits = [u.result.elapsedMs !== undefined ? `${Math.round(u.result.elapsedMs)} ms` : null, u.result.truncated ? "truncated" : null].filter(Boolean);
+    const bits = [
+      u.result.elapsedMs !== undefined ? `${Math.round(u.result.elapsedMs)} ms` : null,
+      u.result.truncated ? "truncated" : null,
+    ].filter(Boolean);
     view.meta.textContent = bits.join(" · ");
     if (u.result.truncated) view.meta.title = "The result hit the row or size cap; narrow the query or the time range.";
   }
@@ -142,7 +157,13 @@ export function bootLive(): void {
     grid.removeAttribute("aria-busy");
     replace(
       grid,
-      stateBox("error", statusCode === 404 ? "This dashboard does not exist, or you do not have access to it." : "You do not have access to this dashboard.", h("a", { href: "/", class: "button" }, "All dashboards")),
+      stateBox(
+        "error",
+        statusCode === 404
+          ? "This dashboard does not exist, or you do not have access to it."
+          : "You do not have access to this dashboard.",
+        h("a", { href: "/", class: "button" }, "All dashboards"),
+      ),
     );
     status.textContent = "Offline";
     status.className = "pill bad";
@@ -163,7 +184,10 @@ export function bootLive(): void {
       case "draining":
       case "reconnecting": {
         const secs = retryAt ? Math.max(0, Math.ceil((retryAt - now) / 1000)) : 0;
-        text = streamState === "draining" ? `Server restarting · reconnecting${secs ? ` in ${secs} s` : "…"}` : `Reconnecting${secs ? ` in ${secs} s` : "…"}`;
+        text =
+          streamState === "draining"
+            ? `Server restarting · reconnecting${secs ? ` in ${secs} s` : "…"}`
+            : `Reconnecting${secs ? ` in ${secs} s` : "…"}`;
         cls += " warn";
         break;
       }
@@ -225,7 +249,9 @@ export function bootLive(): void {
     aside: byId("chat"),
     canApply: () => role === "editor" || role === "admin",
     panelResults: () =>
-      [...panels.values()].map((v) => chatResult(v.spec.id, v.last && ("result" in v.last ? { result: v.last.result } : { error: v.last.error }))),
+      [...panels.values()].map((v) =>
+        chatResult(v.spec.id, v.last && ("result" in v.last ? { result: v.last.result } : { error: v.last.error })),
+      ),
     onError: (e) => notify(message, errorText(e), "error"),
   });
 }

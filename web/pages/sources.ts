@@ -25,7 +25,15 @@ export function bootSources(): void {
       sources = listOf<Source>(await api<unknown>("GET", `/api/workspaces/${encodeURIComponent(w.id)}/sources`), "sources");
       list.removeAttribute("aria-busy");
       if (sources.length === 0) {
-        replace(list, stateBox("empty", w.role === "admin" ? "No sources yet. Add the metrics database your dashboards should query." : "No sources in this workspace yet. An admin can add one."));
+        replace(
+          list,
+          stateBox(
+            "empty",
+            w.role === "admin"
+              ? "No sources yet. Add the metrics database your dashboards should query."
+              : "No sources in this workspace yet. An admin can add one.",
+          ),
+        );
         return;
       }
       const now = Date.now();
@@ -54,10 +62,15 @@ export function bootSources(): void {
 
   function catalogLine(s: Source, now: number): HTMLElement {
     const status = s.catalogStatus as string | undefined;
-    if (status === "never_refreshed" || (!s.catalogRefreshedAt && !s.catalog)) return h("span", { class: "tag warn" }, "Catalog never refreshed: queries are refused until it is");
+    if (status === "never_refreshed" || (!s.catalogRefreshedAt && !s.catalog))
+      return h("span", { class: "tag warn" }, "Catalog never refreshed: queries are refused until it is");
     const when = s.catalogRefreshedAt ? `refreshed ${formatAgo(Date.parse(s.catalogRefreshedAt), now)}` : "";
     const tables = typeof s.tableCount === "number" ? s.tableCount : s.catalog?.tables.length;
-    return h("span", { class: s.catalogStale ? "tag warn" : "muted" }, `Catalog ${s.catalogStale ? "stale, " : ""}${when}${tables !== undefined ? ` · ${tables} tables` : ""}`);
+    return h(
+      "span",
+      { class: s.catalogStale ? "tag warn" : "muted" },
+      `Catalog ${s.catalogStale ? "stale, " : ""}${when}${tables !== undefined ? ` · ${tables} tables` : ""}`,
+    );
   }
 
   /** The list omits catalogs; the detail view reads the full source. */
@@ -79,8 +92,18 @@ export function bootSources(): void {
       host: h("input", { name: "host", required: true, maxlength: 255, value: s?.host ?? "", autocomplete: "off", spellcheck: "false" }),
       port: h("input", { name: "port", type: "number", min: 1, max: 65535, value: s?.port ?? 5432 }),
       database: h("input", { name: "database", required: true, maxlength: 63, value: s?.database ?? "", spellcheck: "false" }),
-      sslmode: h("select", { name: "sslmode" }, SSL_MODES.map((m) => h("option", { value: m, selected: (s?.sslmode ?? "prefer") === m }, m))),
-      secretRef: h("input", { name: "secretRef", required: true, pattern: "[A-Za-z0-9_]+", value: s?.secretRef ?? "", spellcheck: "false" }),
+      sslmode: h(
+        "select",
+        { name: "sslmode" },
+        SSL_MODES.map((m) => h("option", { value: m, selected: (s?.sslmode ?? "prefer") === m }, m)),
+      ),
+      secretRef: h("input", {
+        name: "secretRef",
+        required: true,
+        pattern: "[A-Za-z0-9_]+",
+        value: s?.secretRef ?? "",
+        spellcheck: "false",
+      }),
       schemas: h("input", { name: "schemas", value: (s?.schemas ?? ["public"]).join(", "), spellcheck: "false" }),
       notes: h("textarea", { name: "notes", rows: 8, maxlength: 20000 }),
     };
@@ -106,7 +129,12 @@ export function bootSources(): void {
     const form = h(
       "form",
       { class: "form" },
-      h("div", { class: "card-head" }, h("h2", null, s ? s.name : "New source"), h("button", { type: "button", class: "link", onclick: () => (detail.hidden = true) }, "Close")),
+      h(
+        "div",
+        { class: "card-head" },
+        h("h2", null, s ? s.name : "New source"),
+        h("button", { type: "button", class: "link", onclick: () => (detail.hidden = true) }, "Close"),
+      ),
       h(
         "div",
         { class: "form-grid" },
@@ -118,10 +146,20 @@ export function bootSources(): void {
         h("label", null, "Credentials reference", f.secretRef),
         h("label", null, "Schemas", f.schemas),
       ),
-      h("p", { class: "hint" }, "The credentials reference names a secret the server resolves (", h("code", null, "<REF>_USERNAME"), " / ", h("code", null, "<REF>_PASSWORD"), " or the secrets backend); passwords are never entered or shown here. Use a read-only database role."),
+      h(
+        "p",
+        { class: "hint" },
+        "The credentials reference names a secret the server resolves (",
+        h("code", null, "<REF>_USERNAME"),
+        " / ",
+        h("code", null, "<REF>_PASSWORD"),
+        " or the secrets backend); passwords are never entered or shown here. Use a read-only database role.",
+      ),
       h("label", { for: "notes-field" }, "Notes for dashboard authors and the AI (tables, time columns, units)"),
       f.notes,
-      admin ? h("div", { class: "row" }, saveBtn, s ? actions(s, say, f.notes) : null) : h("p", { class: "muted small" }, "Only workspace admins can change sources."),
+      admin
+        ? h("div", { class: "row" }, saveBtn, s ? actions(s, say, f.notes) : null)
+        : h("p", { class: "muted small" }, "Only workspace admins can change sources."),
       note,
       s?.catalog ? catalogView(s) : null,
     );
@@ -132,7 +170,11 @@ export function bootSources(): void {
       try {
         const body = values();
         const saved = s
-          ? await api<Source>("PUT", `/api/sources/${encodeURIComponent(s.id)}`, s.version !== undefined ? { ...body, version: s.version } : body)
+          ? await api<Source>(
+              "PUT",
+              `/api/sources/${encodeURIComponent(s.id)}`,
+              s.version !== undefined ? { ...body, version: s.version } : body,
+            )
           : await api<Source>("POST", `/api/workspaces/${encodeURIComponent(workspace!.id)}/sources`, body);
         const catalogError = (saved as { catalogError?: { detail?: string } } | undefined)?.catalogError;
         notify(
@@ -146,7 +188,12 @@ export function bootSources(): void {
         );
         await show(workspace!, saved?.id ?? s?.id);
       } catch (err) {
-        say(err instanceof ApiError && err.status === 409 ? "Someone else changed this source since you opened it. Nothing was overwritten; reopen it to see their version." : errorText(err), "error");
+        say(
+          err instanceof ApiError && err.status === 409
+            ? "Someone else changed this source since you opened it. Nothing was overwritten; reopen it to see their version."
+            : errorText(err),
+          "error",
+        );
       } finally {
         saveBtn.removeAttribute("disabled");
       }
@@ -173,7 +220,12 @@ export function bootSources(): void {
         const r = await api<Record<string, unknown>>("POST", `/api/sources/${encodeURIComponent(s.id)}/test`);
         const ok = r?.ok !== false;
         const detailText = typeof r?.detail === "string" ? r.detail : typeof r?.message === "string" ? r.message : "";
-        say(ok ? `Connection works${typeof r?.elapsedMs === "number" ? ` (${r.elapsedMs < 1 ? "under 1" : Math.round(r.elapsedMs)} ms)` : ""}. ${detailText}` : `Connection failed: ${detailText || "see the server log"}`, ok ? "success" : "error");
+        say(
+          ok
+            ? `Connection works${typeof r?.elapsedMs === "number" ? ` (${r.elapsedMs < 1 ? "under 1" : Math.round(r.elapsedMs)} ms)` : ""}. ${detailText}`
+            : `Connection failed: ${detailText || "see the server log"}`,
+          ok ? "success" : "error",
+        );
       }),
     );
     const refresh = h("button", { type: "button" }, "Refresh catalog");
@@ -184,7 +236,11 @@ export function bootSources(): void {
         await show(workspace!, s.id);
       }),
     );
-    const draft = h("button", { type: "button", disabled: !aiModel, title: aiModel ? `Uses ${aiModel}` : "AI is not configured" }, "Draft notes with AI");
+    const draft = h(
+      "button",
+      { type: "button", disabled: !aiModel, title: aiModel ? `Uses ${aiModel}` : "AI is not configured" },
+      "Draft notes with AI",
+    );
     draft.addEventListener("click", () =>
       run(draft, "The model is reading the catalog…", async () => {
         const r = await api<{ notes: string; warnings?: string[] }>("POST", `/api/sources/${encodeURIComponent(s.id)}/draft`, {});
@@ -218,7 +274,13 @@ export function bootSources(): void {
         "ul",
         { class: "plain small" },
         tables.map((t) =>
-          h("li", null, h("code", null, `${t.schema}.${t.name}`), t.timeColumn ? h("span", { class: "muted" }, ` · time: ${t.timeColumn}`) : null, h("div", { class: "muted" }, t.columns.map((c) => `${c.name} ${c.type}`).join(", "))),
+          h(
+            "li",
+            null,
+            h("code", null, `${t.schema}.${t.name}`),
+            t.timeColumn ? h("span", { class: "muted" }, ` · time: ${t.timeColumn}`) : null,
+            h("div", { class: "muted" }, t.columns.map((c) => `${c.name} ${c.type}`).join(", ")),
+          ),
         ),
       ),
     );

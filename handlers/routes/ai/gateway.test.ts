@@ -53,12 +53,17 @@ describe("AI routes with AI_PROVIDER=gateway", () => {
       body: JSON.stringify(body),
     });
   const tokensToday = async () =>
-    (await ai.store.pool.query("SELECT COALESCE(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id])).rows[0].n as number;
+    (await ai.store.pool.query("SELECT COALESCE(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]))
+      .rows[0].n as number;
 
   test("a generation goes to the gateway with the key as bearer token and returns the structured spec; the reported tokens are counted", async () => {
     const lines = t.logLines.length;
     const before = await tokensToday();
-    gw.enqueue({ kind: "text", text: JSON.stringify({ title: "HTTP overview", time: { from: "now-6h", to: "now" }, panels: [PANEL] }), usage: { input: 1200, output: 180 } });
+    gw.enqueue({
+      kind: "text",
+      text: JSON.stringify({ title: "HTTP overview", time: { from: "now-6h", to: "now" }, panels: [PANEL] }),
+      usage: { input: 1200, output: 180 },
+    });
     const res = await generate({ prompt: "requests per minute", sourceId: f.sourceId });
     expect(res.status).toBe(200);
     const body = await res.json();
@@ -77,7 +82,9 @@ describe("AI routes with AI_PROVIDER=gateway", () => {
     expect(req.text).toContain("public.http_requests (time column: ts)");
 
     expect((await tokensToday()) - before).toBe(1380);
-    expect(await counterValue(t.metrics, "svc_llm_tokens_total", { workspace: f.workspace.id, model: MODEL, direction: "input" })).toBeGreaterThanOrEqual(1200);
+    expect(
+      await counterValue(t.metrics, "svc_llm_tokens_total", { workspace: f.workspace.id, model: MODEL, direction: "input" }),
+    ).toBeGreaterThanOrEqual(1200);
     const row = await ai.store.pool.query(
       "SELECT model, input_tokens, output_tokens, outcome FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1",
       [f.workspace.id],
@@ -89,26 +96,33 @@ describe("AI routes with AI_PROVIDER=gateway", () => {
   test.each([
     ["HTTP 500 internal_server_error", { kind: "error", status: 500 } as const, 500],
     ["HTTP 502 failed_dependency", { kind: "error", status: 502, type: "failed_dependency" } as const, 502],
-  ])("a gateway %s is a 502 ai_provider_error, one log line with the status and without key or message, a provider_error row", async (_n, reply, status) => {
-    const lines = t.logLines.length;
-    const before = await tokensToday();
-    gw.enqueue(reply);
-    const res = await generate({ prompt: "traffic", sourceId: f.sourceId });
-    expect(res.status).toBe(502);
-    expect(res.headers.get("content-type")).toContain("application/problem+json");
-    const body = await res.json();
-    expect(body.code).toBe("ai_provider_error");
-    expect(body.detail).toBe(`The AI provider answered HTTP ${status}.`);
-    expect(gw.requests).toHaveLength(1); // no retry of a retryable status behind the admission gate
-    const newLines = t.logLines.slice(lines);
-    const failed = newLines.map((l) => JSON.parse(l)).filter((l) => l.msg === "ai provider call failed");
-    expect(failed).toEqual([expect.objectContaining({ provider: "gateway", model: MODEL, status, code: "ai_provider_error", outcome: "provider_error" })]);
-    expect(newLines.join("")).not.toContain(gw.apiKey);
-    expect(newLines.join("")).not.toContain("fake gateway error");
-    expect(await tokensToday()).toBe(before);
-    const row = await ai.store.pool.query("SELECT outcome FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1", [f.workspace.id]);
-    expect(row.rows[0].outcome).toBe("provider_error");
-  });
+  ])(
+    "a gateway %s is a 502 ai_provider_error, one log line with the status and without key or message, a provider_error row",
+    async (_n, reply, status) => {
+      const lines = t.logLines.length;
+      const before = await tokensToday();
+      gw.enqueue(reply);
+      const res = await generate({ prompt: "traffic", sourceId: f.sourceId });
+      expect(res.status).toBe(502);
+      expect(res.headers.get("content-type")).toContain("application/problem+json");
+      const body = await res.json();
+      expect(body.code).toBe("ai_provider_error");
+      expect(body.detail).toBe(`The AI provider answered HTTP ${status}.`);
+      expect(gw.requests).toHaveLength(1); // no retry of a retryable status behind the admission gate
+      const newLines = t.logLines.slice(lines);
+      const failed = newLines.map((l) => JSON.parse(l)).filter((l) => l.msg === "ai provider call failed");
+      expect(failed).toEqual([
+        expect.objectContaining({ provider: "gateway", model: MODEL, status, code: "ai_provider_error", outcome: "provider_error" }),
+      ]);
+      expect(newLines.join("")).not.toContain(gw.apiKey);
+      expect(newLines.join("")).not.toContain("fake gateway error");
+      expect(await tokensToday()).toBe(before);
+      const row = await ai.store.pool.query("SELECT outcome FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1", [
+        f.workspace.id,
+      ]);
+      expect(row.rows[0].outcome).toBe("provider_error");
+    },
+  );
 
   test("dashboard chat streams through the gateway's event stream; the finish part's usage is counted", async () => {
     await ai.store.pool.query("DELETE FROM chat_messages");
@@ -121,7 +135,12 @@ describe("AI routes with AI_PROVIDER=gateway", () => {
     });
     expect(res.status).toBe(200);
     const events = parseSse(await res.text());
-    expect(events.filter((e) => e.event === "delta").map((e) => (e.data as { text: string }).text).join("")).toBe("Traffic is flat.");
+    expect(
+      events
+        .filter((e) => e.event === "delta")
+        .map((e) => (e.data as { text: string }).text)
+        .join(""),
+    ).toBe("Traffic is flat.");
     expect(events.at(-1)).toMatchObject({ event: "done", data: { usage: { input: 300, output: 5 }, model: MODEL } });
     expect(gw.requests.at(-1)).toMatchObject({ stream: true, headers: { "ai-language-model-streaming": "true" } });
     expect((await tokensToday()) - before).toBe(305);

@@ -46,10 +46,9 @@ describe("generation within the function's deadline", () => {
     });
   const lastRow = async () =>
     (
-      await ai.store.pool.query(
-        "SELECT outcome, result FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1",
-        [f.workspace.id],
-      )
+      await ai.store.pool.query("SELECT outcome, result FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1", [
+        f.workspace.id,
+      ])
     ).rows[0];
 
   test("a model slower than the time left: a clear 504 problem before the function times out, and the row written", async () => {

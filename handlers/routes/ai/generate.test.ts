@@ -64,7 +64,11 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
       expect.objectContaining({ panelId: "users", reason: "catalog", message: expect.stringContaining("secrets_table") }),
     ]);
     expect(body.usage).toEqual({ input: 1300, output: 250 });
-    expect(body.catalog).toMatchObject({ status: "fresh", tablesTotal: DEMO_CATALOG.tables.length, tablesIncluded: DEMO_CATALOG.tables.length });
+    expect(body.catalog).toMatchObject({
+      status: "fresh",
+      tablesTotal: DEMO_CATALOG.tables.length,
+      tablesIncluded: DEMO_CATALOG.tables.length,
+    });
 
     // Two model calls; the first carried the catalog and rules, the repair the guard's reasons.
     expect(ai.fake.requests).toHaveLength(2);
@@ -161,33 +165,51 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
     ["HTTP 500", { kind: "error", status: 500 } as const, 502, "provider_error", 0],
     ["HTTP 400", { kind: "error", status: 400 } as const, 502, "provider_error", 0],
     ["malformed body", { kind: "malformed" } as const, 502, "invalid_output", 0],
-    ["schema-violating output", { kind: "text", text: '{"title": 5}', usage: { input: 70, output: 7 } } as const, 502, "invalid_output", 77],
+    [
+      "schema-violating output",
+      { kind: "text", text: '{"title": 5}', usage: { input: 70, output: 7 } } as const,
+      502,
+      "invalid_output",
+      77,
+    ],
     // Cut off before the usage report: the prompt is charged as an estimate (-1: some tokens, not 0).
     ["timeout", { kind: "hang" } as const, 504, "provider_timeout", -1],
-  ])("provider failure: %s → problem+json, a log line, a row with the outcome, reported tokens counted", async (_n, reply, status, outcome, tokens) => {
-    const before = await ai.store.pool.query("SELECT COALESCE(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
-    const dashboardsBefore = await ai.store.pool.query("SELECT count(*)::int AS n FROM dashboards WHERE workspace_id = $1", [f.workspace.id]);
-    const lines = t.logLines.length;
-    ai.fake.enqueue(reply);
-    const res = await generate({ prompt: "traffic", sourceId: f.sourceId });
-    expect(res.status).toBe(status);
-    expect(res.headers.get("content-type")).toContain("application/problem+json");
-    const body = await res.json();
-    expect(body.code).toBe(status === 504 ? "ai_provider_timeout" : "ai_provider_error");
-    const newLines = t.logLines.slice(lines).join("");
-    expect(newLines).toContain("ai provider call failed");
-    expect(newLines).not.toContain(ai.fake.apiKey);
-    const after = await ai.store.pool.query("SELECT COALESCE(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
-    const charged = after.rows[0].n - before.rows[0].n;
-    if (tokens === -1) expect(charged).toBeGreaterThan(100);
-    else expect(charged).toBe(tokens);
-    const row = await ai.store.pool.query("SELECT outcome, input_tokens + output_tokens AS t FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1", [
-      f.workspace.id,
-    ]);
-    expect(row.rows[0]).toEqual({ outcome, t: charged });
-    const dashboardsAfter = await ai.store.pool.query("SELECT count(*)::int AS n FROM dashboards WHERE workspace_id = $1", [f.workspace.id]);
-    expect(dashboardsAfter.rows[0].n).toBe(dashboardsBefore.rows[0].n);
-  });
+  ])(
+    "provider failure: %s → problem+json, a log line, a row with the outcome, reported tokens counted",
+    async (_n, reply, status, outcome, tokens) => {
+      const before = await ai.store.pool.query("SELECT COALESCE(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [
+        f.workspace.id,
+      ]);
+      const dashboardsBefore = await ai.store.pool.query("SELECT count(*)::int AS n FROM dashboards WHERE workspace_id = $1", [
+        f.workspace.id,
+      ]);
+      const lines = t.logLines.length;
+      ai.fake.enqueue(reply);
+      const res = await generate({ prompt: "traffic", sourceId: f.sourceId });
+      expect(res.status).toBe(status);
+      expect(res.headers.get("content-type")).toContain("application/problem+json");
+      const body = await res.json();
+      expect(body.code).toBe(status === 504 ? "ai_provider_timeout" : "ai_provider_error");
+      const newLines = t.logLines.slice(lines).join("");
+      expect(newLines).toContain("ai provider call failed");
+      expect(newLines).not.toContain(ai.fake.apiKey);
+      const after = await ai.store.pool.query("SELECT COALESCE(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [
+        f.workspace.id,
+      ]);
+      const charged = after.rows[0].n - before.rows[0].n;
+      if (tokens === -1) expect(charged).toBeGreaterThan(100);
+      else expect(charged).toBe(tokens);
+      const row = await ai.store.pool.query(
+        "SELECT outcome, input_tokens + output_tokens AS t FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1",
+        [f.workspace.id],
+      );
+      expect(row.rows[0]).toEqual({ outcome, t: charged });
+      const dashboardsAfter = await ai.store.pool.query("SELECT count(*)::int AS n FROM dashboards WHERE workspace_id = $1", [
+        f.workspace.id,
+      ]);
+      expect(dashboardsAfter.rows[0].n).toBe(dashboardsBefore.rows[0].n);
+    },
+  );
 });
 
 describe("the repair round is a model call behind the gate too", () => {

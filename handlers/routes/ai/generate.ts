@@ -18,7 +18,9 @@ export const GenerateRequestSchema = z.object({
 /** Response: a spec for review (save it with POST /api/workspaces/:workspaceId/dashboards). */
 export const GenerateResultSchema = z
   .object({
-    spec: z.looseObject({}).openapi({ description: "A DashboardSpec for review; save it with POST /api/workspaces/{workspaceId}/dashboards" }),
+    spec: z
+      .looseObject({})
+      .openapi({ description: "A DashboardSpec for review; save it with POST /api/workspaces/{workspaceId}/dashboards" }),
     dropped: z
       .array(z.object({ panelId: z.string(), title: z.string(), sql: z.string(), reason: z.string(), message: z.string() }))
       .openapi({ description: "Panels the guard still refused after the repair round, with its reason" }),
@@ -60,8 +62,16 @@ export function registerGenerateRoute(app: ApiRouter, deps: AiRouteDeps): void {
     path: "/api/workspaces/{workspaceId}/generate",
     tags: ["ai"],
     summary: "Generate a dashboard spec from a prompt and a source's catalog (editor); every panel is guarded",
-    middleware: [auth.requireSession, auth.rejectCrossSite, auth.requireRole("editor", workspaceFromParam()), limitBody(64 * 1024)] as const,
-    request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: GenerateRequestSchema } } } },
+    middleware: [
+      auth.requireSession,
+      auth.rejectCrossSite,
+      auth.requireRole("editor", workspaceFromParam()),
+      limitBody(64 * 1024),
+    ] as const,
+    request: {
+      params: WorkspaceParamsSchema,
+      body: { required: true, content: { "application/json": { schema: GenerateRequestSchema } } },
+    },
     responses: {
       200: { description: "A spec to review", content: { "application/json": { schema: GenerateResultSchema } } },
       ...problems(400, 401, 403, 404, 422, 502, 504),

@@ -199,7 +199,9 @@ describe("another workspace's user can never read or spend this workspace's budg
     expect((await gl.json()).entries).toEqual([]);
     // f's admin sees f's chat turn.
     const fl = await t.app.request(`/api/workspaces/${f.workspace.id}/generation-log`, { headers: { cookie: f.cookies.admin! } });
-    expect((await fl.json()).entries.map((e: { route: string; prompt: string }) => [e.route, e.prompt])).toEqual([["chat", "private question"]]);
+    expect((await fl.json()).entries.map((e: { route: string; prompt: string }) => [e.route, e.prompt])).toEqual([
+      ["chat", "private question"],
+    ]);
   });
 
   test("a proposal id from another thread cannot be applied on my dashboard", async () => {
@@ -229,7 +231,12 @@ describe("redaction at the route: neither the stored row nor any log line holds 
   let t: AiTestApp;
   let f: Awaited<ReturnType<typeof seedAiFixture>>;
   beforeAll(async () => {
-    t = buildAiApp({ pool: ai.store.pool, url: ai.store.url, clock, env: { ...ai.providerEnv(), LLM_RATE_PER_MINUTE: "100", AI_REQUEST_TIMEOUT_MS: "1500" } });
+    t = buildAiApp({
+      pool: ai.store.pool,
+      url: ai.store.url,
+      clock,
+      env: { ...ai.providerEnv(), LLM_RATE_PER_MINUTE: "100", AI_REQUEST_TIMEOUT_MS: "1500" },
+    });
     f = await seedAiFixture(ai.store.pool, t.sessions, t.config.SESSION_COOKIE_NAME, { refreshedAt: new Date(NOW) });
   });
 
@@ -247,9 +254,10 @@ describe("redaction at the route: neither the stored row nor any log line holds 
       headers: { cookie: f.cookies.editor!, "content-type": "application/json" },
       body: JSON.stringify({ prompt: PROMPT, sourceId: f.sourceId }),
     });
-    const { rows } = await ai.store.pool.query("SELECT prompt, result::text FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1", [
-      f.workspace.id,
-    ]);
+    const { rows } = await ai.store.pool.query(
+      "SELECT prompt, result::text FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1",
+      [f.workspace.id],
+    );
     expect(rows[0].prompt).toContain("[email]");
     const stored = JSON.stringify(rows[0]);
     const logged = t.logLines.slice(before).join("");

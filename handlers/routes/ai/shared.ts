@@ -28,7 +28,10 @@ export const UsageSchema = z.object({ input: z.number().int(), output: z.number(
  * Retry-After; an unconfigured provider, or a config store that does not answer, is a 503.
  */
 export const MODEL_CALL_PROBLEMS = {
-  429: problemResponse("Over the per-minute rate (`rate_limited`) or the workspace's daily token budget (`over_budget`), with Retry-After", true),
+  429: problemResponse(
+    "Over the per-minute rate (`rate_limited`) or the workspace's daily token budget (`over_budget`), with Retry-After",
+    true,
+  ),
   503: problemResponse(
     "`ai_not_configured` (no model provider: AI_PROVIDER, AI_MODEL and its key, named in `missing`), or `config_store_unavailable` (with Retry-After)",
     true,

@@ -68,7 +68,10 @@ describe.each(["chat", "responses"] as const)("source draft and generation log o
   });
 
   test("saved notes feed later generations", async () => {
-    await ai.store.pool.query("UPDATE sources SET notes = $2 WHERE id = $1", [f.sourceId, "latency_ms is in milliseconds; status 5xx are errors"]);
+    await ai.store.pool.query("UPDATE sources SET notes = $2 WHERE id = $1", [
+      f.sourceId,
+      "latency_ms is in milliseconds; status 5xx are errors",
+    ]);
     ai.fake.enqueue({ kind: "text", text: JSON.stringify({ title: "x", panels: [] }) });
     await t.app.request(`/api/workspaces/${f.workspace.id}/generate`, {
       method: "POST",
@@ -102,7 +105,9 @@ describe.each(["chat", "responses"] as const)("source draft and generation log o
     const page = await list(`?limit=1&before=${all.entries[0]!.id}`);
     expect(page.entries).toHaveLength(1);
     expect(page.entries[0]!.id).toBe(all.entries[1]!.id);
-    expect((await t.app.request(`/api/workspaces/${f.workspace.id}/generation-log?limit=0`, { headers: { cookie: f.cookies.admin! } })).status).toBe(400);
+    expect(
+      (await t.app.request(`/api/workspaces/${f.workspace.id}/generation-log?limit=0`, { headers: { cookie: f.cookies.admin! } })).status,
+    ).toBe(400);
 
     clock.t = NOW + 11 * DAY;
     expect((await list()).entries).toEqual([]);

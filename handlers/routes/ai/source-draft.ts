@@ -13,7 +13,9 @@ export const SourceDraftRequestSchema = z.object({ instructions: z.string().trim
 /** Response: the draft for review; save `notes` (edited or not) with the sources API. */
 export const SourceDraftResultSchema = z
   .object({
-    draft: z.looseObject({}).openapi({ description: "The structured draft: a summary and, per table, a description, time column, units and suggested panels" }),
+    draft: z
+      .looseObject({})
+      .openapi({ description: "The structured draft: a summary and, per table, a description, time column, units and suggested panels" }),
     notes: z.string().openapi({ description: "The draft as Markdown, to review and save as the source's notes" }),
     warnings: z.array(z.string()),
     catalog: z.object({ tablesTotal: z.number().int(), tablesIncluded: z.number().int(), omittedTables: z.array(z.string()) }),
@@ -37,7 +39,10 @@ export function registerSourceDraftRoute(app: ApiRouter, deps: AiRouteDeps): voi
     summary: "Draft source notes from its catalog for review (admin)",
     middleware: [auth.requireSession, auth.rejectCrossSite, auth.requireRole("admin", ofSource), limitBody(16 * 1024)] as const,
     // The body is optional: no body (and no JSON content type) means no instructions.
-    request: { params: SourceParamsSchema, body: { required: false, content: { "application/json": { schema: SourceDraftRequestSchema } } } },
+    request: {
+      params: SourceParamsSchema,
+      body: { required: false, content: { "application/json": { schema: SourceDraftRequestSchema } } },
+    },
     responses: {
       200: { description: "The draft", content: { "application/json": { schema: SourceDraftResultSchema } } },
       ...problems(400, 401, 403, 404, 422, 502, 504),

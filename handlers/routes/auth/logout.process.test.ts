@@ -11,7 +11,7 @@ import { createTestConfigStore } from "../../../lib/testing/pg.ts";
 import { type HostProcess, get, openStream, spawnStreamHost } from "../../../stream-host/testing/child.ts";
 import { panel, seedDashboard, spec } from "../../../stream-host/testing/fixture.ts";
 
-const root = fileURLToPath(new URL("../../..", import.meta.url));
+const root = fileURLToPath(new URL("../../../", import.meta.url));
 const SECRET = "logout-process-test-secret-0123456789ab";
 const tokens = createSessionTokens({ secret: SECRET, ttlSeconds: 3600 });
 
@@ -121,7 +121,11 @@ describe("logout across the handlers and the stream host (two real processes, on
     const session = (await tokens.verifySession(cookie.split("=")[1]))!;
     expect(await me(cookie)).toBe(200);
     // This test process plays the other instance: it writes and announces the logout itself.
-    await recordRevocation(store.pool, { kind: "session", sessionId: session.sessionId, sub: session.user.sub, expiresAt: session.expiresAt }, Date.now());
+    await recordRevocation(
+      store.pool,
+      { kind: "session", sessionId: session.sessionId, sub: session.user.sub, expiresAt: session.expiresAt },
+      Date.now(),
+    );
     await eventually(async () => (await me(cookie)) === 401, "the handlers refuse the session revoked elsewhere");
     expect((await get(streamHost.port, streamPath, { cookie })).status).toBe(401);
   }, 30_000);

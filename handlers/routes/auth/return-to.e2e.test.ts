@@ -70,7 +70,9 @@ describe("returnTo through the real server", () => {
     const trace = await signInThroughDevIdp({ app: overHttp, appOrigin: origin, userId: "demo-editor", returnTo });
     expect(trace.callbackResponse.status).toBe(302);
     expect(trace.callbackResponse.headers.get("location")).toBe(location);
-    expect(trace.callbackResponse.headers.getSetCookie().some((c) => c.startsWith("svc_session=") && !c.startsWith("svc_session=;"))).toBe(true);
+    expect(trace.callbackResponse.headers.getSetCookie().some((c) => c.startsWith("svc_session=") && !c.startsWith("svc_session=;"))).toBe(
+      true,
+    );
     expect(errors).toEqual([]);
   });
 

@@ -113,7 +113,8 @@ export function registerAuthRoutes(app: ApiRouter, deps: AuthRouteDeps, auth: Au
 
   app.openapi(login, async (c) => {
     try {
-      if (!oidc) throw new AppError("identity_provider_unavailable", "Sign-in is not configured: OIDC_ISSUER and OIDC_CLIENT_ID must be set.");
+      if (!oidc)
+        throw new AppError("identity_provider_unavailable", "Sign-in is not configured: OIDC_ISSUER and OIDC_CLIENT_ID must be set.");
       // Discovery is cached, so ask the readiness check (itself cached 60 s / 5 s) whether the issuer
       // answers before sending the browser to a provider that is down.
       const idp = await deps.readiness?.checkIdentityProvider();
@@ -152,7 +153,8 @@ export function registerAuthRoutes(app: ApiRouter, deps: AuthRouteDeps, auth: Au
           "This sign-in expired, was already used or was started in another browser. Start again from the sign-in page.",
         );
       }
-      if (!oidc) throw new AppError("identity_provider_unavailable", "Sign-in is not configured: OIDC_ISSUER and OIDC_CLIENT_ID must be set.");
+      if (!oidc)
+        throw new AppError("identity_provider_unavailable", "Sign-in is not configured: OIDC_ISSUER and OIDC_CLIENT_ID must be set.");
       const token = await sessionToken(await oidc.complete(new URL(c.req.url), tx));
       clearTx();
       setCookie(c, auth.cookieName, token.value, {
@@ -233,7 +235,9 @@ export function registerAuthRoutes(app: ApiRouter, deps: AuthRouteDeps, auth: Au
     if (!(err instanceof AppError)) throw err;
     deps.log.warn(step === "sign-out" ? "sign-out failed" : `sign-in ${step} failed`, { code: err.code, reason: err.extra.reason });
     const cookies = c.res.headers.getSetCookie?.() ?? [];
-    const res = prefersHtml(c) ? errorPage(err, step === "sign-out" ? "Sign-out incomplete" : "Sign-in failed") : problem(c, err.code, err.detail, err.extra, err.headers);
+    const res = prefersHtml(c)
+      ? errorPage(err, step === "sign-out" ? "Sign-out incomplete" : "Sign-in failed")
+      : problem(c, err.code, err.detail, err.extra, err.headers);
     for (const cookie of cookies) res.headers.append("set-cookie", cookie);
     return res;
   }
@@ -248,12 +252,17 @@ export const RevokeUserSessionsSchema = z
 export const SessionRevocationSchema = z
   .object({
     sub: z.string(),
-    revokedBefore: z.string().openapi({ format: "date-time", description: "Every session of `sub` issued at or before this instant is ended" }),
+    revokedBefore: z
+      .string()
+      .openapi({ format: "date-time", description: "Every session of `sub` issued at or before this instant is ended" }),
   })
   .openapi("SessionRevocation");
 
 const configStoreUnavailable = {
-  503: problemResponse("The revocation could not be recorded or sessions cannot be checked (`config_store_unavailable`, with Retry-After)", true),
+  503: problemResponse(
+    "The revocation could not be recorded or sessions cannot be checked (`config_store_unavailable`, with Retry-After)",
+    true,
+  ),
 };
 
 /**
@@ -274,7 +283,12 @@ function registerSessionRoutes(app: ApiRouter, deps: { auth: Auth; log: Logger; 
     } catch (err) {
       if (err instanceof AppError) throw err;
       deps.log.warn("session revocation could not be recorded", { error: errorCode(err) });
-      throw new AppError("config_store_unavailable", "The sessions could not be ended because the configuration store is unavailable; try again shortly.", {}, { "retry-after": "5" });
+      throw new AppError(
+        "config_store_unavailable",
+        "The sessions could not be ended because the configuration store is unavailable; try again shortly.",
+        {},
+        { "retry-after": "5" },
+      );
     }
     return { sub, revokedBefore: new Date(revokedBefore).toISOString() };
   }
@@ -304,8 +318,16 @@ function registerSessionRoutes(app: ApiRouter, deps: { auth: Auth; log: Logger; 
     path: "/api/workspaces/{workspaceId}/sessions/revoke",
     tags: ["auth"],
     summary: "End every session of a user, in every workspace (admin of this workspace)",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", workspaceFromParam("workspaceId")), limitBody(4 * 1024)] as const,
-    request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: RevokeUserSessionsSchema } } } },
+    middleware: [
+      auth.rejectCrossSite,
+      auth.requireSession,
+      auth.requireRole("admin", workspaceFromParam("workspaceId")),
+      limitBody(4 * 1024),
+    ] as const,
+    request: {
+      params: WorkspaceParamsSchema,
+      body: { required: true, content: { "application/json": { schema: RevokeUserSessionsSchema } } },
+    },
     responses: {
       200: { description: "Ended", content: { "application/json": { schema: SessionRevocationSchema } } },
       ...problems(400, 401, 403, 404),

@@ -122,15 +122,21 @@ describe("cross-site mutating requests", () => {
     }
   });
 
-  test.each(crossSite.filter(([, , status]) => status === 403))("POST /api/auth/sessions/revoke with %s → 403, nothing revoked", async (_name, headers) => {
-    const cookie = await fixture.mintCookie({ ...fixture.users.viewer, sub: `cross-site-${Math.random()}` });
-    const res = await app.request("/api/auth/sessions/revoke", { method: "POST", headers: { ...headers, cookie } });
-    expect(res.status).toBe(403);
-    expect((await app.request("/api/me", { headers: { cookie } })).status).toBe(200);
-  });
+  test.each(crossSite.filter(([, , status]) => status === 403))(
+    "POST /api/auth/sessions/revoke with %s → 403, nothing revoked",
+    async (_name, headers) => {
+      const cookie = await fixture.mintCookie({ ...fixture.users.viewer, sub: `cross-site-${Math.random()}` });
+      const res = await app.request("/api/auth/sessions/revoke", { method: "POST", headers: { ...headers, cookie } });
+      expect(res.status).toBe(403);
+      expect((await app.request("/api/me", { headers: { cookie } })).status).toBe(200);
+    },
+  );
 
   test("logout clears the session cookie", async () => {
-    const res = await app.request("/api/auth/logout", { method: "POST", headers: { cookie: await fixture.mintCookie(fixture.users.admin) } });
+    const res = await app.request("/api/auth/logout", {
+      method: "POST",
+      headers: { cookie: await fixture.mintCookie(fixture.users.admin) },
+    });
     expect(res.status).toBe(204);
     expect(res.headers.get("set-cookie")).toMatch(/^svc_session=; Max-Age=0; Path=\/; HttpOnly; SameSite=Lax/);
   });
@@ -161,7 +167,10 @@ describe("in production", () => {
     });
     const deps = testAppDeps(config, { pool: store.pool, log: createLogger({ silent: true }) });
     const prodApp = createApp({ ...deps, oidc: null });
-    const res = await prodApp.request("/api/auth/logout", { method: "POST", headers: { cookie: await fixture.mintCookie(fixture.users.admin) } });
+    const res = await prodApp.request("/api/auth/logout", {
+      method: "POST",
+      headers: { cookie: await fixture.mintCookie(fixture.users.admin) },
+    });
     expect(res.headers.get("set-cookie")).toMatch(/^svc_session=; Max-Age=0; Path=\/; HttpOnly; Secure; SameSite=Lax/);
     // The same token works there: verification is local and only needs the secret.
     expect((await prodApp.request("/api/me", { headers: { cookie: fixture.cookies.admin! } })).status).toBe(200);
@@ -185,7 +194,10 @@ describe("an identity provider that sends very many groups", () => {
     const appWithIdp = createApp({ ...deps, readiness, oidc });
     const login = await appWithIdp.request("/api/auth/login");
     expect(login.status).toBe(302);
-    const loginCookie = login.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const loginCookie = login.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
     const callback = await appWithIdp.request("/api/auth/callback?code=c&state=st", { headers: { cookie: loginCookie } });
     expect(callback.status).toBe(302);
     const session = callback.headers.getSetCookie().find((c) => c.startsWith(`${fixture.cookieName}=`))!;
@@ -215,9 +227,15 @@ describe("an identity provider that sends very many groups", () => {
     const readiness = { ...deps.readiness, checkIdentityProvider: async () => ({ status: "ok" as const }) };
     const appWithIdp = createApp({ ...deps, readiness, oidc });
     const login = await appWithIdp.request("/api/auth/login");
-    const loginCookie = login.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const loginCookie = login.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
     const callback = await appWithIdp.request("/api/auth/callback?code=c&state=st", { headers: { cookie: loginCookie } });
-    const pair = callback.headers.getSetCookie().find((c) => c.startsWith(`${fixture.cookieName}=`))!.split(";")[0];
+    const pair = callback.headers
+      .getSetCookie()
+      .find((c) => c.startsWith(`${fixture.cookieName}=`))!
+      .split(";")[0];
     expect((await (await appWithIdp.request("/api/me", { headers: { cookie: pair } })).json()).groups).toEqual(["platform-admins"]);
     expect((await appWithIdp.request("/api/admin/workspaces", { headers: { cookie: pair } })).status).toBe(200);
   });

@@ -193,8 +193,12 @@ describe("POST /api/workspaces/:workspaceId/sessions/revoke: an admin ends a use
   test("an editor cannot, and an admin of another workspace is told the workspace does not exist", async () => {
     const target = newUser();
     const cookie = await cookieOf(target);
-    expect((await post(`/api/workspaces/${fixture.workspace.id}/sessions/revoke`, fixture.cookies.editor, { sub: target.sub })).status).toBe(403);
-    expect((await post(`/api/workspaces/${fixture.workspace.id}/sessions/revoke`, fixture.cookies.outsider, { sub: target.sub })).status).toBe(404);
+    expect(
+      (await post(`/api/workspaces/${fixture.workspace.id}/sessions/revoke`, fixture.cookies.editor, { sub: target.sub })).status,
+    ).toBe(403);
+    expect(
+      (await post(`/api/workspaces/${fixture.workspace.id}/sessions/revoke`, fixture.cookies.outsider, { sub: target.sub })).status,
+    ).toBe(404);
     expect(await me(cookie)).toBe(200);
   });
 });

@@ -54,7 +54,9 @@ test("the answer streams over HTTP; closing the connection mid-answer cancels th
 
   await vi.waitFor(
     async () => {
-      const { rows } = await ai.store.pool.query("SELECT outcome FROM generation_log WHERE workspace_id = $1 AND route = 'chat'", [f.workspace.id]);
+      const { rows } = await ai.store.pool.query("SELECT outcome FROM generation_log WHERE workspace_id = $1 AND route = 'chat'", [
+        f.workspace.id,
+      ]);
       expect(rows).toEqual([{ outcome: "cancelled" }]);
     },
     { timeout: 5_000, interval: 20 },
@@ -63,6 +65,8 @@ test("the answer streams over HTTP; closing the connection mid-answer cancels th
   expect(stored.rows[0].n).toBe(0);
   // The provider reported no usage before the cut, but it read the whole prompt and wrote two chunks:
   // a cancelled turn still costs the workspace's budget (an estimate), or cancelling would dodge it.
-  const used = await ai.store.pool.query("SELECT coalesce(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [f.workspace.id]);
+  const used = await ai.store.pool.query("SELECT coalesce(sum(tokens), 0)::int AS n FROM llm_usage_daily WHERE workspace_id = $1", [
+    f.workspace.id,
+  ]);
   expect(used.rows[0].n).toBeGreaterThan(100);
 });

@@ -48,18 +48,35 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
     });
 
   test("the answer streams as SSE; the model saw the spec and a bounded summary of the panel results", async () => {
-    ai.fake.enqueue({ kind: "text", text: "Traffic peaked at 120 requests per minute.", usage: { input: 400, output: 12 }, chunks: ["Traffic peaked ", "at 120 ", "requests per minute."] });
+    ai.fake.enqueue({
+      kind: "text",
+      text: "Traffic peaked at 120 requests per minute.",
+      usage: { input: 400, output: 12 },
+      chunks: ["Traffic peaked ", "at 120 ", "requests per minute."],
+    });
     const rows = Array.from({ length: 1500 }, (_, i) => [NOW - (1500 - i) * 60_000, i === 1499 ? 120 : 10 + (i % 7)]);
     const res = await ask("when was the peak?", "viewer", {
-      panelResults: [{ panelId: "rps", columns: [{ name: "t", type: "timestamptz" }, { name: "count", type: "int8" }], rows }],
+      panelResults: [
+        {
+          panelId: "rps",
+          columns: [
+            { name: "t", type: "timestamptz" },
+            { name: "count", type: "int8" },
+          ],
+          rows,
+        },
+      ],
     });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/event-stream");
     expect(res.headers.get("cache-control")).toBe("no-cache, no-transform");
     const events = parseSse(await res.text());
-    expect(events.filter((e) => e.event === "delta").map((e) => (e.data as { text: string }).text).join("")).toBe(
-      "Traffic peaked at 120 requests per minute.",
-    );
+    expect(
+      events
+        .filter((e) => e.event === "delta")
+        .map((e) => (e.data as { text: string }).text)
+        .join(""),
+    ).toBe("Traffic peaked at 120 requests per minute.");
     const done = events.at(-1)!;
     expect(done.event).toBe("done");
     expect(done.data).toMatchObject({ usage: { input: 400, output: 12 }, model: "fake-model" });
@@ -76,9 +93,10 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
       ["user", "when was the peak?"],
       ["assistant", "Traffic peaked at 120 requests per minute."],
     ]);
-    const log = await ai.store.pool.query("SELECT route, input_tokens, output_tokens, outcome FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1", [
-      f.workspace.id,
-    ]);
+    const log = await ai.store.pool.query(
+      "SELECT route, input_tokens, output_tokens, outcome FROM generation_log WHERE workspace_id = $1 ORDER BY id DESC LIMIT 1",
+      [f.workspace.id],
+    );
     expect(log.rows[0]).toEqual({ route: "chat", input_tokens: 400, output_tokens: 12, outcome: "ok" });
   });
 
@@ -136,9 +154,15 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
     const text = `I added a 5xx panel.\n\`\`\`proposal\n${JSON.stringify(newSpec)}\n\`\`\``;
     ai.fake.enqueue({ kind: "text", text, chunks: text.match(/[\s\S]{1,5}/g)! });
     const events = parseSse(await (await ask("add an error count", "editor")).text());
-    const shown = events.filter((e) => e.event === "delta").map((e) => (e.data as { text: string }).text).join("");
+    const shown = events
+      .filter((e) => e.event === "delta")
+      .map((e) => (e.data as { text: string }).text)
+      .join("");
     expect(shown).toBe("I added a 5xx panel.\n");
-    const proposal = events.find((e) => e.event === "proposal")!.data as { messageId: string; proposal: { baseVersion: number; spec: { title: string } } };
+    const proposal = events.find((e) => e.event === "proposal")!.data as {
+      messageId: string;
+      proposal: { baseVersion: number; spec: { title: string } };
+    };
     expect(proposal.proposal).toMatchObject({ baseVersion: 1, spec: { title: "HTTP (errors too)" } });
 
     const msgs = await history("editor");
@@ -191,7 +215,13 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
     const dropWhen = new Promise<void>((r) => {
       release = r;
     });
-    ai.fake.enqueue({ kind: "text", text: "partial answer that never ends", chunks: ["partial ", "answer ", "that ", "never ends"], dropAfterChunks: 2, dropWhen });
+    ai.fake.enqueue({
+      kind: "text",
+      text: "partial answer that never ends",
+      chunks: ["partial ", "answer ", "that ", "never ends"],
+      dropAfterChunks: 2,
+      dropWhen,
+    });
     const res = await ask("tell me everything");
     expect(res.status).toBe(200);
     // Read until the first delta has reached us, then let the provider drop the connection.
@@ -213,9 +243,10 @@ describe.each(["chat", "responses"] as const)("dashboard chat over the %s API (s
     expect(events[0]).toMatchObject({ event: "delta" });
     expect(events.at(-1)).toMatchObject({ event: "error", data: { code: "ai_provider_error" } });
     expect(await history()).toEqual([]);
-    const log = await ai.store.pool.query("SELECT outcome FROM generation_log WHERE workspace_id = $1 AND route = 'chat' ORDER BY id DESC LIMIT 1", [
-      f.workspace.id,
-    ]);
+    const log = await ai.store.pool.query(
+      "SELECT outcome FROM generation_log WHERE workspace_id = $1 AND route = 'chat' ORDER BY id DESC LIMIT 1",
+      [f.workspace.id],
+    );
     expect(log.rows[0].outcome).toBe("provider_error");
   });
 

@@ -165,13 +165,25 @@ describe("dashboards: the guard on save", () => {
 
 describe("dashboards: input validation at the edge", () => {
   test.each([
-    ["refresh below MIN_REFRESH_INTERVAL_MS", () => ({ spec: { ...dashboardSpec(fx.source.id), refreshIntervalMs: 100 } }), "spec.refreshIntervalMs"],
-    ["a bad time expression", () => ({ spec: { ...dashboardSpec(fx.source.id), time: { from: "last week", to: "now" } } }), "spec.time.from"],
-    ["an unknown panel type", () => {
-      const spec = dashboardSpec(fx.source.id);
-      (spec.panels[0] as { type: string }).type = "pie";
-      return { spec };
-    }, "spec.panels.0.type"],
+    [
+      "refresh below MIN_REFRESH_INTERVAL_MS",
+      () => ({ spec: { ...dashboardSpec(fx.source.id), refreshIntervalMs: 100 } }),
+      "spec.refreshIntervalMs",
+    ],
+    [
+      "a bad time expression",
+      () => ({ spec: { ...dashboardSpec(fx.source.id), time: { from: "last week", to: "now" } } }),
+      "spec.time.from",
+    ],
+    [
+      "an unknown panel type",
+      () => {
+        const spec = dashboardSpec(fx.source.id);
+        (spec.panels[0] as { type: string }).type = "pie";
+        return { spec };
+      },
+      "spec.panels.0.type",
+    ],
     ["a missing title", () => ({ spec: { ...dashboardSpec(fx.source.id), title: undefined } }), "spec.title"],
     ["no spec at all", () => ({}), "spec"],
   ])("%s is a 400 naming the field", async (_n, body, field) => {

@@ -55,7 +55,10 @@ export function dashboardSchemas(minRefreshMs: number, defaultTime: { from: stri
       workspaceId: z.string(),
       version: z.number().int().openapi({ description: "Send it back with an update; a stale one gets 409." }),
       spec,
-      effectiveRefreshIntervalMs: z.number().int().openapi({ description: "The cadence pollers use: the spec's value or the default, never below the floor." }),
+      effectiveRefreshIntervalMs: z
+        .number()
+        .int()
+        .openapi({ description: "The cadence pollers use: the spec's value or the default, never below the floor." }),
       createdBy: z.string(),
       updatedBy: z.string(),
       createdAt: z.string().openapi({ format: "date-time" }),
@@ -68,7 +71,10 @@ export function dashboardSchemas(minRefreshMs: number, defaultTime: { from: stri
   });
   const createBody = z.object({ spec: newSpec }).openapi("CreateDashboard");
   const updateBody = z
-    .object({ version: z.number().int().positive().max(MAX_PG_INTEGER).openapi({ description: "The version this edit is based on." }), spec })
+    .object({
+      version: z.number().int().positive().max(MAX_PG_INTEGER).openapi({ description: "The version this edit is based on." }),
+      spec,
+    })
     .openapi("UpdateDashboard");
   return { spec, dashboard, createBody, updateBody };
 }
@@ -107,7 +113,10 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
     middleware: [auth.requireSession, auth.requireRole("viewer", inWorkspace)] as const,
     request: { params: WorkspaceParamsSchema },
     responses: {
-      200: { description: "The dashboards", content: { "application/json": { schema: z.object({ dashboards: z.array(DashboardSummarySchema) }) } } },
+      200: {
+        description: "The dashboards",
+        content: { "application/json": { schema: z.object({ dashboards: z.array(DashboardSummarySchema) }) } },
+      },
       ...problems(400, 401, 403, 404),
     },
   });
@@ -121,7 +130,12 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
     path: "/api/workspaces/{workspaceId}/dashboards",
     tags: ["dashboards"],
     summary: "Create a dashboard (editor); every panel's SQL must pass the guard",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", inWorkspace), limitBody(MAX_DASHBOARD_BODY)] as const,
+    middleware: [
+      auth.rejectCrossSite,
+      auth.requireSession,
+      auth.requireRole("editor", inWorkspace),
+      limitBody(MAX_DASHBOARD_BODY),
+    ] as const,
     request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: s.createBody } } } },
     responses: {
       201: { description: "Created", content: { "application/json": { schema: s.dashboard } } },
@@ -158,7 +172,12 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
     path: "/api/dashboards/{dashboardId}",
     tags: ["dashboards"],
     summary: "Replace a dashboard's spec (editor); a stale version gets 409",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", ofDashboard), limitBody(MAX_DASHBOARD_BODY)] as const,
+    middleware: [
+      auth.rejectCrossSite,
+      auth.requireSession,
+      auth.requireRole("editor", ofDashboard),
+      limitBody(MAX_DASHBOARD_BODY),
+    ] as const,
     request: { params: DashboardParamsSchema, body: { required: true, content: { "application/json": { schema: s.updateBody } } } },
     responses: {
       200: { description: "Saved; the new version", content: { "application/json": { schema: s.dashboard } } },
@@ -186,7 +205,13 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
     request: {
       params: DashboardParamsSchema,
       query: z.object({
-        version: z.coerce.number().int().positive().max(MAX_PG_INTEGER).optional().openapi({ param: { name: "version", in: "query" } }),
+        version: z.coerce
+          .number()
+          .int()
+          .positive()
+          .max(MAX_PG_INTEGER)
+          .optional()
+          .openapi({ param: { name: "version", in: "query" } }),
       }),
     },
     responses: { 204: { description: "Deleted" }, ...problems(400, 401, 403, 404, 409) },

@@ -25,7 +25,9 @@ const GenerationLogEntrySchema = z
     id: z.string(),
     userSub: z.string(),
     route: z.string().openapi({ description: "generate, source_draft or chat" }),
-    prompt: z.string().openapi({ description: "Redacted (emails, secrets, credentials in URLs, long digit runs) and capped at AI_LOG_MAX_CHARS" }),
+    prompt: z
+      .string()
+      .openapi({ description: "Redacted (emails, secrets, credentials in URLs, long digit runs) and capped at AI_LOG_MAX_CHARS" }),
     result: z.unknown().openapi({ description: "What the model returned (a spec, a draft or an answer)" }),
     model: z.string(),
     inputTokens: z.number().int(),

@@ -30,10 +30,16 @@ describe("workspace limits", () => {
       overrides: { llmRatePerMinute: 0, llmDailyTokenBudget: 9_000_000_000 },
       effective: { llmRatePerMinute: 0, llmDailyTokenBudget: 9_000_000_000 },
     });
-    expect(await getWorkspaceLimits(fx.pool, fx.roles.workspace.id)).toMatchObject({ llm_rate_per_minute: 0, llm_daily_token_budget: 9_000_000_000 });
+    expect(await getWorkspaceLimits(fx.pool, fx.roles.workspace.id)).toMatchObject({
+      llm_rate_per_minute: 0,
+      llm_daily_token_budget: 9_000_000_000,
+    });
 
     const clear = await call(fx.app, fx.roles.cookies.admin, "PUT", path, { llmRatePerMinute: null, llmDailyTokenBudget: 100 });
-    expect(await clear.json()).toMatchObject({ overrides: { llmRatePerMinute: null }, effective: { llmRatePerMinute: 12, llmDailyTokenBudget: 100 } });
+    expect(await clear.json()).toMatchObject({
+      overrides: { llmRatePerMinute: null },
+      effective: { llmRatePerMinute: 12, llmDailyTokenBudget: 100 },
+    });
   });
 
   test.each([

@@ -19,7 +19,13 @@ export interface LimitRouteDeps {
 const MAX_RATE = 2_147_483_647;
 
 const Override = (max: number, description: string) =>
-  z.number().int().min(0).max(max).nullable().openapi({ description: `${description} null uses the environment default; 0 disables.` });
+  z
+    .number()
+    .int()
+    .min(0)
+    .max(max)
+    .nullable()
+    .openapi({ description: `${description} null uses the environment default; 0 disables.` });
 
 export const LimitsUpdateSchema = z
   .object({

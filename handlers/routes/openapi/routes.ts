@@ -19,7 +19,10 @@ export const HealthSchema = z
 
 const CheckSchema = z.object({
   status: z.enum(["ok", "failed"]),
-  reason: z.string().optional().openapi({ description: "On a failed check: an error code (ECONNREFUSED, 28P01, TIMEOUT, http_503) or the name of an unset variable" }),
+  reason: z
+    .string()
+    .optional()
+    .openapi({ description: "On a failed check: an error code (ECONNREFUSED, 28P01, TIMEOUT, http_503) or the name of an unset variable" }),
 });
 
 /** GET /api/ready: the readiness record. */
@@ -47,7 +50,10 @@ const ready = createRoute({
   tags: ["probes"],
   summary: "Readiness: config store, identity provider, AI configuration",
   security: [],
-  responses: { 200: json(ReadinessSchema, "ready or degraded"), 503: json(ReadinessSchema, "not_ready (the config store does not answer) or draining") },
+  responses: {
+    200: json(ReadinessSchema, "ready or degraded"),
+    503: json(ReadinessSchema, "not_ready (the config store does not answer) or draining"),
+  },
 });
 
 const stream = createRoute({

@@ -21,7 +21,9 @@ export interface QueryPreviewRouteDeps {
 export const QueryPreviewBodySchema = z
   .object({
     sourceId: z.string().min(1).max(64),
-    sql: z.string().min(1).max(20_000).openapi({ example: "SELECT $__timeGroup(ts, $__interval) AS t, count(*) FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1" }),
+    sql: z.string().min(1).max(20_000).openapi({
+      example: "SELECT $__timeGroup(ts, $__interval) AS t, count(*) FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1",
+    }),
     time: z.object({ from: TimeExpressionSchema, to: TimeExpressionSchema }).openapi({ example: { from: "now-1h", to: "now" } }),
   })
   .openapi("QueryPreview");
@@ -46,8 +48,16 @@ export function registerQueryPreviewRoutes(app: ApiRouter, deps: QueryPreviewRou
     path: "/api/workspaces/{workspaceId}/query-preview",
     tags: ["query"],
     summary: "Run ad-hoc SQL through the guard against a source and time range (editor)",
-    middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("editor", workspaceFromParam("workspaceId")), limitBody(64 * 1024)] as const,
-    request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: QueryPreviewBodySchema } } } },
+    middleware: [
+      auth.rejectCrossSite,
+      auth.requireSession,
+      auth.requireRole("editor", workspaceFromParam("workspaceId")),
+      limitBody(64 * 1024),
+    ] as const,
+    request: {
+      params: WorkspaceParamsSchema,
+      body: { required: true, content: { "application/json": { schema: QueryPreviewBodySchema } } },
+    },
     responses: {
       200: { description: "The result", content: { "application/json": { schema: QueryResultSchema } } },
       ...problems(400, 401, 403, 404, 422, 502, 504),

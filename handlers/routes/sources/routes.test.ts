@@ -102,7 +102,12 @@ describe("catalog flags", () => {
     const byId = (id: string) => list.find((s) => s.id === id);
     expect(byId(fx.source.id)).toMatchObject({ catalogStatus: "fresh", catalogStale: false, catalogNeverRefreshed: false });
     expect(byId(stale.id)).toMatchObject({ catalogStatus: "stale", catalogStale: true, catalogNeverRefreshed: false });
-    expect(byId(never.id)).toMatchObject({ catalogStatus: "never_refreshed", catalogStale: false, catalogNeverRefreshed: true, catalogRefreshedAt: null });
+    expect(byId(never.id)).toMatchObject({
+      catalogStatus: "never_refreshed",
+      catalogStale: false,
+      catalogNeverRefreshed: true,
+      catalogRefreshedAt: null,
+    });
   });
 });
 
@@ -140,7 +145,14 @@ describe("updating and deleting", () => {
     const s = await fx.newSource("to update");
     const res = await call(fx.app, admin, "PUT", `/api/sources/${s.id}`, { version: 1, name: "updated", notes: "p95 in ms" });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ version: 2, name: "updated", notes: "p95 in ms", host: fx.metrics.host, sslmode: "disable", catalogStatus: "fresh" });
+    expect(await res.json()).toMatchObject({
+      version: 2,
+      name: "updated",
+      notes: "p95 in ms",
+      host: fx.metrics.host,
+      sslmode: "disable",
+      catalogStatus: "fresh",
+    });
     const stale = await call(fx.app, admin, "PUT", `/api/sources/${s.id}`, { version: 1, name: "lost" });
     expect(stale.status).toBe(409);
     expect(await stale.json()).toMatchObject({ code: "version_conflict", currentVersion: 2 });
@@ -217,7 +229,10 @@ describe("connection test and catalog refresh", () => {
   });
 
   test("test of a source whose credentials are gone names the problem", async () => {
-    const s = await createSource(fx.pool, fx.roles.workspace.id, { ...body({ name: "creds gone", secretRef: "NOCREDS" }), sslmode: "disable" });
+    const s = await createSource(fx.pool, fx.roles.workspace.id, {
+      ...body({ name: "creds gone", secretRef: "NOCREDS" }),
+      sslmode: "disable",
+    });
     const res = await call(fx.app, admin, "POST", `/api/sources/${s.id}/test`);
     expect(res.status).toBe(502);
     expect((await res.json()).code).toBe("source_credentials_missing");

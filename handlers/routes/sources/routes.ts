@@ -45,7 +45,11 @@ export interface SourceRouteDeps {
 }
 
 export const SourceParamsSchema = z.object({
-  sourceId: z.string().min(1).max(64).openapi({ param: { name: "sourceId", in: "path" }, example: "src_3kT9..." }),
+  sourceId: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: "sourceId", in: "path" }, example: "src_3kT9..." }),
 });
 
 const CatalogStatusSchema = z.enum(["never_refreshed", "stale", "fresh"]).openapi({
@@ -164,7 +168,10 @@ export function registerSourceRoutes(app: ApiRouter, deps: SourceRouteDeps): voi
     middleware: [auth.requireSession, auth.requireRole("viewer", inWorkspace)] as const,
     request: { params: WorkspaceParamsSchema },
     responses: {
-      200: { description: "The sources (without catalogs)", content: { "application/json": { schema: z.object({ sources: z.array(SourceViewSchema) }) } } },
+      200: {
+        description: "The sources (without catalogs)",
+        content: { "application/json": { schema: z.object({ sources: z.array(SourceViewSchema) }) } },
+      },
       ...problems(400, 401, 403, 404),
     },
   });
@@ -249,7 +256,8 @@ export function registerSourceRoutes(app: ApiRouter, deps: SourceRouteDeps): voi
     request: { params: SourceParamsSchema, body: { required: true, content: { "application/json": { schema: UpdateSourceSchema } } } },
     responses: {
       200: {
-        description: "Saved; the new version. New connection settings were tested first; a changed connection, schema list or time-column overrides re-read the catalog (`catalogError` when that failed).",
+        description:
+          "Saved; the new version. New connection settings were tested first; a changed connection, schema list or time-column overrides re-read the catalog (`catalogError` when that failed).",
         content: { "application/json": { schema: SourceViewSchema.extend({ catalogError: ErrorSummarySchema.optional() }) } },
       },
       ...problems(400, 401, 403, 404, 409, 422, 429, 502, 504),
@@ -304,11 +312,9 @@ export function registerSourceRoutes(app: ApiRouter, deps: SourceRouteDeps): voi
       [c.var.workspaceId, sourceId],
     );
     if (rows.length > 0) {
-      throw new AppError(
-        "conflict",
-        `The source is used by ${rows.length} dashboard(s); remove those panels first.`,
-        { dashboards: rows.map((r) => r.id) },
-      );
+      throw new AppError("conflict", `The source is used by ${rows.length} dashboard(s); remove those panels first.`, {
+        dashboards: rows.map((r) => r.id),
+      });
     }
     if (!(await deleteSource(pool, c.var.workspaceId, sourceId))) throw new AppError("not_found", "Not found.");
     deps.runner.forget(sourceId);
@@ -323,7 +329,10 @@ export function registerSourceRoutes(app: ApiRouter, deps: SourceRouteDeps): voi
     middleware: [auth.rejectCrossSite, auth.requireSession, auth.requireRole("admin", ofSource)] as const,
     request: { params: SourceParamsSchema },
     responses: {
-      200: { description: "Connected", content: { "application/json": { schema: z.object({ ok: z.literal(true), elapsedMs: z.number() }) } } },
+      200: {
+        description: "Connected",
+        content: { "application/json": { schema: z.object({ ok: z.literal(true), elapsedMs: z.number() }) } },
+      },
       ...problems(401, 403, 404, 422, 429, 502, 504),
     },
   });

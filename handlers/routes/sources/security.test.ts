@@ -131,10 +131,13 @@ describe("update", () => {
     expect(res.status).toBe(200);
     expect((await getSource(fx.pool, s.id))?.sslmode).toBe("prefer");
     // The old backend goes away once its pool's close reaches the server.
-    await vi.waitFor(async () => {
-      const { rows } = await fx.metrics.admin("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1", [pid]);
-      expect(rows[0].n).toBe(0);
-    }, { timeout: 10_000 });
+    await vi.waitFor(
+      async () => {
+        const { rows } = await fx.metrics.admin("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1", [pid]);
+        expect(rows[0].n).toBe(0);
+      },
+      { timeout: 10_000 },
+    );
   });
 });
 

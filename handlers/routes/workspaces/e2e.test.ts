@@ -97,7 +97,13 @@ beforeAll(async () => {
       refreshIntervalMs: 10000,
       time: { from: "now-1h", to: "now" },
       panels: [
-        { id: "requests", title: "Requests", type: "stat", sourceId: "src_shop", sql: "SELECT count(*) AS requests FROM http_requests WHERE $__timeFilter(ts)" },
+        {
+          id: "requests",
+          title: "Requests",
+          type: "stat",
+          sourceId: "src_shop",
+          sql: "SELECT count(*) AS requests FROM http_requests WHERE $__timeFilter(ts)",
+        },
         {
           id: "errors",
           title: "Server errors",

@@ -69,7 +69,8 @@ export const AdminWorkspaceSchema = z
 const CreateWorkspaceSchema = z
   .object({
     id: z.string().pipe(WorkspaceIdSchema).optional().openapi({
-      description: "A stable id of your choosing (ws_ plus up to 60 letters, digits, _ or -), e.g. to name it in SOURCE_SECRET_REFS before it exists; random when omitted.",
+      description:
+        "A stable id of your choosing (ws_ plus up to 60 letters, digits, _ or -), e.g. to name it in SOURCE_SECRET_REFS before it exists; random when omitted.",
       example: "ws_checkout",
     }),
     name: z.string().pipe(WorkspaceNameSchema),
@@ -93,7 +94,8 @@ const DeleteQuerySchema = z.object({
     .optional()
     .openapi({
       param: { name: "force", in: "query" },
-      description: "true also deletes the workspace's dashboards and sources; without it a workspace that still holds any is refused with 409.",
+      description:
+        "true also deletes the workspace's dashboards and sources; without it a workspace that still holds any is refused with 409.",
     }),
 });
 
@@ -146,7 +148,10 @@ export function registerWorkspaceRoutes(app: ApiRouter, deps: WorkspaceRouteDeps
     summary: "The workspaces I belong to, with my role",
     middleware: [auth.requireSession] as const,
     responses: {
-      200: { description: "My workspaces", content: { "application/json": { schema: z.object({ workspaces: z.array(WorkspaceViewSchema) }) } } },
+      200: {
+        description: "My workspaces",
+        content: { "application/json": { schema: z.object({ workspaces: z.array(WorkspaceViewSchema) }) } },
+      },
       ...problems(401),
     },
   });
@@ -182,7 +187,10 @@ export function registerWorkspaceRoutes(app: ApiRouter, deps: WorkspaceRouteDeps
     summary: "Every workspace with its groups and counts (platform admin)",
     middleware: [auth.requireSession, platformAdmin] as const,
     responses: {
-      200: { description: "All workspaces", content: { "application/json": { schema: z.object({ workspaces: z.array(AdminWorkspaceSchema) }) } } },
+      200: {
+        description: "All workspaces",
+        content: { "application/json": { schema: z.object({ workspaces: z.array(AdminWorkspaceSchema) }) } },
+      },
       ...problems(401, 403),
     },
   });
@@ -241,7 +249,10 @@ export function registerWorkspaceRoutes(app: ApiRouter, deps: WorkspaceRouteDeps
     tags: ["workspaces"],
     summary: "Rename a workspace and/or set the groups that grant viewer, editor and admin (platform admin)",
     middleware: [auth.rejectCrossSite, auth.requireSession, platformAdmin, limitBody(16 * 1024)] as const,
-    request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: UpdateWorkspaceSchema } } } },
+    request: {
+      params: WorkspaceParamsSchema,
+      body: { required: true, content: { "application/json": { schema: UpdateWorkspaceSchema } } },
+    },
     responses: {
       200: { description: "Saved", content: { "application/json": { schema: AdminWorkspaceSchema } } },
       ...problems(400, 401, 403, 404),

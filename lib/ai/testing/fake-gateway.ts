@@ -58,7 +58,11 @@ export async function startFakeGateway(opts: { apiKey?: string } = {}): Promise<
     handle,
   });
 
-  async function handle(req: IncomingMessage, res: ServerResponse, turn: FakeTurn<RecordedGatewayRequest, FakeGatewayReply>): Promise<void> {
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    turn: FakeTurn<RecordedGatewayRequest, FakeGatewayReply>,
+  ): Promise<void> {
     const path = (req.url ?? "").split("?")[0]!;
     if (req.method !== "POST" || path !== "/v3/ai/language-model") {
       return sendError(res, 404, "not_found", "not found");
@@ -93,7 +97,6 @@ export async function startFakeGateway(opts: { apiKey?: string } = {}): Promise<
         return recorded.stream ? streamResult(res, reply, model) : sendResult(res, reply, model);
     }
   }
-
 }
 
 type TextReply = Extract<FakeGatewayReply, { kind: "text" }>;

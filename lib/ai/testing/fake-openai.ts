@@ -86,7 +86,6 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
         return recorded.stream ? streamResponses(res, reply, body.model) : sendResponses(res, reply, body.model);
     }
   }
-
 }
 
 type TextReply = Extract<FakeReply, { kind: "text" }>;
@@ -224,7 +223,15 @@ async function streamResponses(res: ServerResponse, reply: TextReply, model: str
     },
   });
   event("response.completed", {
-    response: { id, object: "response", created_at: created(), model, status: "completed", incomplete_details: null, usage: responsesUsage(reply) },
+    response: {
+      id,
+      object: "response",
+      created_at: created(),
+      model,
+      status: "completed",
+      incomplete_details: null,
+      usage: responsesUsage(reply),
+    },
   });
   res.end();
 }

@@ -20,8 +20,7 @@ const RULES: { pattern: RegExp; replace: string | ((m: string) => string) }[] = 
   { pattern: /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g, replace: "[email]" },
   {
     pattern: /\b[A-Za-z0-9+/_=]{32,}/g,
-    replace: (m: string) =>
-      (/[A-Z]/.test(m) && /[a-z]/.test(m) && /\d/.test(m)) || /^[0-9a-fA-F]{32,}$/.test(m) ? "[secret]" : m,
+    replace: (m: string) => ((/[A-Z]/.test(m) && /[a-z]/.test(m) && /\d/.test(m)) || /^[0-9a-fA-F]{32,}$/.test(m) ? "[secret]" : m),
   },
   { pattern: /(?<![\d])\+?\d(?:[ -]?\d){8,}(?![\d])/g, replace: "[number]" },
 ];

@@ -26,11 +26,7 @@ export interface RoleFixture {
 }
 
 /** Seeds a workspace with one group per role, a second workspace, and mints a session for each persona. */
-export async function seedRoleFixture(
-  pool: pg.Pool,
-  sessions: Pick<SessionTokens, "mint">,
-  cookieName: string,
-): Promise<RoleFixture> {
+export async function seedRoleFixture(pool: pg.Pool, sessions: Pick<SessionTokens, "mint">, cookieName: string): Promise<RoleFixture> {
   const suffix = Math.random().toString(36).slice(2, 8);
   const workspace = await createWorkspace(pool, {
     name: `Role table ${suffix}`,
@@ -112,7 +108,12 @@ export interface RoleCase<F extends RoleFixture = RoleFixture> {
 let spentSessions = 0;
 
 /** Sends `rc` to the app as `persona` (a same-origin request: no Origin header, like a script). */
-export async function requestAs<F extends RoleFixture>(app: Pick<Hono, "request">, f: F, persona: Persona, rc: RoleCase<F>): Promise<Response> {
+export async function requestAs<F extends RoleFixture>(
+  app: Pick<Hono, "request">,
+  f: F,
+  persona: Persona,
+  rc: RoleCase<F>,
+): Promise<Response> {
   const path = typeof rc.path === "function" ? rc.path(f) : rc.path;
   const headers: Record<string, string> = { accept: "application/json" };
   const cookie =
@@ -134,7 +135,14 @@ export async function requestAs<F extends RoleFixture>(app: Pick<Hono, "request"
  */
 export function roleTable<F extends RoleFixture>(cases: RoleCase<F>[], setup: () => { app: Pick<Hono, "request">; fixture: F }): void {
   const rows = cases.flatMap((rc) =>
-    PERSONAS.map((persona) => [`${rc.name ?? `${rc.method} ${typeof rc.path === "string" ? rc.path : rc.path.toString().replace(/^\(?\w*\)?\s*=>\s*/, "")}`} as ${persona} → ${rc.expect[persona]}`, rc, persona] as const),
+    PERSONAS.map(
+      (persona) =>
+        [
+          `${rc.name ?? `${rc.method} ${typeof rc.path === "string" ? rc.path : rc.path.toString().replace(/^\(?\w*\)?\s*=>\s*/, "")}`} as ${persona} → ${rc.expect[persona]}`,
+          rc,
+          persona,
+        ] as const,
+    ),
   );
   test.each(rows)("%s", async (_label, rc, persona) => {
     const { app, fixture } = setup();

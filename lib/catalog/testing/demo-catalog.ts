@@ -176,7 +176,7 @@ export const REALISTIC_PANEL_SQL: readonly string[] = [
         totals AS (SELECT service, count(*) AS n FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1)
    SELECT t.service, coalesce(e.n, 0)::float / t.n AS error_ratio FROM totals t LEFT JOIN errors e USING (service)`,
   `SELECT route, count(*) FROM http_requests
-   WHERE $__timeFilter(ts) AND route LIKE '/r\_%' ESCAPE '\' AND (status = 500 OR status = 404) GROUP BY 1`,
+   WHERE $__timeFilter(ts) AND route LIKE '/r\\_%' ESCAPE '\\' AND (status = 500 OR status = 404) GROUP BY 1`,
   `SELECT (h).time, (h).host, (h.*).cpu FROM host_metrics h WHERE $__timeFilter(h.time) ORDER BY 1 DESC LIMIT 50`,
   `SELECT date_bin($__interval, ts, $__timeFrom()) AS time, count(*) FROM http_requests
    WHERE ts >= $__timeFrom() - $__interval AND ts < $__timeTo() GROUP BY 1 ORDER BY 1`,

@@ -24,9 +24,7 @@ export interface RecordingConnector {
  * `passThrough` decides which attempts really connect; the others are refused at once (ECONNREFUSED, as a closed port
  * would) or, with `hold: true`, left pending until releaseHeld() (as a server that accepts and never answers).
  */
-export function createRecordingConnector(
-  opts: { passThrough?: (a: ConnectAttempt) => boolean; hold?: boolean } = {},
-): RecordingConnector {
+export function createRecordingConnector(opts: { passThrough?: (a: ConnectAttempt) => boolean; hold?: boolean } = {}): RecordingConnector {
   const attempts: ConnectAttempt[] = [];
   const held = new Set<Socket>();
   const waiters: { n: number; resolve: () => void }[] = [];
@@ -61,7 +59,6 @@ export function createRecordingConnector(
       for (const s of [...held]) s.destroy(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }));
     },
     held: () => held.size,
-    attempted: (n) =>
-      attempts.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve })),
+    attempted: (n) => (attempts.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))),
   };
 }
