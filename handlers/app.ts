@@ -57,7 +57,7 @@ export function createApp(deps: AppDeps): Hono {
   // The handlers' own counters (model requests and tokens, guard refusals of saves, preview queries) behind the
   // same gate as the stream host's, for deployments that run this image as a scrapeable container.
   registerMetrics(app, {
-    gate: createMetricsGate({ token: deps.config.METRICS_TOKEN, cidrs: deps.config.metricsAllowedCidrs }),
+    gate: createMetricsGate({ token: () => deps.config.METRICS_TOKEN, cidrs: deps.config.metricsAllowedCidrs }),
     registry: deps.metrics.registry,
   });
 

@@ -158,7 +158,7 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
   registerHealth(app, deps.build);
   registerReady(app, deps.readiness);
   registerMetrics(app, {
-    gate: createMetricsGate({ token: config.METRICS_TOKEN, cidrs: config.metricsAllowedCidrs }),
+    gate: createMetricsGate({ token: () => config.METRICS_TOKEN, cidrs: config.metricsAllowedCidrs }),
     registry: metrics.registry,
   });
   registerStream(app, {

@@ -156,6 +156,28 @@ describe.each(["chat", "responses"] as const)("real provider code against the fa
     expect(lines[0]).toContain(code);
   });
 
+  test("a rotated key (the config object re-read from Secrets Manager) is used by the next call, without a restart", async () => {
+    const live = config(api, { AI_COMPAT_API_KEY: "sk-before-rotation-123456789" });
+    const deps = {
+      provider: requireProvider(createAiProvider(live)),
+      gate: recordingGate(),
+      log: createLogger({ silent: true }),
+      timeoutMs: 5_000,
+      maxOutputTokens: 100,
+    };
+    const call = () =>
+      generateStructured(
+        deps,
+        { route: "chat", workspaceId: "ws", userSub: "u" },
+        { system: "s", prompt: "p", schema: z.object({ answer: z.number() }), name: "x" },
+      );
+    expect((await call().catch((e) => e)).detail).toBe("The AI provider answered HTTP 401.");
+    live.AI_COMPAT_API_KEY = fake.apiKey;
+    fake.enqueue({ kind: "text", text: '{"answer":2}', usage: { input: 1, output: 1 } });
+    expect((await call()).value).toEqual({ answer: 2 });
+    expect(fake.requests.at(-1)?.authorization).toBe(`Bearer ${fake.apiKey}`);
+  });
+
   test("a wrong key is a 401 from the endpoint and a 502 here", async () => {
     const deps = {
       provider: requireProvider(createAiProvider(config(api, { AI_COMPAT_API_KEY: "sk-wrong-key-123456789" }))),

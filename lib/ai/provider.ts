@@ -43,7 +43,7 @@ export function createAiProvider(config: ProviderConfig, opts: { fetch?: typeof 
       const gateway = createGateway({ apiKey: config.AI_GATEWAY_API_KEY, baseURL: config.AI_GATEWAY_BASE_URL, fetch: opts.fetch });
       return gateway(modelId);
     };
-    return { ok: true, provider: { loadModel: once(build), modelId, kind: "gateway" } };
+    return { ok: true, provider: { loadModel: perKey(() => config.AI_GATEWAY_API_KEY, build), modelId, kind: "gateway" } };
   }
   const api = config.AI_COMPAT_API ?? "chat";
   const build = async (): Promise<LanguageModel> => {
@@ -56,15 +56,20 @@ export function createAiProvider(config: ProviderConfig, opts: { fetch?: typeof 
     });
     return api === "responses" ? openai.responses(modelId) : openai.chat(modelId);
   };
-  return { ok: true, provider: { loadModel: once(build), modelId, kind: `compat/${api}` } };
+  return { ok: true, provider: { loadModel: perKey(() => config.AI_COMPAT_API_KEY, build), modelId, kind: `compat/${api}` } };
 }
 
-/** `load` runs on the first call only; every call shares its promise. */
-function once<T>(load: () => Promise<T>): () => Promise<T> {
-  let value: Promise<T> | undefined;
+/**
+ * `load` runs on the first call, and again when the API key changed: `config` is the live config object,
+ * into which a key re-read from Secrets Manager (APP_SECRETS_AWS) lands, so a rotated key is used by the
+ * next model call without a restart. Calls with the same key share one promise.
+ */
+function perKey<T>(key: () => string | undefined, load: () => Promise<T>): () => Promise<T> {
+  let built: { key: string | undefined; value: Promise<T> } | undefined;
   return () => {
-    value ??= load();
-    return value;
+    const current = key();
+    if (built === undefined || built.key !== current) built = { key: current, value: load() };
+    return built.value;
   };
 }
 

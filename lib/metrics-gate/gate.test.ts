@@ -74,6 +74,19 @@ describe("the four configurations of the gate table", () => {
   });
 });
 
+test("a token read from the live config: a rotated METRICS_TOKEN applies at the next scrape, the old one is refused", () => {
+  const config = { METRICS_TOKEN: TOKEN as string | undefined };
+  const gate = createMetricsGate({ token: () => config.METRICS_TOKEN, cidrs: null });
+  const scrape = (token: string) => gate.check({ authorization: `Bearer ${token}`, socketAddress: "127.0.0.1" });
+  expect(scrape(TOKEN)).toEqual({ ok: true });
+  config.METRICS_TOKEN = `${TOKEN}-rotated`;
+  expect(scrape(TOKEN)).toMatchObject({ ok: false, status: 401, reason: "token_invalid" });
+  expect(scrape(`${TOKEN}-rotated`)).toEqual({ ok: true });
+  config.METRICS_TOKEN = undefined;
+  expect(gate.enabled).toBe(false);
+  expect(scrape(TOKEN)).toMatchObject({ ok: false, status: 404 });
+});
+
 describe("source address", () => {
   const gate = createMetricsGate({ cidrs: cidrs("10.0.0.0/8, 2001:db8::/32, 192.0.2.7") });
 

@@ -24,11 +24,20 @@ const MAX_HEADER_LENGTH = 8192;
  * The /api/metrics gate (README, Metrics): neither setting → disabled (404); a token → a matching
  * `Authorization: Bearer`; CIDRs → the source address in the list; both → both (AND, never OR).
  */
-export function createMetricsGate(opts: { token?: string; cidrs: readonly CidrRange[] | null }) {
-  const tokenDigest = opts.token ? digest(opts.token) : null;
+export function createMetricsGate(opts: { token?: string | (() => string | undefined); cidrs: readonly CidrRange[] | null }) {
+  // The token may be read on every scrape (a function over the live config, into which a token re-read from
+  // Secrets Manager lands): its digest is recomputed only when the value changed.
+  const tokenOf = typeof opts.token === "function" ? opts.token : () => opts.token as string | undefined;
+  let digested: { token: string | undefined; digest: Buffer | null } | undefined;
+  const currentDigest = (): Buffer | null => {
+    const token = tokenOf();
+    if (digested === undefined || digested.token !== token) digested = { token, digest: token ? digest(token) : null };
+    return digested.digest;
+  };
   const cidrs = opts.cidrs && opts.cidrs.length > 0 ? opts.cidrs : null;
 
   function check(req: GateRequest): GateVerdict {
+    const tokenDigest = currentDigest();
     if (!tokenDigest && !cidrs) return { ok: false, status: 404, reason: "disabled" };
     // The address is checked first so a caller outside the list learns nothing about the token.
     if (cidrs) {
@@ -45,7 +54,12 @@ export function createMetricsGate(opts: { token?: string; cidrs: readonly CidrRa
     return { ok: true };
   }
 
-  return { check, enabled: Boolean(tokenDigest || cidrs) };
+  return {
+    check,
+    get enabled() {
+      return Boolean(currentDigest() || cidrs);
+    },
+  };
 }
 
 export type MetricsGate = ReturnType<typeof createMetricsGate>;

@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { type JWK, SignJWT, exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { AppError } from "../http/errors.ts";
-import { type LoginTransaction, type OidcSettings, createOidcLogin, safeReturnTo } from "./login.ts";
+import { type LoginTransaction, type OidcSettings, createOidcLogin, oidcLoginFromConfig, safeReturnTo } from "./login.ts";
 
 // A small identity provider speaking just enough OIDC for the relying party, so each ID token
 // defect can be produced on purpose (the embedded oidc-provider only ever issues good ones).
@@ -143,6 +143,28 @@ describe("a good login", () => {
     await login({}, rp);
     await login({}, rp);
     expect(hits.discovery).toBe(1);
+  });
+
+  test("a rotated client secret (the config object re-read from Secrets Manager) is used by the next sign-in, without a restart", async () => {
+    const config = {
+      OIDC_ISSUER: issuer,
+      OIDC_CLIENT_ID: CLIENT_ID,
+      OIDC_CLIENT_SECRET: "the-secret-before-rotation",
+      OIDC_SCOPE: "openid profile email",
+      OIDC_AUDIENCE: undefined,
+      OIDC_JWKS_URL: undefined,
+      OIDC_GROUPS_CLAIM: "groups",
+      isProduction: false,
+    };
+    const rp = oidcLoginFromConfig(config)!;
+    // The provider refuses the old secret at the token endpoint (invalid_client): the sign-in fails cleanly.
+    expect((await failure(login({}, rp))).code).toBe("unauthenticated");
+    config.OIDC_CLIENT_SECRET = CLIENT_SECRET;
+    expect((await login({}, rp)).sub).toBe("user-1");
+    // One discovery per secret: the rotation rebuilt the client once.
+    expect(hits.discovery).toBe(2);
+    await login({}, rp);
+    expect(hits.discovery).toBe(2);
   });
 
   test.each([

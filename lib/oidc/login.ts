@@ -70,7 +70,11 @@ export function oidcSettingsFromConfig(
   return {
     issuer: config.OIDC_ISSUER,
     clientId: config.OIDC_CLIENT_ID,
-    clientSecret: config.OIDC_CLIENT_SECRET,
+    // Read on every sign-in: a secret re-read from Secrets Manager (APP_SECRETS_AWS) lands in the config
+    // object, and the next sign-in uses it without a restart.
+    get clientSecret() {
+      return config.OIDC_CLIENT_SECRET;
+    },
     scope: config.OIDC_SCOPE,
     audience: config.OIDC_AUDIENCE,
     jwksUrl: config.OIDC_JWKS_URL,
@@ -108,16 +112,22 @@ export function createOidcLogin(settings: OidcSettings): OidcLogin {
   if (insecure && !settings.allowInsecureHttp) throw new Error("OIDC_ISSUER must use https in production");
 
   let discovered: Promise<client.Configuration> | undefined;
+  let discoveredWith: string | undefined;
   let jwks: { url: string; keys: ReturnType<typeof createRemoteJWKSet> } | undefined;
 
   function configuration(): Promise<client.Configuration> {
+    // The client secret is read on every sign-in; a rotated one (settings.clientSecret may be a getter on
+    // the live config) builds the client again, with one more discovery request.
+    const secret = settings.clientSecret;
+    if (discovered && discoveredWith !== secret) discovered = undefined;
+    discoveredWith = secret;
     discovered ??= loadOpenIdClient()
       .then((oc) =>
         oc.discovery(
           issuerUrl,
           settings.clientId,
-          settings.clientSecret ? { client_secret: settings.clientSecret } : undefined,
-          settings.clientSecret ? oc.ClientSecretBasic(settings.clientSecret) : oc.None(),
+          secret ? { client_secret: secret } : undefined,
+          secret ? oc.ClientSecretBasic(secret) : oc.None(),
           {
             execute: insecure ? [oc.allowInsecureRequests] : [],
             [oc.customFetch]: (url, options) => fetchFn(url, options as RequestInit),
