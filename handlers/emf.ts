@@ -10,7 +10,8 @@ export const EMF_NAMESPACE = "Pulseboard";
  * svc_llm_tokens_total and svc_llm_requests_total is also written as one EMF line to stdout: Lambda ships
  * stdout to CloudWatch Logs, which turns each line into metric data points summed across every instance.
  * No I/O of the process's own (a log line, like any other), nothing on the request path waits for it.
- * Labels and caps are the spec's: opaque ids only, 500 distinct values per label, `other` beyond.
+ * Labels and caps are those of the scraped counters (docs/stream-host.md, "Metrics"): opaque ids only, 500 distinct values
+ * per label, `other` beyond.
  */
 export function withEmf(metrics: Metrics, opts: { write?: (line: string) => void; now?: () => number } = {}): Metrics {
   const write = opts.write ?? ((line: string) => process.stdout.write(line));

@@ -5,7 +5,8 @@ export interface Problem {
   status?: number;
   requestId?: string;
   reason?: string;
-  failures?: unknown;
+  /** A guard refusal on save: each refused panel with its reason. */
+  panels?: unknown;
   [k: string]: unknown;
 }
 

@@ -3,6 +3,7 @@ import { ApiError, api, type Dashboard, type DashboardSpec, errorText, listOf, t
 import { byId, h, notify, replace, stateBox } from "../lib/dom.ts";
 import type { QueryResult } from "../lib/result.ts";
 import { formatSpec, freshPanelId, parseSpecText, specProblems } from "../lib/spec-text.ts";
+import { saveProblemLists } from "../lib/save-problem.ts";
 
 const NEW_PANEL = "__new__";
 
@@ -161,10 +162,7 @@ export function bootEditor(): void {
 
   /** Guard refusals list each panel's reason; validation issues list each path. */
   function showProblem(err: ApiError): void {
-    const failures = Array.isArray(err.problem.failures)
-      ? (err.problem.failures as { panelId: string; reason: string; message: string }[])
-      : [];
-    const issues = Array.isArray(err.problem.issues) ? (err.problem.issues as { path: string; message: string }[]) : [];
+    const { refused: failures, issues } = saveProblemLists(err.problem);
     if (failures.length === 0 && issues.length === 0) {
       notify(message, err.message, "error");
       return;

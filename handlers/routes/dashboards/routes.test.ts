@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createSessionTokens } from "../../../lib/auth/session.ts";
 import { getDashboard } from "../../../lib/dashboards/store.ts";
+import { saveProblemLists } from "../../../web/lib/save-problem.ts";
 import { type ApiFixture, call, createApiFixture, dashboardSpec, ORIGIN, SESSION_SECRET } from "../../testing/api-fixture.ts";
 
 let fx: ApiFixture;
@@ -142,6 +143,8 @@ describe("dashboards: the guard on save", () => {
     expect(res.status).toBe(422);
     const body = await res.json();
     expect(body).toMatchObject({ code: "guard_rejected", reason, panels: [{ panelId: "errors", reason }] });
+    // What the editor lists from this answer.
+    expect(saveProblemLists(body).refused).toEqual([{ panelId: "errors", reason, message: expect.any(String) }]);
     expect(body.detail).toContain("errors");
 
     const d = await create();
