@@ -23,7 +23,7 @@ const REFRESH_MS = 2000;
 const MEASURED_TICKS = 5;
 
 async function scenario(db: BenchDatabases, name: string, dashboards: number, perDashboard: number, panelCount: number) {
-  const panels = Array.from({ length: panelCount }, (_, i) => ({ id: `p${i + 1}`, view: "fast_v" }));
+  const panels = Array.from({ length: panelCount }, (_, i) => ({ id: `p${i + 1}`, view: "counted_v" }));
   const { host, fixture, cookie } = await startBenchHost(db, { dashboards, panels, refreshIntervalMs: REFRESH_MS });
   try {
     const paths: string[] = [];
@@ -54,9 +54,12 @@ async function scenario(db: BenchDatabases, name: string, dashboards: number, pe
     const queries = await countStarts(db, t0, t1);
     // Panel-ticks whose result came in inside the window, as the first subscriber of each dashboard saw them.
     let panelTicks = 0;
+    const errors = new Map<string, number>();
     for (const s of subs) {
       if (!s.seen) continue;
-      panelTicks += s.seen.filter((x) => x.at >= t0.getTime() && x.at <= t1.getTime()).length;
+      const inWindow = s.seen.filter((x) => x.at >= t0.getTime() && x.at <= t1.getTime());
+      panelTicks += inWindow.length;
+      for (const x of inWindow) if (x.code) errors.set(x.code, (errors.get(x.code) ?? 0) + 1);
     }
     const latencies: number[] = [];
     for (const s of subs as BenchSubscriber[]) for (const l of s.latencies) latencies.push(l);
@@ -75,6 +78,7 @@ async function scenario(db: BenchDatabases, name: string, dashboards: number, pe
     console.log(
       `metric queries at the database ${queries} -> ${(queries / Math.max(1, panelTicks)).toFixed(2)} per panel per tick (target 1)`,
     );
+    console.log(`error frames in window         ${[...errors].map(([code, n]) => `${n} ${code}`).join(", ") || "none"}`);
     console.log(`per-browser polling would issue ${perBrowser} -> ratio ${(perBrowser / Math.max(1, queries)).toFixed(0)}x fewer queries`);
     console.log(
       `delivery latency               min ${ms(percentile(latencies, 0))}, p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(percentile(latencies, 100))} over ${latencies.length} deliveries (target p99 <= 250 ms)`,

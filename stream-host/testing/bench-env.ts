@@ -98,7 +98,8 @@ export interface BenchSubscriber {
   latencies: number[];
   panelFrames: number;
   /** For sample subscribers only: every (panel, at) seen, one per panel per tick. */
-  seen: { panelId: string; at: number }[] | null;
+  /** Panel frames seen (sampled subscribers only), with the error code of an error frame. */
+  seen: { panelId: string; at: number; code?: string }[] | null;
   snapshot: boolean;
   draining: boolean;
   terminalAt: number;
@@ -107,6 +108,7 @@ export interface BenchSubscriber {
 }
 
 const PANEL_AT = /"panelId":"([^"]+)","at":(\d+)/;
+const ERROR_CODE = /"error":\{"code":"([^"]+)"/;
 
 export function subscribe(
   port: number,
@@ -165,7 +167,7 @@ export function subscribe(
             const at = Number(m[2]);
             if (at > latest) latest = at;
             panelsHere++;
-            sub.seen?.push({ panelId: m[1], at });
+            sub.seen?.push({ panelId: m[1], at, code: ERROR_CODE.exec(b)?.[1] });
           }
           sub.panelFrames++;
         } else if (b.includes("event: snapshot")) sub.snapshot = true;
