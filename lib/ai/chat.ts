@@ -208,9 +208,10 @@ export async function startChat(
     { role: "user", content: request.message },
   ];
 
-  await model.gate.admit(scope);
+  // The SDK and the model load before admission: a load that fails costs the user no rate-limit token.
   const sdk = await loadAiSdk();
   const languageModel = await model.provider.loadModel();
+  await model.gate.admit(scope);
   const clock = deadline(model.timeoutMs);
   const signal = input.signal ? AbortSignal.any([clock.signal, input.signal]) : clock.signal;
   const usage: TokenUsage = { input: 0, output: 0 };

@@ -154,10 +154,11 @@ export async function generateStructured<T>(
   scope: AdmissionScope,
   req: { system: string; prompt: string; schema: z.ZodType<T>; name: string; description?: string },
 ): Promise<{ value: T; usage: TokenUsage }> {
-  await deps.gate.admit(scope);
+  // The SDK and the model load before admission: a load that fails costs the user no rate-limit token.
   const sdk = await loadAiSdk();
   const { NoObjectGeneratedError, Output } = sdk;
   const model = await deps.provider.loadModel();
+  await deps.gate.admit(scope);
   const clock = deadline(deps.timeoutMs);
   let usage: TokenUsage | undefined;
   try {

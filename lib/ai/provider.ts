@@ -68,7 +68,14 @@ function perKey<T>(key: () => string | undefined, load: () => Promise<T>): () =>
   let built: { key: string | undefined; value: Promise<T> } | undefined;
   return () => {
     const current = key();
-    if (built === undefined || built.key !== current) built = { key: current, value: load() };
+    if (built === undefined || built.key !== current) {
+      const entry = { key: current, value: load() };
+      built = entry;
+      // A failed build is tried again by the next call rather than kept until the key changes.
+      entry.value.catch(() => {
+        if (built === entry) built = undefined;
+      });
+    }
     return built.value;
   };
 }

@@ -1,10 +1,12 @@
+import { memoUntilFailure } from "../lifecycle/memo.ts";
+
 /** The parts of the AI SDK (`ai`) the service uses: model-call functions, error classes, the gateway provider. */
 export type AiSdk = typeof import("./sdk-exports.ts");
 /** The OpenAI-compatible provider package (AI_PROVIDER=compat). */
 export type OpenAiSdk = typeof import("./openai-exports.ts");
 
-let sdk: Promise<AiSdk> | undefined;
-let openai: Promise<OpenAiSdk> | undefined;
+const sdk = memoUntilFailure<AiSdk>(() => import("./sdk-exports.ts"));
+const openai = memoUntilFailure<OpenAiSdk>(() => import("./openai-exports.ts"));
 
 /**
  * Loads the AI SDK on the first model call instead of at start: with its providers it is about a third of
@@ -12,12 +14,10 @@ let openai: Promise<OpenAiSdk> | undefined;
  * (the bundle keeps it in chunks of its own; docs/build.md, "Cold start").
  */
 export function loadAiSdk(): Promise<AiSdk> {
-  sdk ??= import("./sdk-exports.ts");
-  return sdk;
+  return sdk();
 }
 
 /** Loads the OpenAI-compatible provider on the first model call of a compat deployment (see loadAiSdk). */
 export function loadOpenAiProvider(): Promise<OpenAiSdk> {
-  openai ??= import("./openai-exports.ts");
-  return openai;
+  return openai();
 }

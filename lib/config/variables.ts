@@ -480,7 +480,7 @@ export const variables = {
   },
   CONFIG_STORE_STATEMENT_TIMEOUT_MS: {
     schema: int(5000, { min: 1 }),
-    doc: "statement_timeout of every config-store connection of the handlers and the stream host. The client gives a query up after `READINESS_CHECK_TIMEOUT_MS`, or 1 s after this when that is sooner, when the server does not answer (a hung store) and closes that connection, so a hung config store never exhausts the pool; this timeout then ends the abandoned statement on the server. `npm run migrate` and `npm run provision` wait on locks on purpose and run without it.",
+    doc: "statement_timeout of every config-store connection of the handlers and the stream host. The client gives a query up after `READINESS_CHECK_TIMEOUT_MS`, or 1 s after this when that is sooner, when the server does not answer (a hung store) and closes that connection, so a hung config store never exhausts the pool; this timeout then ends the abandoned statement on the server. A single-statement write that the store finishes after the client gave up still commits although the caller got a 503, as with any lost answer (an update's retry then meets the new version: 409 `version_conflict`). `npm run migrate` and `npm run provision` wait on locks on purpose and run without it.",
     group: "pulseboard",
   },
   CONFIG_STORE_STALE_MAX_MS: {

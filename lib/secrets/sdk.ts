@@ -1,7 +1,9 @@
+import { memoUntilFailure } from "../lifecycle/memo.ts";
+
 /** The parts of the AWS SDK's Secrets Manager client the service uses. */
 export type SecretsManagerSdk = typeof import("./sdk-exports.ts");
 
-let sdk: Promise<SecretsManagerSdk> | undefined;
+const sdk = memoUntilFailure<SecretsManagerSdk>(() => import("./sdk-exports.ts"));
 
 /**
  * Loads the Secrets Manager client on the first secret read instead of at start: the AWS SDK is about a
@@ -9,6 +11,5 @@ let sdk: Promise<SecretsManagerSdk> | undefined;
  * SOURCE_SECRETS_AWS_PREFIX never reads a secret from AWS (docs/build.md, "Cold start").
  */
 export function loadSecretsManager(): Promise<SecretsManagerSdk> {
-  sdk ??= import("./sdk-exports.ts");
-  return sdk;
+  return sdk();
 }
