@@ -6,6 +6,7 @@ import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./testin
 import { saveDashboard } from "../lib/dashboards/save.ts";
 import { AppError } from "../lib/http/errors.ts";
 import { type RecordingConnector, createRecordingConnector } from "../lib/query/testing/recording-connector.ts";
+import { tableResolver } from "../lib/net/testing/table-resolver.ts";
 import { refreshCatalog } from "../lib/catalog-refresh/refresh.ts";
 import { adminUrl } from "../lib/testing/pg.ts";
 import { PROVISIONING_USER, type ProvisionDeps, applyProvisioning } from "../lib/provisioning/apply.ts";
@@ -28,11 +29,7 @@ beforeAll(async () => {
     env: { SOURCE_ALLOWED_HOSTS: `${SERVER.host}:${SERVER.port}`, PLATFORM_ADMIN_GROUP: "platform" },
     runner: {
       connector: rec.connector,
-      lookup: async (name) => {
-        const answer = DNS[name];
-        if (!answer) throw Object.assign(new Error("getaddrinfo ENOTFOUND"), { code: "ENOTFOUND" });
-        return answer;
-      },
+      lookup: tableResolver(DNS).lookup,
     },
   });
   deps = {

@@ -15,6 +15,7 @@ import { type RecordingConnector, createRecordingConnector } from "./testing/rec
 import { type QueryRunner, createQueryRunner } from "./runner.ts";
 import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing/metrics-db.ts";
 import type { Guard } from "../sql-guard/verdict.ts";
+import { tableResolver } from "../net/testing/table-resolver.ts";
 
 let fx: MetricsFixture;
 let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
@@ -37,24 +38,7 @@ afterAll(async () => {
 
 const passGuard: Guard = { check: (sql) => ({ ok: true, sql, params: [] }) };
 
-/** A resolver answering from a table (a list of answers is served one per lookup, the last one repeating). */
-function fakeDns(table: Record<string, string[] | string[][]>) {
-  const asked: string[] = [];
-  return {
-    asked,
-    lookup: async (name: string): Promise<string[]> => {
-      asked.push(name);
-      const entry = table[name];
-      if (!entry) throw Object.assign(new Error("getaddrinfo ENOTFOUND"), { code: "ENOTFOUND" });
-      if (!Array.isArray(entry[0])) return entry as string[];
-      const answers = entry as string[][];
-      const n = asked.filter((a) => a === name).length;
-      return answers[Math.min(n, answers.length) - 1];
-    },
-  };
-}
-
-function setup(opts: { env?: Record<string, string>; dns?: ReturnType<typeof fakeDns>; connector?: RecordingConnector } = {}) {
+function setup(opts: { env?: Record<string, string>; dns?: ReturnType<typeof tableResolver>; connector?: RecordingConnector } = {}) {
   const config: Config = parseConfig({
     // The config store is elsewhere (never connected by these tests); the metrics server is allowed exactly.
     DATABASE_URL: "postgres://app@10.0.0.5:5432/pulseboard",
@@ -64,7 +48,7 @@ function setup(opts: { env?: Record<string, string>; dns?: ReturnType<typeof fak
     QUERY_TIMEOUT_SECONDS: "5",
     ...opts.env,
   }).config;
-  const dns = opts.dns ?? fakeDns({});
+  const dns = opts.dns ?? tableResolver({});
   const connector = opts.connector ?? createRecordingConnector({ passThrough: (a) => a.host === fx.host && a.port === fx.port });
   const real = createSecretResolver({ config, env: {} });
   const lookups: string[] = [];
@@ -100,7 +84,7 @@ describe("host policy in the runner", () => {
     ["a name resolving to the metadata address", { host: "metadata.attacker.example", port: 80 }],
     ["the config store's server", { host: "10.0.0.5", port: 5432 }],
   ])("%s: 422 naming host, before any connection attempt or credential lookup", async (_name, target) => {
-    const t = setup({ dns: fakeDns({ "metadata.attacker.example": ["169.254.169.254"] }) });
+    const t = setup({ dns: tableResolver({ "metadata.attacker.example": ["169.254.169.254"] }) });
     for (const attempt of [() => t.runner.testConnection(src(target)), () => t.runner.execute({ source: src(target), sql: "SELECT 1" })]) {
       const err = await rejection(attempt());
       expect(err.code).toBe("source_host_refused");
@@ -113,7 +97,7 @@ describe("host policy in the runner", () => {
 
   test("DNS re-pointed after a check: the connection goes to the checked address, and the next check refuses the new one", async () => {
     const t = setup({
-      dns: fakeDns({ "rebind.attacker.example": [["203.0.113.10"], ["169.254.169.254"]] }),
+      dns: tableResolver({ "rebind.attacker.example": [["203.0.113.10"], ["169.254.169.254"]] }),
       connector: createRecordingConnector(),
     });
     const source = src({ host: "rebind.attacker.example", port: 80 });
@@ -129,7 +113,7 @@ describe("host policy in the runner", () => {
   });
 
   test("an allowed server is really connected, at the address the name resolved to", async () => {
-    const t = setup({ dns: fakeDns({ "metrics.test": [fx.host] }), env: { SOURCE_ALLOWED_HOSTS: "metrics.test" } });
+    const t = setup({ dns: tableResolver({ "metrics.test": [fx.host] }), env: { SOURCE_ALLOWED_HOSTS: "metrics.test" } });
     const r = await t.runner.execute({ source: src({ host: "metrics.test" }), sql: "SELECT current_database()" });
     expect(r.rows).toEqual([[fx.database]]);
     expect(t.connector.attempts).toEqual([{ host: fx.host, port: fx.port }]);
@@ -224,7 +208,7 @@ describe("limits", () => {
     const t = setup({
       env: { SOURCE_HOST_CONNECTIONS_MAX: "2" },
       connector,
-      dns: fakeDns({ "db.example.com": ["203.0.113.40"], "alias.example.com": ["203.0.113.40"] }),
+      dns: tableResolver({ "db.example.com": ["203.0.113.40"], "alias.example.com": ["203.0.113.40"] }),
     });
     const pending = [src({ host: "203.0.113.40" }), src({ host: "db.example.com" })].map((s) => rejection(t.runner.testConnection(s)));
     await connector.attempted(2);

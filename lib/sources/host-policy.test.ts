@@ -12,22 +12,9 @@ import {
   isRefusedAddressClass,
 } from "./host-policy.ts";
 import ipaddr from "ipaddr.js";
+import { tableResolver } from "../net/testing/table-resolver.ts";
 
-/** A resolver answering from a table and recording every name asked; no DNS query leaves the process. */
-function fakeDns(table: Record<string, string[]>) {
-  const asked: string[] = [];
-  return {
-    asked,
-    lookup: async (name: string) => {
-      asked.push(name);
-      const answer = table[name];
-      if (!answer) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: "ENOTFOUND" });
-      return answer;
-    },
-  };
-}
-
-const DNS = fakeDns({
+const DNS = tableResolver({
   "db.example.com": ["203.0.113.10"],
   localhost: ["127.0.0.1", "::1"],
   "metadata.attacker.example": ["169.254.169.254"],
@@ -209,7 +196,7 @@ describe("resolution", () => {
   });
 
   test("an address literal is never looked up; a name is looked up once per check", async () => {
-    const dns = fakeDns({ "db.example.com": ["203.0.113.10"], "cfg.internal": ["10.0.0.5"] });
+    const dns = tableResolver({ "db.example.com": ["203.0.113.10"], "cfg.internal": ["10.0.0.5"] });
     const p = policy({ lookup: dns.lookup });
     await p.check({ host: "203.0.113.7", port: 5432, database: "m" });
     expect(dns.asked.filter((n) => n !== "cfg.internal")).toEqual([]);

@@ -4,6 +4,7 @@
 // and refused without a packet, and names resolve through a table (never DNS).
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { type RecordingConnector, createRecordingConnector } from "../../../lib/query/testing/recording-connector.ts";
+import { tableResolver } from "../../../lib/net/testing/table-resolver.ts";
 import { createSource, getSource } from "../../../lib/sources/index.ts";
 import { adminUrl } from "../../../lib/testing/pg.ts";
 import { type ApiFixture, call, createApiFixture } from "../../testing/api-fixture.ts";
@@ -31,11 +32,7 @@ beforeAll(async () => {
     env: { SOURCE_ALLOWED_HOSTS: `${SERVER.host}:${SERVER.port}`, SOURCE_CONNECT_RATE_PER_MINUTE: "0" },
     runner: {
       connector: rec.connector,
-      lookup: async (name) => {
-        const answer = DNS[name];
-        if (!answer) throw Object.assign(new Error("getaddrinfo ENOTFOUND"), { code: "ENOTFOUND" });
-        return answer;
-      },
+      lookup: tableResolver(DNS).lookup,
     },
   });
   admin = fx.roles.cookies.admin!;
