@@ -4,7 +4,7 @@ import { AppError } from "../http/errors.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { SecretResolver } from "../secrets/resolver.ts";
 import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
-import type { Guard, GuardVerdict, MacroParam } from "../sql-guard/verdict.ts";
+import type { Guard, MacroParam } from "../sql-guard/verdict.ts";
 import { type HostPolicy, hostPolicyFromConfig } from "../sources/host-policy.ts";
 import { type Source, catalogVersion } from "../sources/store.ts";
 import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.ts";
@@ -138,11 +138,6 @@ interface PendingCheckout {
 function ender(client: pg.PoolClient): () => void {
   return () => void client.end().catch(ignoreClientError);
 }
-
-/** Accepted verdicts the runner remembers, by statement text; past this many it starts over. */
-const ACCEPTED_MEMO_MAX = 512;
-
-type Accepted = Extract<GuardVerdict, { ok: true }>;
 
 /** Builds the runner; pools are created lazily per source and keyed by its connection parameters. */
 export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
@@ -352,23 +347,6 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     }
   }
 
-  // The guard's acceptance of a statement text for a catalog version (the guard's own cache key), for the texts
-  // that come back on every tick of every panel. A hit here is one lookup by a string that already knows its
-  // hash; a hit of the guard's LRU builds its key and moves the entry, a few microseconds per statement.
-  // Only acceptances: a refusal may be temporary (the parser still loading) and is never on the hot path.
-  const accepted = new Map<string, { version: string; verdict: Accepted }>();
-  function check(sql: string, source: Source): GuardVerdict {
-    const version = catalogVersion(source);
-    const memo = accepted.get(sql);
-    if (memo !== undefined && memo.version === version) return memo.verdict;
-    const verdict = guard.check(sql, source.catalog, version);
-    if (verdict.ok) {
-      if (accepted.size >= ACCEPTED_MEMO_MAX) accepted.clear();
-      accepted.set(sql, { version, verdict });
-    }
-    return verdict;
-  }
-
   function macroValue(param: MacroParam, range: TimeRange): string {
     if (param === "from") return isoTimestamp(range.fromMs);
     if (param === "to") return isoTimestamp(range.toMs);
@@ -383,7 +361,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       if (!Number.isFinite(range.fromMs) || !Number.isFinite(range.toMs) || range.fromMs > range.toMs) {
         throw new AppError("validation_failed", "The time range must have a start before its end.");
       }
-      const verdict = check(sql, source);
+      const verdict = guard.check(sql, source.catalog, catalogVersion(source));
       if (!verdict.ok) {
         metrics.countGuardRejection(verdict.reason);
         throw new AppError("guard_rejected", verdict.message, { reason: verdict.reason });

@@ -188,13 +188,13 @@ export function createGuard(opts: GuardOptions = {}): Guard {
         if (!parserLoaded()) {
           return reject("structure", "the SQL parser is not loaded yet (await loadGuardParser() at startup)");
         }
-        const key = typeof catalogVersion === "string" && typeof sql === "string" ? cache.key(sql, catalogVersion) : undefined;
-        if (key !== undefined) {
-          const hit = cache.get(key);
+        const cacheable = typeof catalogVersion === "string" && typeof sql === "string";
+        if (cacheable) {
+          const hit = cache.get(catalogVersion, sql);
           if (hit !== undefined) return hit;
         }
         const verdict = evaluate(sql, catalog);
-        if (key !== undefined) cache.set(key, verdict);
+        if (cacheable) cache.set(catalogVersion, sql, verdict);
         return verdict;
       } catch (err) {
         return err instanceof RangeError
