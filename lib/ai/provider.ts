@@ -3,6 +3,7 @@ import type { Config } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import { checkAiConfig } from "../probes/ready.ts";
 import { loadAiSdk, loadOpenAiProvider } from "./sdk.ts";
+import { memoUntilFailure } from "../lifecycle/memo.ts";
 
 /** The configured model, built once per process and passed to every AI route. */
 export interface AiProvider {
@@ -65,18 +66,12 @@ export function createAiProvider(config: ProviderConfig, opts: { fetch?: typeof 
  * next model call without a restart. Calls with the same key share one promise.
  */
 function perKey<T>(key: () => string | undefined, load: () => Promise<T>): () => Promise<T> {
-  let built: { key: string | undefined; value: Promise<T> } | undefined;
+  let built: { key: string | undefined; load: () => Promise<T> } | undefined;
   return () => {
     const current = key();
-    if (built === undefined || built.key !== current) {
-      const entry = { key: current, value: load() };
-      built = entry;
-      // A failed build is tried again by the next call rather than kept until the key changes.
-      entry.value.catch(() => {
-        if (built === entry) built = undefined;
-      });
-    }
-    return built.value;
+    // memoUntilFailure: a failed build is tried again by the next call rather than kept until the key changes.
+    if (built === undefined || built.key !== current) built = { key: current, load: memoUntilFailure(load) };
+    return built.load();
   };
 }
 
