@@ -1,13 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { createSessionTokens } from "../lib/auth/session.ts";
-import { freePort } from "../lib/embedded/postgres.ts";
 import { createTestConfigStore } from "../lib/testing/pg.ts";
 import { createWorkspace } from "../lib/workspaces/store.ts";
+import { spawnHandlers } from "./testing/spawn-handlers.ts";
 
-const root = fileURLToPath(new URL("../", import.meta.url));
 const SECRET = "handlers-process-test-secret-0123456789";
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
 
@@ -17,23 +14,8 @@ beforeAll(async () => {
 });
 afterAll(() => store.close());
 
-async function startHandlers(env: Record<string, string>): Promise<{ child: ChildProcess; port: number; exited: Promise<number | null> }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "handlers/main.ts"], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? "", DATABASE_URL: store.url, SESSION_SECRET: SECRET, PORT: String(port), ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  const deadline = Date.now() + 30_000;
-  while (!out.includes("handlers listening")) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`handlers did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { child, port, exited };
+function startHandlers(env: Record<string, string>) {
+  return spawnHandlers({ DATABASE_URL: store.url, SESSION_SECRET: SECRET, ...env });
 }
 
 test("with FRAMEWORK_MANUAL_SIG_HANDLE=true, SIGTERM drains: readiness 503 draining at once, health 200, in-flight config-store work finishes, exit 0", async () => {

@@ -1,15 +1,14 @@
 // The function URL cannot be used around the CDN: a real handlers process with ORIGIN_VERIFY_SECRET refuses
 // every request without the CDN's header (probes included), while the Lambda Web Adapter's readiness check
 // reaches /api/health on its own loopback port.
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { get } from "../stream-host/testing/child.ts";
 import { freePort } from "../lib/embedded/postgres.ts";
 import { createTestConfigStore } from "../lib/testing/pg.ts";
 import { ORIGIN_VERIFY_HEADER } from "./origin-guard.ts";
+import { spawnHandlers } from "./testing/spawn-handlers.ts";
 
-const root = fileURLToPath(new URL("../", import.meta.url));
 const CURRENT = "origin-secret-current-0123456789abcdef";
 const PREVIOUS = "origin-secret-previous-0123456789abcdef";
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
@@ -21,27 +20,14 @@ beforeAll(async () => {
   store = await createTestConfigStore();
   port = await freePort();
   checkPort = await freePort();
-  child = spawn(process.execPath, ["--import", "tsx", "handlers/main.ts"], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH ?? "",
-      DATABASE_URL: store.url,
-      SESSION_SECRET: "origin-process-test-secret-0123456789",
-      PORT: String(port),
-      HEALTH_CHECK_PORT: String(checkPort),
-      ORIGIN_VERIFY_SECRET: CURRENT,
-      ORIGIN_VERIFY_SECRET_PREVIOUS: PREVIOUS,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  const deadline = Date.now() + 30_000;
-  while (!out.includes("handlers listening")) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`handlers did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  ({ child } = await spawnHandlers({
+    DATABASE_URL: store.url,
+    SESSION_SECRET: "origin-process-test-secret-0123456789",
+    PORT: String(port),
+    HEALTH_CHECK_PORT: String(checkPort),
+    ORIGIN_VERIFY_SECRET: CURRENT,
+    ORIGIN_VERIFY_SECRET_PREVIOUS: PREVIOUS,
+  }));
 });
 afterAll(async () => {
   child?.kill("SIGKILL");

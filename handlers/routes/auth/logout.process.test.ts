@@ -1,8 +1,6 @@
 // Logout across processes: the handlers and the stream host run as real child processes (their own
 // entry points) on one embedded PostgreSQL, and a logout posted to the handlers must end the stream the
 // same session holds open on the stream host, through the config store's LISTEN/NOTIFY only.
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { recordRevocation } from "../../../lib/auth/revocations.ts";
 import { createSessionTokens } from "../../../lib/auth/session.ts";
@@ -10,34 +8,16 @@ import { freePort } from "../../../lib/embedded/postgres.ts";
 import { createTestConfigStore } from "../../../lib/testing/pg.ts";
 import { type HostProcess, get, openStream, spawnStreamHost } from "../../../stream-host/testing/child.ts";
 import { panel, seedDashboard, spec } from "../../../stream-host/testing/fixture.ts";
+import { type HandlersProcess, spawnHandlers } from "../../testing/spawn-handlers.ts";
 
-const root = fileURLToPath(new URL("../../../", import.meta.url));
 const SECRET = "logout-process-test-secret-0123456789ab";
 const tokens = createSessionTokens({ secret: SECRET, ttlSeconds: 3600 });
 
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
 let streamHost: HostProcess;
-let handlers: { child: ChildProcess; base: string };
+let handlers: HandlersProcess;
 let seeded: Awaited<ReturnType<typeof seedDashboard>>;
 let streamPath: string;
-
-async function startHandlers(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "handlers/main.ts"], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? "", PORT: String(port), ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  const deadline = Date.now() + 30_000;
-  while (!out.includes("handlers listening")) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`handlers did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { child, base: `http://127.0.0.1:${port}` };
-}
 
 beforeAll(async () => {
   store = await createTestConfigStore();
@@ -46,7 +26,7 @@ beforeAll(async () => {
   const env = { DATABASE_URL: store.url, SESSION_SECRET: SECRET, NODE_ENV: "test" };
   [streamHost, handlers] = await Promise.all([
     (async () => spawnStreamHost({ ...env, STREAM_PORT: String(await freePort()) }))(),
-    startHandlers(env),
+    spawnHandlers(env),
   ]);
 }, 60_000);
 
