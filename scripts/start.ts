@@ -152,7 +152,9 @@ try {
   // demo's secrets are its own (files under the data folder), so APP_SECRETS_AWS plays no part here.
   const config = loadConfigOrExit(env);
   const deps = buildServiceDeps(config);
-  const services = await buildAppServices(deps);
+  const services = buildAppServices(deps);
+  // The demo seeds guarded panels at once, so it waits for the SQL parser the handlers load in the background.
+  await services.guardReady;
   let demo: DemoIds | undefined;
   if (embedded && demoWorkspace) {
     demo = await seedDemo({

@@ -33,6 +33,8 @@ export interface ServiceDeps {
 export interface AppServices {
   /** The SQL guard every save, preview, generation and chat proposal goes through. */
   guard: Guard;
+  /** Settles once the guard's parser has loaded (loadGuardParser); rejects when it cannot load. */
+  guardReady: Promise<void>;
   /** The guarded query runner (per-source pools); the entry point closes it on shutdown. */
   queryRunner: QueryRunner;
   /** The AI provider, admission gate and generation log of the AI routes. */

@@ -33,20 +33,16 @@ function createQueryServices(
   return { guard, queryRunner };
 }
 
-/** The handlers app's services (guard, query runner, AI services), built once per process by its entry point. */
-export async function buildAppServices(deps: ServiceDeps): Promise<AppServices> {
-  await loadGuardParser();
-  return createAppServices(deps);
-}
-
 /**
- * As buildAppServices, for a caller that has loaded the guard's parser already (tests, through
- * handlers/testing/app-deps.ts), with any of the services given instead of built: a given guard is
- * also the one the built runner checks with.
+ * The handlers app's services (guard, query runner, AI services), built once per process by its entry point;
+ * tests give some of them instead (handlers/testing/app-deps.ts), and a given guard is also the one the
+ * built runner checks with. The guard's parser starts loading here and is not awaited, so the listener opens
+ * while it loads (about a seventh of a cold start): `guardReady` settles once it has loaded, and the app holds
+ * every request but the probes and the scrape until then (handlers/app.ts).
  */
-export function createAppServices(deps: ServiceDeps, given: Partial<AppServices> = {}): AppServices {
+export function buildAppServices(deps: ServiceDeps, given: Partial<AppServices> = {}): AppServices {
   const query = given.queryRunner
     ? { guard: given.guard ?? createGuard(guardOptionsFromConfig(deps.config)), queryRunner: given.queryRunner }
     : createQueryServices(deps.config, deps.metrics, given.guard);
-  return { ...query, ai: given.ai ?? createAiServices(deps) };
+  return { ...query, ai: given.ai ?? createAiServices(deps), guardReady: given.guardReady ?? loadGuardParser() };
 }

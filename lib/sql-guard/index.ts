@@ -1,6 +1,5 @@
 // The SQL guard: macros to bind parameters, then seven checks in order on the real PostgreSQL parser's
 // tree (docs/sql-guard.md). A library function that returns a value and never throws.
-import { loadModule, parseSync, scanSync } from "libpg-query";
 import type { Catalog } from "../catalog/types.ts";
 import { DEFAULT_ALLOWED_FUNCTIONS, parseFunctionList } from "./allowlist.ts";
 import { inspect } from "./inspect.ts";
@@ -23,28 +22,26 @@ export interface GuardOptions {
   cacheSize?: number;
 }
 
-let parserReady = false;
+type Parser = Pick<typeof import("libpg-query"), "parseSync" | "scanSync">;
 
-/** True once libpg-query's module answers, however it was loaded. */
-function parserLoaded(): boolean {
-  if (parserReady) return true;
-  try {
-    parseSync("SELECT 1");
-    parserReady = true;
-  } catch {
-    // still loading
-  }
-  return parserReady;
-}
+/** libpg-query once its WebAssembly module answers; null before. */
+let parser: Parser | null = null;
+let parserLoad: Promise<void> | null = null;
 
 /**
- * Waits for libpg-query's WebAssembly module. Its sync API (used by `check`) works only after this;
- * entry points await it once at startup. The module starts loading when libpg-query is imported, so
- * this normally resolves at once. Before it has resolved, `check` fails closed with `structure`.
+ * Loads libpg-query and its WebAssembly module (about 1.7 MB; imported here on first call, not when this
+ * module is imported, so a process can open its listener while it loads). `check` works only after this
+ * has resolved; before, it fails closed with `structure`. Every call returns the same load; a failed
+ * load is not retried.
  */
-export async function loadGuardParser(): Promise<void> {
-  await loadModule();
-  parserReady = true;
+export function loadGuardParser(): Promise<void> {
+  parserLoad ??= import("libpg-query").then(async (imported) => {
+    // A CommonJS module: Node finds its named exports, a bundle's import() hands them over as `default`.
+    const mod = typeof imported.loadModule === "function" ? imported : (imported as unknown as { default: typeof imported }).default;
+    await mod.loadModule();
+    parser = { parseSync: mod.parseSync, scanSync: mod.scanSync };
+  });
+  return parserLoad;
 }
 
 /** Guard options from the validated config (SQL_GUARD_EXTRA_FUNCTIONS, SQL_GUARD_EXTRA_TYPES, SQL_MAX_LENGTH). */
@@ -93,7 +90,7 @@ function hasLoneSurrogate(sql: string): boolean {
 }
 
 /** The real scanner's answer on comments; undefined when it cannot scan the text. */
-function scannerFindsComment(sql: string): boolean | undefined {
+function scannerFindsComment(scanSync: Parser["scanSync"], sql: string): boolean | undefined {
   try {
     for (const t of scanSync(sql).tokens) {
       if (t.tokenName === "SQL_COMMENT" || t.tokenName === "C_COMMENT") return true;
@@ -132,7 +129,7 @@ export function createGuard(opts: GuardOptions = {}): Guard {
   const maxLength = opts.maxLength ?? DEFAULT_MAX_LENGTH;
   const cache = new VerdictCache<GuardVerdict>(opts.cacheSize ?? 1000);
 
-  function evaluate(sql: string, catalog: Catalog | null): GuardVerdict {
+  function evaluate({ parseSync, scanSync }: Parser, sql: string, catalog: Catalog | null): GuardVerdict {
     if (typeof sql !== "string") return reject("structure", "the statement must be a string");
     if (isEmpty(sql)) return reject("empty", "the statement is empty");
     // Bounds and bytes the parser cannot see faithfully come before any scanning.
@@ -145,7 +142,7 @@ export function createGuard(opts: GuardOptions = {}): Guard {
     const expansion = expandMacros(sql);
     // Check 2. A comment needs "--" or "/*" in the text; only then is the real scanner asked.
     if (sql.includes("--") || sql.includes("/*")) {
-      const scanned = scannerFindsComment(sql);
+      const scanned = scannerFindsComment(scanSync, sql);
       if (scanned ?? expansion.hasComment) return reject("comment", "comments are not allowed in panel SQL");
     }
 
@@ -185,15 +182,14 @@ export function createGuard(opts: GuardOptions = {}): Guard {
   return {
     check(sql, catalog, catalogVersion) {
       try {
-        if (!parserLoaded()) {
-          return reject("structure", "the SQL parser is not loaded yet (await loadGuardParser() at startup)");
-        }
+        const loaded = parser;
+        if (loaded === null) return reject("structure", "the SQL parser is not loaded yet (await loadGuardParser() first)");
         const cacheable = typeof catalogVersion === "string" && typeof sql === "string";
         if (cacheable) {
           const hit = cache.get(catalogVersion, sql);
           if (hit !== undefined) return hit;
         }
-        const verdict = evaluate(sql, catalog);
+        const verdict = evaluate(loaded, sql, catalog);
         if (cacheable) cache.set(catalogVersion, sql, verdict);
         return verdict;
       } catch (err) {
