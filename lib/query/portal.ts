@@ -17,13 +17,13 @@ export interface PortalOptions {
   maxRows: number;
   /** Serialized JSON size at which the read stops at once. */
   maxBytes: number;
-  /** BEGIN READ ONLY, SET LOCAL statement_timeout, ROLLBACK and the session reset, encoded (see fixedMessages). */
+  /** BEGIN READ ONLY, SET LOCAL statement_timeout, the session reset and ROLLBACK, encoded (see fixedMessages). */
   fixed: FixedMessages;
   /** Ends the connection at once; the portal then fails with its own stop reason. */
   abort: () => void;
   /**
-   * Connections that already hold the fixed statements (BEGIN READ ONLY, SET LOCAL, ROLLBACK) as named
-   * prepared statements (parsed again after every reset). A connection not in the set gets them parsed first.
+   * Connections that already hold the fixed statements (BEGIN READ ONLY, SET LOCAL, the session reset,
+   * ROLLBACK) as named prepared statements. A connection not in the set gets them parsed first.
    */
   prepared: WeakSet<object>;
 }
@@ -67,15 +67,16 @@ function wireLimit(maxBytes: number): number {
 /**
  * One guarded statement as a single pipelined round trip on the extended protocol:
  *
- *   BEGIN READ ONLY · SET LOCAL statement_timeout · Parse/Bind/Describe/Execute(maxRows + 1) · ROLLBACK ·
- *   DISCARD ALL · Parse of the three fixed statements again · Sync
+ *   BEGIN READ ONLY · SET LOCAL statement_timeout · Parse/Bind/Describe/Execute(maxRows + 1) ·
+ *   SELECT pg_advisory_unlock_all() · ROLLBACK · Sync
  *
- * (the three fixed statements as named prepared statements; the session reset is SESSION_RESET in wire.ts)
+ * (the four fixed statements as named prepared statements; the session reset is SESSION_RESET in wire.ts)
  *
  * The server runs them in order; nothing waits on a reply in between, so the read-only transaction, the
  * timeout and the reset cost no extra round trip. After an error the server skips to Sync, so neither the
- * ROLLBACK nor the reset runs on a failed statement and the caller destroys the connection. Rows are decoded and their JSON size counted as
- * each DataRow arrives; past the byte cap the portal stops keeping rows and calls `abort` at once.
+ * reset nor the ROLLBACK runs on a failed statement and the caller destroys the connection; it also destroys
+ * one whose statement was not a SELECT (`reusable`). Rows are decoded and their JSON size counted as each
+ * DataRow arrives; past the byte cap the portal stops keeping rows and calls `abort` at once.
  */
 export class ReadOnlyPortal {
   /** Settles when the pipeline finished (ReadyForQuery) or failed. */
@@ -86,6 +87,16 @@ export class ReadOnlyPortal {
   bytes = 0;
   /** Raw bytes received on the socket during this statement. */
   wireBytes = 0;
+  /**
+   * The statement was a SELECT (its command tag), or was cut at the row limit: only then does its connection
+   * go back to the pool. Anything else (a utility statement the guard should never have let through) may have
+   * left session state a ROLLBACK keeps, so its connection is destroyed.
+   */
+  reusable = false;
+  /** CommandComplete messages seen: BEGIN's and SET's come before the statement's own. */
+  private completions = 0;
+  /** The statement's own reply has ended (the release's row and completion follow). */
+  private statementDone = false;
 
   private resolveDone!: (r: PortalResult) => void;
   private rejectDone!: (e: Error) => void;
@@ -125,9 +136,9 @@ export class ReadOnlyPortal {
     const stream = connection.stream;
     this.stream = stream;
     stream.on("data", this.onWire);
-    // The three fixed statements are named: they are parsed on a fresh connection before any user statement
-    // runs, and again behind every DISCARD ALL, so no user statement can precede or replace them; one that
-    // deallocates them only makes its own ROLLBACK fail, and a failed client is destroyed.
+    // The four fixed statements are named: they are parsed on a fresh connection before any user statement
+    // runs, so no user statement can precede or replace them; one that deallocates them only makes its own
+    // reset or ROLLBACK fail, and a failed client is destroyed.
     const parseFixed = !opts.prepared.has(connection);
     if (parseFixed) opts.prepared.add(connection);
     // The whole pipeline in one buffer and one write (one TCP segment for small statements). Execute's row
@@ -145,7 +156,7 @@ export class ReadOnlyPortal {
   }
 
   handleDataRow(msg: { fields: (string | null)[]; length: number }): void {
-    if (this.stopReason) return;
+    if (this.stopReason || this.statementDone) return;
     this.rowsRead++;
     const decoder = this.decoder;
     if (!decoder) return;
@@ -163,13 +174,21 @@ export class ReadOnlyPortal {
   }
 
   handlePortalSuspended(): void {
-    // More rows than maxRows + 1: the ROLLBACK behind the Execute closes the portal.
+    // More rows than maxRows + 1: the next Bind to the unnamed portal closes it.
     this.truncated = true;
+    this.statementDone = true;
+    this.reusable = true;
   }
 
-  handleCommandComplete(): void {}
+  handleCommandComplete(msg: { text: string }): void {
+    if (++this.completions !== 3 || this.statementDone) return;
+    this.statementDone = true;
+    this.reusable = msg.text.startsWith("SELECT ");
+  }
 
-  handleEmptyQuery(): void {}
+  handleEmptyQuery(): void {
+    this.statementDone = true;
+  }
 
   handleCopyInResponse(connection: WireConnection): void {
     connection.sendCopyFail("COPY FROM STDIN is not supported");

@@ -66,7 +66,7 @@ function setup() {
   return { runner, source, one, pid };
 }
 
-const RUNNER_STATEMENTS = ["pb_ro_begin", "pb_ro_rollback", "pb_ro_timeout_1000"];
+const RUNNER_STATEMENTS = ["pb_ro_begin", "pb_ro_rollback", "pb_ro_timeout_1000", "pb_ro_unlock"];
 
 describe("a pooled source connection carries nothing forward", () => {
   test("a session advisory lock taken by a statement is released before the client is checked out again", async () => {
@@ -105,30 +105,33 @@ describe("a pooled source connection carries nothing forward", () => {
     expect(after).toEqual([`${Number(serverDefault) / 1024}MB`, "public", "UTC", "ISO, MDY", "on", "UTF8", "on", "1s", "2s", before]);
   });
 
-  test("a PREPAREd statement is deallocated; the runner's own named statements are parsed again behind the reset", async () => {
-    const { runner, source, one, pid } = setup();
+  test("a statement other than a SELECT costs its connection: a PREPAREd statement never reaches the next one", async () => {
+    const { runner, source, pid } = setup();
     const before = await pid();
     const prepared = await runner.execute({ source, sql: "PREPARE leak AS SELECT 1" });
     expect(prepared.rows).toEqual([]);
-    const left = await runner.execute({ source, sql: "SELECT name, from_sql FROM pg_prepared_statements ORDER BY name" });
-    expect(left.rows).toEqual(RUNNER_STATEMENTS.map((n) => [n, false]));
-    expect((await one("SELECT pg_backend_pid()"))[0]).toBe(before);
+    const left = await runner.execute({ source, sql: "SELECT name, from_sql, pg_backend_pid() FROM pg_prepared_statements ORDER BY name" });
+    expect(left.rows.map((r) => [r[0], r[1]])).toEqual(RUNNER_STATEMENTS.map((n) => [n, false]));
+    expect(left.rows[0]?.[2]).not.toBe(before);
   });
 
   test.each([
     ["LISTEN", "LISTEN pb_channel", "(SELECT count(*)::int FROM pg_listening_channels())"],
     ["a holdable cursor", "DECLARE held CURSOR WITH HOLD FOR SELECT 1", "(SELECT count(*)::int FROM pg_cursors WHERE name <> '')"],
-  ])("%s does not outlive its statement; the same connection is reused", async (_name, sql, count) => {
+    ["SET", "SET work_mem = '1MB'", "(SELECT (current_setting('work_mem') = '1MB')::int)"],
+  ])("%s does not outlive its statement, and its connection is replaced", async (_name, sql, count) => {
     const { one, pid } = setup();
     const before = await pid();
     await one(sql);
-    expect(await one(`SELECT ${count}, pg_backend_pid()`)).toEqual([0, before]);
+    const [left, after] = await one(`SELECT ${count}, pg_backend_pid()`);
+    expect(left).toBe(0);
+    expect(after).not.toBe(before);
   });
 
   test.each([
-    ["a statement that ended the transaction itself", "COMMIT"],
-    ["a read cut at MAX_QUERY_ROWS", "SELECT pg_advisory_lock(5) FROM generate_series(1, 500)"],
-  ])("the reset also follows %s", async (_name, sql) => {
+    ["a statement that ended the transaction itself (its connection is replaced)", "COMMIT", false],
+    ["a read cut at MAX_QUERY_ROWS (its connection is reused)", "SELECT pg_advisory_lock(5) FROM generate_series(1, 500)", true],
+  ])("the reset also follows %s", async (_name, sql, reused) => {
     const { runner, source, pid } = setup();
     const before = await pid();
     await runner.execute({ source, sql: "SELECT pg_advisory_lock(5)" });
@@ -136,7 +139,7 @@ describe("a pooled source connection carries nothing forward", () => {
     expect(r.truncated).toBe(sql.includes("generate_series"));
     const locks = await fx.admin("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = $1", [before]);
     expect(locks.rows[0].n).toBe(0);
-    expect(await pid()).toBe(before);
+    expect((await pid()) === before).toBe(reused);
   });
 });
 
@@ -166,36 +169,46 @@ describe("the reset on the wire", () => {
     return portal;
   }
 
-  test("settings go back to the startup values, not the server's defaults", async () => {
+  test("a session advisory lock on the connection is released in the same message; its row is not the statement's", async () => {
     const client = await connection();
-    await client.query("SET work_mem = '1MB'; SET search_path = pg_temp; SET TimeZone = 'Pacific/Auckland'; SET statement_timeout = 0");
-    await pipeline(client);
-    const r = await client.query(
-      "SELECT current_setting('work_mem') <> '1MB' AS reset, current_setting('search_path') AS sp, " +
-        "current_setting('TimeZone') AS tz, current_setting('statement_timeout') AS st, " +
-        "current_setting('default_transaction_read_only') AS ro",
-    );
-    expect(r.rows[0]).toEqual({ reset: true, sp: "public", tz: "UTC", st: "1s", ro: "on" });
-  });
-
-  test("state that outlives a transaction is gone after the pipeline; the runner's statements are in place", async () => {
-    const client = await connection();
-    // Committed outside the pipeline, so a rollback alone would keep every one of them.
-    await client.query("SELECT pg_advisory_lock(7)");
-    await client.query("PREPARE mine AS SELECT 1");
-    await client.query("LISTEN pb_wire");
-    await client.query("BEGIN; DECLARE kept CURSOR WITH HOLD FOR SELECT 1; COMMIT");
-    await client.query("BEGIN READ WRITE; CREATE TEMP TABLE scratch (x int); COMMIT");
+    await client.query("SELECT pg_advisory_lock(7), pg_advisory_lock_shared(8)");
     const prepared = new WeakSet<object>();
     await pipeline(client, prepared);
     const r = await client.query(`
       SELECT (SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS locks,
-             (SELECT array_agg(name ORDER BY name) FROM pg_prepared_statements) AS statements,
-             (SELECT count(*)::int FROM pg_listening_channels()) AS channels,
-             (SELECT count(*)::int FROM pg_cursors WHERE name <> '') AS cursors,
-             to_regclass('pg_temp.scratch') IS NULL AS temp_gone`);
-    expect(r.rows[0]).toEqual({ locks: 0, statements: RUNNER_STATEMENTS, channels: 0, cursors: 0, temp_gone: true });
+             (SELECT array_agg(name ORDER BY name) FROM pg_prepared_statements) AS statements`);
+    expect(r.rows[0]).toEqual({ locks: 0, statements: RUNNER_STATEMENTS });
     // The next statement finds the named statements it expects (the Parse is not repeated).
     await pipeline(client, prepared);
+  });
+
+  test.each([
+    ["SELECT 1", true],
+    ["VALUES (1)", true],
+    ["TABLE pg_am", true],
+    ["SELECT generate_series(1, 50)", true],
+    ["SHOW work_mem", false],
+    ["EXPLAIN SELECT 1", false],
+    ["PREPARE mine AS SELECT 1", false],
+    ["LISTEN pb_wire", false],
+    ["COMMIT", false],
+  ])("%s: reusable %s (only a SELECT's connection goes back to its pool)", async (sql, reusable) => {
+    const client = await connection();
+    const portal = new ReadOnlyPortal({
+      text: sql,
+      values: [],
+      paramTypes: [],
+      maxRows: 10,
+      maxBytes: 65_536,
+      fixed: fixedMessages(1000),
+      abort: () => void client.end(),
+      prepared: new WeakSet<object>(),
+    });
+    client.query(portal as unknown as pg.Submittable);
+    const result = await portal.done;
+    expect(portal.reusable).toBe(reusable);
+    expect(result.truncated).toBe(sql.includes("generate_series"));
+    // The release's own row never joins the statement's rows.
+    if (sql === "SELECT 1") expect(result.rows).toEqual([[1]]);
   });
 });

@@ -187,14 +187,14 @@ describe("read-only holds even with the guard bypassed", () => {
     expectAllReturned(runner, source.id);
   });
 
-  test("a session-level SET from one statement does not outlive it (the transaction is rolled back)", async () => {
+  test("a session-level SET from one statement does not outlive it (rolled back, and its connection replaced)", async () => {
     const { runner } = setup({ poolMax: 1 });
     const source = fx.source({ secretRef: "WRITER" });
     await runner.execute({ source, sql: "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE" });
     await runner.execute({ source, sql: "SET default_transaction_read_only = off" });
     await runner.execute({ source, sql: "SET statement_timeout = 0" });
-    // One connection, still in the pool: the next statement sees none of it.
-    expect(runner.poolStats(source.id)).toMatchObject({ totalCount: 1, idleCount: 1 });
+    // Not a SELECT: the connection is gone from the pool, and the next statement gets a fresh one.
+    expect(runner.poolStats(source.id)).toMatchObject({ totalCount: 0 });
     const err = await rejection(runner.execute({ source, sql: "INSERT INTO samples VALUES (now(), 'x', 1)" }));
     expect(err.extra).toEqual({ sqlstate: "25006" });
     const show = await runner.execute({ source, sql: "SHOW statement_timeout" });

@@ -337,8 +337,18 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         }
         client.removeListener("error", ignoreClientError);
         // A client whose statement failed is destroyed, never returned: its session state is unknown (the
-        // reset behind the ROLLBACK did not run). One that succeeded was reset in the same message.
-        client.release(failure === undefined ? undefined : failure instanceof Error ? failure : new Error("query failed"));
+        // reset and the ROLLBACK did not run). So is one whose statement was not a SELECT: a utility statement
+        // the guard should have refused (PREPARE above all) can leave state the ROLLBACK keeps. A SELECT's
+        // client was reset in the same message (SESSION_RESET in wire.ts).
+        const destroyWith =
+          failure !== undefined
+            ? failure instanceof Error
+              ? failure
+              : new Error("query failed")
+            : portal.reusable
+              ? undefined
+              : new Error("the statement was not a SELECT");
+        client.release(destroyWith);
       }
     } finally {
       running--;

@@ -22,33 +22,37 @@ describe("encodePipeline", () => {
   const FIXED = [
     ["pb_ro_begin", "BEGIN READ ONLY"],
     ["pb_ro_timeout_20000", "SET LOCAL statement_timeout = 20000"],
+    ["pb_ro_unlock", SESSION_RESET],
     ["pb_ro_rollback", "ROLLBACK"],
   ];
 
-  test("a fresh connection gets the three named statements first, then the transaction around the statement", () => {
+  test("a fresh connection gets the four named statements first, then the transaction around the statement", () => {
     const buf = encodePipeline(fixed, true, "SELECT $1::text, $2", [25, 0], ["é", null], 5001);
     const msgs = messages(buf);
-    expect(msgs.map(([c]) => c).join("")).toBe("PPPBEBEPBDEBEPBEPPPS");
+    expect(msgs.map(([c]) => c).join("")).toBe("PPPPBEBEPBDEBEBES");
     const texts = msgs.filter(([c]) => c === "P").map(([, b]) => b.toString("utf8").split("\0").slice(0, 2));
-    expect(texts).toEqual([...FIXED, ["", "SELECT $1::text, $2"], ["", SESSION_RESET], ...FIXED]);
-    const bind = msgs[8]?.[1] as Buffer;
+    expect(texts).toEqual([...FIXED, ["", "SELECT $1::text, $2"]]);
+    const bind = msgs[9]?.[1] as Buffer;
     // portal "", statement "", 0 format codes, 2 values: "é" (2 bytes), NULL (-1), 0 result format codes
     expect([...bind]).toEqual([0, 0, 0, 0, 0, 2, 0, 0, 0, 2, 0xc3, 0xa9, 0xff, 0xff, 0xff, 0xff, 0, 0]);
-    const execute = msgs[10]?.[1] as Buffer;
+    const execute = msgs[11]?.[1] as Buffer;
     expect(execute.readInt32BE(1)).toBe(5001);
   });
 
   test("a connection that has them skips the Parse of the fixed statements at the start", () => {
     const msgs = messages(encodePipeline(fixed, false, "SELECT 1", [], [], 2));
-    expect(msgs.map(([c]) => c).join("")).toBe("BEBEPBDEBEPBEPPPS");
+    expect(msgs.map(([c]) => c).join("")).toBe("BEBEPBDEBEBES");
   });
 
-  test("after the statement: ROLLBACK, DISCARD ALL, the three named statements parsed again, then Sync", () => {
+  test("after the statement: the advisory-lock release, then ROLLBACK, then Sync", () => {
     const msgs = messages(encodePipeline(fixed, false, "SELECT 1", [], [], 2));
-    const tail = msgs.slice(msgs.findIndex(([c, b]) => c === "B" && b.toString("utf8").split("\0")[1] === "pb_ro_rollback"));
-    expect(tail.map(([c]) => c).join("")).toBe("BEPBEPPPS");
-    expect(tail[2]?.[1].toString("utf8").split("\0").slice(0, 2)).toEqual(["", "DISCARD ALL"]);
-    expect(tail.slice(5, 8).map(([, b]) => b.toString("utf8").split("\0").slice(0, 2))).toEqual(FIXED);
+    const boundAfter = msgs.slice(msgs.findIndex(([c]) => c === "D") + 2);
+    expect(boundAfter.map(([c]) => c).join("")).toBe("BEBES");
+    expect(boundAfter.filter(([c]) => c === "B").map(([, b]) => b.toString("utf8").split("\0")[1])).toEqual([
+      "pb_ro_unlock",
+      "pb_ro_rollback",
+    ]);
+    expect(SESSION_RESET).toBe("SELECT pg_advisory_unlock_all()");
   });
 });
 

@@ -6,29 +6,27 @@
 
 /** The pipeline's fixed messages, encoded once per runner (they never change for a given timeout). */
 export interface FixedMessages {
-  /** Parse of the three named statements, sent first on a fresh connection. */
+  /** Parse of the four named statements, sent first on a fresh connection. */
   parse: Buffer;
   /** Bind/Execute of BEGIN READ ONLY and SET LOCAL statement_timeout. */
   prefix: Buffer;
-  /** Bind/Execute of ROLLBACK, the session reset (DISCARD ALL, then the named statements parsed again), Sync. */
+  /** Bind/Execute of the advisory-lock release (SESSION_RESET) and ROLLBACK, then Sync. */
   suffix: Buffer;
 }
 
 /**
- * Run after the ROLLBACK, in the same message, so a connection goes back to its pool holding nothing from the
- * statement it ran. DISCARD ALL is PostgreSQL's own definition of a fresh session: it releases session advisory
- * locks, drops prepared statements, cursors, temporary objects and LISTEN registrations, forgets sequence state
- * and cached plans, and runs RESET ALL. RESET ALL returns each setting to its session default, which for the
- * startup packet's parameters is that value, so the pinned DateStyle, TimeZone, search_path,
- * standard_conforming_strings, read-only default and timeouts (lib/query/pools.ts) stay as they were.
+ * Run after the statement, inside its transaction and in the same message, so a connection goes back to its
+ * pool holding nothing from the statement it ran. What one SELECT can leave behind that its transaction's
+ * ROLLBACK does not undo is session advisory locks (`pg_advisory_lock` and its kin): settings (`set_config`),
+ * cursors, LISTEN and temporary objects are transactional. Any other statement (PREPARE above all, whose
+ * prepared statement outlives the ROLLBACK) costs its connection instead: the portal reads the statement's
+ * command tag, and only a SELECT's connection is reused (ReadOnlyPortal.reusable).
  *
- * PostgreSQL refuses DISCARD ALL after another statement in the same implicit transaction of a pipeline
- * ("cannot be executed within a pipeline"), but a ROLLBACK finishes the transaction it is in, so right after
- * it DISCARD ALL is the first statement of a fresh one and runs. It also drops the runner's own named
- * statements, so they are parsed again behind it: every connection in a pool holds them and nothing else.
- * DISCARD ALL itself is parsed unnamed, since a named statement would deallocate itself while it runs.
+ * Measured against PostgreSQL's own DISCARD ALL behind the ROLLBACK (which also drops the named statements,
+ * so they were parsed again behind it): one more statement inside the open transaction costs the server less
+ * than a statement that is a transaction of its own plus three Parses (docs/query-runner.md, "Session reset").
  */
-export const SESSION_RESET = "DISCARD ALL";
+export const SESSION_RESET = "SELECT pg_advisory_unlock_all()";
 
 function message(code: string, body: Buffer): Buffer {
   const head = Buffer.alloc(5);
@@ -51,27 +49,20 @@ const bindMessage = (name: string) => message("B", Buffer.concat([cstring(""), c
 const executeMessage = () => message("E", Buffer.concat([cstring(""), Buffer.alloc(4)]));
 const syncMessage = () => message("S", Buffer.alloc(0));
 
-/** Encodes BEGIN READ ONLY, SET LOCAL statement_timeout and ROLLBACK as named statements, and the session reset. */
+/** Encodes BEGIN READ ONLY, SET LOCAL statement_timeout, the advisory-lock release and ROLLBACK as named statements. */
 export function fixedMessages(timeoutMs: number): FixedMessages {
   const timeout = Math.max(1, Math.floor(timeoutMs));
-  const names = { begin: "pb_ro_begin", timeout: `pb_ro_timeout_${timeout}`, rollback: "pb_ro_rollback" };
+  const names = { begin: "pb_ro_begin", timeout: `pb_ro_timeout_${timeout}`, unlock: "pb_ro_unlock", rollback: "pb_ro_rollback" };
   const parse = Buffer.concat([
     parseMessage(names.begin, "BEGIN READ ONLY"),
     parseMessage(names.timeout, `SET LOCAL statement_timeout = ${timeout}`),
+    parseMessage(names.unlock, SESSION_RESET),
     parseMessage(names.rollback, "ROLLBACK"),
   ]);
   return {
     parse,
     prefix: Buffer.concat([bindMessage(names.begin), executeMessage(), bindMessage(names.timeout), executeMessage()]),
-    suffix: Buffer.concat([
-      bindMessage(names.rollback),
-      executeMessage(),
-      parseMessage("", SESSION_RESET),
-      bindMessage(""),
-      executeMessage(),
-      parse,
-      syncMessage(),
-    ]),
+    suffix: Buffer.concat([bindMessage(names.unlock), executeMessage(), bindMessage(names.rollback), executeMessage(), syncMessage()]),
   };
 }
 
@@ -81,8 +72,7 @@ const DESCRIBE_PORTAL = Buffer.from([0x44, 0, 0, 0, 6, 0x50, 0]);
 /**
  * The full pipeline for one statement: [Parse of the fixed statements] · Bind/Execute BEGIN, SET ·
  * Parse (unnamed, with parameter types) · Bind (text parameters, text results) · Describe portal ·
- * Execute (row limit) · Bind/Execute ROLLBACK · Parse/Bind/Execute DISCARD ALL · Parse of the fixed
- * statements again · Sync.
+ * Execute (row limit) · Bind/Execute the advisory-lock release · Bind/Execute ROLLBACK · Sync.
  */
 export function encodePipeline(
   fixed: FixedMessages,
