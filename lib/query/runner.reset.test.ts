@@ -153,9 +153,10 @@ describe("the reset on the wire", () => {
     return client;
   }
 
-  async function pipeline(client: pg.Client, prepared = new WeakSet<object>()): Promise<ReadOnlyPortal> {
+  /** Runs `sql` through the runner's pipeline (at most 10 rows) on `client`. */
+  async function pipeline(client: pg.Client, sql: string, prepared = new WeakSet<object>()) {
     const portal = new ReadOnlyPortal({
-      text: "SELECT 1",
+      text: sql,
       values: [],
       paramTypes: [],
       maxRows: 10,
@@ -165,21 +166,21 @@ describe("the reset on the wire", () => {
       prepared,
     });
     client.query(portal as unknown as pg.Submittable);
-    expect((await portal.done).rows).toEqual([[1]]);
-    return portal;
+    return { portal, result: await portal.done };
   }
 
   test("a session advisory lock on the connection is released in the same message; its row is not the statement's", async () => {
     const client = await connection();
     await client.query("SELECT pg_advisory_lock(7), pg_advisory_lock_shared(8)");
     const prepared = new WeakSet<object>();
-    await pipeline(client, prepared);
+    // The release's own row never joins the statement's rows.
+    expect((await pipeline(client, "SELECT 1", prepared)).result.rows).toEqual([[1]]);
     const r = await client.query(`
       SELECT (SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS locks,
              (SELECT array_agg(name ORDER BY name) FROM pg_prepared_statements) AS statements`);
     expect(r.rows[0]).toEqual({ locks: 0, statements: RUNNER_STATEMENTS });
     // The next statement finds the named statements it expects (the Parse is not repeated).
-    await pipeline(client, prepared);
+    expect((await pipeline(client, "SELECT 1", prepared)).result.rows).toEqual([[1]]);
   });
 
   test.each([
@@ -193,22 +194,8 @@ describe("the reset on the wire", () => {
     ["LISTEN pb_wire", false],
     ["COMMIT", false],
   ])("%s: reusable %s (only a SELECT's connection goes back to its pool)", async (sql, reusable) => {
-    const client = await connection();
-    const portal = new ReadOnlyPortal({
-      text: sql,
-      values: [],
-      paramTypes: [],
-      maxRows: 10,
-      maxBytes: 65_536,
-      fixed: fixedMessages(1000),
-      abort: () => void client.end(),
-      prepared: new WeakSet<object>(),
-    });
-    client.query(portal as unknown as pg.Submittable);
-    const result = await portal.done;
+    const { portal, result } = await pipeline(await connection(), sql);
     expect(portal.reusable).toBe(reusable);
     expect(result.truncated).toBe(sql.includes("generate_series"));
-    // The release's own row never joins the statement's rows.
-    if (sql === "SELECT 1") expect(result.rows).toEqual([[1]]);
   });
 });
