@@ -2,9 +2,9 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { type SourceDraftResult, draftSourceNotes } from "../../../lib/ai/source-draft.ts";
 import { AppError } from "../../../lib/http/errors.ts";
 import { limitBody } from "../../../lib/http/input.ts";
-import { getSource, getSourceInWorkspace } from "../../../lib/sources/index.ts";
+import { getSourceInWorkspace } from "../../../lib/sources/index.ts";
 import { type ApiRouter, problems } from "../../openapi.ts";
-import { SourceParamsSchema } from "../sources/routes.ts";
+import { SourceParamsSchema, workspaceOfSource } from "../sources/routes.ts";
 import { type AiRouteDeps, MODEL_CALL_PROBLEMS, UsageSchema } from "./shared.ts";
 
 /** Body of POST /api/sources/:sourceId/draft (optional). */
@@ -28,10 +28,7 @@ export type SourceDraftResponse = SourceDraftResult;
 /** POST /api/sources/:sourceId/draft (admin): the model drafts notes for the source from its catalog. */
 export function registerSourceDraftRoute(app: ApiRouter, deps: AiRouteDeps): void {
   const { auth } = deps;
-  const ofSource = async (c: { req: { param(name: string): string | undefined } }) => {
-    const id = c.req.param("sourceId");
-    return id ? ((await getSource(deps.pool, id))?.workspaceId ?? null) : null;
-  };
+  const ofSource = workspaceOfSource(deps.pool);
   const route = createRoute({
     method: "post",
     path: "/api/sources/{sourceId}/draft",

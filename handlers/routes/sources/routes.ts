@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type pg from "pg";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
-import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
+import { type WorkspaceResolver, workspaceFromParam } from "../../../lib/auth/middleware.ts";
 import { roleAtLeast } from "../../../lib/auth/roles.ts";
 import type { AuthVariables, Role } from "../../../lib/auth/types.ts";
 import { CatalogSchema } from "../../../lib/catalog/types.ts";
@@ -135,6 +135,14 @@ function errorSummary(err: unknown): { code: string; detail: string } {
   return { code: "internal", detail: "The catalog could not be refreshed." };
 }
 
+/** The role check's workspace of a route under /api/sources/{sourceId}: the source's own (null when there is none). */
+export function workspaceOfSource(pool: pg.Pool): WorkspaceResolver {
+  return async (c) => {
+    const id = c.req.param("sourceId");
+    return id ? ((await getSource(pool, id))?.workspaceId ?? null) : null;
+  };
+}
+
 /** Sources: list/read (viewer+, fields by role), create/update/delete, connection test and catalog refresh (admin). */
 export function registerSourceRoutes(app: ApiRouter, deps: SourceRouteDeps): void {
   const { auth, pool, config } = deps;
@@ -148,10 +156,7 @@ export function registerSourceRoutes(app: ApiRouter, deps: SourceRouteDeps): voi
     });
   const connecting = (c: { var: AuthVariables }) => limiter.take(c.var.user.sub);
   const inWorkspace = workspaceFromParam("workspaceId");
-  const ofSource = async (c: { req: { param(name: string): string | undefined } }) => {
-    const id = c.req.param("sourceId");
-    return id ? ((await getSource(pool, id))?.workspaceId ?? null) : null;
-  };
+  const ofSource = workspaceOfSource(pool);
   const view = (s: Source, role: Role, withCatalog: boolean) =>
     sourceJson(s, role, { staleAfterDays: config.CATALOG_STALE_AFTER_DAYS, nowMs: deps.now(), withCatalog });
   const load = async (workspaceId: string, id: string) => {
