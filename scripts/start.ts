@@ -11,7 +11,7 @@ import pg from "pg";
 import type { z } from "zod";
 import { DEMO_SECRET_REF, ensureDemoMetricsDb, persistentSecret, startDemoTraffic } from "../lib/demo/metrics-db.ts";
 import { type DemoIds, ensureDemoWorkspace, seedDemo } from "../lib/demo/seed.ts";
-import { DEMO_USERS, startDevIdentityProvider } from "../lib/dev-idp/index.ts";
+import { DEMO_USERS, devIdpEnv, startDevIdentityProvider } from "../lib/dev-idp/index.ts";
 import { ConfigError } from "../lib/config/parse.ts";
 import { variables } from "../lib/config/variables.ts";
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from "../lib/embedded/postgres.ts";
@@ -115,10 +115,7 @@ try {
       redirectUri,
     });
     cleanups.unshift(() => idp.stop());
-    env.OIDC_ISSUER = idp.issuer;
-    env.OIDC_CLIENT_ID = idp.clientId;
-    env.OIDC_CLIENT_SECRET = idp.clientSecret;
-    env.OIDC_REDIRECT_URI = redirectUri;
+    Object.assign(env, devIdpEnv(idp));
     notes.push(`  sign in as ${DEMO_USERS.map((u) => u.id).join(", ")} (development identity provider at ${idp.issuer})`);
   }
 

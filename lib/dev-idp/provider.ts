@@ -35,6 +35,16 @@ export interface DevIdentityProvider {
   stop(): Promise<void>;
 }
 
+/** The OIDC_* variables that point the service at a development identity provider (its first redirect URI). */
+export function devIdpEnv(idp: Pick<DevIdentityProvider, "issuer" | "clientId" | "clientSecret" | "redirectUris">) {
+  return {
+    OIDC_ISSUER: idp.issuer,
+    OIDC_CLIENT_ID: idp.clientId,
+    OIDC_CLIENT_SECRET: idp.clientSecret,
+    OIDC_REDIRECT_URI: idp.redirectUris[0] as string,
+  };
+}
+
 /**
  * Runs oidc-provider in process on its own port, with one confidential client (authorization code
  * + PKCE), the given users, a `groups` claim in the ID token, and a pick-a-user sign-in page.

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parseConfig } from "../../../lib/config/parse.ts";
-import { type DevIdentityProvider, DEMO_WORKSPACE_GROUPS, startDevIdentityProvider } from "../../../lib/dev-idp/index.ts";
+import { type DevIdentityProvider, DEMO_WORKSPACE_GROUPS, devIdpEnv, startDevIdentityProvider } from "../../../lib/dev-idp/index.ts";
 import { CookieJar, signInThroughDevIdp } from "../../../lib/dev-idp/testing/sign-in.ts";
 import { createLogger } from "../../../lib/log/logger.ts";
 import { testAppDeps } from "../../testing/app-deps.ts";
@@ -30,10 +30,7 @@ beforeAll(async () => {
   const { config } = parseConfig({
     DATABASE_URL: store.url,
     SESSION_SECRET: randomBytes(32).toString("base64url"),
-    OIDC_ISSUER: idp.issuer,
-    OIDC_CLIENT_ID: idp.clientId,
-    OIDC_CLIENT_SECRET: idp.clientSecret,
-    OIDC_REDIRECT_URI: `${APP}/api/auth/callback`,
+    ...devIdpEnv(idp),
     READINESS_CHECK_TIMEOUT_MS: "2000",
     AI_PROVIDER: "gateway",
     AI_MODEL: "test-model",

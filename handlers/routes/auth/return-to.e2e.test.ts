@@ -4,7 +4,7 @@ import { type ServerType, serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parseConfig } from "../../../lib/config/parse.ts";
-import { type DevIdentityProvider, DEMO_WORKSPACE_GROUPS, startDevIdentityProvider } from "../../../lib/dev-idp/index.ts";
+import { type DevIdentityProvider, DEMO_WORKSPACE_GROUPS, devIdpEnv, startDevIdentityProvider } from "../../../lib/dev-idp/index.ts";
 import { signInThroughDevIdp } from "../../../lib/dev-idp/testing/sign-in.ts";
 import { createLogger } from "../../../lib/log/logger.ts";
 import { testAppDeps } from "../../testing/app-deps.ts";
@@ -39,10 +39,7 @@ beforeAll(async () => {
   const { config } = parseConfig({
     DATABASE_URL: store.url,
     SESSION_SECRET: randomBytes(32).toString("base64url"),
-    OIDC_ISSUER: idp.issuer,
-    OIDC_CLIENT_ID: idp.clientId,
-    OIDC_CLIENT_SECRET: idp.clientSecret,
-    OIDC_REDIRECT_URI: `${origin}/api/auth/callback`,
+    ...devIdpEnv(idp),
     READINESS_CHECK_TIMEOUT_MS: "2000",
   });
   const log = createLogger({ silent: true });

@@ -10,7 +10,7 @@ import type pg from "pg";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type Config, parseConfig } from "../../../lib/config/parse.ts";
-import { type DevIdentityProvider, startDevIdentityProvider } from "../../../lib/dev-idp/index.ts";
+import { type DevIdentityProvider, devIdpEnv, startDevIdentityProvider } from "../../../lib/dev-idp/index.ts";
 import { type CookieJar, signInThroughDevIdp } from "../../../lib/dev-idp/testing/sign-in.ts";
 import { createManualTimers } from "../../../lib/lifecycle/manual-timers.ts";
 import { createLogger } from "../../../lib/log/logger.ts";
@@ -82,10 +82,7 @@ beforeAll(async () => {
   ({ config } = parseConfig({
     ...env,
     PLATFORM_ADMIN_GROUP: PLATFORM_ADMINS,
-    OIDC_ISSUER: idp.issuer,
-    OIDC_CLIENT_ID: idp.clientId,
-    OIDC_CLIENT_SECRET: idp.clientSecret,
-    OIDC_REDIRECT_URI: `${APP}/api/auth/callback`,
+    ...devIdpEnv(idp),
   }));
 
   const dir = await mkdtemp(join(tmpdir(), "pb-first-deployment-"));
