@@ -70,10 +70,7 @@ export function createApp(deps: AppDeps): Hono {
     },
     () => {},
   );
-  app.use(async (_c, next) => {
-    if (!parserLoaded) await deps.guardReady;
-    await next();
-  });
+  app.use((_c, next) => (parserLoaded ? next() : deps.guardReady.then(next)));
 
   // auth.requireSession / auth.requireRole(role, resolver) / auth.rejectCrossSite guard every API route below.
   const auth = createAuth({ ...deps, findWorkspace: (id) => getWorkspace(deps.pool, id) });
