@@ -6,15 +6,7 @@ import { GENERATION_RESERVE_MS } from "../../../lib/ai/generate.ts";
 import type { AiTestApp } from "../../testing/ai-harness.ts";
 import { type SeededAiFixture, useAiRouteFixture } from "../../testing/ai-route-fixture.ts";
 import { functionDeadline } from "./generate.ts";
-
-const GOOD = {
-  id: "rps",
-  title: "Requests per minute",
-  type: "timeseries",
-  sql: "SELECT $__timeGroup(ts, '1m') AS t, count(*) AS requests FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1",
-};
-const NO_TIME = { id: "errors", title: "Errors", type: "stat", sql: "SELECT count(*) FROM http_requests WHERE status >= 500" };
-const spec = (panels: unknown[]) => JSON.stringify({ title: "HTTP overview", time: { from: "now-6h", to: "now" }, panels });
+import { GOOD_PANEL as GOOD, NO_TIME_PANEL as NO_TIME, specText as spec } from "../../testing/generated-panels.ts";
 
 const ai = useAiRouteFixture();
 const NOW = Date.UTC(2026, 3, 10, 12, 0, 0);

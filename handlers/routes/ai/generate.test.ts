@@ -2,20 +2,11 @@ import { beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { DEMO_CATALOG } from "../../../lib/catalog/testing/demo-catalog.ts";
 import { type AiTestApp, counterValue } from "../../testing/ai-harness.ts";
 import { type SeededAiFixture, useAiRouteFixture } from "../../testing/ai-route-fixture.ts";
+import { GOOD_PANEL as GOOD, NO_TIME_PANEL as NO_TIME, specText as spec } from "../../testing/generated-panels.ts";
 
-const GOOD = {
-  id: "rps",
-  title: "Requests per minute",
-  type: "timeseries",
-  sql: "SELECT $__timeGroup(ts, '1m') AS t, count(*) AS requests FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1",
-};
-const NO_TIME = { id: "errors", title: "Errors", type: "stat", sql: "SELECT count(*) FROM http_requests WHERE status >= 500" };
 const FIXED_ERRORS = { ...NO_TIME, sql: "SELECT count(*) FROM http_requests WHERE status >= 500 AND $__timeFilter(ts)" };
 const SYSTEM_TABLE = { id: "users", title: "Users", type: "table", sql: "SELECT usename FROM pg_catalog.pg_user" };
 const STILL_BAD = { ...SYSTEM_TABLE, sql: "SELECT * FROM secrets_table" };
-
-const spec = (panels: unknown[], extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ title: "HTTP overview", time: { from: "now-6h", to: "now" }, panels, ...extra });
 
 const ai = useAiRouteFixture();
 const NOW = Date.UTC(2026, 3, 10, 12, 0, 0);
