@@ -340,14 +340,9 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         // reset and the ROLLBACK did not run). So is one whose statement was not a SELECT: a utility statement
         // the guard should have refused (PREPARE above all) can leave state the ROLLBACK keeps. A SELECT's
         // client was reset in the same message (SESSION_RESET in wire.ts).
-        const destroyWith =
-          failure !== undefined
-            ? failure instanceof Error
-              ? failure
-              : new Error("query failed")
-            : portal.reusable
-              ? undefined
-              : new Error("the statement was not a SELECT");
+        let destroyWith: Error | undefined;
+        if (failure !== undefined) destroyWith = failure instanceof Error ? failure : new Error("query failed");
+        else if (!portal.reusable) destroyWith = new Error("the statement was not a SELECT");
         client.release(destroyWith);
       }
     } finally {
