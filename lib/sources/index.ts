@@ -15,6 +15,7 @@ export {
   deleteSource,
   getSource,
   getSourceInWorkspace,
+  getSourceWorkspaceId,
   listSources,
   saveCatalog,
   sourceLimitReached,

@@ -10,6 +10,7 @@ import {
   deleteSource,
   getSource,
   getSourceInWorkspace,
+  getSourceWorkspaceId,
   listSources,
   saveCatalog,
   sourceView,
@@ -53,6 +54,13 @@ describe("sources store", () => {
     expect(err.code).toBe("validation_failed");
     const paths = (err.extra.issues as { path: string }[]).map((i) => i.path).sort();
     expect(paths).toEqual(["host", "port", "secretRef"]);
+  });
+
+  test("a source's workspace is read alone; a missing source has none", async () => {
+    const s = await createSource(db, "ws_b", { ...input, name: "Owned by B" });
+    expect(await getSourceWorkspaceId(db, s.id)).toBe("ws_b");
+    expect(await getSourceWorkspaceId(db, "src_missing")).toBeNull();
+    expect(await getSourceWorkspaceId(db, "")).toBeNull();
   });
 
   test("another workspace's source is invisible", async () => {

@@ -138,6 +138,12 @@ export async function getSource(db: Queryable, id: string): Promise<Source | nul
   return rows[0] ? fromRow(rows[0]) : null;
 }
 
+/** The workspace a source belongs to, or null when there is no such source (reads nothing else, the catalog least). */
+export async function getSourceWorkspaceId(db: Queryable, id: string): Promise<string | null> {
+  const { rows } = await db.query<{ workspace_id: string }>("SELECT workspace_id FROM sources WHERE id = $1", [id]);
+  return rows[0]?.workspace_id ?? null;
+}
+
 /** One source of a workspace; a source of another workspace is reported exactly like a missing one. */
 export async function getSourceInWorkspace(db: Queryable, workspaceId: string, id: string): Promise<Source | null> {
   const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM sources WHERE id = $1 AND workspace_id = $2`, [id, workspaceId]);

@@ -15,7 +15,7 @@ import {
   createRateLimiter,
   createSource,
   deleteSource,
-  getSource,
+  getSourceWorkspaceId,
   getSourceInWorkspace,
   listSources,
   type RateLimiter,
@@ -139,7 +139,7 @@ function errorSummary(err: unknown): { code: string; detail: string } {
 export function workspaceOfSource(pool: pg.Pool): WorkspaceResolver {
   return async (c) => {
     const id = c.req.param("sourceId");
-    return id ? ((await getSource(pool, id))?.workspaceId ?? null) : null;
+    return id ? await getSourceWorkspaceId(pool, id) : null;
   };
 }
 
