@@ -3,7 +3,7 @@ import type { Config } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import { checkAiConfig } from "../probes/ready.ts";
 import { loadAiSdk, loadOpenAiProvider } from "./sdk.ts";
-import { memoUntilFailure } from "../lifecycle/memo.ts";
+import { memoPerKey } from "../lifecycle/memo.ts";
 
 /** The configured model, built once per process and passed to every AI route. */
 export interface AiProvider {
@@ -38,41 +38,28 @@ export function createAiProvider(config: ProviderConfig, opts: { fetch?: typeof 
   if (check.status === "failed") return { ok: false, missing: check.reason };
   const modelId = config.AI_MODEL;
   if (config.AI_PROVIDER === "gateway") {
-    const build = async (): Promise<LanguageModel> => {
+    const build = async (apiKey: string | undefined): Promise<LanguageModel> => {
       const { createGateway } = await loadAiSdk();
       // AI_GATEWAY_BASE_URL unset: the SDK's default endpoint (https://ai-gateway.vercel.sh/v3/ai).
-      const gateway = createGateway({ apiKey: config.AI_GATEWAY_API_KEY, baseURL: config.AI_GATEWAY_BASE_URL, fetch: opts.fetch });
+      const gateway = createGateway({ apiKey, baseURL: config.AI_GATEWAY_BASE_URL, fetch: opts.fetch });
       return gateway(modelId);
     };
-    return { ok: true, provider: { loadModel: perKey(() => config.AI_GATEWAY_API_KEY, build), modelId, kind: "gateway" } };
+    // The key is read from the live config on every call: a key rotated in Secrets Manager (APP_SECRETS_AWS)
+    // is used by the next model call without a restart.
+    return { ok: true, provider: { loadModel: memoPerKey(() => config.AI_GATEWAY_API_KEY, build), modelId, kind: "gateway" } };
   }
   const api = config.AI_COMPAT_API ?? "chat";
-  const build = async (): Promise<LanguageModel> => {
+  const build = async (apiKey: string | undefined): Promise<LanguageModel> => {
     const { createOpenAI } = await loadOpenAiProvider();
     const openai = createOpenAI({
       baseURL: config.AI_COMPAT_BASE_URL,
-      apiKey: config.AI_COMPAT_API_KEY,
+      apiKey,
       name: "compat",
       fetch: opts.fetch,
     });
     return api === "responses" ? openai.responses(modelId) : openai.chat(modelId);
   };
-  return { ok: true, provider: { loadModel: perKey(() => config.AI_COMPAT_API_KEY, build), modelId, kind: `compat/${api}` } };
-}
-
-/**
- * `load` runs on the first call, and again when the API key changed: `config` is the live config object,
- * into which a key re-read from Secrets Manager (APP_SECRETS_AWS) lands, so a rotated key is used by the
- * next model call without a restart. Calls with the same key share one promise.
- */
-function perKey<T>(key: () => string | undefined, load: () => Promise<T>): () => Promise<T> {
-  let built: { key: string | undefined; load: () => Promise<T> } | undefined;
-  return () => {
-    const current = key();
-    // memoUntilFailure: a failed build is tried again by the next call rather than kept until the key changes.
-    if (built === undefined || built.key !== current) built = { key: current, load: memoUntilFailure(load) };
-    return built.load();
-  };
+  return { ok: true, provider: { loadModel: memoPerKey(() => config.AI_COMPAT_API_KEY, build), modelId, kind: `compat/${api}` } };
 }
 
 /** The provider, or the `ai_not_configured` problem naming the missing variable. */

@@ -3,6 +3,7 @@ import type * as client from "openid-client";
 import type { Config } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import { reasonFromError } from "../probes/reason.ts";
+import { memoPerKey } from "../lifecycle/memo.ts";
 import { type OpenIdClient, loadOpenIdClient } from "./sdk.ts";
 
 /** What a login keeps between /api/auth/login and the callback (in a signed, short-lived cookie). */
@@ -111,38 +112,33 @@ export function createOidcLogin(settings: OidcSettings): OidcLogin {
   const insecure = issuerUrl.protocol === "http:";
   if (insecure && !settings.allowInsecureHttp) throw new Error("OIDC_ISSUER must use https in production");
 
-  let discovered: Promise<client.Configuration> | undefined;
-  let discoveredWith: string | undefined;
   let jwks: { url: string; keys: ReturnType<typeof createRemoteJWKSet> } | undefined;
 
-  function configuration(): Promise<client.Configuration> {
-    // The client secret is read on every sign-in; a rotated one (settings.clientSecret may be a getter on
-    // the live config) builds the client again, with one more discovery request.
-    const secret = settings.clientSecret;
-    if (discovered && discoveredWith !== secret) discovered = undefined;
-    discoveredWith = secret;
-    discovered ??= loadOpenIdClient()
-      .then((oc) =>
-        oc.discovery(
-          issuerUrl,
-          settings.clientId,
-          secret ? { client_secret: secret } : undefined,
-          secret ? oc.ClientSecretBasic(secret) : oc.None(),
-          {
-            execute: insecure ? [oc.allowInsecureRequests] : [],
-            [oc.customFetch]: (url, options) => fetchFn(url, options as RequestInit),
-            timeout: timeoutSeconds,
-          },
-        ),
-      )
-      .catch((err: unknown) => {
-        // Not cached: the next login retries, and fetches the (possibly rotated) keys afresh.
-        discovered = undefined;
-        jwks = undefined;
-        throw unavailable(err);
-      });
-    return discovered;
-  }
+  // The client secret is read on every sign-in; a rotated one (settings.clientSecret may be a getter on the live
+  // config) builds the client again, with one more discovery request. A failed discovery is not kept: the next
+  // login retries, and fetches the (possibly rotated) keys afresh.
+  const configuration = memoPerKey(
+    () => settings.clientSecret,
+    (secret) =>
+      loadOpenIdClient()
+        .then((oc) =>
+          oc.discovery(
+            issuerUrl,
+            settings.clientId,
+            secret ? { client_secret: secret } : undefined,
+            secret ? oc.ClientSecretBasic(secret) : oc.None(),
+            {
+              execute: insecure ? [oc.allowInsecureRequests] : [],
+              [oc.customFetch]: (url, options) => fetchFn(url, options as RequestInit),
+              timeout: timeoutSeconds,
+            },
+          ),
+        )
+        .catch((err: unknown) => {
+          jwks = undefined;
+          throw unavailable(err);
+        }),
+  );
 
   function keysFor(config: client.Configuration) {
     const url = settings.jwksUrl ?? config.serverMetadata().jwks_uri;
