@@ -1,7 +1,7 @@
 import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import type { Timers } from "../lifecycle/timers.ts";
 import type { Logger } from "../log/logger.ts";
-import { loadSecretsManager } from "./sdk.ts";
+import { secretTextReader } from "./sdk.ts";
 
 /** One variable whose value lives in Secrets Manager: the secret's id or ARN, and optionally a JSON field of it. */
 export interface AppSecretRef {
@@ -71,18 +71,15 @@ export function createAppSecrets(opts: {
   timers: Timers;
   log: Logger;
 }) {
-  // Built on the first read, with the SDK's default region and credential chain.
-  let client = opts.client;
+  const readText = secretTextReader(opts.client);
   let timer: unknown = null;
   let current: Record<string, string> = {};
 
   /** One stage of one secret as text; undefined for a previous stage that does not exist. */
   async function stage(secretId: string, variable: string, versionStage: "AWSCURRENT" | "AWSPREVIOUS") {
-    const { GetSecretValueCommand, SecretsManagerClient } = await loadSecretsManager();
-    client ??= new SecretsManagerClient({});
     let text: string | undefined;
     try {
-      text = (await client.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: versionStage }))).SecretString;
+      text = await readText(secretId, versionStage);
     } catch (err) {
       const name = (err as { name?: string }).name ?? "Error";
       // A secret that was never rotated has no previous version.

@@ -1,7 +1,7 @@
 import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { AppError } from "../http/errors.ts";
 import type { SourceCredentials } from "./resolver.ts";
-import { loadSecretsManager } from "./sdk.ts";
+import { secretTextReader } from "./sdk.ts";
 
 /** The optional AWS Secrets Manager backend of source credentials (docs/query-runner.md). */
 export interface AwsSecretSource {
@@ -24,18 +24,15 @@ export interface AwsSecretSourceOptions {
 /** Resolves `<prefix><secret_ref>` to a JSON secret `{username,password}`, cached briefly and deduplicated in flight. */
 export function createAwsSecretSource(opts: AwsSecretSourceOptions): AwsSecretSource {
   const now = opts.now ?? Date.now;
-  let client = opts.client;
+  const readText = secretTextReader(opts.client);
   const cache = new Map<string, { value: SourceCredentials; expiresAt: number }>();
   const inFlight = new Map<string, Promise<SourceCredentials | null>>();
   const secretId = (ref: string) => `${opts.prefix}${ref}`;
 
   async function fetchSecret(ref: string): Promise<SourceCredentials | null> {
-    const { GetSecretValueCommand, SecretsManagerClient } = await loadSecretsManager();
-    client ??= new SecretsManagerClient({});
     let text: string | undefined;
     try {
-      const out = await client.send(new GetSecretValueCommand({ SecretId: secretId(ref) }));
-      text = out.SecretString;
+      text = await readText(secretId(ref));
     } catch (err) {
       const name = (err as { name?: string }).name ?? "Error";
       if (name === "ResourceNotFoundException") return null;

@@ -1,3 +1,4 @@
+import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { memoUntilFailure } from "../lifecycle/memo.ts";
 
 /** The parts of the AWS SDK's Secrets Manager client the service uses. */
@@ -12,4 +13,18 @@ const sdk = memoUntilFailure<SecretsManagerSdk>(() => import("./sdk-exports.ts")
  */
 export function loadSecretsManager(): Promise<SecretsManagerSdk> {
   return sdk();
+}
+
+/**
+ * Reads one secret's text with `client`, or, from the first read on, a client with the SDK's default region and
+ * credential chain (the SDK loads then). Undefined for a binary secret; a failed read throws the SDK's error,
+ * whose `name` says what went wrong (ResourceNotFoundException, AccessDeniedException, …).
+ */
+export function secretTextReader(client?: SecretsManagerClient) {
+  let c = client;
+  return async (secretId: string, versionStage?: "AWSCURRENT" | "AWSPREVIOUS"): Promise<string | undefined> => {
+    const { GetSecretValueCommand, SecretsManagerClient } = await loadSecretsManager();
+    c ??= new SecretsManagerClient({});
+    return (await c.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: versionStage }))).SecretString;
+  };
 }
