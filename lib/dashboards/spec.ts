@@ -3,7 +3,10 @@ import { parseTimeExpression } from "../time/expressions.ts";
 
 export { MAX_RELATIVE_MS, parseTimeExpression, resolveTime, TimeExpressionError } from "../time/expressions.ts";
 
-export const PANEL_TYPES = ["timeseries", "stat", "table", "bar"] as const;
+export const PANEL_TYPES = ["timeseries", "stat", "table", "bar", "gauge"] as const;
+
+/** Columns of the layout grid (Grafana's 24). */
+export const GRID_COLUMNS = 24;
 
 /**
  * The slowest refresh cadence a dashboard may ask for: one day. Timers cannot wait longer than 2^31-1 ms
@@ -23,6 +26,69 @@ export const TimeExpressionSchema = z
     if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.reason });
   });
 
+/** A panel's place on the 24-column grid: column x (0-23), row y, width w in columns, height h in rows. */
+export const GridPosSchema = z
+  .object({
+    x: z.number().int().min(0).max(GRID_COLUMNS - 1),
+    y: z.number().int().min(0).max(10_000),
+    w: z.number().int().min(1).max(GRID_COLUMNS),
+    h: z.number().int().min(1).max(100),
+  })
+  .refine((g) => g.x + g.w <= GRID_COLUMNS, { error: `x + w must not exceed ${GRID_COLUMNS} columns` });
+
+/** A threshold: from `value` up (null: from minus infinity), drawn in `color` (a CSS colour name or #hex). */
+export const ThresholdSchema = z.object({
+  value: z.number().finite().nullable(),
+  color: z
+    .string()
+    .max(32)
+    .regex(/^(#[0-9A-Fa-f]{3,8}|[a-z]{3,20})$/, { error: "must be a colour name or #hex" }),
+});
+
+/** Legend values a time series may show beside each series. */
+export const LEGEND_VALUES = ["last", "min", "max", "mean"] as const;
+
+/**
+ * Display options of a panel. The named keys are checked; other keys are kept as they are so that specs
+ * written before a key existed still load.
+ */
+export const PanelOptionsSchema = z
+  .object({
+    decimals: z.number().int().min(0).max(10).optional(),
+    min: z.number().finite().optional(),
+    max: z.number().finite().optional(),
+    thresholds: z.array(ThresholdSchema).max(20).optional(),
+    legend: z
+      .object({
+        show: z.boolean().optional(),
+        values: z.array(z.enum(LEGEND_VALUES)).max(LEGEND_VALUES.length).optional(),
+      })
+      .optional(),
+  })
+  .catchall(z.unknown());
+
+/** A variable's name, as written `$name` or `${name}` in panel SQL. */
+export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/**
+ * A dashboard variable: `custom` lists its values; `query` takes its options from the first column of a
+ * guarded statement on a source. Bound as parameters, never spliced into SQL.
+ */
+export const VariableSchema = z.object({
+  name: z
+    .string()
+    .regex(VARIABLE_NAME, { error: "must start with a letter or _ and hold only letters, digits and _ (at most 64)" })
+    .refine((n) => !n.startsWith("__"), { error: "must not start with __ (reserved for $__ macros)" }),
+  label: z.string().min(1).max(200).optional(),
+  type: z.enum(["custom", "query"]),
+  values: z.array(z.string().max(1000)).max(1000).optional(),
+  sourceId: z.string().min(1).max(64).optional(),
+  sql: z.string().min(1).max(20000).optional(),
+  default: z.union([z.string().max(1000), z.array(z.string().max(1000)).max(1000)]).optional(),
+  multi: z.boolean().optional(),
+  includeAll: z.boolean().optional(),
+});
+
 export const PanelSchema = z.object({
   id: z
     .string()
@@ -34,7 +100,8 @@ export const PanelSchema = z.object({
   sourceId: z.string().min(1).max(64),
   sql: z.string().min(1).max(20000),
   unit: z.string().max(32).optional(),
-  options: z.record(z.string(), z.unknown()).optional(),
+  options: PanelOptionsSchema.optional(),
+  gridPos: GridPosSchema.optional(),
 });
 
 /** A dashboard's time range: two time expressions. */
@@ -46,6 +113,7 @@ export const DashboardSpecBaseSchema = z.object({
   refreshIntervalMs: z.number().int().positive().max(MAX_REFRESH_INTERVAL_MS).optional(),
   time: TimeRangeSchema,
   panels: z.array(PanelSchema).max(50),
+  variables: z.array(VariableSchema).max(20).optional(),
 });
 
 /** The spec schema with the server-side refresh floor and unique panel ids. */
@@ -79,6 +147,9 @@ function refineSpec(minRefreshMs: number) {
 }
 
 export type Panel = z.infer<typeof PanelSchema>;
+export type Variable = z.infer<typeof VariableSchema>;
+export type GridPos = z.infer<typeof GridPosSchema>;
+export type PanelOptions = z.infer<typeof PanelOptionsSchema>;
 export type DashboardSpec = z.infer<typeof DashboardSpecBaseSchema>;
 
 /** The effective refresh cadence: the dashboard's value or the default, clamped to the floor and the one-day ceiling on read. */
