@@ -29,7 +29,11 @@ export const TimeExpressionSchema = z
 /** A panel's place on the 24-column grid: column x (0-23), row y, width w in columns, height h in rows. */
 export const GridPosSchema = z
   .object({
-    x: z.number().int().min(0).max(GRID_COLUMNS - 1),
+    x: z
+      .number()
+      .int()
+      .min(0)
+      .max(GRID_COLUMNS - 1),
     y: z.number().int().min(0).max(10_000),
     w: z.number().int().min(1).max(GRID_COLUMNS),
     h: z.number().int().min(1).max(100),
