@@ -181,6 +181,11 @@ export const variables = {
     doc: "Input plus output tokens per workspace per UTC day across all LLM routes; over it gives 429 until midnight UTC. 0 disables. Overridable per workspace.",
     group: "spec",
   },
+  DASHBOARD_VERSION_RETENTION: {
+    schema: int(100, { min: 1 }),
+    doc: "Saved versions of each dashboard kept in its history (list, diff, restore); the oldest beyond it are deleted when a new version is saved and are never shown.",
+    group: "pulseboard",
+  },
   CHAT_HISTORY_MAX_MESSAGES: {
     schema: int(100, { min: 1 }),
     doc: "Messages of one person's chat on one dashboard that are kept and replayed; enforced on write and on read.",
