@@ -534,6 +534,21 @@ export const variables = {
     doc: "Cost (in your currency) per million output tokens, recorded in generation_log.",
     group: "pulseboard",
   },
+  API_TOKEN_RATE_PER_MINUTE: {
+    schema: int(600),
+    doc: "Requests per minute one API token may make across every instance (token bucket: rate and burst, kept in the config store); over it gives 429 with Retry-After. 0 disables.",
+    group: "pulseboard",
+  },
+  AUDIT_RETENTION_DAYS: {
+    schema: int(400),
+    doc: "Age after which an audit-trail entry expires; swept on write and applied on read. 0 keeps entries forever.",
+    group: "pulseboard",
+  },
+  LOG_LEVEL: {
+    schema: oneOf(["debug", "info", "warn", "error", "silent"] as const, "info"),
+    doc: "Least severe log line written: debug, info (the default: access lines included), warn, error, or silent.",
+    group: "pulseboard",
+  },
 } satisfies Record<string, VariableDef>;
 
 export type VariableName = keyof typeof variables;
