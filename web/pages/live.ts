@@ -146,6 +146,7 @@ export function bootLive(): void {
     const view = panels.get(u.panelId);
     if (!view) return;
     view.last = u;
+    view.card.dataset.updatedAt = String(u.at);
     lastUpdate = Math.max(lastUpdate ?? 0, u.at);
     if ("result" in u && (view.spec.type === "timeseries" || view.spec.type === "stat")) {
       const time = viewTime();
