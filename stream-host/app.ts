@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import type pg from "pg";
+import { createTokenAuthenticator } from "../lib/api-tokens/authenticate.ts";
 import { type RevocationSet, createRevocationSet, revocationFeed, withRevocations } from "../lib/auth/revocations.ts";
 import { type SessionTokens, createSessionTokens, sessionKeysOf } from "../lib/auth/session.ts";
 import { DASHBOARD_CHANGED_CHANNEL } from "../lib/dashboards/store.ts";
@@ -166,6 +167,12 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     sessions,
     isRevoked: (s) => revocations.isRevoked(s),
     cookieName: config.SESSION_COOKIE_NAME,
+    tokens: createTokenAuthenticator({
+      pool: deps.pool,
+      ratePerMinute: () => config.API_TOKEN_RATE_PER_MINUTE,
+      isRevoked: (s) => revocations.isRevoked(s),
+      now: deps.now,
+    }),
     pool: deps.pool,
     configStoreTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS,
     timers,

@@ -2,7 +2,9 @@ import type { ServerResponse } from "node:http";
 import type { Context, Env, Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import type pg from "pg";
-import { roleIn } from "../lib/auth/roles.ts";
+import type { TokenAuthenticator } from "../lib/api-tokens/authenticate.ts";
+import { bearerOf } from "../lib/auth/bearer.ts";
+import { callerRoleIn } from "../lib/auth/roles.ts";
 import type { RevocableSession } from "../lib/auth/revocations.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
 import { AppError } from "../lib/http/errors.ts";
@@ -22,6 +24,8 @@ export interface StreamRouteDeps {
   /** The in-memory revocation check, asked again after the config-store reads (a logout may land meanwhile). */
   isRevoked(session: RevocableSession): boolean;
   cookieName: string;
+  /** API tokens (`Authorization: Bearer`, lib/api-tokens): a request that carries one is judged by it alone. */
+  tokens?: TokenAuthenticator;
   pool: pg.Pool;
   /**
    * Bound of the stream's config-store reads (READINESS_CHECK_TIMEOUT_MS): past it the client is given up
@@ -74,9 +78,18 @@ export function registerStream<E extends Env>(app: Hono<E>, deps: StreamRouteDep
   app.get("/api/dashboards/:id/stream", async (c) => {
     if (deps.drain.draining) return terminal(c);
     deps.onRequest();
-    const token = getCookie(c, deps.cookieName);
-    // Revoked sessions are refused here too (an in-memory check, kept fresh by the listener).
-    const session = token && deps.sessions ? await deps.sessions.verifySession(token) : null;
+    const bearer = deps.tokens ? bearerOf(c.req.header("authorization")) : null;
+    const token = bearer === null ? getCookie(c, deps.cookieName) : undefined;
+    // Revoked sessions are refused here too (an in-memory check, kept fresh by the listener); an API token
+    // is looked up in the config store, bounded like the reads below.
+    const session =
+      bearer !== null && deps.tokens
+        ? await withConfigStoreClient(deps.pool, deps.configStoreTimeoutMs, (client) => deps.tokens!.authenticate(bearer, client), {
+            timers: deps.timers,
+          })
+        : token && deps.sessions
+          ? await deps.sessions.verifySession(token)
+          : null;
     if (!session) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
 
     const id = c.req.param("id");
@@ -93,7 +106,7 @@ export function registerStream<E extends Env>(app: Hono<E>, deps: StreamRouteDep
       { timers: deps.timers },
     );
     if (!dashboard) throw new AppError("not_found", "Not found.");
-    if (!workspace || !roleIn(session.user.groups, workspace)) throw new AppError("not_found", "Not found.");
+    if (!workspace || !callerRoleIn(session.user, workspace)) throw new AppError("not_found", "Not found.");
 
     // The drain may have begun, or the session been revoked, while we were reading the config store.
     if (deps.drain.draining) return terminal(c);
