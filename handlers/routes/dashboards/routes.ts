@@ -103,7 +103,7 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
     const id = c.req.param("dashboardId");
     return id ? dashboardWorkspaceId(pool, id) : null;
   };
-  const saveDeps = { pool, guard: countingGuard(deps.guard, deps.metrics), minRefreshIntervalMs: config.MIN_REFRESH_INTERVAL_MS };
+  const saveDeps = { pool, guard: countingGuard(deps.guard, deps.metrics) };
 
   const list = createRoute({
     method: "get",
