@@ -60,6 +60,7 @@ const MUTATING: [string, string, () => string, () => unknown][] = [
   ["POST", "dashboards", () => `/api/workspaces/${fx.roles.workspace.id}/dashboards`, () => ({ spec: dashboardSpec(fx.source.id) })],
   ["PUT", "dashboard", () => `/api/dashboards/${dashboardId}`, () => ({ version: 1, spec: dashboardSpec(fx.source.id) })],
   ["DELETE", "dashboard", () => `/api/dashboards/${dashboardId}`, () => undefined],
+  ["POST", "restore", () => `/api/dashboards/${dashboardId}/versions/1/restore`, () => ({ version: 1 })],
   ["POST", "sources", () => `/api/workspaces/${fx.roles.workspace.id}/sources`, () => sourceBody(fx)],
   ["PUT", "source", () => `/api/sources/${fx.source.id}`, () => ({ version: 1, notes: "x" })],
   ["DELETE", "source", () => `/api/sources/${fx.source.id}`, () => undefined],

@@ -1,21 +1,14 @@
 import type { RevocableSession } from "../lib/auth/revocations.ts";
 import type { DashboardSpec } from "../lib/dashboards/spec.ts";
+import type { DashboardSummary, PanelUpdate, ViewSummary } from "../lib/live/frames.ts";
 import type { Logger } from "../lib/log/logger.ts";
 import type { Metrics } from "../lib/metrics/metrics.ts";
 import type { KeyedLimiter } from "./limiter.ts";
-import { type LoadedDashboard, type PanelRuns, type PanelUpdate, type Poller, type RunPanel, createPoller } from "./poller.ts";
+import { type LoadedDashboard, type PanelRuns, type Poller, type RunPanel, createPoller } from "./poller.ts";
 import { HEARTBEAT_FRAME, type Sink, encodeEvent, sessionExpiredFrame } from "./sse.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
 
-/** What subscribers learn about a dashboard: layout and cadence, never the panels' SQL. */
-export interface DashboardSummary {
-  id: string;
-  version: number;
-  title: string;
-  refreshIntervalMs: number;
-  time: DashboardSpec["time"];
-  panels: { id: string; title: string; type: string; unit?: string; options?: Record<string, unknown> }[];
-}
+export type { DashboardSummary };
 
 interface Subscriber {
   sink: Sink;
@@ -90,12 +83,27 @@ export function createHub(opts: HubOptions) {
         type: p.type,
         ...(p.unit !== undefined ? { unit: p.unit } : {}),
         ...(p.options !== undefined ? { options: p.options } : {}),
+        ...(p.gridPos !== undefined ? { gridPos: p.gridPos } : {}),
       })),
+      ...(d.spec.variables !== undefined
+        ? {
+            // A query variable's SQL and source stay on the server.
+            variables: d.spec.variables.map(({ sql: _sql, sourceId: _source, ...v }) => v),
+          }
+        : {}),
     };
   }
 
+  function viewOf(d: LoadedDashboard): ViewSummary {
+    return { from: d.spec.time.from, to: d.spec.time.to, refreshMs: opts.refreshMs(d.spec), vars: {}, live: true, saved: true };
+  }
+
   function snapshotOf(ch: Channel): Buffer {
-    ch.snapshot ??= encodeEvent("snapshot", { dashboard: summary(ch.dashboard), panels: [...ch.latest.values()] });
+    ch.snapshot ??= encodeEvent("snapshot", {
+      dashboard: summary(ch.dashboard),
+      view: viewOf(ch.dashboard),
+      panels: [...ch.latest.values()],
+    });
     return ch.snapshot;
   }
 
@@ -279,7 +287,7 @@ export function createHub(opts: HubOptions) {
       }
       ch.snapshot = null;
       flush(ch);
-      broadcast(ch, encodeEvent("dashboard", summary(dashboard)));
+      broadcast(ch, encodeEvent("dashboard", { ...summary(dashboard), view: viewOf(dashboard) }));
       ch.poller.tickNow();
     },
 

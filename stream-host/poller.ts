@@ -1,5 +1,6 @@
 import { type DashboardSpec, type Panel, resolveTime } from "../lib/dashboards/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
+import type { PanelError, PanelUpdate, QueryResult } from "../lib/live/frames.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";
 import { type KeyedLimiter, SlotWaitAborted } from "./limiter.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
@@ -23,21 +24,10 @@ export interface TickRange {
  * `signal` aborts when the poller stops: a runner that does config-store work first must check it
  * before it starts the metric query.
  */
-export type RunPanel = (panel: Panel, dashboard: LoadedDashboard, range: TickRange, signal: AbortSignal) => Promise<unknown>;
+export type RunPanel = (panel: Panel, dashboard: LoadedDashboard, range: TickRange, signal: AbortSignal) => Promise<QueryResult>;
 
-/**
- * What a panel failure looks like on the wire: a machine-readable `code` always (see panelError), the
- * guard's reason or `query_timeout` as `reason` where there is one, a safe message, and for a panel
- * backed off after timeouts the epoch ms at about which it runs again.
- */
-export interface PanelError {
-  code: string;
-  reason?: string;
-  message: string;
-  retryAt?: number;
-}
-
-export type PanelUpdate = { panelId: string; at: number; result: unknown } | { panelId: string; at: number; error: PanelError };
+/** The wire types of a panel's frame (lib/live/frames.ts). */
+export type { PanelError, PanelUpdate };
 
 /** A code is a short identifier; anything else (never expected) is not put on the wire. */
 const CODE = /^[a-z][a-z0-9_]{0,47}$/;
@@ -275,7 +265,7 @@ export function createPoller(opts: PollerOptions) {
       // Past its slot wait: a tick that reaches its bound leaves this run to finish on its own.
       maybeEnd(t);
       queriesStarted++;
-      let outcome: { result: unknown } | { err: unknown };
+      let outcome: { result: QueryResult } | { err: unknown };
       try {
         outcome = { result: await opts.runPanel(panel, dashboard, range, abort.signal) };
       } catch (err) {

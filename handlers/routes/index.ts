@@ -10,6 +10,7 @@ import { registerAiRoutes } from "./ai/routes.ts";
 import type { AiRouteDeps } from "./ai/shared.ts";
 import { registerAuthRoutes } from "./auth/routes.ts";
 import { registerChatRoutes } from "./chat/routes.ts";
+import { registerDashboardVersionRoutes } from "./dashboard-versions/routes.ts";
 import { registerDashboardRoutes } from "./dashboards/routes.ts";
 import { registerGenerationLogRoutes } from "./generation-log/routes.ts";
 import { registerLimitRoutes } from "./limits/routes.ts";
@@ -40,6 +41,7 @@ export function registerRoutes<E extends Env>(app: Hono<E>, deps: RouteDeps, aut
   registerMeRoutes(api, { config, pool, auth });
   registerWorkspaceRoutes(api, { config, pool, auth, runner });
   registerDashboardRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics });
+  registerDashboardVersionRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics });
   registerSourceRoutes(api, { config, pool, auth, runner, refreshCatalog, now });
   registerQueryPreviewRoutes(api, { pool, auth, runner, now });
   registerLimitRoutes(api, { config, pool, auth });

@@ -87,6 +87,43 @@ export const API_ROLE_CASES: RoleCase<ApiRoleFixture>[] = [
     expect: othersOnly(409),
   },
 
+  // Dashboard history
+  { name: "GET dashboard versions", method: "GET", path: (f) => `/api/dashboards/${f.dashboardId}/versions`, expect: expectFor("viewer") },
+  { name: "GET dashboard version", method: "GET", path: (f) => `/api/dashboards/${f.dashboardId}/versions/1`, expect: expectFor("viewer") },
+  { name: "GET dashboard version (missing)", method: "GET", path: (f) => `/api/dashboards/${f.dashboardId}/versions/999`, expect: missing },
+  {
+    name: "GET dashboard diff",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.dashboardId}/diff?from=1&to=1`,
+    expect: expectFor("viewer"),
+  },
+  {
+    name: "POST restore a version (stale version, so nothing changes)",
+    method: "POST",
+    path: (f) => `/api/dashboards/${f.dashboardId}/versions/1/restore`,
+    body: { version: 99 },
+    expect: expectFor("editor", 409),
+  },
+  {
+    name: "GET versions of another workspace's dashboard",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.otherDashboardId}/versions`,
+    expect: othersOnly(200),
+  },
+  {
+    name: "GET diff of another workspace's dashboard",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.otherDashboardId}/diff?from=1&to=1`,
+    expect: othersOnly(200),
+  },
+  {
+    name: "POST restore on another workspace's dashboard (stale version)",
+    method: "POST",
+    path: (f) => `/api/dashboards/${f.otherDashboardId}/versions/1/restore`,
+    body: { version: 99 },
+    expect: othersOnly(409),
+  },
+
   // Sources
   { name: "GET sources list", method: "GET", path: (f) => `/api/workspaces/${f.workspace.id}/sources`, expect: expectFor("viewer") },
   {

@@ -181,6 +181,11 @@ export const variables = {
     doc: "Input plus output tokens per workspace per UTC day across all LLM routes; over it gives 429 until midnight UTC. 0 disables. Overridable per workspace.",
     group: "spec",
   },
+  DASHBOARD_VERSION_RETENTION: {
+    schema: int(100, { min: 1 }),
+    doc: "Saved versions of each dashboard kept in its history (list, diff, restore); the oldest beyond it are deleted when a new version is saved and are never shown.",
+    group: "pulseboard",
+  },
   CHAT_HISTORY_MAX_MESSAGES: {
     schema: int(100, { min: 1 }),
     doc: "Messages of one person's chat on one dashboard that are kept and replayed; enforced on write and on read.",
@@ -450,7 +455,12 @@ export const variables = {
   },
   SOURCE_HOST_CONNECTIONS_MAX: {
     schema: int(20, { min: 1 }),
-    doc: "Open connections one process holds to one source server (address and port), across every source pointing there; a connection past it is refused (`source_unavailable`, cause `host_connection_limit`).",
+    doc: "Open connections one process holds to one source server (address and port), across every source pointing there. When it is reached, an idle pooled connection of another source on that server (of the workspace holding the most, then the source holding the most) is closed and its slot handed over; a connection is refused (`source_unavailable`, cause `host_connection_limit`) only while every slot is held by a running statement or a connection being opened.",
+    group: "pulseboard",
+  },
+  SOURCE_HOST_WORKSPACE_SHARE_PERCENT: {
+    schema: int(50, { min: 1, max: 100 }),
+    doc: "Share of `SOURCE_HOST_CONNECTIONS_MAX` one workspace may hold on one source server, in percent, rounded down, at least 1 and always below the whole cap when the cap is above 1: one workspace's sources, however many, leave the rest of a server's connections to other workspaces. Past its share a workspace's source takes an idle connection of the workspace's other sources or is refused (`source_unavailable`, cause `host_connection_limit`).",
     group: "pulseboard",
   },
   SOURCES_PER_WORKSPACE_MAX: {

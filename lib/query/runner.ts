@@ -26,6 +26,7 @@ export interface QueryRunnerOptions {
     | "MAX_WINDOW_POINTS"
     | "SOURCE_POOLS_MAX"
     | "SOURCE_HOST_CONNECTIONS_MAX"
+    | "SOURCE_HOST_WORKSPACE_SHARE_PERCENT"
   > &
     Parameters<typeof hostPolicyFromConfig>[0];
   metrics: Pick<Metrics, "observeQuery" | "countGuardRejection" | "dropSource">;
@@ -153,7 +154,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   // Least recently used first (a use moves an entry to the end), so the cap closes the pool idle the longest.
   const pools = new Map<string, PoolEntry>();
   const hostPolicy = opts.hostPolicy ?? hostPolicyFromConfig(config);
-  const budget = createConnectionBudget(config.SOURCE_HOST_CONNECTIONS_MAX);
+  const budget = createConnectionBudget(config.SOURCE_HOST_CONNECTIONS_MAX, config.SOURCE_HOST_WORKSPACE_SHARE_PERCENT);
   const ending = new Set<Promise<void>>();
   // Connections holding the pipeline's fixed named statements (entries die with their connection).
   const prepared = new WeakSet<object>();

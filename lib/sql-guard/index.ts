@@ -17,6 +17,7 @@ export {
   type VariableParam,
 } from "./verdict.ts";
 export { intervalFor } from "./interval.ts";
+export { MAX_SERIES_ROWS, seriesRowsProblem } from "./series.ts";
 export { DEFAULT_ALLOWED_FUNCTIONS, parseFunctionList } from "./allowlist.ts";
 
 export interface GuardOptions {
@@ -197,7 +198,10 @@ export function createGuard(opts: GuardOptions = {}): Guard {
     if (found.catalog !== null) return reject("catalog", found.catalog);
     if (found.time !== null) return reject("time", found.time);
     const params = Object.freeze(expansion.params) as MacroParam[];
-    return Object.freeze({ ok: true as const, sql: expansion.sql.replace(/^[ \t\n\r\f\v;]+|[ \t\n\r\f\v;]+$/g, ""), params });
+    const sqlOut = expansion.sql.replace(/^[ \t\n\r\f\v;]+|[ \t\n\r\f\v;]+$/g, "");
+    if (found.series.length === 0) return Object.freeze({ ok: true as const, sql: sqlOut, params });
+    // Time series: the runner checks their rows against the range before running (series.ts).
+    return Object.freeze({ ok: true as const, sql: sqlOut, params, series: Object.freeze(found.series.map((b) => Object.freeze(b))) });
   }
 
   return {

@@ -24,9 +24,23 @@ export interface VariableDecl {
   multi?: boolean;
 }
 
+/**
+ * A generate_series over times, as the guard found it: its row count depends on the range a viewer picks, so
+ * the runner checks it against that range before the statement runs (lib/sql-guard/series.ts). The series
+ * spans the range `ranges` times plus `widenMs` and `intervals` × `$__interval`; it steps by `stepMs`, or by
+ * `$__interval` when `stepMs` is null.
+ */
+export interface SeriesBound {
+  ranges: number;
+  widenMs: number;
+  intervals: number;
+  stepMs: number | null;
+}
+
 /** A guard answer: the SQL to run with its bind list, or the first failed check's reason. */
 export type GuardVerdict =
-  | { ok: true; sql: string; params: MacroParam[] } // sql with macros expanded to $1..$n; params[i] is what $i+1 binds
+  // sql with macros expanded to $1..$n; params[i] is what $i+1 binds; series: time series to check against the range
+  | { ok: true; sql: string; params: MacroParam[]; series?: readonly SeriesBound[] }
   | { ok: false; reason: GuardReason; message: string };
 
 /** The SQL guard (`createGuard` in lib/sql-guard/index.ts), as every caller uses it. */

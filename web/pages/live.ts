@@ -4,21 +4,14 @@ import { panelErrorWords } from "../lib/panel-error.ts";
 import { byId, h, notify, replace, stateBox } from "../lib/dom.ts";
 import { describeRange, formatAgo, formatDuration } from "../lib/format.ts";
 import { chatResult, mergeResult } from "../lib/panel-window.ts";
-import type { PanelUpdate } from "../lib/result.ts";
+import { type DashboardSummary, decodeFrame, type PanelUpdate, streamUrl, type ViewSummary, viewParamsOf } from "../../lib/live/frames.ts";
 import { RollingWindow } from "../lib/rolling-window.ts";
 import { openStream, type StreamState } from "../lib/sse-client.ts";
 import { resolveRange } from "../lib/time-range.ts";
 import { mountChat } from "./chat.ts";
 
-/** What the stream says about the dashboard (no SQL). */
-interface Summary {
-  id: string;
-  version: number;
-  title: string;
-  refreshIntervalMs: number;
-  time: { from: string; to: string };
-  panels: { id: string; title: string; type: PanelType; unit?: string }[];
-}
+/** What the stream says about the dashboard (no SQL); panel types the charts do not know fall back to a table. */
+type Summary = Omit<DashboardSummary, "panels"> & { panels: (DashboardSummary["panels"][number] & { type: PanelType })[] };
 
 interface PanelView {
   spec: Summary["panels"][number];
@@ -41,6 +34,8 @@ export function bootLive(): void {
   const title = byId("title");
   const panels = new Map<string, PanelView>();
   let summary: Summary | null = null;
+  /** The view the stream serves (this page's from, to, refresh and var-* resolved by the server). */
+  let view: ViewSummary | null = null;
   let lastUpdate: number | null = null;
   let streamState: StreamState = "connecting";
   let retryAt: number | null = null;
@@ -62,12 +57,20 @@ export function bootLive(): void {
     }
   })();
 
-  function setSummary(next: Summary): void {
+  /** The range the panels show: the view's, else the saved one. */
+  const viewTime = () => (view ? { from: view.from, to: view.to } : (summary?.time ?? null));
+
+  function setSummary(next: Summary, nextView?: ViewSummary): void {
     const changed = !summary || summary.version !== next.version || panels.size === 0;
     summary = next;
+    if (nextView) view = nextView;
     title.textContent = next.title;
     document.title = `${next.title} · Pulseboard`;
-    rangeEl.textContent = `${describeRange(next.time)} · every ${formatDuration(next.refreshIntervalMs)}`;
+    const time = viewTime() ?? next.time;
+    rangeEl.textContent =
+      view && !view.live
+        ? `${describeRange(time)} · not live (the range has ended)`
+        : `${describeRange(time)} · every ${formatDuration(view?.refreshMs ?? next.refreshIntervalMs)}`;
     if (!changed) return;
     // A new spec: rebuild the grid; windows restart because queries may have changed.
     panels.clear();
@@ -124,7 +127,8 @@ export function bootLive(): void {
       return;
     }
     view.card.classList.remove("has-error");
-    const range = summary ? resolveRange(summary.time, u.at) : null;
+    const time = viewTime();
+    const range = time ? resolveRange(time, u.at) : null;
     renderResult(view.body, view.spec.type, u.result, {
       unit: view.spec.unit,
       window: view.spec.type === "timeseries" || view.spec.type === "stat" ? view.window : undefined,
@@ -142,9 +146,11 @@ export function bootLive(): void {
     const view = panels.get(u.panelId);
     if (!view) return;
     view.last = u;
+    view.card.dataset.updatedAt = String(u.at);
     lastUpdate = Math.max(lastUpdate ?? 0, u.at);
     if ("result" in u && (view.spec.type === "timeseries" || view.spec.type === "stat")) {
-      mergeResult(view.window, u.result, summary ? resolveRange(summary.time, u.at) : null);
+      const time = viewTime();
+      mergeResult(view.window, u.result, time ? resolveRange(time, u.at) : null);
     }
     draw(view);
   }
@@ -175,7 +181,8 @@ export function bootLive(): void {
     let cls = "pill";
     switch (streamState) {
       case "open":
-        text = lastUpdate ? `Live · updated ${formatAgo(lastUpdate, now)}` : "Live";
+        if (view && !view.live) text = lastUpdate ? `Not live · queried ${formatAgo(lastUpdate, now)}` : "Not live";
+        else text = lastUpdate ? `Live · updated ${formatAgo(lastUpdate, now)}` : "Live";
         cls += " ok";
         break;
       case "connecting":
@@ -199,29 +206,25 @@ export function bootLive(): void {
     status.className = cls;
   }
 
-  const stream = openStream(`/api/dashboards/${encodeURIComponent(dashboardId)}/stream`, {
+  // The view is this page's own URL (from, to, refresh, var-*); absent parameters are the saved defaults.
+  const stream = openStream(streamUrl(dashboardId, viewParamsOf(new URLSearchParams(location.search))), {
     onEvent(event, data) {
-      let payload: unknown;
-      try {
-        payload = JSON.parse(data);
-      } catch {
-        return;
-      }
-      if (event === "snapshot") {
-        const snap = payload as { dashboard: Summary; panels: PanelUpdate[] };
-        setSummary(snap.dashboard);
-        for (const u of snap.panels) applyUpdate(u);
+      const frame = decodeFrame(event, data);
+      if (!frame) return;
+      if (frame.event === "snapshot") {
+        setSummary(frame.data.dashboard as Summary, frame.data.view);
+        for (const u of frame.data.panels) applyUpdate(u);
         notify(message, null);
-      } else if (event === "panel") {
-        applyUpdate(payload as PanelUpdate);
-      } else if (event === "dashboard") {
-        const d = payload as Summary & { deleted?: boolean };
+      } else if (frame.event === "panel") {
+        applyUpdate(frame.data);
+      } else if (frame.event === "dashboard") {
+        const d = frame.data;
         if (d.deleted) {
           stream.close();
           replace(grid, stateBox("empty", "This dashboard was deleted.", h("a", { href: "/", class: "button" }, "All dashboards")));
           return;
         }
-        setSummary(d);
+        setSummary(d as Summary, d.view);
         notify(message, "The dashboard was changed; showing the new version.", "info");
       }
     },
