@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import pg from "pg";
 import { createSessionTokens } from "../lib/auth/session.ts";
+import { DEMO_CATALOG } from "../lib/catalog/testing/demo-catalog.ts";
 import { freePort } from "../lib/embedded/postgres.ts";
 import { type MetricsFixture, createMetricsFixture } from "../lib/query/testing/metrics-db.ts";
 import { createDatabase } from "../lib/testing/pg.ts";
@@ -110,6 +111,10 @@ describe("the README's demo examples against a running npm start", () => {
   test("probes, a minted session, and the guard CLI on the demo dashboard and catalog saved from the API", async () => {
     await runBlock("demo", {}, port);
   }, 180_000);
+
+  test("docs/auth.md: a session minted with the demo's secret works, one minted with another secret is refused", async () => {
+    await runBlock("session-mint", {}, port, { text: await readFile(join(root, "docs", "auth.md"), "utf8") });
+  }, 120_000);
 });
 
 describe("the README's build, migrate and configuration examples", () => {
@@ -154,7 +159,28 @@ describe("the README's build, migrate and configuration examples", () => {
   });
 });
 
-describe("the README's first real deployment, followed as written from an empty database", () => {
+/** The files' specFile: a dashboard spec, as GET /api/dashboards/:id returns one, reading the test's metrics table. */
+async function writeShopTraffic(): Promise<void> {
+  await mkdir(join(view, "dashboards"), { recursive: true });
+  await writeFile(
+    join(view, "dashboards", "shop-traffic.json"),
+    JSON.stringify({
+      title: "Shop traffic",
+      time: { from: "now-1h", to: "now" },
+      panels: [
+        {
+          id: "rps",
+          title: "Requests",
+          type: "stat",
+          sourceId: "src_shop",
+          sql: "SELECT count(*) AS requests FROM http_requests WHERE $__timeFilter(ts)",
+        },
+      ],
+    }),
+  );
+}
+
+describe("the README's first real deployment and docs/provisioning.md, followed as written from an empty database", () => {
   let metrics: MetricsFixture;
   let server: Running | undefined;
 
@@ -171,6 +197,31 @@ describe("the README's first real deployment, followed as written from an empty 
     await metrics?.close();
   });
 
+  test("docs/provisioning.md: the reference file applied from an empty database, then again with nothing to change", async () => {
+    const reader = await metrics.createRole("reader", "provision-doc-reader-pw", [
+      "GRANT USAGE ON SCHEMA public TO %I",
+      "GRANT SELECT ON ALL TABLES IN SCHEMA public TO %I",
+    ]);
+    const doc = await readFile(join(root, "docs", "provisioning.md"), "utf8");
+    const yaml = /```yaml\n(# pulseboard\.yaml[\s\S]*?)\n```/.exec(doc)![1]!;
+    await writeFile(
+      join(view, "pulseboard.yaml"),
+      yaml.replace("host: metrics.internal", `host: ${metrics.host}`).replace("port: 5432", `port: ${metrics.port}`),
+    );
+    await writeShopTraffic();
+    await runBlock(
+      "provision-apply",
+      {
+        DATABASE_URL: (await createDatabase("provision_doc")).url,
+        SHOP_METRICS_USERNAME: reader,
+        SHOP_METRICS_PASSWORD: "provision-doc-reader-pw",
+        SOURCE_ALLOWED_HOSTS: `${metrics.host}:${metrics.port}`,
+      },
+      undefined,
+      { text: doc },
+    );
+  }, 300_000);
+
   test("migrate, provision twice, npm start: a member of shop-editors sees Shop and its live dashboard", async () => {
     const reader = await metrics.createRole("reader", "first-deployment-reader-pw", [
       "GRANT USAGE ON SCHEMA public TO %I",
@@ -183,24 +234,7 @@ describe("the README's first real deployment, followed as written from an empty 
       join(view, "pulseboard.yaml"),
       yaml.replace("host: metrics.internal", `host: ${metrics.host}\n        port: ${metrics.port}`),
     );
-    // Its specFile: a dashboard spec, as GET /api/dashboards/:id returns one.
-    await mkdir(join(view, "dashboards"), { recursive: true });
-    await writeFile(
-      join(view, "dashboards", "shop-traffic.json"),
-      JSON.stringify({
-        title: "Shop traffic",
-        time: { from: "now-1h", to: "now" },
-        panels: [
-          {
-            id: "rps",
-            title: "Requests",
-            type: "stat",
-            sourceId: "src_shop",
-            sql: "SELECT count(*) AS requests FROM http_requests WHERE $__timeFilter(ts)",
-          },
-        ],
-      }),
-    );
+    await writeShopTraffic();
     const port = await listenerPort();
     const dataDir = join(view, ".data-first-deployment");
     server = await runBlock(
@@ -291,13 +325,36 @@ async function tableCounts(url: string): Promise<Record<string, number>> {
   }
 }
 
+test("docs/sql-guard.md: the guard CLI on a statement and on a dashboard with a refused panel", async () => {
+  await writeFile(join(view, "catalog.json"), JSON.stringify(DEMO_CATALOG));
+  await mkdir(join(view, "dashboards"), { recursive: true });
+  await writeFile(
+    join(view, "dashboards", "checkout.json"),
+    JSON.stringify({
+      title: "Checkout",
+      time: { from: "now-1h", to: "now" },
+      panels: [
+        {
+          id: "rps",
+          title: "Requests",
+          type: "stat",
+          sourceId: "src_a",
+          sql: "SELECT count(*) FROM http_requests WHERE $__timeFilter(ts)",
+        },
+        { id: "leak", title: "Leak", type: "table", sourceId: "src_a", sql: "SELECT passwd FROM pg_shadow" },
+      ],
+    }),
+  );
+  await runBlock("guard-cli", {}, undefined, { text: await readFile(join(root, "docs", "sql-guard.md"), "utf8") });
+}, 120_000);
+
 test("every block of docs/*.md marked for testing is run by this file", async () => {
   const marked: string[] = [];
   for (const file of (await readdir(join(root, "docs"))).filter((f) => f.endsWith(".md")).sort()) {
     for (const name of markedBlocks(await readFile(join(root, "docs", file), "utf8"))) marked.push(`${file}:${name}`);
   }
   // Add a runner above for each new marked block, then its name here.
-  expect(marked).toEqual(["operations.md:backup"]);
+  expect(marked).toEqual(["auth.md:session-mint", "operations.md:backup", "provisioning.md:provision-apply", "sql-guard.md:guard-cli"]);
 });
 
 describe("the README block format", () => {
