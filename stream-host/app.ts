@@ -20,7 +20,7 @@ import { createDashboardSync, loadDashboard } from "./dashboards.ts";
 import { createHub } from "./hub.ts";
 import { createKeyedLimiter } from "./limiter.ts";
 import type { LoadedDashboard, RunPanel } from "./poller.ts";
-import { runPanelWith, unavailableRunPanel } from "./run-panel.ts";
+import { panelRunnerWith, unavailableRunPanel } from "./run-panel.ts";
 import { DEFAULT_MAX_BUFFERED_BYTES, drainingFrame, drainRetryMs } from "./sse.ts";
 import { registerStream } from "./stream-route.ts";
 import { type Timers, systemTimers } from "../lib/lifecycle/timers.ts";
@@ -87,18 +87,31 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
   const runner = options.queryRunner;
   const closeQueries = options.closeQueries ?? (runner ? () => runner.closeAll() : undefined);
 
+  const panels =
+    !options.runPanel && runner
+      ? panelRunnerWith(
+          runner,
+          { pool: deps.pool, now: deps.now, timers },
+          // A source read is bounded like a readiness check; a copy serves through an outage up to the stale bound.
+          { readTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS, staleMaxMs: config.CONFIG_STORE_STALE_MAX_MS },
+        )
+      : null;
+
   const hub = createHub({
     metrics,
-    runPanel:
-      options.runPanel ??
-      (runner
-        ? runPanelWith(
-            runner,
-            { pool: deps.pool, now: deps.now, timers },
-            // A source read is bounded like a readiness check; a copy serves through an outage up to the stale bound.
-            { readTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS, staleMaxMs: config.CONFIG_STORE_STALE_MAX_MS },
-          )
-        : unavailableRunPanel),
+    runPanel: options.runPanel ?? panels?.run ?? unavailableRunPanel,
+    incremental:
+      panels && config.INCREMENTAL_FULL_QUERY_EVERY_TICKS > 0
+        ? {
+            plan: panels.plan,
+            options: {
+              lateRowsMs: config.INCREMENTAL_LATE_ROWS_MS,
+              fullEvery: config.INCREMENTAL_FULL_QUERY_EVERY_TICKS,
+              maxWindowPoints: config.MAX_WINDOW_POINTS,
+              maxRows: config.MAX_QUERY_ROWS,
+            },
+          }
+        : undefined,
     limiter: createKeyedLimiter(options.sourceConcurrency ?? DEFAULT_SOURCE_CONCURRENCY),
     refreshMs: (spec) => effectiveRefreshMs(spec, config),
     maxViewsPerDashboard: config.MAX_VIEWS_PER_DASHBOARD,

@@ -5,7 +5,8 @@ import type { DashboardSummary, PanelUpdate, ViewSummary } from "../lib/live/fra
 import type { Logger } from "../lib/log/logger.ts";
 import type { Metrics } from "../lib/metrics/metrics.ts";
 import type { KeyedLimiter } from "./limiter.ts";
-import { type LoadedDashboard, type PanelRuns, type Poller, type RunPanel, createPoller } from "./poller.ts";
+import { type IncrementalOptions, createIncrementalPanels } from "./incremental.ts";
+import { type LoadedDashboard, type PanelRuns, type PlanPanel, type Poller, type RunPanel, createPoller } from "./poller.ts";
 import { HEARTBEAT_FRAME, type Sink, encodeEvent, sessionExpiredFrame } from "./sse.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
 import { type View, endsInPast, savedView, viewKey, viewSummary } from "./view.ts";
@@ -68,6 +69,11 @@ export interface HubOptions {
   /** Views per dashboard besides the saved one (MAX_VIEWS_PER_DASHBOARD); default DEFAULT_MAX_VIEWS_PER_DASHBOARD. */
   maxViewsPerDashboard?: number;
   runPanel: RunPanel;
+  /**
+   * Incremental ticks (stream-host/incremental.ts): how a panel's statement is planned, and the options.
+   * Absent: every tick runs every panel's full query.
+   */
+  incremental?: { plan: PlanPanel; options: IncrementalOptions };
   limiter: KeyedLimiter;
   refreshMs(spec: DashboardSpec): number;
   timers: Timers;
@@ -167,9 +173,13 @@ export function createHub(opts: HubOptions) {
       outbox: [],
       outboxTimer: null,
     } as unknown as Channel;
+    // Each view keeps its own panels' last results: an incremental tick splices into the view's own range.
+    const incremental = opts.incremental
+      ? createIncrementalPanels({ run: opts.runPanel, plan: opts.incremental.plan }, opts.incremental.options)
+      : null;
     ch.poller = createPoller({
       current: () => asViewed(ch),
-      runPanel: opts.runPanel,
+      runPanel: incremental?.run ?? opts.runPanel,
       limiter: opts.limiter,
       inFlight,
       runKey: key,
@@ -180,7 +190,8 @@ export function createHub(opts: HubOptions) {
       onPanel: (update) => {
         ch.latest.set(update.panelId, update);
         ch.snapshot = null;
-        ch.outbox.push(encodeEvent("panel", update));
+        const delta = incremental?.deltaFor(update);
+        ch.outbox.push(delta ? encodeEvent("panel-delta", delta) : encodeEvent("panel", update));
         if (ch.outboxTimer === null) ch.outboxTimer = opts.timers.setTimeout(() => flush(ch), COALESCE_MS);
       },
       onTick: (seconds) => {

@@ -1,6 +1,7 @@
 import { type DashboardSpec, type Panel, resolveTime } from "../lib/dashboards/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
 import type { PanelError, PanelUpdate, QueryResult } from "../lib/live/frames.ts";
+import type { IncrementalVerdict } from "../lib/live/incremental.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";
 import { type KeyedLimiter, SlotWaitAborted } from "./limiter.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
@@ -26,7 +27,17 @@ export interface TickRange {
  * `signal` aborts when the poller stops: a runner that does config-store work first must check it
  * before it starts the metric query.
  */
-export type RunPanel = (panel: Panel, dashboard: LoadedDashboard, range: TickRange, signal: AbortSignal) => Promise<QueryResult>;
+export type RunPanel = (
+  panel: Panel,
+  dashboard: LoadedDashboard,
+  range: TickRange,
+  signal: AbortSignal,
+  /** Read only this part of the range, with the whole range's `$__interval` (an incremental tick). */
+  window?: TickRange,
+) => Promise<QueryResult>;
+
+/** Whether a panel's statement may tick incrementally (lib/live/incremental.ts), given its source. */
+export type PlanPanel = (panel: Panel, dashboard: LoadedDashboard, signal: AbortSignal) => Promise<IncrementalVerdict>;
 
 /** The wire types of a panel's frame (lib/live/frames.ts). */
 export type { PanelError, PanelUpdate };

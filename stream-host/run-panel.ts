@@ -5,7 +5,8 @@ import type { ServiceDeps } from "../lib/service/deps.ts";
 import { type Source, getSource } from "../lib/sources/index.ts";
 import { withConfigStoreClient } from "../lib/store/deadline.ts";
 import { configStoreFaultCode, configStoreUnavailable } from "../lib/store/faults.ts";
-import type { RunPanel } from "./poller.ts";
+import type { Panel } from "../lib/dashboards/spec.ts";
+import type { LoadedDashboard, PlanPanel, RunPanel } from "./poller.ts";
 
 /** Used when no runner was wired: every panel reports that its source cannot be queried. */
 export const unavailableRunPanel: RunPanel = async () => {
@@ -49,6 +50,18 @@ export function runPanelWith(
   deps: Pick<ServiceDeps, "pool"> & { now?: () => number; timers?: Timers },
   opts: { cacheMs?: number; readTimeoutMs?: number; staleMaxMs?: number } = {},
 ): RunPanel {
+  return panelRunnerWith(runner, deps, opts).run;
+}
+
+/**
+ * As runPanelWith, with `plan` beside `run`: whether a panel may tick incrementally, decided on its
+ * source's catalog read through the same cache.
+ */
+export function panelRunnerWith(
+  runner: Pick<QueryRunner, "run"> & Partial<Pick<QueryRunner, "plan">>,
+  deps: Pick<ServiceDeps, "pool"> & { now?: () => number; timers?: Timers },
+  opts: { cacheMs?: number; readTimeoutMs?: number; staleMaxMs?: number } = {},
+): { run: RunPanel; plan: PlanPanel } {
   const now = deps.now ?? Date.now;
   const cacheMs = opts.cacheMs ?? SOURCE_CACHE_MS;
   const readTimeoutMs = opts.readTimeoutMs ?? SOURCE_READ_TIMEOUT_MS;
@@ -119,13 +132,25 @@ export function runPanelWith(
     );
   }
 
-  return async (panel, dashboard, range, signal) => {
+  async function sourceFor(panel: Panel, dashboard: LoadedDashboard, signal: AbortSignal): Promise<Source> {
     const source = await sourceOf(panel.sourceId);
     if (!source || source.workspaceId !== dashboard.workspaceId) {
       throw new AppError("not_found", "The panel's source does not exist in this workspace.");
     }
     if (signal.aborted) throw new AppError("source_unavailable", "The stream host is shutting down.", { cause: "draining" });
-    // Checked again by the runner once it has a connection: a checkout outlasting the stop sends nothing.
-    return runner.run({ source, workspaceId: dashboard.workspaceId, sql: panel.sql, range, signal });
+    return source;
+  }
+
+  return {
+    async run(panel, dashboard, range, signal, window) {
+      const source = await sourceFor(panel, dashboard, signal);
+      // Checked again by the runner once it has a connection: a checkout outlasting the stop sends nothing.
+      return runner.run({ source, workspaceId: dashboard.workspaceId, sql: panel.sql, range, signal, window });
+    },
+    async plan(panel, dashboard, signal) {
+      if (!runner.plan) return { ok: false, reason: "the runner cannot plan incremental ticks" };
+      const source = await sourceFor(panel, dashboard, signal);
+      return runner.plan({ source, sql: panel.sql, variables: dashboard.spec.variables });
+    },
   };
 }

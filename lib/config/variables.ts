@@ -146,6 +146,16 @@ export const variables = {
     doc: "Hard cap on the serialized JSON size of a query result (4 MiB); over it gives a 400 naming the limit.",
     group: "spec",
   },
+  INCREMENTAL_LATE_ROWS_MS: {
+    schema: int(10_000, { min: 0, max: 3_600_000 }),
+    doc: "How late a metrics row may arrive after its own timestamp and still be counted by incremental ticks: each tick re-reads the buckets from this long before the last read (docs/stream-host.md, incremental ticks).",
+    group: "pulseboard",
+  },
+  INCREMENTAL_FULL_QUERY_EVERY_TICKS: {
+    schema: int(60, { min: 0, max: 100_000 }),
+    doc: "A panel that ticks incrementally runs its full query every this many ticks (and after any error, spec or view change), so no drift persists; 0 turns incremental ticks off.",
+    group: "pulseboard",
+  },
   MAX_WINDOW_POINTS: {
     schema: int(720, { min: 1 }),
     doc: "Max points kept per series in the browser rolling window; also bounds `$__interval` buckets.",

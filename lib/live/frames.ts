@@ -81,6 +81,25 @@ export interface PanelError {
 /** event: panel. One panel's outcome at `at` (epoch ms). */
 export type PanelUpdate = { panelId: string; at: number; result: QueryResult } | { panelId: string; at: number; error: PanelError };
 
+/**
+ * event: panel-delta. An incremental tick's change to a panel's last result (docs/stream-host.md,
+ * "Incremental ticks"): drop the rows whose bucket (column `bucketColumn`, epoch ms) is before
+ * `rangeStart`, replace every row of each bucket in `buckets` by this frame's rows of that bucket (none:
+ * the bucket is gone), keep bucket order. Columns, truncation and warnings stay those of the last full
+ * result; `partialFrom` and `stepMs` are this tick's.
+ */
+export interface PanelDeltaFrame {
+  panelId: string;
+  at: number;
+  rangeStart: number;
+  bucketColumn: number;
+  buckets: number[];
+  rows: Cell[][];
+  elapsedMs: number;
+  stepMs?: number;
+  partialFrom?: number;
+}
+
 /** A panel as subscribers see it: layout and display, never its SQL or source. */
 export interface PanelSummary {
   id: string;
@@ -155,6 +174,7 @@ export interface DrainingFrame {
 export interface StreamFrames {
   snapshot: SnapshotFrame;
   panel: PanelUpdate;
+  "panel-delta": PanelDeltaFrame;
   dashboard: DashboardFrame;
   session_expired: SessionExpiredFrame;
   draining: DrainingFrame;
@@ -166,7 +186,7 @@ export type StreamEventName = keyof StreamFrames;
 export type StreamFrame = { [K in StreamEventName]: { event: K; data: StreamFrames[K] } }[StreamEventName];
 
 /** The event names, for checks on both sides. */
-export const STREAM_EVENTS: readonly StreamEventName[] = ["snapshot", "panel", "dashboard", "session_expired", "draining"];
+export const STREAM_EVENTS: readonly StreamEventName[] = ["snapshot", "panel", "panel-delta", "dashboard", "session_expired", "draining"];
 
 /** Events after which the server closes the stream. */
 export const TERMINAL_EVENTS: ReadonlySet<StreamEventName> = new Set<StreamEventName>(["session_expired", "draining"]);
@@ -195,6 +215,17 @@ export function decodeFrame(event: string, data: string): StreamFrame | null {
     case "panel":
       if (typeof v.panelId !== "string" || typeof v.at !== "number" || !(isRecord(v.result) || isRecord(v.error))) return null;
       return { event: "panel", data: v as unknown as PanelUpdate };
+    case "panel-delta":
+      if (
+        typeof v.panelId !== "string" ||
+        typeof v.at !== "number" ||
+        typeof v.rangeStart !== "number" ||
+        typeof v.bucketColumn !== "number" ||
+        !Array.isArray(v.buckets) ||
+        !Array.isArray(v.rows)
+      )
+        return null;
+      return { event: "panel-delta", data: v as unknown as PanelDeltaFrame };
     case "dashboard":
       if (typeof v.id !== "string") return null;
       return { event: "dashboard", data: v as unknown as DashboardFrame };

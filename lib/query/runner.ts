@@ -3,6 +3,8 @@ import type { Config } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { SecretResolver } from "../secrets/resolver.ts";
+import { type IncrementalVerdict, planIncremental } from "../live/incremental.ts";
+import { parseTree } from "../sql-guard/index.ts";
 import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
 import type { Guard, MacroParam, VariableDecl } from "../sql-guard/verdict.ts";
 import { type HostPolicy, hostPolicyFromConfig } from "../sources/host-policy.ts";
@@ -82,6 +84,12 @@ export interface RunRequest {
   variables?: readonly VariableDecl[];
   /** Each variable's resolved values (lib/dashboards/variables.ts), bound as parameters, never spliced. */
   variableValues?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Read only this part of the range: `$__timeFrom()`/`$__timeTo()` bind the window's ends while
+   * `$__interval` stays the whole range's, so the buckets are the same (an incremental tick,
+   * lib/live/incremental.ts).
+   */
+  window?: TimeRange;
 }
 
 export interface PoolStats {
@@ -96,6 +104,11 @@ export interface QueryRunner {
   run(req: RunRequest): Promise<QueryResult>;
   /** The unguarded execution step: read-only transaction, timeout, row and byte caps, metrics. */
   execute(req: ExecuteRequest): Promise<QueryResult>;
+  /**
+   * Whether a statement may tick incrementally on the source (lib/live/incremental.ts), decided on the
+   * guard's expansion and the parser's tree; never touches the database, counts no rejection.
+   */
+  plan(req: Pick<RunRequest, "source" | "sql" | "variables">): IncrementalVerdict;
   /**
    * Connects with the source's credentials and runs `SELECT 1` the same guarded way. A failed test ends the
    * source's pool. `stored: false` (a source not saved yet) records no metric series and ends the pool after.
@@ -358,15 +371,15 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     }
   }
 
-  function macroValue(param: MacroParam, range: TimeRange, variables: RunRequest["variableValues"]): string {
+  function macroValue(param: MacroParam, range: TimeRange, variables: RunRequest["variableValues"], window?: TimeRange): string {
     if (typeof param === "object") return variableValue(param, variables);
-    if (param === "from") return isoTimestamp(range.fromMs);
-    if (param === "to") return isoTimestamp(range.toMs);
+    if (param === "from") return isoTimestamp((window ?? range).fromMs);
+    if (param === "to") return isoTimestamp((window ?? range).toMs);
     return (opts.intervalFor ?? defaultIntervalFor)(range.fromMs, range.toMs, config.MAX_WINDOW_POINTS);
   }
 
   return {
-    async run({ source, workspaceId, sql, range, signal, variables, variableValues }) {
+    async run({ source, workspaceId, sql, range, signal, variables, variableValues, window }) {
       if (workspaceId !== undefined && workspaceId !== source.workspaceId) {
         throw new AppError("forbidden", "The source belongs to another workspace.");
       }
@@ -387,13 +400,19 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       return execute({
         source,
         sql: verdict.sql,
-        values: verdict.params.map((p) => macroValue(p, range, variableValues)),
+        values: verdict.params.map((p) => macroValue(p, range, variableValues, window)),
         // A variable's type is left to the server (0), as a quoted literal's would be.
         paramTypes: verdict.params.map((p) => (typeof p === "object" ? 0 : p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
         signal,
       });
     },
     execute: (req) => execute(req),
+    plan({ source, sql, variables }) {
+      if (!source.catalog) return { ok: false, reason: "the source's catalog was never refreshed" };
+      const verdict = guard.check(sql, source.catalog, catalogVersion(source), variables);
+      if (!verdict.ok) return { ok: false, reason: "the guard refuses the statement" };
+      return planIncremental(verdict.sql, verdict.params, source.catalog, parseTree);
+    },
     async testConnection(source, { stored = true } = {}) {
       let passed = false;
       try {

@@ -53,6 +53,15 @@ export function loadGuardParser(): Promise<void> {
   return parserLoad;
 }
 
+/**
+ * The parser's tree of a statement (libpg-query's parseSync), for analyses beside the guard's own (which
+ * panels may tick incrementally). Throws before loadGuardParser() has resolved, or on a syntax error.
+ */
+export function parseTree(sql: string): unknown {
+  if (parser === null) throw new Error("the SQL parser is not loaded yet (await loadGuardParser() first)");
+  return parser.parseSync(sql);
+}
+
 /** Guard options from the validated config (SQL_GUARD_EXTRA_FUNCTIONS, SQL_GUARD_EXTRA_TYPES, SQL_MAX_LENGTH). */
 export function guardOptionsFromConfig(config: {
   SQL_GUARD_EXTRA_FUNCTIONS: string;
