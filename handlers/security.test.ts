@@ -19,7 +19,9 @@ let otherDashboardId: string;
 const QUEUED = 5; // one per persona
 
 async function newDashboard(workspaceId: string, source: Source): Promise<string> {
-  const d = await saveDashboard({ pool: fx.pool, guard: fx.guard }, { workspaceId, userSub: "seed", spec: dashboardSpec(source.id) });
+  // A custom variable, so that the role table can read its options.
+  const spec = dashboardSpec(source.id, { variables: [{ name: "env", type: "custom" as const, values: ["prod", "staging"] }] });
+  const d = await saveDashboard({ pool: fx.pool, guard: fx.guard }, { workspaceId, userSub: "seed", spec });
   return d.id;
 }
 

@@ -4,7 +4,8 @@ import type { Auth } from "../../lib/auth/create-auth.ts";
 import { refreshCatalog as refreshSourceCatalog } from "../../lib/catalog-refresh/refresh.ts";
 import type { OidcLogin } from "../../lib/oidc/login.ts";
 import type { AppServices, ServiceDeps } from "../../lib/service/deps.ts";
-import type { Source } from "../../lib/sources/index.ts";
+import { createVariableOptionsCache } from "../../lib/dashboards/variables.ts";
+import { type Source, getSourceInWorkspace } from "../../lib/sources/index.ts";
 import { type ApiRouter, createApiRouter } from "../openapi.ts";
 import { registerAiRoutes } from "./ai/routes.ts";
 import { auditChanges } from "./audit/record.ts";
@@ -12,6 +13,7 @@ import { registerAuditRoutes } from "./audit/routes.ts";
 import type { AiRouteDeps } from "./ai/shared.ts";
 import { registerAuthRoutes } from "./auth/routes.ts";
 import { registerChatRoutes } from "./chat/routes.ts";
+import { registerDashboardVariableRoutes } from "./dashboard-variables/routes.ts";
 import { registerDashboardVersionRoutes } from "./dashboard-versions/routes.ts";
 import { registerDashboardRoutes } from "./dashboards/routes.ts";
 import { registerGenerationLogRoutes } from "./generation-log/routes.ts";
@@ -48,6 +50,14 @@ export function registerRoutes<E extends Env>(app: Hono<E>, deps: RouteDeps, aut
   registerWorkspaceRoutes(api, { config, pool, auth, runner });
   registerDashboardRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics });
   registerDashboardVersionRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics });
+  // One cache per app: every viewer of this process shares a query variable's options for the dashboard's cadence.
+  const variableOptions = createVariableOptionsCache({
+    runner,
+    getSource: (workspaceId, sourceId) => getSourceInWorkspace(pool, workspaceId, sourceId),
+    config,
+    now,
+  });
+  registerDashboardVariableRoutes(api, { pool, auth, variableOptions });
   registerSourceRoutes(api, { config, pool, auth, runner, refreshCatalog, now });
   registerQueryPreviewRoutes(api, { pool, auth, runner, now });
   registerLimitRoutes(api, { config, pool, auth });

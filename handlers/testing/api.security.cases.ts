@@ -126,6 +126,26 @@ export const API_ROLE_CASES: RoleCase<ApiRoleFixture>[] = [
     expect: othersOnly(409),
   },
 
+  // Dashboard variables (the fixture dashboards declare a custom variable `env`)
+  {
+    name: "GET a variable's options",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.dashboardId}/variables/env/options`,
+    expect: expectFor("viewer"),
+  },
+  {
+    name: "GET a variable's options (no such variable)",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.dashboardId}/variables/nope/options`,
+    expect: missing,
+  },
+  {
+    name: "GET a variable's options on another workspace's dashboard",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.otherDashboardId}/variables/env/options`,
+    expect: othersOnly(200),
+  },
+
   // Sources
   { name: "GET sources list", method: "GET", path: (f) => `/api/workspaces/${f.workspace.id}/sources`, expect: expectFor("viewer") },
   {
