@@ -17,6 +17,9 @@ export interface DashboardSummary {
   panels: { id: string; title: string; type: string; unit?: string; options?: Record<string, unknown> }[];
 }
 
+/** The session a stream was opened with: revocations and role changes are matched against it. */
+export type StreamSession = RevocableSession & { user: { groups: readonly string[]; revokedWorkspaces?: readonly string[] } };
+
 interface Subscriber {
   sink: Sink;
   channel: Channel;
@@ -24,7 +27,7 @@ interface Subscriber {
   /** The timer that ends the stream when its session expires. */
   expiry: unknown;
   /** The session the stream was opened with, checked again whenever sessions are revoked. */
-  session?: RevocableSession;
+  session?: StreamSession;
 }
 
 /** setTimeout's longest delay; a later expiry is re-armed when it fires. */
@@ -220,7 +223,7 @@ export function createHub(opts: HubOptions) {
      * ms) the stream gets `event: session_expired` and is closed when that time passes; with
      * `session`, also when endRevoked finds that session revoked.
      */
-    subscribe(dashboard: LoadedDashboard, sink: Sink, session: { expiresAt?: number; session?: RevocableSession } = {}): void {
+    subscribe(dashboard: LoadedDashboard, sink: Sink, session: { expiresAt?: number; session?: StreamSession } = {}): void {
       let ch = channels.get(dashboard.id);
       const first = !ch;
       if (!ch) {
@@ -256,6 +259,23 @@ export function createHub(opts: HubOptions) {
             endSession(sub, sessionExpiredFrame(sub.session.expiresAt, "revoked"));
             ended++;
           }
+        }
+      }
+      return ended;
+    },
+
+    /**
+     * Ends every stream `frameFor` gives a terminal frame for, judged by its dashboard's workspace and the session it
+     * was opened with (stream-host/access.ts: people who lost their role in a workspace). Returns how many ended.
+     */
+    endWhere(frameFor: (stream: { workspaceId: string; session?: StreamSession }) => Buffer | null): number {
+      let ended = 0;
+      for (const ch of [...channels.values()]) {
+        for (const sub of [...ch.subscribers]) {
+          const frame = frameFor({ workspaceId: ch.dashboard.workspaceId, session: sub.session });
+          if (!frame) continue;
+          endSession(sub, frame);
+          ended++;
         }
       }
       return ended;

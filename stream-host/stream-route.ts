@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { Context, Env, Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import type pg from "pg";
-import { roleIn } from "../lib/auth/roles.ts";
+import { roleOf } from "../lib/auth/roles.ts";
 import type { RevocableSession } from "../lib/auth/revocations.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
 import { AppError } from "../lib/http/errors.ts";
@@ -93,7 +93,7 @@ export function registerStream<E extends Env>(app: Hono<E>, deps: StreamRouteDep
       { timers: deps.timers },
     );
     if (!dashboard) throw new AppError("not_found", "Not found.");
-    if (!workspace || !roleIn(session.user.groups, workspace)) throw new AppError("not_found", "Not found.");
+    if (!workspace || !roleOf(session.user, workspace)) throw new AppError("not_found", "Not found.");
 
     // The drain may have begun, or the session been revoked, while we were reading the config store.
     if (deps.drain.draining) return terminal(c);

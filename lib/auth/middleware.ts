@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import { AppError } from "../http/errors.ts";
-import { roleAtLeast, roleIn, type WorkspaceGroups } from "./roles.ts";
+import { roleAtLeast, roleOf, type WorkspaceGroups } from "./roles.ts";
 import type { SessionTokens } from "./session.ts";
 import type { AuthVariables, Role } from "./types.ts";
 
@@ -48,7 +48,7 @@ export function requireRole(
     if (!user) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
     const workspaceId = await resolveWorkspaceId(c);
     const workspace = workspaceId ? await deps.findWorkspace(workspaceId) : null;
-    const have = workspace ? roleIn(user.groups, workspace) : null;
+    const have = workspace ? roleOf(user, workspace) : null;
     if (!workspace || !have) throw new AppError("not_found", "Not found.");
     if (!roleAtLeast(have, role)) {
       throw new AppError("forbidden", `This needs the ${role} role in the workspace; you are ${article(have)} ${have}.`, {

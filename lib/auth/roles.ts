@@ -16,6 +16,18 @@ export function roleIn(groups: readonly string[], ws: WorkspaceGroups): Role | n
   return null;
 }
 
+/**
+ * The caller's role in the workspace: what their groups grant, unless a workspace admin revoked this session's
+ * access to it (`revokedWorkspaces`, set by the revocation check).
+ */
+export function roleOf(
+  user: { groups: readonly string[]; revokedWorkspaces?: readonly string[] },
+  ws: WorkspaceGroups & { id: string },
+): Role | null {
+  if (user.revokedWorkspaces?.includes(ws.id)) return null;
+  return roleIn(user.groups, ws);
+}
+
 /** True when `have` is at least `need` (viewer < editor < admin). */
 export function roleAtLeast(have: Role, need: Role): boolean {
   return ROLES.indexOf(have) >= ROLES.indexOf(need);

@@ -8,6 +8,11 @@ export interface SessionUser {
   name?: string;
   email?: string;
   groups: string[];
+  /**
+   * Workspaces this session lost its access to by a workspace admin's revocation: set by the revocation check
+   * (lib/auth/revocations.ts), never read from the token. Roles in them are refused whatever the groups grant.
+   */
+  revokedWorkspaces?: readonly string[];
 }
 
 /** Hono context variables set by the auth middleware (lib/auth/middleware.ts). */

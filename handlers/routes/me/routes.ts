@@ -40,7 +40,7 @@ export function registerMeRoutes(app: ApiRouter, deps: MeRouteDeps): void {
   });
   app.openapi(route, async (c) => {
     const user = c.var.user;
-    const workspaces = await listWorkspacesForGroups(deps.pool, user.groups);
+    const workspaces = await listWorkspacesForGroups(deps.pool, user.groups, user.revokedWorkspaces);
     const body: MeResponse = {
       sub: user.sub,
       name: user.name ?? null,
