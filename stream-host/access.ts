@@ -1,25 +1,17 @@
 import type { RevocationSet } from "../lib/auth/revocations.ts";
-import { roleOf, type WorkspaceGroups } from "../lib/auth/roles.ts";
+import type { ForbiddenFrame, ForbiddenReason } from "../lib/live/frames.ts";
+import { callerRoleIn, type WorkspaceGroups } from "../lib/auth/roles.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
 import type { Logger } from "../lib/log/logger.ts";
 import { WORKSPACE_ACCESS_CHANNEL } from "../lib/workspaces/store.ts";
 import type { Hub, StreamSession } from "./hub.ts";
 import { encodeEvent } from "./sse.ts";
 
-/** Why a stream ended with `event: forbidden`. */
-export type ForbiddenReason = "role_removed" | "workspace_deleted" | "access_revoked";
-
-/** Data of the terminal `event: forbidden`: the person no longer has a role in the dashboard's workspace. */
-export interface ForbiddenEvent {
-  workspaceId: string;
-  reason: ForbiddenReason;
-}
-
 /**
  * The terminal frame of a stream whose viewer lost their role in its workspace. The stream closes after it and a
  * reconnect is refused (404, as for anyone without a role there), so the client stops instead of retrying.
  */
-export function forbiddenFrame(event: ForbiddenEvent): Buffer {
+export function forbiddenFrame(event: ForbiddenFrame): Buffer {
   return encodeEvent("forbidden", event);
 }
 
@@ -67,7 +59,7 @@ export function createStreamAccess(opts: StreamAccessOptions) {
     const ended = end((workspaceId, session) => {
       if (workspaceId !== id) return null;
       if (!ws) return "workspace_deleted";
-      return roleOf(session.user, ws) ? null : "role_removed";
+      return callerRoleIn(session.user, ws) ? null : "role_removed";
     });
     if (ended > 0) log.info("streams of people without a role ended", { workspace: id, streams: ended });
     return ended;

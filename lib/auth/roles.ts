@@ -1,4 +1,4 @@
-import { ROLES, type Role } from "./types.ts";
+import { ROLES, type Role, type SessionUser } from "./types.ts";
 
 /** The OIDC group names that grant each role in one workspace. */
 export interface WorkspaceGroups {
@@ -17,13 +17,14 @@ export function roleIn(groups: readonly string[], ws: WorkspaceGroups): Role | n
 }
 
 /**
- * The caller's role in the workspace: what their groups grant, unless a workspace admin revoked this session's
- * access to it (`revokedWorkspaces`, set by the revocation check).
+ * The caller's role in a workspace: an API token's own role in its one workspace, else what the groups grant, unless
+ * a workspace admin revoked this session's access to it (`revokedWorkspaces`, set by the revocation check); null for none.
  */
-export function roleOf(
-  user: { groups: readonly string[]; revokedWorkspaces?: readonly string[] },
+export function callerRoleIn(
+  user: Pick<SessionUser, "groups" | "token" | "revokedWorkspaces">,
   ws: WorkspaceGroups & { id: string },
 ): Role | null {
+  if (user.token) return user.token.workspaceId === ws.id ? user.token.role : null;
   if (user.revokedWorkspaces?.includes(ws.id)) return null;
   return roleIn(user.groups, ws);
 }

@@ -181,6 +181,11 @@ export const variables = {
     doc: "Input plus output tokens per workspace per UTC day across all LLM routes; over it gives 429 until midnight UTC. 0 disables. Overridable per workspace.",
     group: "spec",
   },
+  DASHBOARD_VERSION_RETENTION: {
+    schema: int(100, { min: 1 }),
+    doc: "Saved versions of each dashboard kept in its history (list, diff, restore); the oldest beyond it are deleted when a new version is saved and are never shown.",
+    group: "pulseboard",
+  },
   CHAT_HISTORY_MAX_MESSAGES: {
     schema: int(100, { min: 1 }),
     doc: "Messages of one person's chat on one dashboard that are kept and replayed; enforced on write and on read.",
@@ -503,6 +508,11 @@ export const variables = {
     doc: "statement_timeout of every config-store connection of the handlers and the stream host. The client gives a query up after `READINESS_CHECK_TIMEOUT_MS`, or 1 s after this when that is sooner, when the server does not answer (a hung store) and closes that connection, so a hung config store never exhausts the pool; this timeout then ends the abandoned statement on the server. A single-statement write that the store finishes after the client gave up still commits although the caller got a 503, as with any lost answer (an update's retry then meets the new version: 409 `version_conflict`). `npm run migrate` and `npm run provision` wait on locks on purpose and run without it.",
     group: "pulseboard",
   },
+  MAX_VIEWS_PER_DASHBOARD: {
+    schema: int(20, { min: 1 }),
+    doc: "Views (range, refresh and variable values picked in the stream URL) one dashboard may have open on one stream host instance besides its saved view; each has its own poller. A new view past it answers 429 `too_many_views` with Retry-After; viewers of open views are unaffected.",
+    group: "pulseboard",
+  },
   CONFIG_STORE_STALE_MAX_MS: {
     schema: int(600000),
     doc: "How long open dashboards keep ticking from the last good copy of their dashboard and sources while the config store is down or hung. After it their panels stop with code `config_store_unavailable` until the store answers again. 0: panels stop as soon as a source cannot be re-read.",
@@ -542,6 +552,21 @@ export const variables = {
       z.number({ error: "must be a number" }).min(0, { error: "must not be negative" }),
     ),
     doc: "Cost (in your currency) per million output tokens, recorded in generation_log.",
+    group: "pulseboard",
+  },
+  API_TOKEN_RATE_PER_MINUTE: {
+    schema: int(600),
+    doc: "Requests per minute one API token may make across every instance (token bucket: rate and burst, kept in the config store); over it gives 429 with Retry-After. 0 disables.",
+    group: "pulseboard",
+  },
+  AUDIT_RETENTION_DAYS: {
+    schema: int(400),
+    doc: "Age after which an audit-trail entry expires; swept on write and applied on read. 0 keeps entries forever.",
+    group: "pulseboard",
+  },
+  LOG_LEVEL: {
+    schema: oneOf(["debug", "info", "warn", "error", "silent"] as const, "info"),
+    doc: "Least severe log line written: debug, info (the default: access lines included), warn, error, or silent.",
     group: "pulseboard",
   },
 } satisfies Record<string, VariableDef>;

@@ -20,6 +20,8 @@ export interface SaveDashboardDeps {
   guard: Guard;
   /** MIN_REFRESH_INTERVAL_MS: a spec asking for a faster refresh is refused. */
   minRefreshIntervalMs: number;
+  /** DASHBOARD_VERSION_RETENTION: older versions are deleted by the save; absent deletes none (reads still cap). */
+  versionRetention?: number;
 }
 
 export interface SaveDashboardInput {
@@ -33,6 +35,8 @@ export interface SaveDashboardInput {
   baseVersion?: number;
   /** On create only: the new dashboard's id (a provisioning file's stable id); a fresh random id otherwise. */
   newDashboardId?: string;
+  /** Recorded with the new version in the dashboard's history (lib/dashboards/versions.ts). */
+  message?: string;
 }
 
 /**
@@ -81,7 +85,9 @@ export function parseDashboardSpec(spec: unknown, minRefreshIntervalMs: number):
  * validates the spec, guards every panel's SQL against its source's catalog, then inserts, or
  * updates only if the stored version still equals `baseVersion` (one atomic statement, so of two
  * saves from the same version exactly one wins and the other gets `version_conflict`). A change is
- * announced on DASHBOARD_CHANGED_CHANNEL in the same statement, so running pollers pick it up.
+ * announced on DASHBOARD_CHANGED_CHANNEL in the same statement, so running pollers pick it up, and the
+ * same statement records the new version in `dashboard_versions` (the history) and deletes the versions
+ * past `versionRetention`.
  */
 export async function saveDashboard(deps: SaveDashboardDeps, input: SaveDashboardInput): Promise<Dashboard> {
   const spec = parseDashboardSpec(input.spec, deps.minRefreshIntervalMs);
@@ -105,9 +111,19 @@ export async function saveDashboard(deps: SaveDashboardDeps, input: SaveDashboar
         `WITH d AS (
          INSERT INTO dashboards (id, workspace_id, spec, version, created_by, updated_by)
          VALUES ($1, $2, $3::jsonb, 1, $4, $4) RETURNING ${DASHBOARD_COLUMNS}
+       ), v AS (
+         INSERT INTO dashboard_versions (dashboard_id, version, spec, saved_by, saved_at, message)
+         SELECT id, version, spec, updated_by, updated_at, $6 FROM d
        )
        SELECT d.*, pg_notify($5, d.id) FROM d`,
-        [input.newDashboardId ?? newId("db"), input.workspaceId, JSON.stringify(spec), input.userSub, DASHBOARD_CHANGED_CHANNEL],
+        [
+          input.newDashboardId ?? newId("db"),
+          input.workspaceId,
+          JSON.stringify(spec),
+          input.userSub,
+          DASHBOARD_CHANGED_CHANNEL,
+          input.message ?? null,
+        ],
       )
       .catch((err: unknown) => {
         if ((err as { code?: string }).code === "23505") throw new AppError("conflict", "A dashboard with this id already exists.");
@@ -121,9 +137,23 @@ export async function saveDashboard(deps: SaveDashboardDeps, input: SaveDashboar
        UPDATE dashboards SET spec = $4::jsonb, version = version + 1, updated_by = $5, updated_at = now()
         WHERE id = $1 AND workspace_id = $2 AND version = $3
         RETURNING ${DASHBOARD_COLUMNS}
+     ), v AS (
+       INSERT INTO dashboard_versions (dashboard_id, version, spec, saved_by, saved_at, message)
+       SELECT id, version, spec, updated_by, updated_at, $7 FROM d
+     ), pruned AS (
+       DELETE FROM dashboard_versions WHERE dashboard_id = $1 AND version <= (SELECT version FROM d) - $8::int
      )
      SELECT d.*, pg_notify($6, d.id) FROM d`,
-    [input.dashboardId, input.workspaceId, input.baseVersion, JSON.stringify(spec), input.userSub, DASHBOARD_CHANGED_CHANNEL],
+    [
+      input.dashboardId,
+      input.workspaceId,
+      input.baseVersion,
+      JSON.stringify(spec),
+      input.userSub,
+      DASHBOARD_CHANGED_CHANNEL,
+      input.message ?? null,
+      deps.versionRetention ?? null,
+    ],
   );
   if (rows[0]) return dashboardFromRow(rows[0]);
   throw await missingOrConflict(deps.pool, input.dashboardId, input.workspaceId, input.baseVersion!);
