@@ -21,6 +21,7 @@ import { registerLimitRoutes } from "./limits/routes.ts";
 import { registerMeRoutes } from "./me/routes.ts";
 import { registerOpenApiRoutes } from "./openapi/routes.ts";
 import { registerQueryPreviewRoutes } from "./query-preview/routes.ts";
+import { registerSessionRoutes } from "./sessions/routes.ts";
 import { registerSourceRoutes } from "./sources/routes.ts";
 import { registerTokenRoutes } from "./tokens/routes.ts";
 import { registerWorkspaceRoutes } from "./workspaces/routes.ts";
@@ -46,6 +47,7 @@ export function registerRoutes<E extends Env>(app: Hono<E>, deps: RouteDeps, aut
   const retention = { retentionDays: config.AUDIT_RETENTION_DAYS, now };
   api.use(auditChanges({ pool, retention, log: deps.log }));
   registerAuthRoutes(api, deps, auth, oidc);
+  registerSessionRoutes(api, { config, auth, log: deps.log, now });
   registerMeRoutes(api, { config, pool, auth });
   registerWorkspaceRoutes(api, { config, pool, auth, runner });
   registerDashboardRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics });
