@@ -493,6 +493,11 @@ export const variables = {
     doc: "statement_timeout of every config-store connection of the handlers and the stream host. The client gives a query up after `READINESS_CHECK_TIMEOUT_MS`, or 1 s after this when that is sooner, when the server does not answer (a hung store) and closes that connection, so a hung config store never exhausts the pool; this timeout then ends the abandoned statement on the server. A single-statement write that the store finishes after the client gave up still commits although the caller got a 503, as with any lost answer (an update's retry then meets the new version: 409 `version_conflict`). `npm run migrate` and `npm run provision` wait on locks on purpose and run without it.",
     group: "pulseboard",
   },
+  MAX_VIEWS_PER_DASHBOARD: {
+    schema: int(20, { min: 1 }),
+    doc: "Views (range, refresh and variable values picked in the stream URL) one dashboard may have open on one stream host instance besides its saved view; each has its own poller. A new view past it answers 429 `too_many_views` with Retry-After; viewers of open views are unaffected.",
+    group: "pulseboard",
+  },
   CONFIG_STORE_STALE_MAX_MS: {
     schema: int(600000),
     doc: "How long open dashboards keep ticking from the last good copy of their dashboard and sources while the config store is down or hung. After it their panels stop with code `config_store_unavailable` until the store answers again. 0: panels stop as soon as a source cannot be re-read.",

@@ -19,7 +19,6 @@ import {
   type Arg,
   FIXED,
   ONE_ROW,
-  ROW,
   type Size,
   UNBOUNDED,
   bounded,
@@ -503,7 +502,11 @@ class Analyzer {
       level.outputNames = new Set((left ?? []).map((c) => c.name));
       this.rest(body, { ...ctx, level }, ["withClause", "larg", "rarg"]);
       // A column of a set operation is either branch's value; UNION, INTERSECT and EXCEPT without ALL sort them.
-      const columns = left?.map((c, i) => ({ name: c.name, type: c.type, size: right?.[i] ? pick([c.size, right[i].size]) : ONE_ROW })) ?? null;
+      // Unnamed targets are left out of a branch's columns, so positions line up only when no branch lost one.
+      const aligned = left !== null && right !== null && left.length === right.length;
+      const anyRight = pick((right ?? [ONE_ROW]).map((c) => ("size" in c ? c.size : c)));
+      const columns =
+        left?.map((c, i) => ({ name: c.name, type: c.type, size: pick([c.size, aligned ? right[i].size : anyRight]) })) ?? null;
       if (body.all !== true) {
         for (const c of columns ?? [{ name: "", type: null, size: ONE_ROW }]) {
           const p = sortProblem(c.size, String(body.op).replace("SETOP_", ""));
@@ -522,6 +525,8 @@ class Analyzer {
     }
 
     let output: Column[] | null = [];
+    // ORDER BY, GROUP BY and DISTINCT keys are checked once the output columns are known.
+    const sorts: [unknown[], string][] = [];
     for (const key in body) {
       const child = body[key];
       if (typeof child !== "object" || child === null) continue;
@@ -551,8 +556,7 @@ class Analyzer {
           level.outputNames = new Set((output ?? []).map((c) => c.name));
           this.expr(child, inner);
           level.outputNames = null;
-          const what = key === "sortClause" ? "ORDER BY" : key === "groupClause" ? "GROUP BY" : "DISTINCT";
-          this.sortKeys(child as unknown[], output, inner, what);
+          sorts.push([child as unknown[], key === "sortClause" ? "ORDER BY" : key === "groupClause" ? "GROUP BY" : "DISTINCT"]);
           break;
         }
         case "intoClause":
@@ -563,6 +567,7 @@ class Analyzer {
       }
     }
 
+    for (const [keys, what] of sorts) this.sortKeys(keys, output, inner, what);
     this.timeBounds(level, body.whereClause, joinQuals);
     return output;
   }
@@ -580,7 +585,10 @@ class Analyzer {
         // SELECT DISTINCT: an empty list item means every output column.
         for (const c of output ?? []) {
           const p = sortProblem(c.size, what);
-          if (p) return this.deny(p);
+          if (p) {
+            this.deny(p);
+            return;
+          }
         }
         continue;
       }
@@ -594,7 +602,10 @@ class Analyzer {
         if (named) size = pick([size, named.size]);
       }
       const p = sortProblem(size, what);
-      if (p) return this.deny(p, (ref?.[1] as { location?: unknown } | undefined)?.location);
+      if (p) {
+        this.deny(p, (ref?.[1] as { location?: unknown } | undefined)?.location);
+        return;
+      }
     }
   }
 
@@ -1110,7 +1121,8 @@ class Analyzer {
     const over = (nodeOf(body.over)?.[1] ?? body.over) as Obj | undefined;
     if (over && typeof over === "object") {
       if (Array.isArray(over.partitionClause)) sorted.push(...over.partitionClause);
-      if (Array.isArray(over.orderClause)) sorted.push(...over.orderClause.map((o) => (nodeOf(o)?.[0] === "SortBy" ? nodeOf(o)?.[1].node : o)));
+      if (Array.isArray(over.orderClause))
+        sorted.push(...over.orderClause.map((o) => (nodeOf(o)?.[0] === "SortBy" ? nodeOf(o)?.[1].node : o)));
     }
     for (const key of sorted) {
       const problem = sortProblem(this.sizeOf(key, ctx), `${shown}'s ORDER BY, DISTINCT or window`);
@@ -1208,7 +1220,8 @@ class Analyzer {
     const type = t?.[t.length - 1];
     const text = stringConst(body.arg);
     if (text !== undefined && (type === "numeric" || type === "_numeric")) {
-      for (const part of type === "numeric" ? [text] : text.replace(/^\s*\{|\}\s*$/g, "").split(",")) {
+      // An array literal ('{1,2}'::numeric[]) holds one number per element.
+      for (const part of text.replace(/^\s*\{|\}\s*$/g, "").split(",")) {
         const problem = numericLiteralProblem(part);
         if (problem) this.deny(problem, body.location);
       }
@@ -1303,7 +1316,8 @@ class Analyzer {
   /** An output expression whose values are at or after a lower bound from the range start. */
   private timeFloorColumn(val: unknown, ctx: Ctx): boolean {
     const n = nodeOf(val);
-    if (!n || (n[0] !== "ColumnRef" && n[0] !== "TypeCast" && n[0] !== "ParamRef" && n[0] !== "FuncCall" && n[0] !== "A_Expr")) return false;
+    if (!n || (n[0] !== "ColumnRef" && n[0] !== "TypeCast" && n[0] !== "ParamRef" && n[0] !== "FuncCall" && n[0] !== "A_Expr"))
+      return false;
     return this.fromBound(val, ctx.level);
   }
 
@@ -1377,7 +1391,8 @@ class Analyzer {
       if (!e || e.lexpr === undefined) continue;
       const left = this.truncated(e.lexpr, mode);
       const offset = left ? this.offset(e.rexpr, mode) : null;
-      if (left && offset) return { ms: left.ms + offset.ms, intervals: left.intervals + offset.intervals, ranges: left.ranges + offset.ranges };
+      if (left && offset)
+        return { ms: left.ms + offset.ms, intervals: left.intervals + offset.intervals, ranges: left.ranges + offset.ranges };
     }
     return null;
   }
