@@ -135,8 +135,10 @@ export function bootLive(): void {
   /** A new view: into the history (back walks through zooms), then applied without a reload. */
   function pushView(next: View): void {
     const before = view;
+    const search = `?${writeView(new URLSearchParams(location.search), next)}`;
+    if (search === location.search) return;
     view = next;
-    history.pushState(null, "", `${location.pathname}?${writeView(new URLSearchParams(location.search), view)}`);
+    history.pushState(null, "", `${location.pathname}${search}`);
     apply(before);
   }
 
@@ -289,6 +291,11 @@ export function bootLive(): void {
       partialFrom: marks.partialFrom,
       stepMs: marks.stepMs,
     });
+    // The range drawn, for scripts and tests (the chart's accessible name says it in words).
+    if (range) {
+      view_.body.dataset.rangeFrom = String(range[0]);
+      view_.body.dataset.rangeTo = String(range[1]);
+    }
     view_.notice.hidden = marks.notice === null;
     view_.notice.textContent = marks.notice ?? "";
     view_.meta.textContent = u.result.elapsedMs !== undefined ? `${Math.round(u.result.elapsedMs)} ms` : "";
@@ -431,6 +438,7 @@ export function bootLive(): void {
     for (const v of panels.values()) {
       v.window.clear();
       v.last = null;
+      delete v.card.dataset.updatedAt;
     }
     pausedAfterSnapshot = false;
     served = null;
