@@ -18,6 +18,7 @@ import { registerMeRoutes } from "./me/routes.ts";
 import { registerOpenApiRoutes } from "./openapi/routes.ts";
 import { registerQueryPreviewRoutes } from "./query-preview/routes.ts";
 import { registerSourceRoutes } from "./sources/routes.ts";
+import { registerSqlCheckRoutes } from "./sql-check/routes.ts";
 import { registerWorkspaceRoutes } from "./workspaces/routes.ts";
 
 /** What the /api routes need: the process's service deps and services (lib/service), built once by the entry point. */
@@ -44,6 +45,7 @@ export function registerRoutes<E extends Env>(app: Hono<E>, deps: RouteDeps, aut
   registerDashboardVersionRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics });
   registerSourceRoutes(api, { config, pool, auth, runner, refreshCatalog, now });
   registerQueryPreviewRoutes(api, { pool, auth, runner, now });
+  registerSqlCheckRoutes(api, { pool, auth, guard: deps.guard });
   registerLimitRoutes(api, { config, pool, auth });
   registerAiAreaRoutes(api, aiRouteDeps(deps, auth));
   registerOpenApiRoutes(api, { version: deps.build.version, cookieName: auth.cookieName });
