@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
+import { createTokenAuthenticator } from "../lib/api-tokens/authenticate.ts";
 import { createAuth } from "../lib/auth/create-auth.ts";
 import type { RevocationSet } from "../lib/auth/revocations.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
@@ -73,7 +74,13 @@ export function createApp(deps: AppDeps): Hono {
   app.use((_c, next) => (parserLoaded ? next() : deps.guardReady.then(next)));
 
   // auth.requireSession / auth.requireRole(role, resolver) / auth.rejectCrossSite guard every API route below.
-  const auth = createAuth({ ...deps, findWorkspace: (id) => getWorkspace(deps.pool, id) });
+  const auth = createAuth({
+    ...deps,
+    findWorkspace: (id) => getWorkspace(deps.pool, id),
+    // API tokens (Authorization: Bearer) on every route that takes a session: lib/api-tokens.
+    tokens: (isRevoked) =>
+      createTokenAuthenticator({ pool: deps.pool, ratePerMinute: () => config.API_TOKEN_RATE_PER_MINUTE, isRevoked, now: deps.now }),
+  });
   const oidc = deps.oidc !== undefined ? deps.oidc : oidcLoginFromConfig(deps.config, { fetch: deps.fetch, now: deps.now });
   // Pages first: their CSP middleware then covers every HTML response registered after it.
   registerPages(app, { config: deps.config, auth, webAssetsDir: deps.webAssetsDir });

@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import type pg from "pg";
+import { createTokenAuthenticator } from "../lib/api-tokens/authenticate.ts";
 import { type RevocationSet, createRevocationSet, revocationFeed, withRevocations } from "../lib/auth/revocations.ts";
 import { type SessionTokens, createSessionTokens, sessionKeysOf } from "../lib/auth/session.ts";
 import { DASHBOARD_CHANGED_CHANNEL } from "../lib/dashboards/store.ts";
@@ -100,6 +101,7 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
         : unavailableRunPanel),
     limiter: createKeyedLimiter(options.sourceConcurrency ?? DEFAULT_SOURCE_CONCURRENCY),
     refreshMs: (spec) => effectiveRefreshMs(spec, config),
+    maxViewsPerDashboard: config.MAX_VIEWS_PER_DASHBOARD,
     timers,
     now: deps.now,
     monotonic,
@@ -166,11 +168,20 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     sessions,
     isRevoked: (s) => revocations.isRevoked(s),
     cookieName: config.SESSION_COOKIE_NAME,
+    tokens: createTokenAuthenticator({
+      pool: deps.pool,
+      ratePerMinute: () => config.API_TOKEN_RATE_PER_MINUTE,
+      isRevoked: (s) => revocations.isRevoked(s),
+      now: deps.now,
+    }),
     pool: deps.pool,
     configStoreTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS,
     timers,
     drain: deps.drain,
     loadDashboard: load,
+    savedRefreshMs: (spec) => effectiveRefreshMs(spec, config),
+    minRefreshMs: config.MIN_REFRESH_INTERVAL_MS,
+    now: deps.now,
     random,
     maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
     onRequest: startListening,

@@ -7,6 +7,8 @@ import type { AppServices, ServiceDeps } from "../../lib/service/deps.ts";
 import type { Source } from "../../lib/sources/index.ts";
 import { type ApiRouter, createApiRouter } from "../openapi.ts";
 import { registerAiRoutes } from "./ai/routes.ts";
+import { auditChanges } from "./audit/record.ts";
+import { registerAuditRoutes } from "./audit/routes.ts";
 import type { AiRouteDeps } from "./ai/shared.ts";
 import { registerAuthRoutes } from "./auth/routes.ts";
 import { registerChatRoutes } from "./chat/routes.ts";
@@ -19,6 +21,7 @@ import { registerOpenApiRoutes } from "./openapi/routes.ts";
 import { registerQueryPreviewRoutes } from "./query-preview/routes.ts";
 import { registerSourceRoutes } from "./sources/routes.ts";
 import { registerSqlCheckRoutes } from "./sql-check/routes.ts";
+import { registerTokenRoutes } from "./tokens/routes.ts";
 import { registerWorkspaceRoutes } from "./workspaces/routes.ts";
 
 /** What the /api routes need: the process's service deps and services (lib/service), built once by the entry point. */
@@ -38,6 +41,9 @@ export function registerRoutes<E extends Env>(app: Hono<E>, deps: RouteDeps, aut
   const refreshCatalog = deps.refreshCatalog ?? ((source: Source) => refreshSourceCatalog({ db: pool, runner, now }, source));
 
   const api = createApiRouter();
+  // Before every route: each successful change is recorded in the audit trail (routes/audit/record.ts).
+  const retention = { retentionDays: config.AUDIT_RETENTION_DAYS, now };
+  api.use(auditChanges({ pool, retention, log: deps.log }));
   registerAuthRoutes(api, deps, auth, oidc);
   registerMeRoutes(api, { config, pool, auth });
   registerWorkspaceRoutes(api, { config, pool, auth, runner });
@@ -47,6 +53,8 @@ export function registerRoutes<E extends Env>(app: Hono<E>, deps: RouteDeps, aut
   registerQueryPreviewRoutes(api, { pool, auth, runner, now });
   registerSqlCheckRoutes(api, { pool, auth, guard: deps.guard });
   registerLimitRoutes(api, { config, pool, auth });
+  registerTokenRoutes(api, { pool, auth, now });
+  registerAuditRoutes(api, { pool, auth, retention });
   registerAiAreaRoutes(api, aiRouteDeps(deps, auth));
   registerOpenApiRoutes(api, { version: deps.build.version, cookieName: auth.cookieName });
   app.route("/", api);

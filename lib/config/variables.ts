@@ -455,7 +455,12 @@ export const variables = {
   },
   SOURCE_HOST_CONNECTIONS_MAX: {
     schema: int(20, { min: 1 }),
-    doc: "Open connections one process holds to one source server (address and port), across every source pointing there; a connection past it is refused (`source_unavailable`, cause `host_connection_limit`).",
+    doc: "Open connections one process holds to one source server (address and port), across every source pointing there. When it is reached, an idle pooled connection of another source on that server (of the workspace holding the most, then the source holding the most) is closed and its slot handed over; a connection is refused (`source_unavailable`, cause `host_connection_limit`) only while every slot is held by a running statement or a connection being opened.",
+    group: "pulseboard",
+  },
+  SOURCE_HOST_WORKSPACE_SHARE_PERCENT: {
+    schema: int(50, { min: 1, max: 100 }),
+    doc: "Share of `SOURCE_HOST_CONNECTIONS_MAX` one workspace may hold on one source server, in percent, rounded down, at least 1 and always below the whole cap when the cap is above 1: one workspace's sources, however many, leave the rest of a server's connections to other workspaces. Past its share a workspace's source takes an idle connection of the workspace's other sources or is refused (`source_unavailable`, cause `host_connection_limit`).",
     group: "pulseboard",
   },
   SOURCES_PER_WORKSPACE_MAX: {
@@ -486,6 +491,11 @@ export const variables = {
   CONFIG_STORE_STATEMENT_TIMEOUT_MS: {
     schema: int(5000, { min: 1 }),
     doc: "statement_timeout of every config-store connection of the handlers and the stream host. The client gives a query up after `READINESS_CHECK_TIMEOUT_MS`, or 1 s after this when that is sooner, when the server does not answer (a hung store) and closes that connection, so a hung config store never exhausts the pool; this timeout then ends the abandoned statement on the server. A single-statement write that the store finishes after the client gave up still commits although the caller got a 503, as with any lost answer (an update's retry then meets the new version: 409 `version_conflict`). `npm run migrate` and `npm run provision` wait on locks on purpose and run without it.",
+    group: "pulseboard",
+  },
+  MAX_VIEWS_PER_DASHBOARD: {
+    schema: int(20, { min: 1 }),
+    doc: "Views (range, refresh and variable values picked in the stream URL) one dashboard may have open on one stream host instance besides its saved view; each has its own poller. A new view past it answers 429 `too_many_views` with Retry-After; viewers of open views are unaffected.",
     group: "pulseboard",
   },
   CONFIG_STORE_STALE_MAX_MS: {
@@ -527,6 +537,21 @@ export const variables = {
       z.number({ error: "must be a number" }).min(0, { error: "must not be negative" }),
     ),
     doc: "Cost (in your currency) per million output tokens, recorded in generation_log.",
+    group: "pulseboard",
+  },
+  API_TOKEN_RATE_PER_MINUTE: {
+    schema: int(600),
+    doc: "Requests per minute one API token may make across every instance (token bucket: rate and burst, kept in the config store); over it gives 429 with Retry-After. 0 disables.",
+    group: "pulseboard",
+  },
+  AUDIT_RETENTION_DAYS: {
+    schema: int(400),
+    doc: "Age after which an audit-trail entry expires; swept on write and applied on read. 0 keeps entries forever.",
+    group: "pulseboard",
+  },
+  LOG_LEVEL: {
+    schema: oneOf(["debug", "info", "warn", "error", "silent"] as const, "info"),
+    doc: "Least severe log line written: debug, info (the default: access lines included), warn, error, or silent.",
     group: "pulseboard",
   },
 } satisfies Record<string, VariableDef>;

@@ -4,13 +4,14 @@ import { AppError } from "../http/errors.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { SecretResolver } from "../secrets/resolver.ts";
 import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
-import type { Guard, MacroParam } from "../sql-guard/verdict.ts";
+import type { Guard, MacroParam, VariableDecl } from "../sql-guard/verdict.ts";
 import { type HostPolicy, hostPolicyFromConfig } from "../sources/host-policy.ts";
 import { type Source, catalogVersion } from "../sources/store.ts";
 import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.ts";
 import { type SourceConnector, createConnectionBudget, createSourcePool, poolKey } from "./pools.ts";
 import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
 import type { QueryResult, TimeRange } from "./types.ts";
+import { variableValue } from "./variable-values.ts";
 import { fixedMessages, isoTimestamp } from "./wire.ts";
 
 const TIMESTAMPTZ_OID = 1184;
@@ -25,6 +26,7 @@ export interface QueryRunnerOptions {
     | "MAX_WINDOW_POINTS"
     | "SOURCE_POOLS_MAX"
     | "SOURCE_HOST_CONNECTIONS_MAX"
+    | "SOURCE_HOST_WORKSPACE_SHARE_PERCENT"
   > &
     Parameters<typeof hostPolicyFromConfig>[0];
   metrics: Pick<Metrics, "observeQuery" | "countGuardRejection" | "dropSource">;
@@ -76,6 +78,10 @@ export interface RunRequest {
   range: TimeRange;
   /** See ExecuteRequest.signal. */
   signal?: AbortSignal;
+  /** The dashboard's variables the statement may name (the guard refuses any other `$name`). */
+  variables?: readonly VariableDecl[];
+  /** Each variable's resolved values (lib/dashboards/variables.ts), bound as parameters, never spliced. */
+  variableValues?: Readonly<Record<string, readonly string[]>>;
 }
 
 export interface PoolStats {
@@ -148,7 +154,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   // Least recently used first (a use moves an entry to the end), so the cap closes the pool idle the longest.
   const pools = new Map<string, PoolEntry>();
   const hostPolicy = opts.hostPolicy ?? hostPolicyFromConfig(config);
-  const budget = createConnectionBudget(config.SOURCE_HOST_CONNECTIONS_MAX);
+  const budget = createConnectionBudget(config.SOURCE_HOST_CONNECTIONS_MAX, config.SOURCE_HOST_WORKSPACE_SHARE_PERCENT);
   const ending = new Set<Promise<void>>();
   // Connections holding the pipeline's fixed named statements (entries die with their connection).
   const prepared = new WeakSet<object>();
@@ -352,21 +358,22 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     }
   }
 
-  function macroValue(param: MacroParam, range: TimeRange): string {
+  function macroValue(param: MacroParam, range: TimeRange, variables: RunRequest["variableValues"]): string {
+    if (typeof param === "object") return variableValue(param, variables);
     if (param === "from") return isoTimestamp(range.fromMs);
     if (param === "to") return isoTimestamp(range.toMs);
     return (opts.intervalFor ?? defaultIntervalFor)(range.fromMs, range.toMs, config.MAX_WINDOW_POINTS);
   }
 
   return {
-    async run({ source, workspaceId, sql, range, signal }) {
+    async run({ source, workspaceId, sql, range, signal, variables, variableValues }) {
       if (workspaceId !== undefined && workspaceId !== source.workspaceId) {
         throw new AppError("forbidden", "The source belongs to another workspace.");
       }
       if (!Number.isFinite(range.fromMs) || !Number.isFinite(range.toMs) || range.fromMs > range.toMs) {
         throw new AppError("validation_failed", "The time range must have a start before its end.");
       }
-      const verdict = guard.check(sql, source.catalog, catalogVersion(source));
+      const verdict = guard.check(sql, source.catalog, catalogVersion(source), variables);
       if (!verdict.ok) {
         metrics.countGuardRejection(verdict.reason);
         throw new AppError("guard_rejected", verdict.message, { reason: verdict.reason });
@@ -380,8 +387,9 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       return execute({
         source,
         sql: verdict.sql,
-        values: verdict.params.map((p) => macroValue(p, range)),
-        paramTypes: verdict.params.map((p) => (p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
+        values: verdict.params.map((p) => macroValue(p, range, variableValues)),
+        // A variable's type is left to the server (0), as a quoted literal's would be.
+        paramTypes: verdict.params.map((p) => (typeof p === "object" ? 0 : p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
         signal,
       });
     },

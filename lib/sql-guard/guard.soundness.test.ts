@@ -142,9 +142,10 @@ const HOSTILE: [string, string, GuardReason][] = [
   ["format positional width from an argument", "SELECT format('%*1$s', 1000000000)", "function"],
   ["format with a computed format", "SELECT format('%' || '9999999' || 's', '')", "function"],
   ["format width just over the cap", "SELECT format('%1001s', 'x')", "function"],
-  ["nested replace", "SELECT replace(replace(replace('aaaaaaaaaa', 'a', 'aaaaaaaaaa'), 'a', 'aaaaaaaaaa'), 'a', 'aaaaaaaaaa')", "function"],
-  ["nested regexp_replace", "SELECT regexp_replace(regexp_replace('aa', 'a', 'aaaa', 'g'), 'a', 'aaaa', 'g')", "function"],
-  ["amplifier inside an aggregate", "SELECT string_agg(replace(name, 'a', 'aaaa'), ',') FROM services", "function"],
+  // eight nested replace calls turn ten characters into 10^9
+  ["nested replace", `SELECT ${"replace(".repeat(8)}'aaaaaaaaaa'${", 'a', 'aaaaaaaaaa')".repeat(8)}`, "function"],
+  ["nested regexp_replace", `SELECT ${"regexp_replace(".repeat(8)}'aa'${", 'a', 'aaaa', 'g')".repeat(8)}`, "function"],
+  ["amplifier inside an aggregate", "SELECT string_agg(replace(name, 'a', 'aaaaaaaaaaaaaaaaaaaa'), ',') FROM services", "function"],
   ["amplifier through a sub-select", "SELECT replace((SELECT string_agg(name, ',') FROM services), 'a', 'aaaa')", "function"],
   ["huge numeric generate_series", "SELECT count(*) FROM generate_series(1, 1000000000)", "function"],
   ["generate_series with a computed bound", "SELECT count(*) FROM generate_series(1, (SELECT 10))", "function"],

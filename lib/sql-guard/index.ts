@@ -7,10 +7,19 @@ import { locateMacroProblem, locateRefusal, locateToken } from "./locate.ts";
 import { codeDollars, expandMacros, safeName } from "./macros.ts";
 import { charOffsetOfByte, writtenOffset } from "./offsets.ts";
 import { VerdictCache } from "./cache.ts";
-import type { Guard, GuardReason, GuardVerdict, MacroParam } from "./verdict.ts";
+import type { Guard, GuardReason, GuardVerdict, MacroParam, VariableDecl } from "./verdict.ts";
 
-export { GUARD_REASONS, type Guard, type GuardReason, type GuardVerdict, type MacroParam } from "./verdict.ts";
+export {
+  GUARD_REASONS,
+  type Guard,
+  type GuardReason,
+  type GuardVerdict,
+  type MacroParam,
+  type VariableDecl,
+  type VariableParam,
+} from "./verdict.ts";
 export { intervalFor } from "./interval.ts";
+export { MAX_SERIES_ROWS, seriesRowsProblem } from "./series.ts";
 export { DEFAULT_ALLOWED_FUNCTIONS, parseFunctionList } from "./allowlist.ts";
 
 export interface GuardOptions {
@@ -119,6 +128,14 @@ function firstWord(sql: string): string {
   return m ? m[1].toUpperCase() : "statement";
 }
 
+const NO_VARIABLES: readonly VariableDecl[] = Object.freeze([]);
+
+/** The verdict cache's version key: the catalog version, plus the declared variables' names and multi-ness. */
+function cacheKey(catalogVersion: string, variables: readonly VariableDecl[]): string {
+  if (variables.length === 0) return catalogVersion;
+  return `${catalogVersion}\u0000${JSON.stringify(variables.map((v) => [String(v.name), v.multi === true]))}`;
+}
+
 /** Creates a guard with its allowlist and verdict cache. Needs `await loadGuardParser()` once first. */
 export function createGuard(opts: GuardOptions = {}): Guard {
   const allowed = new Set<string>(DEFAULT_ALLOWED_FUNCTIONS);
@@ -133,7 +150,12 @@ export function createGuard(opts: GuardOptions = {}): Guard {
   const maxLength = opts.maxLength ?? DEFAULT_MAX_LENGTH;
   const cache = new VerdictCache<GuardVerdict>(opts.cacheSize ?? 1000);
 
-  function evaluate({ parseSync, scanSync }: Parser, sql: string, catalog: Catalog | null): GuardVerdict {
+  function evaluate(
+    { parseSync, scanSync }: Parser,
+    sql: string,
+    catalog: Catalog | null,
+    variables: readonly VariableDecl[],
+  ): GuardVerdict {
     if (typeof sql !== "string") return reject("structure", "the statement must be a string");
     if (isEmpty(sql)) return reject("empty", "the statement is empty");
     // Bounds and bytes the parser cannot see faithfully come before any scanning.
@@ -143,7 +165,7 @@ export function createGuard(opts: GuardOptions = {}): Guard {
     if (sql.includes("\u0000")) return reject("structure", "the statement contains a NUL character");
     if (hasLoneSurrogate(sql)) return reject("structure", "the statement is not valid Unicode");
 
-    const expansion = expandMacros(sql);
+    const expansion = expandMacros(sql, variables);
     // Check 2. A comment needs "--" or "/*" in the text; only then is the real scanner asked.
     if (sql.includes("--") || sql.includes("/*")) {
       const scanned = scannerFindsComment(scanSync, sql);
@@ -205,21 +227,26 @@ export function createGuard(opts: GuardOptions = {}): Guard {
     if (found.catalog !== null) return reject("catalog", found.catalog, written(locateRefusal(stmts[0], found.catalog)));
     if (found.time !== null) return reject("time", found.time, written(locateRefusal(stmts[0], found.time)));
     const params = Object.freeze(expansion.params) as MacroParam[];
-    return Object.freeze({ ok: true as const, sql: expansion.sql.replace(/^[ \t\n\r\f\v;]+|[ \t\n\r\f\v;]+$/g, ""), params });
+    const sqlOut = expansion.sql.replace(/^[ \t\n\r\f\v;]+|[ \t\n\r\f\v;]+$/g, "");
+    if (found.series.length === 0) return Object.freeze({ ok: true as const, sql: sqlOut, params });
+    // Time series: the runner checks their rows against the range before running (series.ts).
+    return Object.freeze({ ok: true as const, sql: sqlOut, params, series: Object.freeze(found.series.map((b) => Object.freeze(b))) });
   }
 
   return {
-    check(sql, catalog, catalogVersion) {
+    check(sql, catalog, catalogVersion, variables = NO_VARIABLES) {
       try {
         const loaded = parser;
         if (loaded === null) return reject("structure", "the SQL parser is not loaded yet (await loadGuardParser() first)");
         const cacheable = typeof catalogVersion === "string" && typeof sql === "string";
+        // The same text means another statement under other declarations ($x multi or not, or undeclared).
+        const key = cacheable ? cacheKey(catalogVersion, variables) : "";
         if (cacheable) {
-          const hit = cache.get(catalogVersion, sql);
+          const hit = cache.get(key, sql);
           if (hit !== undefined) return hit;
         }
-        const verdict = evaluate(loaded, sql, catalog);
-        if (cacheable) cache.set(catalogVersion, sql, verdict);
+        const verdict = evaluate(loaded, sql, catalog, variables);
+        if (cacheable) cache.set(key, sql, verdict);
         return verdict;
       } catch (err) {
         return err instanceof RangeError

@@ -7,11 +7,28 @@
 // in. The rules are documented in docs/sql-guard.md.
 import type { Catalog, CatalogTable } from "../catalog/types.ts";
 import { SYNTAX_ONLY_FUNCTIONS } from "./allowlist.ts";
-import { AMPLIFIERS, MAX_OUTPUT_WIDTH, MAX_SERIES_BOUND, formatStringProblem } from "./amplifiers.ts";
+import { FUNCTION_DECLARATIONS, OPERATOR_DECLARATIONS, coversArity } from "./declarations.ts";
+import { intervalLiteralMs, TRUNCATION_MS } from "./interval.ts";
 import { safeName } from "./macros.ts";
-import type { MacroParam } from "./verdict.ts";
+import type { MacroParam, SeriesBound } from "./verdict.ts";
 import { numberConst, stringConst, sval } from "./nodes.ts";
 import { operatorProblem } from "./operators.ts";
+import { MAX_SERIES_ROWS } from "./series.ts";
+import {
+  AGGREGATE,
+  type Arg,
+  FIXED,
+  ONE_ROW,
+  type Size,
+  UNBOUNDED,
+  bounded,
+  callSize,
+  literalSize,
+  numericLiteralProblem,
+  pick,
+  sortProblem,
+  sum,
+} from "./sizes.ts";
 import { SERVER_STATE_COLUMN_TYPES, typeProblem } from "./types.ts";
 
 export interface Findings {
@@ -19,10 +36,16 @@ export interface Findings {
   keyword: string | null;
   /** Message of the first function-check finding. */
   func: string | null;
+  /** Character offset (in the expanded SQL) of the node of the first function-check finding, when known. */
+  funcLocation: number | null;
   /** Message of the first catalog-check finding. */
   catalog: string | null;
   /** Message of the first time-check finding. */
   time: string | null;
+  /** Character offset (in the expanded SQL) of the node of the first time-check finding, when known. */
+  timeLocation: number | null;
+  /** The time series the runner checks against the range (series.ts). */
+  series: SeriesBound[];
   paramRefs: number;
   maxParam: number;
 }
@@ -104,11 +127,40 @@ const SYSTEM_COLUMNS = new Set(["tableoid", "xmin", "cmin", "xmax", "cmax", "cti
 
 /** Casts that keep a time bound a time bound (a cast to date would widen it by up to a day). */
 const TIME_BOUND_CASTS = new Set(["timestamptz", "timestamp"]);
+const INTERVAL_CASTS = new Set(["interval"]);
+/** How far before the range start a time bound may reach beyond one range or one $__interval (truncation, literal offset). */
+export const MAX_BOUND_WIDENING_MS = 24 * 3600_000;
+/** How far a generate_series end may reach beyond the range by truncation or a literal offset (its rows are checked too). */
+export const MAX_SERIES_WIDENING_MS = 366 * 24 * 3600_000;
 
-/** A column a FROM item provides: its name and, for a catalog table, its catalog type. */
+/** How far a time derived from the range can lie outside it: milliseconds, `$__interval`s and whole ranges. */
+interface Widening {
+  ms: number;
+  intervals: number;
+  ranges: number;
+}
+
+/** The length of an interval literal (`interval '1 minute'`, `'5 minutes'::interval`, `'1 hour'`) in ms. */
+function intervalLiteral(v: unknown): number | undefined {
+  const n = nodeOf(v);
+  if (n?.[0] === "TypeCast") {
+    const t = n[1].typeName as Obj | undefined;
+    const names = stringParts(t?.names);
+    // interval '1' hour and interval(0) carry modifiers that change the meaning of the text: not read.
+    if (names?.[names.length - 1] !== "interval" || (Array.isArray(t?.typmods) && t.typmods.length > 0)) return undefined;
+    return intervalLiteral(n[1].arg);
+  }
+  const text = stringConst(v);
+  return text === undefined ? undefined : intervalLiteralMs(text);
+}
+
+/** A column a FROM item provides: its name, for a catalog table its catalog type, and its size class. */
 interface Column {
   name: string;
   type: string | null;
+  size: Size;
+  /** Its values are at or after a lower bound from the range start (a generate_series over the range). */
+  timeFloor?: true;
 }
 
 /** One FROM item of a query level (a table, CTE, sub-select, function or join alias). */
@@ -125,6 +177,8 @@ interface Item {
   bounded: boolean;
   /** How messages name it: "http_requests AS r". */
   shown: string;
+  /** Where the statement names it (character offset), for a catalog table. */
+  location?: number;
 }
 
 /** One query level: its FROM items, and (in ORDER BY, GROUP BY, DISTINCT ON) its output column names. */
@@ -143,8 +197,6 @@ interface CteScope {
 interface Ctx {
   level: Level | null;
   ctes: CteScope | null;
-  /** The amplifying function whose arguments are being visited, if any. */
-  amp: string | null;
 }
 
 interface CatalogIndex {
@@ -220,8 +272,8 @@ function aliasOf(node: Obj): { name: string | null; colnames: string[] | null } 
 /** Columns renamed positionally by a column alias list (`AS t(a, b)`). */
 function renamed(columns: Column[] | null, colnames: string[] | null): Column[] | null {
   if (!colnames) return columns;
-  if (!columns) return colnames.map((name) => ({ name, type: null }));
-  return columns.map((c, i) => (i < colnames.length ? { name: colnames[i], type: c.type } : c));
+  if (!columns) return colnames.map((name) => ({ name, type: null, size: ONE_ROW }));
+  return columns.map((c, i) => (i < colnames.length ? { ...c, name: colnames[i] } : c));
 }
 
 /** Output names a catalog-less derivation cannot be sure of are left out (never matched, never called). */
@@ -237,12 +289,26 @@ export function inspect(
   extraTypes: ReadonlySet<string> = new Set(),
 ): Findings {
   const w = new Analyzer(catalog ? indexOf(catalog) : null, allowed, allowedQualified, params, extraTypes);
-  w.expr(tree, { level: null, ctes: null, amp: null });
+  w.expr(tree, { level: null, ctes: null });
   return w.findings;
 }
 
 class Analyzer {
-  readonly findings: Findings = { keyword: null, func: null, catalog: null, time: null, paramRefs: 0, maxParam: 0 };
+  readonly findings: Findings = {
+    keyword: null,
+    func: null,
+    funcLocation: null,
+    catalog: null,
+    time: null,
+    timeLocation: null,
+    series: [],
+    paramRefs: 0,
+    maxParam: 0,
+  };
+  /** Sizes of calls and operators, computed once when the walk checks them (by node body). */
+  private readonly sizes = new WeakMap<object, Size>();
+  /** Output columns of each SELECT body, as the walk found them. */
+  private readonly outputs = new WeakMap<object, Column[] | null>();
 
   constructor(
     private readonly catalog: CatalogIndex | null,
@@ -258,8 +324,10 @@ class Analyzer {
     if (this.findings.keyword === null) this.findings.keyword = name;
   }
 
-  private deny(message: string): void {
-    if (this.findings.func === null) this.findings.func = message;
+  private deny(message: string, location?: unknown): void {
+    if (this.findings.func !== null) return;
+    this.findings.func = message;
+    if (typeof location === "number") this.findings.funcLocation = location;
   }
 
   private denyName(name: string): void {
@@ -328,10 +396,29 @@ class Analyzer {
         return;
       case "SubLink": {
         const op = stringParts(body.operName);
-        if (op) this.operator(op);
+        if (op) this.operator(op, body.location);
         this.rest(body, ctx, ["operName"]);
+        if (body.subLinkType === "ARRAY_SUBLINK") {
+          // ARRAY(SELECT ...) concatenates its rows, as array_agg does.
+          const sub = nodeOf(body.subselect);
+          const column = sub ? this.outputs.get(sub[1])?.[0] : undefined;
+          if (column && column.size.cls === UNBOUNDED) {
+            this.deny("ARRAY(SELECT ...) over an unbounded value (an aggregate that concatenates rows) is not allowed", body.location);
+          }
+        }
         return;
       }
+      case "A_Const": {
+        const f = (body.fval as { fval?: unknown } | undefined)?.fval;
+        if (typeof f === "string") {
+          const problem = numericLiteralProblem(f);
+          if (problem) this.deny(problem, body.location);
+        }
+        return;
+      }
+      case "TypeCast":
+        this.typeCast(body, ctx);
+        return;
       case "SortBy": {
         // ORDER BY x USING op
         const op = stringParts(body.useOp);
@@ -394,6 +481,12 @@ class Analyzer {
    * be known), which name the columns of a sub-select or CTE that reads it.
    */
   private select(body: Obj, outer: Ctx): Column[] | null {
+    const out = this.selectLevel(body, outer);
+    this.outputs.set(body, out);
+    return out;
+  }
+
+  private selectLevel(body: Obj, outer: Ctx): Column[] | null {
     let ctx: Ctx = outer;
     if (body.withClause && typeof body.withClause === "object") {
       ctx = { ...ctx, ctes: this.withClause(body.withClause as Obj, ctx) };
@@ -404,11 +497,24 @@ class Analyzer {
       // The branches are SelectStmt bodies without the node wrapper.
       const branch = (b: unknown) => (b && typeof b === "object" ? this.select(b as Obj, ctx) : null);
       const left = branch(body.larg);
-      branch(body.rarg);
+      const right = branch(body.rarg);
       const level = new Level(ctx.level);
       level.outputNames = new Set((left ?? []).map((c) => c.name));
       this.rest(body, { ...ctx, level }, ["withClause", "larg", "rarg"]);
-      return left;
+      // A column of a set operation is either branch's value; UNION, INTERSECT and EXCEPT without ALL sort them.
+      // Unnamed targets are left out of a branch's columns, so positions line up only when no branch lost one.
+      const aligned = left !== null && right !== null && left.length === right.length;
+      const anyRight = pick((right ?? [ONE_ROW]).map((c) => ("size" in c ? c.size : c)));
+      const columns =
+        left?.map((c, i) => ({ name: c.name, type: c.type, size: pick([c.size, aligned ? right[i].size : anyRight]) })) ?? null;
+      if (body.all !== true) {
+        for (const c of columns ?? [{ name: "", type: null, size: ONE_ROW }]) {
+          const p = sortProblem(c.size, String(body.op).replace("SETOP_", ""));
+          if (p) this.deny(p);
+        }
+      }
+      if (Array.isArray(body.sortClause)) this.sortKeys(body.sortClause, columns, { ...ctx, level }, "ORDER BY");
+      return columns;
     }
 
     const level = new Level(ctx.level);
@@ -419,6 +525,8 @@ class Analyzer {
     }
 
     let output: Column[] | null = [];
+    // ORDER BY, GROUP BY and DISTINCT keys are checked once the output columns are known.
+    const sorts: [unknown[], string][] = [];
     for (const key in body) {
       const child = body[key];
       if (typeof child !== "object" || child === null) continue;
@@ -430,10 +538,15 @@ class Analyzer {
           output = this.targetList(child as unknown[], inner);
           break;
         case "valuesLists": {
-          this.expr(child, { ...ctx, level: ctx.level });
-          const first = (child as unknown[])[0] as { List?: { items?: unknown[] } } | undefined;
-          const n = Array.isArray(first?.List?.items) ? first.List.items.length : 0;
-          output = Array.from({ length: n }, (_, i) => ({ name: `column${i + 1}`, type: null }));
+          const valuesCtx = { ...ctx, level: ctx.level };
+          this.expr(child, valuesCtx);
+          const rows = (child as { List?: { items?: unknown[] } }[]).map((r) => (Array.isArray(r?.List?.items) ? r.List.items : []));
+          const n = rows[0]?.length ?? 0;
+          output = Array.from({ length: n }, (_, i) => ({
+            name: `column${i + 1}`,
+            type: null,
+            size: pick(rows.map((r) => this.sizeOf(r[i], valuesCtx))),
+          }));
           break;
         }
         case "sortClause":
@@ -443,6 +556,7 @@ class Analyzer {
           level.outputNames = new Set((output ?? []).map((c) => c.name));
           this.expr(child, inner);
           level.outputNames = null;
+          sorts.push([child as unknown[], key === "sortClause" ? "ORDER BY" : key === "groupClause" ? "GROUP BY" : "DISTINCT"]);
           break;
         }
         case "intoClause":
@@ -453,8 +567,46 @@ class Analyzer {
       }
     }
 
+    for (const [keys, what] of sorts) this.sortKeys(keys, output, inner, what);
     this.timeBounds(level, body.whereClause, joinQuals);
     return output;
+  }
+
+  /**
+   * ORDER BY, GROUP BY and DISTINCT sort or hash their keys, spilling to temp files: never over an unbounded
+   * value. A key is an expression, an output column's name or position, or (plain DISTINCT) every output column.
+   */
+  private sortKeys(keys: unknown[], output: Column[] | null, ctx: Ctx, what: string): void {
+    for (const k of keys) {
+      const n = nodeOf(k);
+      let node: unknown = k;
+      if (n?.[0] === "SortBy") node = n[1].node;
+      if (n === undefined || (n[0] !== "SortBy" && Object.keys(n[1]).length === 0)) {
+        // SELECT DISTINCT: an empty list item means every output column.
+        for (const c of output ?? []) {
+          const p = sortProblem(c.size, what);
+          if (p) {
+            this.deny(p);
+            return;
+          }
+        }
+        continue;
+      }
+      let size: Size = this.sizeOf(node, ctx);
+      const position = numberConst(node);
+      if (position !== undefined && output && Number.isInteger(position)) size = output[position - 1]?.size ?? size;
+      const ref = nodeOf(node);
+      if (ref?.[0] === "ColumnRef" && output) {
+        const names = stringParts(ref[1].fields);
+        const named = names?.length === 1 ? output.find((c) => c.name === names[0]) : undefined;
+        if (named) size = pick([size, named.size]);
+      }
+      const p = sortProblem(size, what);
+      if (p) {
+        this.deny(p, (ref?.[1] as { location?: unknown } | undefined)?.location);
+        return;
+      }
+    }
   }
 
   /** A SelectStmt wrapper (set-operation branch, sub-select, CTE body); other statements are walked. */
@@ -479,7 +631,7 @@ class Analyzer {
       this.expr(rt, ctx);
       if (out === null) continue;
       if (typeof rt.name === "string") {
-        out.push({ name: rt.name, type: this.typeOf(rt.val, ctx) });
+        out.push(this.outputColumn(rt.name, rt.val, ctx));
         continue;
       }
       const star = this.starColumns(rt.val, ctx);
@@ -489,9 +641,15 @@ class Analyzer {
         continue;
       }
       const name = figureName(rt.val);
-      if (name !== UNKNOWN_NAME) out.push({ name, type: this.typeOf(rt.val, ctx) });
+      if (name !== UNKNOWN_NAME) out.push(this.outputColumn(name, rt.val, ctx));
     }
     return out;
+  }
+
+  private outputColumn(name: string, val: unknown, ctx: Ctx): Column {
+    const column: Column = { name, type: this.typeOf(val, ctx), size: this.sizeOf(val, ctx) };
+    if (this.timeFloorColumn(val, ctx)) column.timeFloor = true;
+    return column;
   }
 
   /** `*` or `q.*` in a target list: the columns it expands to (null: not known); undefined if not a star. */
@@ -615,6 +773,8 @@ class Analyzer {
     const functions = Array.isArray(body.functions) ? body.functions : [];
     let firstName: string | null = null;
     let defs: string[] | null = null;
+    const sizes: Size[] = [];
+    let timeFloor = false;
     for (const f of functions) {
       const pair = (f as { List?: { items?: unknown[] } } | null)?.List?.items;
       if (!Array.isArray(pair)) {
@@ -627,6 +787,15 @@ class Analyzer {
         if (firstName === null && parts) firstName = parts[parts.length - 1];
       }
       this.expr(pair, ctx);
+      if (call && call[0] === "FuncCall") {
+        const parts = stringParts(call[1].funcname);
+        const fname = parts?.[parts.length - 1];
+        const size = this.sizeOf(pair[0], ctx);
+        // unnest gives one element per row, whatever the array's size.
+        sizes.push(fname === "unnest" && size.cls === UNBOUNDED ? ONE_ROW : size);
+        const args = Array.isArray(call[1].args) ? call[1].args : [];
+        if (functions.length === 1 && fname === "generate_series" && this.fromBound(args[0], ctx.level)) timeFloor = true;
+      } else sizes.push(this.sizeOf(pair[0], ctx));
       // A column definition list (`AS t(x int)`) names the columns; its types are checked by the walk.
       const cols = Array.isArray(pair[1]) ? pair[1] : null;
       if (cols)
@@ -637,13 +806,15 @@ class Analyzer {
     this.rest(body, ctx, ["functions", "alias"]);
     const itemName = name ?? firstName;
     let columns: Column[] | null = null;
-    if (colnames) columns = colnames.map((c) => ({ name: c, type: null }));
-    else if (defs) columns = defs.map((c) => ({ name: c, type: null }));
+    const size = pick(sizes);
+    const column = (c: string): Column => (timeFloor ? { name: c, type: null, size, timeFloor: true } : { name: c, type: null, size });
+    if (colnames) columns = colnames.map(column);
+    else if (defs) columns = defs.map(column);
     else if (functions.length === 1 && body.is_rowsfrom !== true && itemName !== null) {
       // A function returning a scalar gives one column named after the alias (or the function).
-      columns = [{ name: itemName, type: null }];
+      columns = [column(itemName)];
     }
-    if (columns && body.ordinality === true) columns = [...columns, { name: "ordinality", type: null }];
+    if (columns && body.ordinality === true) columns = [...columns, { name: "ordinality", type: null, size: FIXED }];
     return this.derivedItem(itemName, columns, itemName ?? "a function");
   }
 
@@ -680,7 +851,7 @@ class Analyzer {
       );
       return unknown;
     }
-    const base = Array.isArray(table.columns) ? table.columns.map((c) => ({ name: c.name, type: c.type })) : [];
+    const base: Column[] = Array.isArray(table.columns) ? table.columns.map((c) => ({ name: c.name, type: c.type, size: ONE_ROW })) : [];
     const columns = renamed(base, colnames) ?? base;
     let timeColumn: string | null = null;
     if (table.timeColumn) {
@@ -694,6 +865,7 @@ class Analyzer {
       timeColumn,
       bounded: timeColumn === null,
       shown,
+      location: typeof r.location === "number" ? r.location : undefined,
     };
   }
 
@@ -895,93 +1067,258 @@ class Analyzer {
       return;
     }
     const name = parts[parts.length - 1];
-    if (!this.callAllowed(parts)) this.denyName(parts.join("."));
+    if (!this.callAllowed(parts)) this.deny(`function ${safeName(parts.join("."))} is not allowed`, body.location);
     const args = Array.isArray(body.args) ? body.args : [];
-    if (name === "format") this.formatCall(args);
-    else if (name === "generate_series") this.seriesCall(args);
-    else if (name === "repeat" || name === "lpad" || name === "rpad") this.sizeArgument(name, args[1]);
     // count() only counts; every other function reads the values it is given.
     for (const a of name === "count" ? [] : args) {
       const t = this.typeOf(a, ctx);
       if (t !== null && SERVER_STATE_COLUMN_TYPES.has(t.replace(/\[\]$/, ""))) {
-        this.deny(`${safeName(name)} over type ${safeName(t)} is not allowed: values of that type read server state`);
+        this.deny(`${safeName(name)} over type ${safeName(t)} is not allowed: values of that type read server state`, body.location);
       }
     }
-    let inner = ctx;
-    if (AMPLIFIERS.has(name)) {
-      if (ctx.amp !== null) {
-        this.deny(`${safeName(name)} inside ${safeName(ctx.amp)}: nesting functions that can multiply their input is not allowed`);
-      }
-      inner = { ...ctx, amp: name };
-    }
-    // The window definition and FILTER run per row; they are not part of the amplified value.
-    for (const key in body) {
-      if (key === "funcname") continue;
-      const child = body[key];
-      if (typeof child !== "object" || child === null) continue;
-      this.expr(child, key === "over" || key === "agg_filter" ? ctx : inner);
-    }
-  }
-
-  /** format(fmt, ...): the format must be a literal whose widths are small literals. */
-  private formatCall(args: unknown[]): void {
-    const fmt = stringConst(args[0]);
-    if (fmt === undefined) {
-      this.deny("format needs a literal format string");
-      return;
-    }
-    const problem = formatStringProblem(fmt);
-    if (problem) this.deny(problem);
-  }
-
-  /** repeat/lpad/rpad (when a deployment allows them): the size must be a small literal. */
-  private sizeArgument(name: string, arg: unknown): void {
-    const v = numberConst(arg);
-    if (v === undefined || v > MAX_OUTPUT_WIDTH) {
-      this.deny(`${name} needs a number literal of at most ${MAX_OUTPUT_WIDTH} as its size`);
-    }
+    // The arguments first: their sizes (sub-selects, nested calls) are known once they have been walked.
+    this.rest(body, ctx, ["funcname"]);
+    this.sizes.set(body, this.callSizeOf(name, body, ctx, true));
   }
 
   /**
-   * generate_series: numbers between literal bounds of at most MAX_SERIES_BOUND, or times between ends of
-   * the dashboard's range ($__timeFrom()/$__timeTo(), cast, truncated or offset by $__interval) with any step.
+   * The size of a call's value from its declaration and its arguments' sizes (sizes.ts); with `report`, the
+   * first problem becomes a function finding naming the function.
    */
-  private seriesCall(args: unknown[]): void {
+  private callSizeOf(name: string, body: Obj, ctx: Ctx, report: boolean): Size {
+    const deny = (message: string): void => {
+      if (report) this.deny(message, body.location);
+    };
+    const shown = safeName(name);
+    const decl = FUNCTION_DECLARATIONS[name];
+    if (!decl) {
+      deny(`function ${shown} has no size declaration, so it is not allowed`);
+      return AGGREGATE;
+    }
+    if (body.func_variadic === true) {
+      deny(`VARIADIC arguments to ${shown} are not allowed: the guard must see every argument`);
+      return AGGREGATE;
+    }
+    const direct = Array.isArray(body.args) ? body.args : [];
+    const order = Array.isArray(body.agg_order) ? body.agg_order.map((o) => (nodeOf(o)?.[0] === "SortBy" ? nodeOf(o)?.[1].node : o)) : [];
+    const within = body.agg_within_group === true;
+    // An ordered-set aggregate's WITHIN GROUP (ORDER BY x) is its aggregated argument.
+    const nodes = within ? [...direct, ...order] : direct;
+    if (!coversArity(decl, nodes.length)) {
+      deny(`${shown} with ${nodes.length} arguments has no size declaration, so it is not allowed`);
+      return AGGREGATE;
+    }
+    const args: Arg[] = nodes.map((node) => ({ node, size: this.sizeOf(node, ctx) }));
+    const aggregate = decl.kind === "a" || (decl.kind === "wa" && within);
+    if (body.over !== undefined && decl.size === "concatenates") {
+      deny(`${shown} as a window function is not allowed: it builds a value per row of its frame`);
+      return AGGREGATE;
+    }
+    // DISTINCT and ORDER BY inside an aggregate sort their values, and a window sorts its partition.
+    const sorted: unknown[] = [];
+    if (!within) sorted.push(...order);
+    if (body.agg_distinct === true) sorted.push(...direct);
+    const over = (nodeOf(body.over)?.[1] ?? body.over) as Obj | undefined;
+    if (over && typeof over === "object") {
+      if (Array.isArray(over.partitionClause)) sorted.push(...over.partitionClause);
+      if (Array.isArray(over.orderClause))
+        sorted.push(...over.orderClause.map((o) => (nodeOf(o)?.[0] === "SortBy" ? nodeOf(o)?.[1].node : o)));
+    }
+    for (const key of sorted) {
+      const problem = sortProblem(this.sizeOf(key, ctx), `${shown}'s ORDER BY, DISTINCT or window`);
+      if (problem) {
+        deny(problem);
+        return AGGREGATE;
+      }
+    }
+    const verdict = callSize(shown, decl, args, aggregate);
+    if (verdict.problem) deny(verdict.problem);
+    if (report && name === "generate_series") this.seriesCall(direct, body.location);
+    return verdict.size;
+  }
+
+  /**
+   * generate_series: over numbers, literal bounds and step giving at most MAX_SERIES_ROWS rows; over times,
+   * ends taken from the dashboard's range and a step of `$__interval` or a literal interval, whose row count
+   * the runner checks against the range before the statement runs (series.ts).
+   */
+  private seriesCall(args: unknown[], location: unknown): void {
     const [a, b, step] = args;
-    if (this.rangeTime(a) && this.rangeTime(b)) return;
+    const start = this.timeExpr(a, "series");
+    const end = this.timeExpr(b, "series");
+    if (start && end) {
+      let stepMs: number | null = null;
+      if (!this.param(step, "interval", INTERVAL_CASTS)) {
+        const ms = intervalLiteral(step);
+        if (ms === undefined) {
+          this.deny("generate_series over times needs $__interval or a literal interval as its step", location);
+          return;
+        }
+        stepMs = ms;
+      }
+      this.findings.series.push({
+        ranges: 1 + start.ranges + end.ranges,
+        widenMs: start.ms + end.ms,
+        intervals: start.intervals + end.intervals,
+        stepMs,
+      });
+      return;
+    }
     const lo = numberConst(a);
     const hi = numberConst(b);
     const by = step === undefined ? 1 : numberConst(step);
-    const ok =
-      lo !== undefined &&
-      hi !== undefined &&
-      by !== undefined &&
-      by !== 0 &&
-      Math.abs(lo) <= MAX_SERIES_BOUND &&
-      Math.abs(hi) <= MAX_SERIES_BOUND;
-    if (!ok) {
-      this.deny(`generate_series needs number literals within ±${MAX_SERIES_BOUND} or the bounds $__timeFrom() and $__timeTo()`);
+    const rows = lo !== undefined && hi !== undefined && by !== undefined && by !== 0 ? Math.floor((hi - lo) / by) + 1 : Number.NaN;
+    if (!(rows <= MAX_SERIES_ROWS)) {
+      this.deny(
+        `generate_series needs number literals giving at most ${MAX_SERIES_ROWS} rows, or ends from $__timeFrom() and $__timeTo()`,
+        location,
+      );
     }
   }
 
-  private operator(parts: string[]): void {
-    if (operatorProblem(parts)) this.deny(operatorProblem(parts.map((p) => safeName(p))) ?? "operator ? is not allowed");
+  private operator(parts: string[], location?: unknown): void {
+    if (operatorProblem(parts)) this.deny(operatorProblem(parts.map((p) => safeName(p))) ?? "operator ? is not allowed", location);
   }
 
   private aExpr(body: Obj, ctx: Ctx): void {
     const name = stringParts(body.name);
-    if (name) this.operator(name);
-    else this.deny("operator ? is not allowed");
+    if (name) this.operator(name, body.location);
+    else this.deny("operator ? is not allowed", body.location);
     this.rest(body, ctx, ["name"]);
+    this.sizes.set(body, this.aExprSize(body, ctx, true));
+  }
+
+  /** The size of an operator expression, from the operator's declaration; `report` makes its problem a finding. */
+  private aExprSize(body: Obj, ctx: Ctx, report: boolean): Size {
+    const kind = String(body.kind);
+    const operands = [body.lexpr, body.rexpr].filter((x) => x !== undefined);
+    if (kind === "AEXPR_NULLIF") return pick(operands.map((x) => this.sizeOf(x, ctx)));
+    if (kind === "AEXPR_IN" || kind.startsWith("AEXPR_BETWEEN") || kind.startsWith("AEXPR_NOT_BETWEEN")) return FIXED;
+    const parts = stringParts(body.name);
+    const op = parts?.[parts.length - 1];
+    const decl = op === undefined ? undefined : OPERATOR_DECLARATIONS[op];
+    if (!decl) return FIXED; // refused by the operator allowlist, or IS DISTINCT FROM (a comparison)
+    const args: Arg[] = operands.map((node) => ({ node, size: this.sizeOf(node, ctx) }));
+    const verdict = callSize(safeName(op ?? "?"), decl, args, false);
+    if (verdict.problem && report) this.deny(verdict.problem, body.location);
+    // x op ANY (array) compares elements: a boolean.
+    return kind === "AEXPR_OP" ? verdict.size : FIXED;
   }
 
   private typeName(body: Obj, ctx: Ctx): void {
     const problem = typeProblem(body, this.extraTypes);
     if (problem) {
       if (problem.reason === "catalog") this.catalogProblem(problem.message);
-      else this.deny(problem.message);
+      else this.deny(problem.message, body.location);
     }
     this.rest(body, ctx, ["names"]);
+  }
+
+  /** A cast: a string literal cast to numeric is a number literal and has its digit cap. */
+  private typeCast(body: Obj, ctx: Ctx): void {
+    const t = stringParts((body.typeName as Obj | undefined)?.names);
+    const type = t?.[t.length - 1];
+    const text = stringConst(body.arg);
+    if (text !== undefined && (type === "numeric" || type === "_numeric")) {
+      // An array literal ('{1,2}'::numeric[]) holds one number per element.
+      for (const part of text.replace(/^\s*\{|\}\s*$/g, "").split(",")) {
+        const problem = numericLiteralProblem(part);
+        if (problem) this.deny(problem, body.location);
+      }
+    }
+    this.rest(body, ctx, []);
+  }
+
+  // ---- sizes ------------------------------------------------------------------------------------------------
+
+  /** The size class of an expression (sizes.ts), through columns of CTEs, sub-selects and FROM functions. */
+  private sizeOf(v: unknown, ctx: Ctx): Size {
+    const n = nodeOf(v);
+    if (!n) return Array.isArray(v) ? sum(v.map((x) => this.sizeOf(x, ctx))) : bounded(0);
+    const [type, body] = n;
+    const known = this.sizes.get(body);
+    if (known) return known;
+    const size = this.computeSize(type, body, ctx);
+    this.sizes.set(body, size);
+    return size;
+  }
+
+  private computeSize(type: string, body: Obj, ctx: Ctx): Size {
+    switch (type) {
+      case "A_Const":
+        return body.isnull === true ? bounded(0) : literalSize(body).size;
+      case "ParamRef":
+        return bounded(32);
+      case "ColumnRef":
+        return this.columnSize(body, ctx);
+      case "TypeCast":
+      case "CollateClause":
+      case "NamedArgExpr":
+      case "A_Indirection":
+        // A cast copies its value; a subscript or field is part of it.
+        return this.sizeOf(body.arg, ctx);
+      case "FuncCall": {
+        const parts = stringParts(body.funcname);
+        return parts ? this.callSizeOf(parts[parts.length - 1], body, ctx, false) : AGGREGATE;
+      }
+      case "A_Expr":
+        return this.aExprSize(body, ctx, false);
+      case "BoolExpr":
+      case "NullTest":
+      case "BooleanTest":
+      case "SQLValueFunction":
+      case "GroupingFunc":
+        return FIXED;
+      case "CaseExpr": {
+        const results = (Array.isArray(body.args) ? body.args : []).map((w) => (nodeOf(w)?.[1] as Obj | undefined)?.result);
+        return pick([...results, body.defresult].map((r) => this.sizeOf(r, ctx)));
+      }
+      case "CoalesceExpr":
+      case "MinMaxExpr":
+        return pick((Array.isArray(body.args) ? body.args : []).map((a) => this.sizeOf(a, ctx)));
+      case "A_ArrayExpr":
+        return sum((Array.isArray(body.elements) ? body.elements : []).map((a) => this.sizeOf(a, ctx)));
+      case "RowExpr":
+        return sum((Array.isArray(body.args) ? body.args : []).map((a) => this.sizeOf(a, ctx)));
+      case "SubLink": {
+        const kind = String(body.subLinkType);
+        if (kind === "ARRAY_SUBLINK") return AGGREGATE;
+        if (kind !== "EXPR_SUBLINK") return FIXED;
+        const sub = nodeOf(body.subselect);
+        const columns = sub ? this.outputs.get(sub[1]) : undefined;
+        return columns?.[0]?.size ?? ONE_ROW;
+      }
+      default:
+        return ONE_ROW;
+    }
+  }
+
+  /** A column's size: a catalog column is row-sized, a CTE's or sub-select's column has its expression's size. */
+  private columnSize(body: Obj, ctx: Ctx): Size {
+    const names = stringParts(body.fields);
+    if (!names || names.length === 0) return ONE_ROW;
+    let column: Column | undefined;
+    let item: Item | undefined;
+    if (names.length === 1) {
+      const r = this.resolveName(names[0], ctx.level);
+      if (r === null || r === "unknown") return ONE_ROW;
+      if (r.column) column = r.column;
+      else item = r.item;
+    } else {
+      const q = this.qualifiedItem(names.slice(0, -1), ctx.level);
+      column = q?.columns?.find((c) => c.name === names[names.length - 1]);
+    }
+    if (column) return column.size;
+    // A whole row holds every column of its item.
+    return item?.columns ? sum(item.columns.map((c) => c.size)) : ONE_ROW;
+  }
+
+  /** An output expression whose values are at or after a lower bound from the range start. */
+  private timeFloorColumn(val: unknown, ctx: Ctx): boolean {
+    const n = nodeOf(val);
+    if (!n || (n[0] !== "ColumnRef" && n[0] !== "TypeCast" && n[0] !== "ParamRef" && n[0] !== "FuncCall" && n[0] !== "A_Expr"))
+      return false;
+    return this.fromBound(val, ctx.level);
   }
 
   // ---- the time bound ---------------------------------------------------------------------------------------
@@ -1010,45 +1347,95 @@ class Analyzer {
   }
 
   /**
-   * A lower bound taken from the range start: $__timeFrom() (cast to a timestamp type), less at most one
-   * range ($__interval, or $__timeTo() - $__timeFrom()), or plus $__interval.
+   * A lower bound taken from the range start: $__timeFrom() (cast to a timestamp type), optionally truncated
+   * (date_trunc up to 'day', date_bin by $__interval or a literal up to a day), with at most one offset: one
+   * $__interval, one range ($__timeTo() - $__timeFrom()) or a literal interval up to a day. Or a column whose
+   * values are such bounds (a generate_series over the range, read through LATERAL).
    */
-  private fromBound(v: unknown): boolean {
-    if (this.param(v, "from", TIME_BOUND_CASTS)) return true;
-    const minus = this.isOp(v, "-");
-    if (minus && minus.lexpr !== undefined && this.fromBound(minus.lexpr)) {
-      if (this.param(minus.rexpr, "interval", new Set(["interval"]))) return true;
-      const span = this.isOp(minus.rexpr, "-");
-      return span !== undefined && this.param(span.lexpr, "to", TIME_BOUND_CASTS) && this.param(span.rexpr, "from", TIME_BOUND_CASTS);
+  private fromBound(v: unknown, level: Level | null): boolean {
+    if (this.timeExpr(v, "bound") !== null) return true;
+    let n = nodeOf(v);
+    while (n?.[0] === "TypeCast") {
+      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
+      if (!t || !TIME_BOUND_CASTS.has(t[t.length - 1])) return false;
+      n = nodeOf(n[1].arg);
     }
-    const plus = this.isOp(v, "+");
-    return plus !== undefined && this.fromBound(plus.lexpr) && this.param(plus.rexpr, "interval", new Set(["interval"]));
+    if (n?.[0] !== "ColumnRef") return false;
+    const names = stringParts(n[1].fields);
+    if (!names || names.length === 0) return false;
+    if (names.length === 1) {
+      const r = this.resolveName(names[0], level);
+      return r !== null && r !== "unknown" && r.column?.timeFloor === true;
+    }
+    const item = this.qualifiedItem(names.slice(0, -1), level);
+    return item?.columns?.find((c) => c.name === names[names.length - 1])?.timeFloor === true;
   }
 
-  /** An end of the dashboard's range for generate_series: from/to, cast, truncated, or offset by $__interval. */
-  private rangeTime(v: unknown): boolean {
-    const casts = TIME_BOUND_CASTS;
-    if (this.param(v, "from", casts) || this.param(v, "to", casts)) return true;
+  /**
+   * A time derived from the range with one truncation and at most one offset, and how far before the range
+   * (or after it) it can lie; null for anything else. A bound (`bound`) starts from $__timeFrom() and may
+   * widen by at most a day or one range; a series end (`series`) may start from either end and widen by up to
+   * a year, its rows checked against the range when it runs.
+   */
+  private timeExpr(v: unknown, mode: "bound" | "series"): Widening | null {
     const n = nodeOf(v);
-    if (!n) return false;
+    if (!n) return null;
     if (n[0] === "TypeCast") {
       const t = stringParts((n[1].typeName as Obj | undefined)?.names);
-      return t !== null && casts.has(t[t.length - 1]) && this.rangeTime(n[1].arg);
+      return t && TIME_BOUND_CASTS.has(t[t.length - 1]) ? this.timeExpr(n[1].arg, mode) : null;
     }
-    if (n[0] === "FuncCall") {
-      const parts = stringParts(n[1].funcname);
-      const fn = parts?.[parts.length - 1];
-      const args = Array.isArray(n[1].args) ? n[1].args : [];
-      if (fn === "date_trunc" && args.length === 2) return stringConst(args[0]) !== undefined && this.rangeTime(args[1]);
-      return false;
-    }
-    for (const op of ["+", "-"]) {
+    const base = this.truncated(v, mode);
+    if (base) return base;
+    for (const op of ["-", "+"]) {
       const e = this.isOp(v, op);
-      if (e && e.lexpr !== undefined && this.rangeTime(e.lexpr) && this.param(e.rexpr, "interval", new Set(["interval"]))) {
-        return true;
-      }
+      if (!e || e.lexpr === undefined) continue;
+      const left = this.truncated(e.lexpr, mode);
+      const offset = left ? this.offset(e.rexpr, mode) : null;
+      if (left && offset)
+        return { ms: left.ms + offset.ms, intervals: left.intervals + offset.intervals, ranges: left.ranges + offset.ranges };
     }
-    return false;
+    return null;
+  }
+
+  /** An end of the range, cast, or truncated once (date_trunc, date_bin). */
+  private truncated(v: unknown, mode: "bound" | "series"): Widening | null {
+    const casts = TIME_BOUND_CASTS;
+    if (this.param(v, "from", casts) || (mode === "series" && this.param(v, "to", casts))) return { ms: 0, intervals: 0, ranges: 0 };
+    let n = nodeOf(v);
+    while (n?.[0] === "TypeCast") {
+      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
+      if (!t || !casts.has(t[t.length - 1])) return null;
+      n = nodeOf(n[1].arg);
+    }
+    if (n?.[0] !== "FuncCall") return null;
+    const parts = stringParts(n[1].funcname);
+    const fn = parts?.[parts.length - 1];
+    const args = Array.isArray(n[1].args) ? n[1].args : [];
+    const end = (x: unknown) => this.param(x, "from", casts) || (mode === "series" && this.param(x, "to", casts));
+    const cap = mode === "bound" ? MAX_BOUND_WIDENING_MS : MAX_SERIES_WIDENING_MS;
+    if (fn === "date_trunc" && (args.length === 2 || args.length === 3) && end(args[1])) {
+      const unit = stringConst(args[0])?.toLowerCase();
+      const ms = unit === undefined ? undefined : TRUNCATION_MS[unit];
+      return ms !== undefined && ms <= cap ? { ms, intervals: 0, ranges: 0 } : null;
+    }
+    if (fn === "date_bin" && args.length === 3 && end(args[1])) {
+      if (this.param(args[0], "interval", INTERVAL_CASTS)) return { ms: 0, intervals: 1, ranges: 0 };
+      const ms = intervalLiteral(args[0]);
+      return ms !== undefined && ms <= cap ? { ms, intervals: 0, ranges: 0 } : null;
+    }
+    return null;
+  }
+
+  /** One offset: $__interval, one range ($__timeTo() - $__timeFrom()), or a literal interval under the cap. */
+  private offset(v: unknown, mode: "bound" | "series"): Widening | null {
+    if (this.param(v, "interval", INTERVAL_CASTS)) return { ms: 0, intervals: 1, ranges: 0 };
+    const span = this.isOp(v, "-");
+    if (span && this.param(span.lexpr, "to", TIME_BOUND_CASTS) && this.param(span.rexpr, "from", TIME_BOUND_CASTS)) {
+      return { ms: 0, intervals: 0, ranges: 1 };
+    }
+    const ms = intervalLiteral(v);
+    const cap = mode === "bound" ? MAX_BOUND_WIDENING_MS : MAX_SERIES_WIDENING_MS;
+    return ms !== undefined && ms <= cap ? { ms, intervals: 0, ranges: 0 } : null;
   }
 
   /** Does `c` name `item`'s time column at `level` (qualified by its name, or unqualified and unique)? */
@@ -1074,7 +1461,7 @@ class Analyzer {
     const e = n[1];
     if (e.kind === "AEXPR_BETWEEN") {
       const range = (e.rexpr as { List?: { items?: unknown[] } } | undefined)?.List?.items;
-      return Array.isArray(range) && this.isTimeColumn(e.lexpr, item, level) && this.fromBound(range[0]);
+      return Array.isArray(range) && this.isTimeColumn(e.lexpr, item, level) && this.fromBound(range[0], level);
     }
     for (const [op, columnLeft] of [
       [">=", true],
@@ -1085,7 +1472,7 @@ class Analyzer {
       const x = this.isOp(conjunct, op);
       if (!x) continue;
       const [col, bound] = columnLeft ? [x.lexpr, x.rexpr] : [x.rexpr, x.lexpr];
-      if (this.isTimeColumn(col, item, level) && this.fromBound(bound)) return true;
+      if (this.isTimeColumn(col, item, level) && this.fromBound(bound, level)) return true;
     }
     return false;
   }
@@ -1113,6 +1500,7 @@ class Analyzer {
       if (!item.bounded && this.findings.time === null) {
         const ref = safeName(item.name ?? "");
         const col = safeName(item.timeColumn ?? "");
+        if (typeof item.location === "number") this.findings.timeLocation = item.location;
         this.findings.time = `table ${safeName(item.shown)} is not bounded by time: AND $__timeFilter(${ref}.${col}) into its WHERE or JOIN ON`;
       }
     }

@@ -48,3 +48,85 @@ export function intervalFor(fromMs: number, toMs: number, maxPoints: number): st
   while (bucketCount(from, to, days * DAY) > points) days = days < 10_000 ? days + 1 : Math.ceil(days * 1.1);
   return `${days} days`;
 }
+
+/** Milliseconds per interval unit, as PostgreSQL spells them (a month counts 30 days, a year 365.25, as interval arithmetic does). */
+const UNIT_MS: Record<string, number> = {
+  microsecond: 0.001,
+  microseconds: 0.001,
+  us: 0.001,
+  millisecond: 1,
+  milliseconds: 1,
+  ms: 1,
+  second: SECOND,
+  seconds: SECOND,
+  sec: SECOND,
+  secs: SECOND,
+  s: SECOND,
+  minute: MINUTE,
+  minutes: MINUTE,
+  min: MINUTE,
+  mins: MINUTE,
+  m: MINUTE,
+  hour: HOUR,
+  hours: HOUR,
+  hr: HOUR,
+  hrs: HOUR,
+  h: HOUR,
+  day: DAY,
+  days: DAY,
+  d: DAY,
+  week: 7 * DAY,
+  weeks: 7 * DAY,
+  w: 7 * DAY,
+  month: 30 * DAY,
+  months: 30 * DAY,
+  mon: 30 * DAY,
+  mons: 30 * DAY,
+  year: 365.25 * DAY,
+  years: 365.25 * DAY,
+  y: 365.25 * DAY,
+};
+
+/**
+ * The length of an interval literal's text in milliseconds ('1 minute', '5 minutes', '1 hour 30 minutes',
+ * '1h', '00:05:00'), or undefined for anything else (a negative or zero interval included): callers refuse
+ * what they cannot measure.
+ */
+export function intervalLiteralMs(text: string): number | undefined {
+  const t = text.trim().toLowerCase();
+  const clock = /^(\d{1,4}):(\d{2})(?::(\d{2}(?:\.\d+)?))?$/.exec(t);
+  if (clock) {
+    const ms = Number(clock[1]) * HOUR + Number(clock[2]) * MINUTE + Number(clock[3] ?? 0) * SECOND;
+    return ms > 0 ? ms : undefined;
+  }
+  const re = /\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*/y;
+  let total = 0;
+  let i = 0;
+  while (i < t.length) {
+    re.lastIndex = i;
+    const m = re.exec(t);
+    if (!m) return undefined;
+    const unit = UNIT_MS[m[2]];
+    if (unit === undefined) return undefined;
+    total += Number(m[1]) * unit;
+    i = re.lastIndex;
+  }
+  return i > 0 && total > 0 && Number.isFinite(total) ? total : undefined;
+}
+
+/** Units date_trunc takes, by how far a truncation can move a time back. */
+export const TRUNCATION_MS: Record<string, number> = {
+  microseconds: 0.001,
+  milliseconds: 1,
+  second: SECOND,
+  minute: MINUTE,
+  hour: HOUR,
+  day: DAY,
+  week: 7 * DAY,
+  month: 31 * DAY,
+  quarter: 92 * DAY,
+  year: 366 * DAY,
+  decade: 3653 * DAY,
+  century: 36525 * DAY,
+  millennium: 365250 * DAY,
+};

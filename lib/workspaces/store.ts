@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { z } from "zod";
 import { roleIn } from "../auth/roles.ts";
-import type { Role } from "../auth/types.ts";
+import type { Role, SessionUser } from "../auth/types.ts";
 import { DASHBOARD_CHANGED_CHANNEL } from "../dashboards/store.ts";
 import { AppError } from "../http/errors.ts";
 import { newId } from "../store/ids.ts";
@@ -75,6 +75,16 @@ export async function listWorkspacesForGroups(
     const role = roleIn(groups, ws);
     return role ? [{ ...ws, role }] : [];
   });
+}
+
+/** The workspaces a caller has a role in: an API token's one workspace, or those its groups grant (listWorkspacesForGroups). */
+export async function listWorkspacesFor(
+  pool: pg.Pool | pg.PoolClient,
+  user: Pick<SessionUser, "groups" | "token">,
+): Promise<(Workspace & { role: Role })[]> {
+  if (!user.token) return listWorkspacesForGroups(pool, user.groups);
+  const ws = await getWorkspace(pool, user.token.workspaceId);
+  return ws ? [{ ...ws, role: user.token.role }] : [];
 }
 
 /** Creates a workspace (and its empty limits row); `id` defaults to a fresh opaque id. */
