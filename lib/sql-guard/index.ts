@@ -4,8 +4,8 @@ import type { Catalog } from "../catalog/types.ts";
 import { DEFAULT_ALLOWED_FUNCTIONS, parseFunctionList } from "./allowlist.ts";
 import { inspect } from "./inspect.ts";
 import { locateMacroProblem, locateRefusal, locateToken } from "./locate.ts";
-import { codeDollars, expandMacros, safeName } from "./macros.ts";
-import { charOffsetOfByte, writtenOffset } from "./offsets.ts";
+import { expandMacros, safeName } from "./macros.ts";
+import { charOffsetOfByte } from "./offsets.ts";
 import { VerdictCache } from "./cache.ts";
 import type { Guard, GuardReason, GuardVerdict, MacroParam, VariableDecl } from "./verdict.ts";
 
@@ -183,16 +183,8 @@ export function createGuard(opts: GuardOptions = {}): Guard {
     if (!expansion.ok) return reject("structure", expansion.message, locateMacroProblem(sql));
     const expandedSql = expansion.sql;
     // A parser location (bytes into the expansion) as an offset into the SQL as written.
-    const written = (byte: number | undefined): number | undefined => {
-      if (byte === undefined) return undefined;
-      // One prefix expansion per `$`: past a few hundred (a hostile text) only the ends anchor the mapping.
-      const all = codeDollars(sql)?.dollars ?? [];
-      const dollars = all.length > 200 ? [] : all;
-      return writtenOffset(sql, expandedSql, charOffsetOfByte(expandedSql, byte), dollars, (prefix) => {
-        const e = expandMacros(prefix);
-        return e.ok ? e.sql : null;
-      });
-    };
+    const written = (byte: number | undefined): number | undefined =>
+      byte === undefined ? undefined : expansion.originalOffset(charOffsetOfByte(expandedSql, byte));
     let tree: { stmts?: unknown[] };
     try {
       tree = parseSync(expansion.sql) as { stmts?: unknown[] };

@@ -1,9 +1,7 @@
-import fc from "fast-check";
 import { beforeAll, describe, expect, test } from "vitest";
 import { DEMO_CATALOG } from "../catalog/testing/demo-catalog.ts";
-import { codeDollars, expandMacros } from "./macros.ts";
 import { type Guard, createGuard, loadGuardParser } from "./index.ts";
-import { charOffsetOfByte, writtenOffset } from "./offsets.ts";
+import { charOffsetOfByte } from "./offsets.ts";
 
 // The verdict's `location`: where, in the SQL as written, the refused name or syntax error starts.
 
@@ -60,38 +58,5 @@ describe("offsets", () => {
     const bytes = [0, 1, 3, 6, 10];
     expect(bytes.map((b) => charOffsetOfByte(s, b))).toEqual([0, 1, 2, 3, 5]);
     expect(charOffsetOfByte(s, 99)).toBe(s.length);
-  });
-
-  test("property: a character outside every macro maps back to itself", () => {
-    const macro = fc.constantFrom(
-      F,
-      "$__timeFrom()",
-      "$__interval",
-      "$__timeGroup(ts, $__interval)",
-      "$__timeGroup(ts, '5m')",
-      "$__timeTo()",
-    );
-    const text = fc.stringMatching(/^[a-z é'(),=<>]{0,12}$/).filter((t) => (t.match(/'/g) ?? []).length % 2 === 0);
-    fc.assert(
-      fc.property(fc.array(fc.tuple(text, macro), { maxLength: 4 }), text, (parts, tail) => {
-        const written = parts.map(([t, m]) => t + m).join("") + tail;
-        const e = expandMacros(written);
-        if (!e.ok) return;
-        const dollars = codeDollars(written)?.dollars ?? [];
-        const expand = (p: string) => {
-          const x = expandMacros(p);
-          return x.ok ? x.sql : null;
-        };
-        // Every character of the verbatim stretches, located in the expansion by walking both texts.
-        let w = 0;
-        let x = 0;
-        for (const [t, m] of parts) {
-          for (let i = 0; i < t.length; i++) expect(writtenOffset(written, e.sql, x + i, dollars, expand)).toBe(w + i);
-          w += t.length + m.length;
-          x += t.length + (expandMacros(written.slice(0, w)) as { sql: string }).sql.length - (x + t.length);
-        }
-        for (let i = 0; i < tail.length; i++) expect(writtenOffset(written, e.sql, x + i, dollars, expand)).toBe(w + i);
-      }),
-    );
   });
 });

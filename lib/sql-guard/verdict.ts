@@ -48,7 +48,7 @@ export type GuardVerdict =
       /**
        * Where the refused name, comment, keyword or syntax error starts: a UTF-16 offset into the SQL as
        * written (macros unexpanded), as an editor counts. Absent when the refusal is about the whole
-       * statement or its place could not be told; inside a macro's output it is the macro's `$`.
+       * statement or its place could not be told; inside what a macro or variable became it is where that starts.
        */
       location?: number;
     };

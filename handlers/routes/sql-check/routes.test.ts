@@ -32,6 +32,13 @@ describe("POST /api/sources/:sourceId/check", () => {
     expect(sql.slice(v.location).startsWith(at)).toBe(true);
   });
 
+  test("the dashboard's variables are declared with the statement", async () => {
+    const sql = "SELECT count(*) FROM http_requests WHERE $__timeFilter(ts) AND service = $service";
+    expect(await (await check(sql)).json()).toMatchObject({ ok: false, reason: "structure" });
+    const res = await call(fx.app, editor, "POST", `/api/sources/${fx.source.id}/check`, { sql, variables: [{ name: "service" }] });
+    expect(await res.json()).toEqual({ ok: true });
+  });
+
   test("the refusals are not counted as rejected queries", async () => {
     const metric = async () =>
       /reason="catalog"} (\d+)/.exec(await fx.registry.getSingleMetricAsString("svc_sql_validation_rejections_total"))?.[1] ?? "0";

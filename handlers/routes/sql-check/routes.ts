@@ -21,6 +21,11 @@ const MAX_CHECK_BODY = 256 * 1024;
 export const SqlCheckBodySchema = z
   .object({
     sql: z.string().max(MAX_CHECK_BODY).openapi({ example: "SELECT * FROM pg_shadow" }),
+    variables: z
+      .array(z.object({ name: z.string().max(64), multi: z.boolean().optional() }))
+      .max(20)
+      .optional()
+      .openapi({ description: "The dashboard's variables the statement may name (`$name`, `${name}`), as in its spec." }),
   })
   .openapi("SqlCheck");
 
@@ -81,7 +86,7 @@ export function registerSqlCheckRoutes(app: ApiRouter, deps: SqlCheckRouteDeps):
   app.openapi(route, async (c) => {
     const source = await getSourceInWorkspace(pool, c.var.workspaceId, c.req.valid("param").sourceId);
     if (!source) throw new AppError("not_found", "Not found.");
-    const { sql } = c.req.valid("json");
-    return c.json(verdictJson(guard.check(sql, source.catalog, catalogVersion(source))), 200);
+    const { sql, variables } = c.req.valid("json");
+    return c.json(verdictJson(guard.check(sql, source.catalog, catalogVersion(source), variables)), 200);
   });
 }
