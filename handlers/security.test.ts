@@ -77,6 +77,7 @@ const MUTATING: [string, string, () => string, () => unknown][] = [
   ["DELETE", "source", () => `/api/sources/${fx.source.id}`, () => undefined],
   ["POST", "source test", () => `/api/sources/${fx.source.id}/test`, () => undefined],
   ["POST", "catalog refresh", () => `/api/sources/${fx.source.id}/catalog/refresh`, () => undefined],
+  ["POST", "sql check", () => `/api/sources/${fx.source.id}/check`, () => ({ sql: "SELECT 1" })],
   ["POST", "query-preview", () => `/api/workspaces/${fx.roles.workspace.id}/query-preview`, () => previewBody(fx)],
   ["PUT", "limits", () => `/api/workspaces/${fx.roles.workspace.id}/limits`, () => ({ llmRatePerMinute: 1, llmDailyTokenBudget: 1 })],
   ["POST", "tokens", () => `/api/workspaces/${fx.roles.workspace.id}/tokens`, () => ({ name: "cross-site", role: "admin" })],

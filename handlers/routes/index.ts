@@ -23,6 +23,7 @@ import { registerOpenApiRoutes } from "./openapi/routes.ts";
 import { registerQueryPreviewRoutes } from "./query-preview/routes.ts";
 import { registerSessionRoutes } from "./sessions/routes.ts";
 import { registerSourceRoutes } from "./sources/routes.ts";
+import { registerSqlCheckRoutes } from "./sql-check/routes.ts";
 import { registerTokenRoutes } from "./tokens/routes.ts";
 import { registerWorkspaceRoutes } from "./workspaces/routes.ts";
 
@@ -62,6 +63,7 @@ export function registerRoutes<E extends Env>(app: Hono<E>, deps: RouteDeps, aut
   registerDashboardVariableRoutes(api, { pool, auth, variableOptions });
   registerSourceRoutes(api, { config, pool, auth, runner, refreshCatalog, now });
   registerQueryPreviewRoutes(api, { pool, auth, runner, now });
+  registerSqlCheckRoutes(api, { pool, auth, guard: deps.guard });
   registerLimitRoutes(api, { config, pool, auth });
   registerTokenRoutes(api, { pool, auth, now });
   registerAuditRoutes(api, { pool, auth, retention });

@@ -181,6 +181,29 @@ export const API_ROLE_CASES: RoleCase<ApiRoleFixture>[] = [
     expect: othersOnly(200),
   },
 
+  // The guard's verdict as you type
+  {
+    name: "POST sql check",
+    method: "POST",
+    path: (f) => `/api/sources/${f.api.source.id}/check`,
+    body: { sql: "SELECT * FROM pg_shadow" },
+    expect: expectFor("editor"),
+  },
+  {
+    name: "POST sql check of another workspace's source",
+    method: "POST",
+    path: (f) => `/api/sources/${f.api.otherSource.id}/check`,
+    body: { sql: "SELECT 1" },
+    expect: { anonymous: 401, viewer: 404, editor: 404, admin: 404, outsider: 200 },
+  },
+  {
+    name: "POST sql check (missing source)",
+    method: "POST",
+    path: "/api/sources/src_missing/check",
+    body: { sql: "SELECT 1" },
+    expect: missing,
+  },
+
   // Query preview
   {
     name: "POST query-preview",
