@@ -19,10 +19,7 @@ let otherDashboardId: string;
 const QUEUED = 5; // one per persona
 
 async function newDashboard(workspaceId: string, source: Source): Promise<string> {
-  const d = await saveDashboard(
-    { pool: fx.pool, guard: fx.guard, minRefreshIntervalMs: fx.config.MIN_REFRESH_INTERVAL_MS },
-    { workspaceId, userSub: "seed", spec: dashboardSpec(source.id) },
-  );
+  const d = await saveDashboard({ pool: fx.pool, guard: fx.guard }, { workspaceId, userSub: "seed", spec: dashboardSpec(source.id) });
   return d.id;
 }
 
