@@ -503,7 +503,8 @@ class Analyzer {
       level.outputNames = new Set((left ?? []).map((c) => c.name));
       this.rest(body, { ...ctx, level }, ["withClause", "larg", "rarg"]);
       // A column of a set operation is either branch's value; UNION, INTERSECT and EXCEPT without ALL sort them.
-      const columns = left?.map((c, i) => ({ name: c.name, type: c.type, size: right?.[i] ? pick([c.size, right[i].size]) : ONE_ROW })) ?? null;
+      const columns =
+        left?.map((c, i) => ({ name: c.name, type: c.type, size: right?.[i] ? pick([c.size, right[i].size]) : ONE_ROW })) ?? null;
       if (body.all !== true) {
         for (const c of columns ?? [{ name: "", type: null, size: ONE_ROW }]) {
           const p = sortProblem(c.size, String(body.op).replace("SETOP_", ""));
@@ -1110,7 +1111,8 @@ class Analyzer {
     const over = (nodeOf(body.over)?.[1] ?? body.over) as Obj | undefined;
     if (over && typeof over === "object") {
       if (Array.isArray(over.partitionClause)) sorted.push(...over.partitionClause);
-      if (Array.isArray(over.orderClause)) sorted.push(...over.orderClause.map((o) => (nodeOf(o)?.[0] === "SortBy" ? nodeOf(o)?.[1].node : o)));
+      if (Array.isArray(over.orderClause))
+        sorted.push(...over.orderClause.map((o) => (nodeOf(o)?.[0] === "SortBy" ? nodeOf(o)?.[1].node : o)));
     }
     for (const key of sorted) {
       const problem = sortProblem(this.sizeOf(key, ctx), `${shown}'s ORDER BY, DISTINCT or window`);
@@ -1303,7 +1305,8 @@ class Analyzer {
   /** An output expression whose values are at or after a lower bound from the range start. */
   private timeFloorColumn(val: unknown, ctx: Ctx): boolean {
     const n = nodeOf(val);
-    if (!n || (n[0] !== "ColumnRef" && n[0] !== "TypeCast" && n[0] !== "ParamRef" && n[0] !== "FuncCall" && n[0] !== "A_Expr")) return false;
+    if (!n || (n[0] !== "ColumnRef" && n[0] !== "TypeCast" && n[0] !== "ParamRef" && n[0] !== "FuncCall" && n[0] !== "A_Expr"))
+      return false;
     return this.fromBound(val, ctx.level);
   }
 
@@ -1377,7 +1380,8 @@ class Analyzer {
       if (!e || e.lexpr === undefined) continue;
       const left = this.truncated(e.lexpr, mode);
       const offset = left ? this.offset(e.rexpr, mode) : null;
-      if (left && offset) return { ms: left.ms + offset.ms, intervals: left.intervals + offset.intervals, ranges: left.ranges + offset.ranges };
+      if (left && offset)
+        return { ms: left.ms + offset.ms, intervals: left.intervals + offset.intervals, ranges: left.ranges + offset.ranges };
     }
     return null;
   }

@@ -40,8 +40,7 @@ export interface SeriesBound {
 /** A guard answer: the SQL to run with its bind list, or the first failed check's reason. */
 export type GuardVerdict =
   // sql with macros expanded to $1..$n; params[i] is what $i+1 binds; series: time series to check against the range
-  | { ok: true; sql: string; params: MacroParam[]; series?: readonly SeriesBound[] }
-  | { ok: false; reason: GuardReason; message: string };
+  { ok: true; sql: string; params: MacroParam[]; series?: readonly SeriesBound[] } | { ok: false; reason: GuardReason; message: string };
 
 /** The SQL guard (`createGuard` in lib/sql-guard/index.ts), as every caller uses it. */
 export interface Guard {
