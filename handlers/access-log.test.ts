@@ -17,7 +17,8 @@ let app: ReturnType<typeof createApp>;
 let token: string;
 
 function appWith(env: Record<string, string> = {}) {
-  const { config } = parseConfig({ ...Object.fromEntries(Object.entries(fx.config).filter(([, v]) => typeof v === "string")), ...env });
+  // LOG_LEVEL as the entry points read it: through the configuration schema.
+  const { config } = parseConfig({ DATABASE_URL: "postgres://unused/x", ...env });
   raw = [];
   lines = [];
   return createApp({
