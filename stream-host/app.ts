@@ -8,6 +8,7 @@ import { type SessionTokens, createSessionTokens, sessionKeysOf } from "../lib/a
 import { DASHBOARD_CHANGED_CHANNEL } from "../lib/dashboards/store.ts";
 import { effectiveRefreshMs } from "../lib/dashboards/spec.ts";
 import { onError } from "../lib/http/problem.ts";
+import { accessLog } from "../lib/log/access.ts";
 import { createMetricsGate } from "../lib/metrics-gate/gate.ts";
 import { registerMetrics } from "../lib/metrics-gate/route.ts";
 import { registerHealth } from "../lib/probes/health.ts";
@@ -172,6 +173,8 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
 
   const app = new Hono();
   app.use(requestId());
+  // One access line per request (lib/log/access.ts), as the handlers write.
+  app.use(accessLog({ log, monotonic }));
   app.onError(onError((line) => log.error(String(line.msg), line), configStoreFault));
   registerHealth(app, deps.build);
   registerReady(app, deps.readiness);

@@ -565,8 +565,8 @@ export const variables = {
     group: "pulseboard",
   },
   LOG_LEVEL: {
-    schema: oneOf(["debug", "info", "warn", "error", "silent"] as const, "info"),
-    doc: "Least severe log line written: debug, info (the default: access lines included), warn, error, or silent.",
+    schema: oneOf(["info", "warn", "error", "silent"] as const, "info"),
+    doc: "Least severe log line written by both processes: info (the default; access lines are info), warn, error, or silent.",
     group: "pulseboard",
   },
 } satisfies Record<string, VariableDef>;
