@@ -116,6 +116,8 @@ export class TimeseriesChart {
   private opts: TimeseriesOptions;
   private partial: (number | null)[] = [];
   private partialX: number | null = null;
+  /** Set while a drag started on this chart (not on a synced one). */
+  dragging = false;
 
   constructor(
     private readonly el: HTMLElement,
@@ -257,11 +259,13 @@ export class TimeseriesChart {
         draw: [(u) => chart.drawPartial(u)],
         setSelect: [
           (u) => {
-            if (u.select.width > 4 && o.onZoom) {
+            // Synced charts receive the selection too: only the chart dragged on zooms.
+            if (u.select.width > 4 && o.onZoom && chart.dragging) {
               const a = u.posToVal(u.select.left, "x") * 1000;
               const b = u.posToVal(u.select.left + u.select.width, "x") * 1000;
               o.onZoom(Math.round(a), Math.round(b));
             }
+            chart.dragging = false;
             u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
           },
         ],
@@ -271,6 +275,7 @@ export class TimeseriesChart {
     const plot = new uPlot(opts, [xs, ...ys] as uPlot.AlignedData, plotEl);
     this.setX(plot, xs);
     plot.over.addEventListener("pointerleave", () => (tip.hidden = true));
+    plot.over.addEventListener("mousedown", () => (this.dragging = true));
     this.built = { plot, keys, legend, tip };
   }
 

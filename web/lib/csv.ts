@@ -1,5 +1,4 @@
-import type { QueryResult } from "./result.ts";
-import { isTimeColumn } from "./result.ts";
+import { isTimeColumn, type ResultData } from "./result.ts";
 
 /** One CSV field (RFC 4180): quoted when it holds a comma, quote, CR or LF; a leading =+-@ is prefixed with ' so a spreadsheet does not run it as a formula. */
 export function csvField(v: unknown): string {
@@ -10,7 +9,7 @@ export function csvField(v: unknown): string {
 }
 
 /** A result as CSV: a header of column names, then the rows; the time column as ISO-8601 UTC instants. */
-export function toCsv(result: QueryResult): string {
+export function toCsv(result: ResultData): string {
   const timeCols = result.columns.map((_, i) => isTimeColumn(result, i));
   const lines = [result.columns.map((c) => csvField(c.name)).join(",")];
   for (const row of result.rows) {

@@ -1,6 +1,6 @@
 /**
- * What a panel frame says about its own result beyond rows: the bucket step, the bucket still filling, and whether
- * (and how) a limit cut it. Read from the optional fields the stream host adds; a frame without them is a plain result.
+ * What a panel frame says about its own result beyond rows (lib/live/frames.ts): the bucket step, the bucket still
+ * filling, and the sentences a cut result or a too-fine bucket shows on the panel, with the fix.
  */
 import type { QueryResult } from "./result.ts";
 
@@ -9,41 +9,21 @@ export interface FrameMarks {
   stepMs: number | null;
   /** The start (epoch ms) of the bucket still filling, drawn distinctly and left out of stats. */
   partialFrom: number | null;
-  /** Set when a limit cut the result: a sentence naming the limit, what was kept, and the fix. */
-  truncation: string | null;
+  /** Set when a limit cut the result or a bucket gives more points than are kept: sentences naming it and the fix. */
+  notice: string | null;
 }
 
-type Loose = Record<string, unknown>;
-
-const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+const FIX = "Use $__interval or a coarser bucket, or a shorter time range.";
 
 /** The marks of a result (fields absent: no step, no partial bucket, not cut). */
 export function frameMarks(result: QueryResult): FrameMarks {
-  const r = result as QueryResult & Loose;
-  const stepMs = num(r.stepMs) ?? num(r.step) ?? num((r.bucket as Loose | undefined)?.stepMs);
-  const partial = r.partial as Loose | number | boolean | undefined;
-  let partialFrom = num(r.partialFrom) ?? (typeof partial === "number" ? partial : num((partial as Loose | undefined)?.from));
-  if (partialFrom === null && partial === true && stepMs !== null) partialFrom = lastTime(result);
-  return { stepMs, partialFrom, truncation: truncationText(r) };
-}
-
-function lastTime(result: QueryResult): number | null {
-  let last: number | null = null;
-  for (const row of result.rows)
-    for (const cell of row) if (typeof cell === "number" && cell > 946_684_800_000 && (last === null || cell > last)) last = cell;
-  return last;
-}
-
-/** The sentence a cut result shows in place of the old "truncated" tag. */
-export function truncationText(r: QueryResult & Loose): string | null {
-  const t = (r.truncation ?? null) as Loose | null;
-  const limitPoints = num((t ?? {}).maxPoints) ?? num((t ?? {}).pointsPerSeries);
-  if (!t && !r.truncated) return null;
-  const fix = "Use $__interval or a coarser bucket, or a shorter time range.";
-  if (!t) return `This result was cut at a server limit, so part of the range is missing. ${fix}`;
-  const limit = typeof t.limit === "string" ? t.limit : "a server limit";
-  const kept = num(t.keptRows) ?? num(t.rows) ?? num(t.kept);
-  const end = t.end === "oldest" || t.kept === "oldest" ? "oldest" : "newest";
-  if (limitPoints !== null) return `Too many points per series: ${limitPoints.toLocaleString("en-US")} are kept. ${fix}`;
-  return `Cut at ${limit}${kept !== null ? `: only the ${end} ${kept.toLocaleString("en-US")} rows are drawn` : ""}, so part of the range is missing. ${fix}`;
+  const notes: string[] = [];
+  if (result.truncation) notes.push(result.truncation.message);
+  else if (result.truncated) notes.push(`This result was cut at a server limit, so part of the range is missing. ${FIX}`);
+  if (result.pointsWarning && result.pointsWarning.message !== result.truncation?.message) notes.push(result.pointsWarning.message);
+  return {
+    stepMs: result.stepMs ?? null,
+    partialFrom: result.partialFrom ?? null,
+    notice: notes.length ? notes.join(" ") : null,
+  };
 }

@@ -9,6 +9,7 @@ import { type PanelUpdate, statValue } from "../lib/result.ts";
 import { RollingWindow } from "../lib/rolling-window.ts";
 import { openStream, type StreamState } from "../lib/sse-client.ts";
 import { resolveRange } from "../lib/time-range.ts";
+import { type DashboardSummary, decodeFrame, type ViewSummary } from "../../lib/live/frames.ts";
 import { readView, rangeExpressions, streamQuery, type View, writeView, zoneOf } from "../lib/view-url.ts";
 import { openInspector, type QueryAsRun } from "../live/inspect.ts";
 import { placePanel, usesGrid } from "../live/layout.ts";
@@ -18,15 +19,10 @@ import { mountTimeControls } from "../live/time-controls.ts";
 import { mountVariablesBar, type VariableSpec } from "../live/variables-bar.ts";
 import { mountChat } from "./chat.ts";
 
-/** What the stream says about the dashboard (no SQL). */
-interface Summary {
-  id: string;
-  version: number;
-  title: string;
-  refreshIntervalMs: number;
-  time: { from: string; to: string };
-  panels: { id: string; title: string; type: PanelType; unit?: string; options?: PanelDisplay }[];
-}
+/** What the stream says about the dashboard (no SQL); the charts' panel types and display options. */
+type Summary = Omit<DashboardSummary, "panels"> & {
+  panels: (Omit<DashboardSummary["panels"][number], "options"> & { type: PanelType; options?: PanelDisplay })[];
+};
 
 /** A panel of the full spec (GET /api/dashboards/{id}): layout and SQL, which the stream's summary leaves out. */
 interface SpecPanel {
@@ -69,6 +65,8 @@ export function bootLive(): void {
   let role: Workspace["role"] | null = null;
   let view: View = readView(new URLSearchParams(location.search));
   let pausedAfterSnapshot = false;
+  /** The view the stream serves, as the server resolved it (live is false for a range that has ended). */
+  let served: ViewSummary | null = null;
 
   const effective = () => ({
     from: view.from ?? summary?.time.from ?? "now-1h",
@@ -80,6 +78,7 @@ export function bootLive(): void {
   const rangeAt = (now: number) => resolveRange({ from: effective().from, to: effective().to }, now);
   /** A range that ends before now is fixed: queried once, never "Live". */
   const isPast = () => {
+    if (served) return !served.live;
     const e = effective();
     if (e.to === "now") return false;
     const t = Date.parse(e.to);
@@ -136,8 +135,10 @@ export function bootLive(): void {
   /** A new view: into the history (back walks through zooms), then applied without a reload. */
   function pushView(next: View): void {
     const before = view;
+    const search = `?${writeView(new URLSearchParams(location.search), next)}`;
+    if (search === location.search) return;
     view = next;
-    history.pushState(null, "", `${location.pathname}?${writeView(new URLSearchParams(location.search), view)}`);
+    history.pushState(null, "", `${location.pathname}${search}`);
     apply(before);
   }
 
@@ -167,6 +168,10 @@ export function bootLive(): void {
     title.textContent = next.title;
     document.title = `${next.title} · Pulseboard`;
     renderControls();
+    if (next.variables && JSON.stringify(next.variables) !== JSON.stringify(variables)) {
+      variables = next.variables;
+      void renderVariables(variables);
+    }
     if (!changed) return;
     panels.clear();
     grid.removeAttribute("aria-busy");
@@ -221,21 +226,25 @@ export function bootLive(): void {
 
   /** Places the cards: the spec's 24-column grid when it has one, one panel alone when viewPanel names it. */
   function layout(): void {
-    const gridded = usesGrid([...specPanels.values()]);
+    const gridded = usesGrid([...(summary?.panels ?? []), ...specPanels.values()]);
     grid.classList.toggle("gridded", gridded && !view.viewPanel);
     grid.classList.toggle("view-panel", Boolean(view.viewPanel));
     for (const [id, v] of panels) {
       v.card.hidden = Boolean(view.viewPanel) && view.viewPanel !== id;
-      placePanel(v.card, view.viewPanel ? undefined : specPanels.get(id)?.gridPos);
+      placePanel(v.card, view.viewPanel ? undefined : gridPosOf(id));
     }
     const back = document.getElementById("back-to-dashboard");
     if (back) back.hidden = !view.viewPanel;
     redrawAll();
   }
 
+  function gridPosOf(id: string): SpecPanel["gridPos"] {
+    return panels.get(id)?.spec.gridPos ?? specPanels.get(id)?.gridPos;
+  }
+
   function chartHeight(id: string): number {
     if (view.viewPanel === id) return Math.max(260, window.innerHeight - 300);
-    const g = view.viewPanel ? undefined : specPanels.get(id)?.gridPos;
+    const g = view.viewPanel ? undefined : gridPosOf(id);
     return g ? Math.max(120, g.h * 30 - 96) : 220;
   }
 
@@ -282,8 +291,13 @@ export function bootLive(): void {
       partialFrom: marks.partialFrom,
       stepMs: marks.stepMs,
     });
-    view_.notice.hidden = marks.truncation === null;
-    view_.notice.textContent = marks.truncation ?? "";
+    // The range drawn, for scripts and tests (the chart's accessible name says it in words).
+    if (range) {
+      view_.body.dataset.rangeFrom = String(range[0]);
+      view_.body.dataset.rangeTo = String(range[1]);
+    }
+    view_.notice.hidden = marks.notice === null;
+    view_.notice.textContent = marks.notice ?? "";
     view_.meta.textContent = u.result.elapsedMs !== undefined ? `${Math.round(u.result.elapsedMs)} ms` : "";
   }
 
@@ -424,48 +438,44 @@ export function bootLive(): void {
     for (const v of panels.values()) {
       v.window.clear();
       v.last = null;
+      delete v.card.dataset.updatedAt;
     }
     pausedAfterSnapshot = false;
+    served = null;
     streamState = "connecting";
     const paused = view.refreshMs === 0;
     const token = {};
     attachment = token;
     const s = openStream(`/api/dashboards/${encodeURIComponent(dashboardId)}/stream${streamQuery(view)}`, {
       onEvent(event, data) {
-        let payload: unknown;
-        try {
-          payload = JSON.parse(data);
-        } catch {
-          return;
-        }
-        if (event === "snapshot") {
-          const snap = payload as { dashboard: Summary; panels: PanelUpdate[] };
-          setSummary(snap.dashboard);
-          for (const u of snap.panels) applyUpdate(u);
+        const frame = decodeFrame(event, data);
+        if (!frame) return;
+        const pauseNow = () => {
+          pausedAfterSnapshot = true;
+          s.close();
+          streamState = "closed";
+          renderStatus();
+        };
+        if (frame.event === "snapshot") {
+          served = frame.data.view;
+          setSummary(frame.data.dashboard as Summary);
+          for (const u of frame.data.panels) applyUpdate(u);
           notify(message, null);
           // Paused: the snapshot is the view; nothing more is read until refresh is switched back on.
-          if (paused && snap.panels.length > 0) {
-            pausedAfterSnapshot = true;
-            s.close();
-            streamState = "closed";
-            renderStatus();
-          }
-        } else if (event === "panel") {
-          applyUpdate(payload as PanelUpdate);
-          if (paused) {
-            pausedAfterSnapshot = true;
-            s.close();
-            streamState = "closed";
-            renderStatus();
-          }
-        } else if (event === "dashboard") {
-          const d = payload as Summary & { deleted?: boolean };
+          if (paused && frame.data.panels.length > 0) pauseNow();
+          renderStatus();
+        } else if (frame.event === "panel") {
+          applyUpdate(frame.data);
+          if (paused) pauseNow();
+        } else if (frame.event === "dashboard") {
+          const d = frame.data;
           if (d.deleted) {
             s.close();
             replace(grid, stateBox("empty", "This dashboard was deleted.", h("a", { href: "/", class: "button" }, "All dashboards")));
             return;
           }
-          setSummary(d);
+          if (d.view) served = d.view;
+          setSummary(d as Summary);
           void loadSpec();
           notify(message, "The dashboard was changed; showing the new version.", "info");
         }
