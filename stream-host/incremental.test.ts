@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Panel } from "../lib/dashboards/spec.ts";
 import type { Cell, PanelUpdate, QueryResult } from "../lib/live/frames.ts";
-import { applyDelta } from "../lib/live/incremental.ts";
+import { applyPanelDelta } from "../lib/live/frames.ts";
 import { createIncrementalPanels } from "./incremental.ts";
 import type { LoadedDashboard, PlanPanel, RunPanel, TickRange } from "./poller.ts";
 
@@ -86,7 +86,7 @@ describe("incremental panels of one view", () => {
       expect(src.calls.slice(calls).every((c) => c.window !== undefined)).toBe(true);
       const delta = inc.deltaFor(update(r, now));
       if (!delta) throw new Error("expected a delta");
-      held = applyDelta({ ...first, rows: held }, delta);
+      held = applyPanelDelta({ ...first, rows: held }, delta).rows;
       const full = await src.run(panel, dashboard, { fromMs: now - 3_600_000, toMs: now }, signal);
       expect(r.rows).toEqual(full.rows);
       expect(held).toEqual(full.rows);

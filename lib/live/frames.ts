@@ -100,6 +100,26 @@ export interface PanelDeltaFrame {
   partialFrom?: number;
 }
 
+/**
+ * A panel's result after a delta frame: rows before the range start dropped, each listed bucket's rows
+ * replaced by the frame's, bucket order kept; columns, truncation and warnings stay the held result's.
+ * A client that applies every delta to the last full result holds what the server holds.
+ */
+export function applyPanelDelta(held: QueryResult, delta: Omit<PanelDeltaFrame, "panelId" | "at">): QueryResult {
+  const col = delta.bucketColumn;
+  const bucket = (r: Cell[]) => r[col] as number;
+  const replaced = new Set(delta.buckets);
+  const rows = held.rows.filter((r) => bucket(r) >= delta.rangeStart && !replaced.has(bucket(r)));
+  for (const r of delta.rows) rows.push([...r]);
+  // Stable: rows of one bucket keep the server's order.
+  rows.sort((x, y) => bucket(x) - bucket(y));
+  const next: QueryResult = { ...held, rows, elapsedMs: delta.elapsedMs };
+  if (delta.stepMs !== undefined) next.stepMs = delta.stepMs;
+  if (delta.partialFrom !== undefined) next.partialFrom = delta.partialFrom;
+  else delete next.partialFrom;
+  return next;
+}
+
 /** A panel as subscribers see it: layout and display, never its SQL or source. */
 export interface PanelSummary {
   id: string;

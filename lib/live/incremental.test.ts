@@ -7,7 +7,8 @@ import { intervalFor } from "../sql-guard/interval.ts";
 import type { MacroParam } from "../sql-guard/verdict.ts";
 import { createDatabase } from "../testing/pg.ts";
 import type { Cell } from "./frames.ts";
-import { applyDelta, bucketStart, planIncremental, rowsOfBuckets, splice, tickWindows } from "./incremental.ts";
+import { applyPanelDelta } from "./frames.ts";
+import { bucketStart, planIncremental, rowsOfBuckets, splice, tickWindows } from "./incremental.ts";
 
 let parse: (sql: string) => unknown;
 const guard = createGuard({ cacheSize: 0 });
@@ -166,11 +167,11 @@ describe("windows and splicing", () => {
       [180_000, "b", 1],
     ]);
     expect(changed).toEqual([60_000, 180_000]);
-    const held = applyDelta(
+    const held = applyPanelDelta(
       { columns: [], rows: last, truncated: false, elapsedMs: 0 },
-      { rangeStart: w.first.bucket, bucketColumn: 0, buckets: changed, rows: rowsOfBuckets(rows, changed, 0) },
+      { rangeStart: w.first.bucket, bucketColumn: 0, buckets: changed, rows: rowsOfBuckets(rows, changed, 0), elapsedMs: 1 },
     );
-    expect(held).toEqual(rows);
+    expect(held.rows).toEqual(rows);
   });
 });
 
@@ -278,15 +279,16 @@ describe("incremental ticks equal full re-queries (real PostgreSQL)", () => {
               const newest = await query(e.sql, e.params, range, w.newest);
               const { rows, changed } = splice(last, first, newest, w, p.bucketColumn);
               expect(canonical(rows)).toEqual(canonical(full));
-              held = applyDelta(
+              held = applyPanelDelta(
                 { columns: [], rows: held, truncated: false, elapsedMs: 0 },
                 {
                   rangeStart: w.first.bucket,
                   bucketColumn: p.bucketColumn,
                   buckets: changed,
                   rows: rowsOfBuckets(rows, changed, p.bucketColumn),
+                  elapsedMs: 1,
                 },
-              );
+              ).rows;
               expect(canonical(held)).toEqual(canonical(full));
               last = rows;
               incrementalTicks++;

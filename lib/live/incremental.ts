@@ -12,7 +12,7 @@
 import type { Catalog } from "../catalog/types.ts";
 import type { MacroParam } from "../sql-guard/verdict.ts";
 import { intervalLiteralMs } from "../sql-guard/interval.ts";
-import type { Cell, QueryResult } from "./frames.ts";
+import type { Cell } from "./frames.ts";
 
 /** How a qualifying statement buckets time. Bucket starts are computed here exactly as PostgreSQL does. */
 export type BucketStep =
@@ -368,21 +368,4 @@ export function splice(
 export function rowsOfBuckets(rows: readonly Cell[][], buckets: readonly number[], bucketColumn: number): Cell[][] {
   const set = new Set(buckets);
   return rows.filter((r) => set.has(r[bucketColumn] as number));
-}
-
-/**
- * Applies a delta to a result the browser holds: drops rows before `rangeStart`, replaces every row of
- * each bucket in `buckets` by the delta's rows of that bucket, keeps bucket order. The inverse of
- * `splice` + `rowsOfBuckets`, so a client that applies every delta holds the server's result.
- */
-export function applyDelta(
-  result: QueryResult,
-  delta: { rangeStart: number; bucketColumn: number; buckets: readonly number[]; rows: readonly Cell[][] },
-): Cell[][] {
-  const col = delta.bucketColumn;
-  const replaced = new Set(delta.buckets);
-  const rows = result.rows.filter((r) => (r[col] as number) >= delta.rangeStart && !replaced.has(r[col] as number));
-  for (const r of delta.rows) rows.push([...r]);
-  rows.sort((x, y) => (x[col] as number) - (y[col] as number));
-  return rows;
 }

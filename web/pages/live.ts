@@ -9,7 +9,7 @@ import { type PanelUpdate, statValue } from "../lib/result.ts";
 import { RollingWindow } from "../lib/rolling-window.ts";
 import { openStream, type StreamState } from "../lib/sse-client.ts";
 import { resolveRange } from "../lib/time-range.ts";
-import { type DashboardSummary, decodeFrame, type ViewSummary } from "../../lib/live/frames.ts";
+import { applyPanelDelta, type DashboardSummary, decodeFrame, type ViewSummary } from "../../lib/live/frames.ts";
 import { readView, rangeExpressions, streamQuery, type View, writeView, zoneOf } from "../lib/view-url.ts";
 import { openInspector, type QueryAsRun } from "../live/inspect.ts";
 import { placePanel, usesGrid } from "../live/layout.ts";
@@ -467,6 +467,14 @@ export function bootLive(): void {
         } else if (frame.event === "panel") {
           applyUpdate(frame.data);
           if (paused) pauseNow();
+        } else if (frame.event === "panel-delta") {
+          // An incremental tick: merged into the panel's last full result, then drawn like a panel frame.
+          // The server sends one only after a full result of the same stream, so a base is always held.
+          const held = panels.get(frame.data.panelId)?.last;
+          if (held && "result" in held) {
+            applyUpdate({ panelId: frame.data.panelId, at: frame.data.at, result: applyPanelDelta(held.result, frame.data) });
+            if (paused) pauseNow();
+          }
         } else if (frame.event === "dashboard") {
           const d = frame.data;
           if (d.deleted) {
