@@ -126,6 +126,31 @@ export function runPanelWith(
     }
     if (signal.aborted) throw new AppError("source_unavailable", "The stream host is shutting down.", { cause: "draining" });
     // Checked again by the runner once it has a connection: a checkout outlasting the stop sends nothing.
-    return runner.run({ source, workspaceId: dashboard.workspaceId, sql: panel.sql, range, signal });
+    const declared = dashboard.spec.variables ?? [];
+    return runner.run({
+      source,
+      workspaceId: dashboard.workspaceId,
+      sql: panel.sql,
+      range,
+      signal,
+      variables: declared.map((v) => ({ name: v.name, multi: v.multi })),
+      variableValues: variableValuesOf(declared, dashboard.vars),
+    });
   };
+}
+
+/**
+ * The values a view binds: the view's own (var-* in its URL), else each variable's saved default. A
+ * variable with neither is left out, and a panel naming it fails with that variable named.
+ */
+export function variableValuesOf(
+  declared: readonly { name: string; default?: string | string[] }[],
+  chosen: Readonly<Record<string, string[]>> | undefined,
+): Record<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const v of declared) {
+    if (chosen !== undefined && Object.hasOwn(chosen, v.name)) out.set(v.name, chosen[v.name]);
+    else if (v.default !== undefined) out.set(v.name, typeof v.default === "string" ? [v.default] : v.default);
+  }
+  return Object.fromEntries(out);
 }

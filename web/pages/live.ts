@@ -134,12 +134,10 @@ export function bootLive(): void {
       window: view.spec.type === "timeseries" || view.spec.type === "stat" ? view.window : undefined,
       range,
     });
-    const bits = [
-      u.result.elapsedMs !== undefined ? `${Math.round(u.result.elapsedMs)} ms` : null,
-      u.result.truncated ? "truncated" : null,
-    ].filter(Boolean);
-    view.meta.textContent = bits.join(" · ");
-    if (u.result.truncated) view.meta.title = "The result hit the row or size cap; narrow the query or the time range.";
+    view.meta.textContent = u.result.elapsedMs !== undefined ? `${Math.round(u.result.elapsedMs)} ms` : "";
+    // What a limit cut, said plainly with its fix (the server's sentences), not as a tag.
+    const notes = [u.result.truncation?.message, u.result.pointsWarning?.message].filter((m): m is string => Boolean(m));
+    if (notes.length > 0) view.body.append(h("p", { class: "panel-notice warn small", role: "note" }, notes.join(" ")));
   }
 
   function applyUpdate(u: PanelUpdate): void {
