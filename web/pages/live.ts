@@ -165,7 +165,9 @@ export function bootLive(): void {
         "error",
         statusCode === 404
           ? "This dashboard does not exist, or you do not have access to it."
-          : "You do not have access to this dashboard.",
+          : statusCode === 400
+            ? "This link's range, refresh or variable values are not valid for this dashboard."
+            : "You do not have access to this dashboard.",
         h("a", { href: "/", class: "button" }, "All dashboards"),
       ),
     );
