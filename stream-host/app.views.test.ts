@@ -32,7 +32,7 @@ describe("the stream's view parameters", () => {
     const { t, cookie, path } = await seeded();
     const s = await open(t.app, path("from=now-6h&to=now&refresh=30s&var-service=checkout&var-service=search&tz=UTC"), cookie);
     expect(s.res.status).toBe(200);
-    const snap = JSON.parse((await s.reader!.next())!.data) as SnapshotFrame;
+    const snap = JSON.parse((await s.reader!.next())?.data ?? "null") as SnapshotFrame;
     expect(snap.view).toEqual({
       from: "now-6h",
       to: "now",

@@ -157,7 +157,7 @@ export async function listAudit(db: Queryable, workspaceId: string, f: AuditFilt
         AND ($8::timestamptz IS NULL OR created_at >= $8::timestamptz)
         AND ($9::timestamptz IS NULL OR created_at < $9::timestamptz)
         AND ($10::bigint IS NULL OR id < $10::bigint)
-      ORDER BY id DESC
+      ORDER BY audit_log.id DESC
       LIMIT $11`,
     [
       workspaceId,

@@ -13,7 +13,6 @@ export const ERROR_STATUS = {
   conflict: 409,
   version_conflict: 409,
   guard_rejected: 422,
-  spec_invalid: 422,
   catalog_missing: 422,
   grant_missing: 422,
   source_host_refused: 422,

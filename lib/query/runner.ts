@@ -4,6 +4,7 @@ import { AppError } from "../http/errors.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { SecretResolver } from "../secrets/resolver.ts";
 import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
+import { seriesRowsProblem } from "../sql-guard/series.ts";
 import type { Guard, MacroParam, VariableDecl } from "../sql-guard/verdict.ts";
 import { type HostPolicy, hostPolicyFromConfig } from "../sources/host-policy.ts";
 import { type Source, catalogVersion } from "../sources/store.ts";
@@ -387,6 +388,12 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         throw new AppError("guard_rejected", "The source's catalog was never refreshed; refresh it before querying.", {
           reason: "catalog",
         });
+      }
+      // A generate_series over times: its rows for this range, before anything runs (lib/sql-guard/series.ts).
+      const series = seriesRowsProblem(verdict.series, range.fromMs, range.toMs, macroValue("interval", range, variableValues));
+      if (series !== null) {
+        metrics.countGuardRejection("time");
+        throw new AppError("guard_rejected", series, { reason: "time" });
       }
       const values = verdict.params.map((p) => macroValue(p, range, variableValues));
       // Newest rows first (docs/query-runner.md): a statement keyed by time is wrapped so PostgreSQL returns

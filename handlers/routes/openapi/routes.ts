@@ -123,6 +123,12 @@ export function registerOpenApiRoutes(app: ApiRouter, opts: { version: string; c
     name: opts.cookieName,
     description: "The session cookie set by /api/auth/callback (or minted with `npm run session:mint`).",
   });
+  registry.registerComponent("securitySchemes", "apiToken", {
+    type: "http",
+    scheme: "bearer",
+    description:
+      "A workspace API token (`pbt_…`, POST /api/workspaces/{workspaceId}/tokens): its role in its workspace. A request that carries one is judged by it alone.",
+  });
   registry.registerComponent("securitySchemes", "metricsToken", { type: "http", scheme: "bearer" });
   for (const route of [health, ready, stream, metrics]) registry.registerPath(route);
 
@@ -142,9 +148,9 @@ export function registerOpenApiRoutes(app: ApiRouter, opts: { version: string; c
         title: "Pulseboard API",
         version: opts.version,
         description:
-          "Live dashboards over guarded SQL. Errors are application/problem+json with a stable `code`; every response carries X-Request-Id. Mutating requests from another site are refused.",
+          "Live dashboards over guarded SQL. Errors are application/problem+json with a stable `code`; every response carries X-Request-Id. Mutating requests from another site are refused (requests with an API token are not browser requests and are exempt).",
       },
-      security: [{ session: [] }],
+      security: [{ session: [] }, { apiToken: [] }],
     });
     return c.json(cached, 200);
   });

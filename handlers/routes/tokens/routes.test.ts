@@ -251,6 +251,9 @@ describe("revocation", () => {
     const del = await call(fx.app, fx.roles.cookies.admin, "DELETE", `${tokensPath}/${t.id}`);
     expect(del.status).toBe(200);
     expect((await del.json()).revokedAt).toBe(new Date(clock).toISOString());
+    // The revocation every process hears of (NOTIFY), which ends the token's open streams (stream-host/app.tokens.test.ts).
+    const { rows } = await fx.pool.query("SELECT sub FROM session_revocations WHERE session_id = $1", [t.id]);
+    expect(rows).toEqual([{ sub: `token:${t.id}` }]);
 
     for (const app of [fx.app, other]) {
       const res = await call(app, null, "GET", "/api/me", undefined, bearer(t.token));
