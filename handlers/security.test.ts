@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { PERSONAS, roleTable } from "../lib/auth/testing/role-table.ts";
+import { createApiToken } from "../lib/api-tokens/store.ts";
 import { saveDashboard } from "../lib/dashboards/save.ts";
 import type { Source } from "../lib/sources/index.ts";
 import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./testing/api-fixture.ts";
@@ -41,7 +42,15 @@ beforeAll(async () => {
     queues.putSource.push((await fx.newSource(`put ${i}`)).id);
     queues.deleteSource.push((await fx.newSource(`delete ${i}`)).id);
   }
-  fixture = { ...fx.roles, api: fx, dashboardId, otherDashboardId, take };
+  const token = await createApiToken(fx.pool, {
+    workspaceId: ws,
+    name: "role table",
+    role: "viewer",
+    createdBy: "seed",
+    expiresAt: null,
+    createdAt: new Date(),
+  });
+  fixture = { ...fx.roles, api: fx, dashboardId, otherDashboardId, tokenId: token.stored.id, take };
 });
 afterAll(() => fx.close());
 
@@ -68,8 +77,11 @@ const MUTATING: [string, string, () => string, () => unknown][] = [
   ["DELETE", "source", () => `/api/sources/${fx.source.id}`, () => undefined],
   ["POST", "source test", () => `/api/sources/${fx.source.id}/test`, () => undefined],
   ["POST", "catalog refresh", () => `/api/sources/${fx.source.id}/catalog/refresh`, () => undefined],
+  ["POST", "sql check", () => `/api/sources/${fx.source.id}/check`, () => ({ sql: "SELECT 1" })],
   ["POST", "query-preview", () => `/api/workspaces/${fx.roles.workspace.id}/query-preview`, () => previewBody(fx)],
   ["PUT", "limits", () => `/api/workspaces/${fx.roles.workspace.id}/limits`, () => ({ llmRatePerMinute: 1, llmDailyTokenBudget: 1 })],
+  ["POST", "tokens", () => `/api/workspaces/${fx.roles.workspace.id}/tokens`, () => ({ name: "cross-site", role: "admin" })],
+  ["DELETE", "token", () => `/api/workspaces/${fx.roles.workspace.id}/tokens/${fixture.tokenId}`, () => undefined],
 ];
 
 describe("cross-site mutating requests are refused for every persona", () => {

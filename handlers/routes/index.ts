@@ -8,6 +8,8 @@ import { createVariableOptionsCache } from "../../lib/dashboards/variables.ts";
 import { type Source, getSourceInWorkspace } from "../../lib/sources/index.ts";
 import { type ApiRouter, createApiRouter } from "../openapi.ts";
 import { registerAiRoutes } from "./ai/routes.ts";
+import { auditChanges } from "./audit/record.ts";
+import { registerAuditRoutes } from "./audit/routes.ts";
 import type { AiRouteDeps } from "./ai/shared.ts";
 import { registerAuthRoutes } from "./auth/routes.ts";
 import { registerChatRoutes } from "./chat/routes.ts";
@@ -19,7 +21,10 @@ import { registerLimitRoutes } from "./limits/routes.ts";
 import { registerMeRoutes } from "./me/routes.ts";
 import { registerOpenApiRoutes } from "./openapi/routes.ts";
 import { registerQueryPreviewRoutes } from "./query-preview/routes.ts";
+import { registerSessionRoutes } from "./sessions/routes.ts";
 import { registerSourceRoutes } from "./sources/routes.ts";
+import { registerSqlCheckRoutes } from "./sql-check/routes.ts";
+import { registerTokenRoutes } from "./tokens/routes.ts";
 import { registerWorkspaceRoutes } from "./workspaces/routes.ts";
 
 /** What the /api routes need: the process's service deps and services (lib/service), built once by the entry point. */
@@ -39,7 +44,11 @@ export function registerRoutes<E extends Env>(app: Hono<E>, deps: RouteDeps, aut
   const refreshCatalog = deps.refreshCatalog ?? ((source: Source) => refreshSourceCatalog({ db: pool, runner, now }, source));
 
   const api = createApiRouter();
+  // Before every route: each successful change is recorded in the audit trail (routes/audit/record.ts).
+  const retention = { retentionDays: config.AUDIT_RETENTION_DAYS, now };
+  api.use(auditChanges({ pool, retention, log: deps.log }));
   registerAuthRoutes(api, deps, auth, oidc);
+  registerSessionRoutes(api, { config, auth, log: deps.log, now });
   registerMeRoutes(api, { config, pool, auth });
   registerWorkspaceRoutes(api, { config, pool, auth, runner });
   registerDashboardRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics });
@@ -54,7 +63,10 @@ export function registerRoutes<E extends Env>(app: Hono<E>, deps: RouteDeps, aut
   registerDashboardVariableRoutes(api, { pool, auth, variableOptions });
   registerSourceRoutes(api, { config, pool, auth, runner, refreshCatalog, now });
   registerQueryPreviewRoutes(api, { pool, auth, runner, now });
+  registerSqlCheckRoutes(api, { pool, auth, guard: deps.guard });
   registerLimitRoutes(api, { config, pool, auth });
+  registerTokenRoutes(api, { pool, auth, now });
+  registerAuditRoutes(api, { pool, auth, retention });
   registerAiAreaRoutes(api, aiRouteDeps(deps, auth));
   registerOpenApiRoutes(api, { version: deps.build.version, cookieName: auth.cookieName });
   app.route("/", api);

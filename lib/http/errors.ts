@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   query_failed: 422,
   rate_limited: 429,
   over_budget: 429,
+  too_many_views: 429,
   internal: 500,
   ai_provider_error: 502,
   source_unavailable: 502,

@@ -79,7 +79,7 @@ export function pick(sizes: readonly Size[]): Size {
   }
   let copies = 0;
   for (const s of sizes) copies = Math.max(copies, s.copies);
-  return { ...best, copies };
+  return copies === best.copies ? best : { ...best, copies };
 }
 
 /** `s` grown by a constant factor (a replacement longer than its pattern, a JSON escape). */
@@ -142,7 +142,12 @@ const CLASS_NAMES = ["bounded", "row-sized", "unbounded"] as const;
  * The problem with an argument of a call that multiplies, searches one input in another or cannot be
  * cancelled: only bounded or row-sized values, bounded ones small enough for a search.
  */
-function restrictedArg(name: string, decl: { size: string; time: string; cancellable: boolean }, a: Arg, quadratic: boolean): string | null {
+function restrictedArg(
+  name: string,
+  decl: { size: string; time: string; cancellable: boolean },
+  a: Arg,
+  quadratic: boolean,
+): string | null {
   if (a.size.cls === UNBOUNDED) {
     const why =
       decl.size === "multiplies" || decl.size === "set-by-arg" || decl.size === "concatenates"
@@ -272,7 +277,8 @@ export function callSize(
 ): CallVerdict {
   const quadraticFrom = "quadraticFrom" in decl ? (decl.quadraticFrom ?? 0) : 0;
   const quadratic = decl.time === "quadratic" && args.length >= quadraticFrom;
-  const restricted = quadratic || !decl.cancellable || decl.size === "multiplies" || decl.size === "set-by-arg" || decl.size === "concatenates";
+  const restricted =
+    quadratic || !decl.cancellable || decl.size === "multiplies" || decl.size === "set-by-arg" || decl.size === "concatenates";
   if (restricted) {
     for (const a of args) {
       const problem = restrictedArg(name, decl, a, quadratic);
