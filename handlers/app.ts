@@ -1,9 +1,11 @@
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
+import { createTokenAuthenticator } from "../lib/api-tokens/authenticate.ts";
 import { createAuth } from "../lib/auth/create-auth.ts";
 import type { RevocationSet } from "../lib/auth/revocations.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
 import { rejectRefusedInput } from "../lib/http/input.ts";
+import { accessLog } from "../lib/log/access.ts";
 import { onError, problem } from "../lib/http/problem.ts";
 import { createMetricsGate } from "../lib/metrics-gate/gate.ts";
 import { registerMetrics } from "../lib/metrics-gate/route.ts";
@@ -40,6 +42,8 @@ export type AppDeps = ServiceDeps &
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   app.use(requestId());
+  // One access line per request (lib/log/access.ts): the route's pattern, status, duration, request id, caller kind.
+  app.use(accessLog({ log: deps.log }));
   app.onError(onError((line) => deps.log.error(String(line.msg), line), configStoreFault));
   // Before everything, probes included: only the CDN knows the origin secret (docs/infra.md).
   // Read on every request: a rotation (lib/secrets/boot.ts) replaces the values in the config.
@@ -73,7 +77,13 @@ export function createApp(deps: AppDeps): Hono {
   app.use((_c, next) => (parserLoaded ? next() : deps.guardReady.then(next)));
 
   // auth.requireSession / auth.requireRole(role, resolver) / auth.rejectCrossSite guard every API route below.
-  const auth = createAuth({ ...deps, findWorkspace: (id) => getWorkspace(deps.pool, id) });
+  const auth = createAuth({
+    ...deps,
+    findWorkspace: (id) => getWorkspace(deps.pool, id),
+    // API tokens (Authorization: Bearer) on every route that takes a session: lib/api-tokens.
+    tokens: (isRevoked) =>
+      createTokenAuthenticator({ pool: deps.pool, ratePerMinute: () => config.API_TOKEN_RATE_PER_MINUTE, isRevoked, now: deps.now }),
+  });
   const oidc = deps.oidc !== undefined ? deps.oidc : oidcLoginFromConfig(deps.config, { fetch: deps.fetch, now: deps.now });
   // Pages first: their CSP middleware then covers every HTML response registered after it.
   registerPages(app, { config: deps.config, auth, webAssetsDir: deps.webAssetsDir });

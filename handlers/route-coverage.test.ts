@@ -76,7 +76,7 @@ beforeAll(async () => {
   served = servedRoutes(fx.app);
   // A route parameter matches any id, so the resources the tables seed can be placeholders here.
   const id = "x_route_coverage";
-  const apiFixture: ApiRoleFixture = { ...fx.roles, api: fx, dashboardId: id, otherDashboardId: id, take: () => id };
+  const apiFixture: ApiRoleFixture = { ...fx.roles, api: fx, dashboardId: id, otherDashboardId: id, tokenId: id, take: () => id };
   const aiFixture: AiRoleFixture = {
     ...fx.roles,
     sourceId: id,

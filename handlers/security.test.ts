@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { PERSONAS, roleTable } from "../lib/auth/testing/role-table.ts";
+import { createApiToken } from "../lib/api-tokens/store.ts";
 import { saveDashboard } from "../lib/dashboards/save.ts";
 import type { Source } from "../lib/sources/index.ts";
 import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./testing/api-fixture.ts";
@@ -18,10 +19,9 @@ let otherDashboardId: string;
 const QUEUED = 5; // one per persona
 
 async function newDashboard(workspaceId: string, source: Source): Promise<string> {
-  const d = await saveDashboard(
-    { pool: fx.pool, guard: fx.guard, minRefreshIntervalMs: fx.config.MIN_REFRESH_INTERVAL_MS },
-    { workspaceId, userSub: "seed", spec: dashboardSpec(source.id) },
-  );
+  // A custom variable, so that the role table can read its options.
+  const spec = dashboardSpec(source.id, { variables: [{ name: "env", type: "custom" as const, values: ["prod", "staging"] }] });
+  const d = await saveDashboard({ pool: fx.pool, guard: fx.guard }, { workspaceId, userSub: "seed", spec });
   return d.id;
 }
 
@@ -42,7 +42,15 @@ beforeAll(async () => {
     queues.putSource.push((await fx.newSource(`put ${i}`)).id);
     queues.deleteSource.push((await fx.newSource(`delete ${i}`)).id);
   }
-  fixture = { ...fx.roles, api: fx, dashboardId, otherDashboardId, take };
+  const token = await createApiToken(fx.pool, {
+    workspaceId: ws,
+    name: "role table",
+    role: "viewer",
+    createdBy: "seed",
+    expiresAt: null,
+    createdAt: new Date(),
+  });
+  fixture = { ...fx.roles, api: fx, dashboardId, otherDashboardId, tokenId: token.stored.id, take };
 });
 afterAll(() => fx.close());
 
@@ -63,13 +71,17 @@ const MUTATING: [string, string, () => string, () => unknown][] = [
   ["POST", "dashboards", () => `/api/workspaces/${fx.roles.workspace.id}/dashboards`, () => ({ spec: dashboardSpec(fx.source.id) })],
   ["PUT", "dashboard", () => `/api/dashboards/${dashboardId}`, () => ({ version: 1, spec: dashboardSpec(fx.source.id) })],
   ["DELETE", "dashboard", () => `/api/dashboards/${dashboardId}`, () => undefined],
+  ["POST", "restore", () => `/api/dashboards/${dashboardId}/versions/1/restore`, () => ({ version: 1 })],
   ["POST", "sources", () => `/api/workspaces/${fx.roles.workspace.id}/sources`, () => sourceBody(fx)],
   ["PUT", "source", () => `/api/sources/${fx.source.id}`, () => ({ version: 1, notes: "x" })],
   ["DELETE", "source", () => `/api/sources/${fx.source.id}`, () => undefined],
   ["POST", "source test", () => `/api/sources/${fx.source.id}/test`, () => undefined],
   ["POST", "catalog refresh", () => `/api/sources/${fx.source.id}/catalog/refresh`, () => undefined],
+  ["POST", "sql check", () => `/api/sources/${fx.source.id}/check`, () => ({ sql: "SELECT 1" })],
   ["POST", "query-preview", () => `/api/workspaces/${fx.roles.workspace.id}/query-preview`, () => previewBody(fx)],
   ["PUT", "limits", () => `/api/workspaces/${fx.roles.workspace.id}/limits`, () => ({ llmRatePerMinute: 1, llmDailyTokenBudget: 1 })],
+  ["POST", "tokens", () => `/api/workspaces/${fx.roles.workspace.id}/tokens`, () => ({ name: "cross-site", role: "admin" })],
+  ["DELETE", "token", () => `/api/workspaces/${fx.roles.workspace.id}/tokens/${fixture.tokenId}`, () => undefined],
 ];
 
 describe("cross-site mutating requests are refused for every persona", () => {

@@ -2,6 +2,7 @@ import { createRevocationSet } from "../lib/auth/revocations.ts";
 import { isStreamHostPath } from "../lib/http/stream-host-paths.ts";
 import { closeConfigStore, serveProcess } from "../lib/lifecycle/serve.ts";
 import type { AppServices, ServiceDeps } from "../lib/service/deps.ts";
+import type { SignalSource } from "../lib/lifecycle/shutdown.ts";
 import { createApp } from "../handlers/app.ts";
 import { createStreamHost } from "../stream-host/app.ts";
 
@@ -26,6 +27,10 @@ export async function runAllInOne(opts: {
    * login cookie set on one host name is not sent to the other.
    */
   publicOrigin?: string;
+  /** Where SIGTERM and SIGINT come from (npm start passes them coalesced: one Ctrl-C reaches it twice under npm). */
+  signals?: SignalSource;
+  /** Appended to the last line, "Ctrl-C drains and stops": what else it stops (the embedded PostgreSQL). */
+  stopsWhat?: string;
 }): Promise<void> {
   const { deps, say, cleanups } = opts;
   const { config } = deps;
@@ -67,11 +72,12 @@ export async function runAllInOne(opts: {
     closeStores: () => closeConfigStore(deps),
     log: deps.log,
     exit,
+    proc: opts.signals,
     onListening: () => {
       say(`Pulseboard is running: ${publicOrigin}`);
       if (opts.demo) say(`  demo dashboard: ${publicOrigin}/dashboards/${opts.demo.dashboardId}`);
       for (const note of opts.notes ?? []) say(note);
-      say("  Ctrl-C drains and stops (embedded PostgreSQL included).");
+      say(`  Ctrl-C drains and stops${opts.stopsWhat ?? ""}.`);
     },
   });
 }

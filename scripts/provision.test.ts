@@ -83,7 +83,7 @@ describe("npm run provision", () => {
   test("before migrations: one line saying to run npm run migrate first", async () => {
     const r = await provision([join(dir, "pulseboard.yaml")]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe("provision failed: the config store has no Pulseboard tables: run npm run migrate first\n");
+    expect(r.stderr).toBe("provision failed: 42P01: the config store has no Pulseboard tables: run npm run migrate first\n");
     expect(r.stdout).toBe("");
   });
 
@@ -131,5 +131,46 @@ describe("npm run provision", () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/^provision: a provisioning FILE is required\nusage: npm run provision -- FILE/);
     expect((await provision([join(dir, "nope.yaml")])).stderr).toBe(`provision failed: ${join(dir, "nope.yaml")}: no such file\n`);
+  });
+});
+
+describe("a config store or source that cannot be used: the code, what it means and the setting to change", () => {
+  const wrongPassword = () => {
+    const url = new URL(env.DATABASE_URL!);
+    url.password = "not-the-password";
+    return url.toString();
+  };
+  const closedPort = () => {
+    const url = new URL(env.DATABASE_URL!);
+    url.port = "1";
+    return url.toString();
+  };
+
+  test.each([
+    ["scripts/migrate.ts", "migration failed"],
+    ["scripts/provision.ts", "provision failed"],
+  ])("%s: nothing listening, wrong password, missing database", async (script, prefix) => {
+    const args = script.endsWith("provision.ts") ? [join(dir, "pulseboard.yaml")] : [];
+    const refused = await cli(script, args, { DATABASE_URL: closedPort() });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      `${prefix}: ECONNREFUSED: nothing is listening at the host and port DATABASE_URL names (is PostgreSQL running there, on that port?)\n`,
+    );
+    const auth = await cli(script, args, { DATABASE_URL: wrongPassword() });
+    expect(auth.code).toBe(1);
+    expect(auth.stderr).toBe(`${prefix}: 28P01: authentication failed: the user or password in DATABASE_URL is wrong\n`);
+    expect(auth.stderr).not.toContain("not-the-password");
+    const missing = new URL(env.DATABASE_URL!);
+    missing.pathname = "/no_such_database";
+    const noDb = await cli(script, args, { DATABASE_URL: missing.toString() });
+    expect(noDb.stderr).toMatch(new RegExp(`^${prefix}: 3D000: the database DATABASE_URL names does not exist`));
+  });
+
+  test("a source with sslmode: require on a server without TLS: the message says to set sslmode", async () => {
+    await writeFile(join(dir, "tls.yaml"), file(metrics.port).replace("sslmode: disable", "sslmode: require"));
+    expect((await cli("scripts/migrate.ts", [])).code).toBe(0);
+    const r = await provision([join(dir, "tls.yaml")]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^provision failed: source src_cli: .*\(ssl_unsupported\): .*set the source's sslmode to disable/);
   });
 });

@@ -5,7 +5,7 @@ import { type ServerType, serve } from "@hono/node-server";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { createTestConfigStore } from "../lib/testing/pg.ts";
 import { openStream } from "./testing/child.ts";
-import { createTestHost, flush, panel, seedDashboard, spec } from "./testing/fixture.ts";
+import { createTestHost, flush, panel, seedDashboard, spec, textResult } from "./testing/fixture.ts";
 
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
 beforeAll(async () => {
@@ -72,7 +72,7 @@ test("a subscriber whose socket stops draining is dropped rather than buffered w
     url: store.url,
     pool: store.pool,
     host: { maxBufferedBytes: 256 * 1024 },
-    runPanel: async () => ({ rows: [[big]] }),
+    runPanel: async () => textResult([[big]]),
   });
   const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
   const srv = await listen(t.app);

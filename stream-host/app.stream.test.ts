@@ -3,7 +3,7 @@ import { createRevocationSet, recordRevocation } from "../lib/auth/revocations.t
 import { createSessionTokens } from "../lib/auth/session.ts";
 import { createTestConfigStore } from "../lib/testing/pg.ts";
 import { listenerClientFactory } from "./dashboards.ts";
-import { SESSION_SECRET, createTestHost, flush, panel, seedDashboard, spec, updateDashboard } from "./testing/fixture.ts";
+import { SESSION_SECRET, createTestHost, flush, panel, seedDashboard, spec, textResult, updateDashboard } from "./testing/fixture.ts";
 import { type SseFrame, webStreamReader } from "./testing/sse-parse.ts";
 
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
@@ -101,12 +101,13 @@ describe("the event protocol", () => {
 
   test("a failing panel arrives as that panel's error while the others arrive as results", async () => {
     const { AppError } = await import("../lib/http/errors.ts");
+    const good = { columns: [{ name: "v", type: "int4" }], rows: [[1]], truncated: false, elapsedMs: 1 };
     const t = createTestHost({
       url: store.url,
       pool: store.pool,
       runPanel: async (p) => {
         if (p.id === "bad") throw new AppError("guard_rejected", "function pg_sleep is not allowed", { reason: "function" });
-        return { rows: [[1]] };
+        return good;
       },
     });
     const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("bad"), panel("good")]));
@@ -120,7 +121,7 @@ describe("the event protocol", () => {
       at: t.clock.now(),
       error: { code: "function", reason: "function", message: "function pg_sleep is not allowed" },
     });
-    expect(frames).toContainEqual({ panelId: "good", at: t.clock.now(), result: { rows: [[1]] } });
+    expect(frames).toContainEqual({ panelId: "good", at: t.clock.now(), result: good });
     await s.reader!.cancel();
   });
 
@@ -173,7 +174,7 @@ describe("the event protocol", () => {
       url: store.url,
       pool: store.pool,
       host: { maxBufferedBytes: 2048 },
-      runPanel: async () => ({ rows: [["x".repeat(1000)]] }),
+      runPanel: async () => textResult([["x".repeat(1000)]]),
     });
     const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
     const cookie = await t.cookieFor([workspace.viewer_group]);

@@ -2,11 +2,13 @@ import { performance } from "node:perf_hooks";
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import type pg from "pg";
+import { createTokenAuthenticator } from "../lib/api-tokens/authenticate.ts";
 import { type RevocationSet, createRevocationSet, revocationFeed, withRevocations } from "../lib/auth/revocations.ts";
 import { type SessionTokens, createSessionTokens, sessionKeysOf } from "../lib/auth/session.ts";
 import { DASHBOARD_CHANGED_CHANNEL } from "../lib/dashboards/store.ts";
 import { effectiveRefreshMs } from "../lib/dashboards/spec.ts";
 import { onError } from "../lib/http/problem.ts";
+import { accessLog } from "../lib/log/access.ts";
 import { createMetricsGate } from "../lib/metrics-gate/gate.ts";
 import { registerMetrics } from "../lib/metrics-gate/route.ts";
 import { registerHealth } from "../lib/probes/health.ts";
@@ -15,6 +17,9 @@ import type { QueryRunner } from "../lib/query/runner.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
 import { configStoreFault } from "../lib/store/faults.ts";
 import { createNotificationListener, listenerClientFactory } from "../lib/store/listen.ts";
+import { withConfigStoreClient } from "../lib/store/deadline.ts";
+import { getWorkspace } from "../lib/workspaces/store.ts";
+import { createStreamAccess } from "./access.ts";
 import { createDashboardSync, loadDashboard } from "./dashboards.ts";
 import { createHub } from "./hub.ts";
 import { createKeyedLimiter } from "./limiter.ts";
@@ -100,6 +105,7 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
         : unavailableRunPanel),
     limiter: createKeyedLimiter(options.sourceConcurrency ?? DEFAULT_SOURCE_CONCURRENCY),
     refreshMs: (spec) => effectiveRefreshMs(spec, config),
+    maxViewsPerDashboard: config.MAX_VIEWS_PER_DASHBOARD,
     timers,
     now: deps.now,
     monotonic,
@@ -120,15 +126,28 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     const ended = hub.endRevoked((s) => revocations.isRevoked(s));
     if (ended > 0) log.info("streams of revoked sessions ended", { streams: ended });
   });
+  // People who lose their role in a workspace (its groups changed, it was deleted, their access revoked) lose its streams.
+  const access = createStreamAccess({
+    hub,
+    revocations,
+    loadWorkspace: (id) =>
+      withConfigStoreClient(deps.pool, config.READINESS_CHECK_TIMEOUT_MS, (client) => getWorkspace(client, id), { timers }),
+    timers,
+    log,
+  });
+  revocations.onChange(() => access.revocationsChanged());
   const feed = revocationFeed({ set: revocations, pool: deps.pool, now: deps.now, log });
   // One connection LISTENs for both dashboard changes and session revocations.
   const listener = listenFactory
     ? createNotificationListener({
         connect: listenFactory,
-        channels: { [DASHBOARD_CHANGED_CHANNEL]: (id) => void sync.changed(id), ...feed.channels },
+        channels: { [DASHBOARD_CHANGED_CHANNEL]: (id) => void sync.changed(id), ...feed.channels, ...access.channels },
         onListening: async (reconnected) => {
           await feed.reload();
-          if (reconnected) void sync.resync();
+          if (reconnected) {
+            void sync.resync();
+            void access.recheckAll();
+          }
         },
         timers,
         log,
@@ -154,6 +173,8 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
 
   const app = new Hono();
   app.use(requestId());
+  // One access line per request (lib/log/access.ts), as the handlers write.
+  app.use(accessLog({ log, monotonic }));
   app.onError(onError((line) => log.error(String(line.msg), line), configStoreFault));
   registerHealth(app, deps.build);
   registerReady(app, deps.readiness);
@@ -166,11 +187,20 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     sessions,
     isRevoked: (s) => revocations.isRevoked(s),
     cookieName: config.SESSION_COOKIE_NAME,
+    tokens: createTokenAuthenticator({
+      pool: deps.pool,
+      ratePerMinute: () => config.API_TOKEN_RATE_PER_MINUTE,
+      isRevoked: (s) => revocations.isRevoked(s),
+      now: deps.now,
+    }),
     pool: deps.pool,
     configStoreTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS,
     timers,
     drain: deps.drain,
     loadDashboard: load,
+    savedRefreshMs: (spec) => effectiveRefreshMs(spec, config),
+    minRefreshMs: config.MIN_REFRESH_INTERVAL_MS,
+    now: deps.now,
     random,
     maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
     onRequest: startListening,
@@ -183,6 +213,7 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     app,
     hub,
     revocations,
+    access,
     /**
      * Opens the config-store listener (dashboard changes, session revocations) and loads the
      * revocations, so the first stream is checked without waiting. Entry points call it at boot.

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { DashboardSpec, Panel } from "../lib/dashboards/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
+import type { QueryResult } from "../lib/live/frames.ts";
 import { SlotWaitAborted, createKeyedLimiter } from "./limiter.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";
 import { type LoadedDashboard, type PanelRuns, type PanelUpdate, createPoller, panelError, timeoutBackoffTicks } from "./poller.ts";
@@ -32,7 +33,10 @@ function gatedRunner() {
   return {
     calls,
     run: (p: Panel, _d: LoadedDashboard, range: { fromMs: number; toMs: number }, signal: AbortSignal) =>
-      new Promise<unknown>((resolve, reject) => calls.push({ panel: p, range, signal, resolve, reject })),
+      // Tests settle runs with whatever shape they check; the poller passes results through untouched.
+      new Promise<QueryResult>((resolve, reject) =>
+        calls.push({ panel: p, range, signal, resolve: resolve as (v: unknown) => void, reject }),
+      ),
   };
 }
 
@@ -207,7 +211,7 @@ describe("poller", () => {
       current: () => dashboard([panel("a")]),
       runPanel: async () => {
         calls++;
-        return { big: 1n };
+        return { big: 1n } as unknown as QueryResult;
       },
       limiter: createKeyedLimiter(1),
       refreshMs: () => 5000,

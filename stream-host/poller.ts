@@ -1,5 +1,6 @@
 import { type DashboardSpec, type Panel, resolveTime } from "../lib/dashboards/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
+import type { PanelError, PanelUpdate, QueryResult } from "../lib/live/frames.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";
 import { type KeyedLimiter, SlotWaitAborted } from "./limiter.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
@@ -10,6 +11,8 @@ export interface LoadedDashboard {
   workspaceId: string;
   version: number;
   spec: DashboardSpec;
+  /** A view's variable values by name (absent: every variable at its default). */
+  vars?: Record<string, string[]>;
 }
 
 /** The time range of one tick, resolved once so every panel of the tick sees the same window. */
@@ -23,21 +26,10 @@ export interface TickRange {
  * `signal` aborts when the poller stops: a runner that does config-store work first must check it
  * before it starts the metric query.
  */
-export type RunPanel = (panel: Panel, dashboard: LoadedDashboard, range: TickRange, signal: AbortSignal) => Promise<unknown>;
+export type RunPanel = (panel: Panel, dashboard: LoadedDashboard, range: TickRange, signal: AbortSignal) => Promise<QueryResult>;
 
-/**
- * What a panel failure looks like on the wire: a machine-readable `code` always (see panelError), the
- * guard's reason or `query_timeout` as `reason` where there is one, a safe message, and for a panel
- * backed off after timeouts the epoch ms at about which it runs again.
- */
-export interface PanelError {
-  code: string;
-  reason?: string;
-  message: string;
-  retryAt?: number;
-}
-
-export type PanelUpdate = { panelId: string; at: number; result: unknown } | { panelId: string; at: number; error: PanelError };
+/** The wire types of a panel's frame (lib/live/frames.ts). */
+export type { PanelError, PanelUpdate };
 
 /** A code is a short identifier; anything else (never expected) is not put on the wire. */
 const CODE = /^[a-z][a-z0-9_]{0,47}$/;
@@ -103,6 +95,11 @@ export interface PollerOptions {
   limiter: KeyedLimiter;
   /** Panel runs in flight, shared by every poller of the process (default: this poller's own). */
   inFlight?: PanelRuns;
+  /**
+   * What this poller's runs are keyed by in `inFlight` (default: the dashboard id). Pollers of different
+   * views of one dashboard run the same panels with other ranges, so each view has its own key.
+   */
+  runKey?: string;
   /** Tick cadence for a spec (the dashboard's value or the default, clamped to the floor). */
   refreshMs(spec: DashboardSpec): number;
   /** A panel's frame, as soon as its run completes (never after stop()). */
@@ -275,7 +272,7 @@ export function createPoller(opts: PollerOptions) {
       // Past its slot wait: a tick that reaches its bound leaves this run to finish on its own.
       maybeEnd(t);
       queriesStarted++;
-      let outcome: { result: unknown } | { err: unknown };
+      let outcome: { result: QueryResult } | { err: unknown };
       try {
         outcome = { result: await opts.runPanel(panel, dashboard, range, abort.signal) };
       } catch (err) {
@@ -306,7 +303,7 @@ export function createPoller(opts: PollerOptions) {
 
   /** Starts one panel's run in tick `t`; it counts as in flight until it has settled. */
   function launch(panel: Panel, dashboard: LoadedDashboard, range: TickRange, t: Tick) {
-    const key = panelRunKey(dashboard.id, panel.id);
+    const key = panelRunKey(opts.runKey ?? dashboard.id, panel.id);
     inFlight.add(key);
     t.open++;
     const run: Promise<void> = runOne(panel, dashboard, range, t)
@@ -403,7 +400,7 @@ export function createPoller(opts: PollerOptions) {
       }
       const due = dashboard.spec.panels.filter((p) => {
         // Still running from an earlier tick (or a stopped poller of this dashboard): its frame comes when it completes.
-        if (inFlight.has(panelRunKey(dashboard.id, p.id))) return false;
+        if (inFlight.has(panelRunKey(opts.runKey ?? dashboard.id, p.id))) return false;
         const state = backoff.get(p.id);
         if (!state || state.skip === 0) return true;
         // Backed off after a timeout: no query and no frame (its last frame says when it runs again).

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import type { StreamEventName, StreamFrames } from "../lib/live/frames.ts";
 
 /** Response headers of every stream (docs/stream-host.md). */
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
@@ -7,8 +8,11 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   "x-accel-buffering": "no",
 };
 
-/** Encodes one SSE event. JSON never contains a raw newline, so `data` is always a single line. */
-export function encodeEvent(event: string, data: unknown): Buffer {
+/**
+ * Encodes one SSE event of the stream (its payload type from lib/live/frames.ts). JSON never contains a
+ * raw newline, so `data` is always a single line.
+ */
+export function encodeEvent<K extends StreamEventName>(event: K, data: StreamFrames[K]): Buffer {
   return Buffer.from(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
@@ -20,7 +24,8 @@ export const HEARTBEAT_FRAME: Buffer = Buffer.from(": heartbeat\n\n");
  * carries a data line because EventSource does not dispatch an event whose data is empty.
  */
 export function drainingFrame(retryMs: number): Buffer {
-  return Buffer.from(`retry: ${retryMs}\nevent: draining\ndata: ${JSON.stringify({ retryMs })}\n\n`);
+  const frame: StreamFrames["draining"] = { retryMs };
+  return Buffer.from(`retry: ${retryMs}\nevent: draining\ndata: ${JSON.stringify(frame)}\n\n`);
 }
 
 /**
@@ -29,7 +34,7 @@ export function drainingFrame(retryMs: number): Buffer {
  * 401, so the client signs in again instead of retrying.
  */
 export function sessionExpiredFrame(expiresAt: number, reason: "expired" | "revoked" = "expired"): Buffer {
-  return encodeEvent("session_expired", reason === "expired" ? { expiresAt } : { expiresAt, reason });
+  return encodeEvent("session_expired", reason === "expired" ? { expiresAt } : { expiresAt, reason: "revoked" });
 }
 
 /** A per-stream reconnect delay, uniform over 2000..10000 ms, so subscribers do not all return at once. */

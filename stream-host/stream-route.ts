@@ -2,18 +2,23 @@ import type { ServerResponse } from "node:http";
 import type { Context, Env, Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import type pg from "pg";
-import { roleIn } from "../lib/auth/roles.ts";
+import type { TokenAuthenticator } from "../lib/api-tokens/authenticate.ts";
+import { bearerOf } from "../lib/auth/bearer.ts";
+import { callerRoleIn } from "../lib/auth/roles.ts";
 import type { RevocableSession } from "../lib/auth/revocations.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
 import { AppError } from "../lib/http/errors.ts";
+import { markCaller } from "../lib/log/access.ts";
 import type { DrainState } from "../lib/lifecycle/drain-state.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
 import { withConfigStoreClient } from "../lib/store/deadline.ts";
 import { getWorkspace } from "../lib/workspaces/store.ts";
 import { isDashboardId } from "./dashboards.ts";
 import type { Hub } from "./hub.ts";
+import type { DashboardSpec } from "../lib/dashboards/spec.ts";
 import type { LoadedDashboard } from "./poller.ts";
 import { SSE_HEADERS, type Sink, drainingFrame, drainRetryMs, nodeSink, webSink } from "./sse.ts";
+import { resolveView, viewQueryOf } from "./view.ts";
 
 export interface StreamRouteDeps {
   hub: Hub;
@@ -22,6 +27,8 @@ export interface StreamRouteDeps {
   /** The in-memory revocation check, asked again after the config-store reads (a logout may land meanwhile). */
   isRevoked(session: RevocableSession): boolean;
   cookieName: string;
+  /** API tokens (`Authorization: Bearer`, lib/api-tokens): a request that carries one is judged by it alone. */
+  tokens?: TokenAuthenticator;
   pool: pg.Pool;
   /**
    * Bound of the stream's config-store reads (READINESS_CHECK_TIMEOUT_MS): past it the client is given up
@@ -32,6 +39,12 @@ export interface StreamRouteDeps {
   drain: DrainState;
   /** Reads a dashboard on `db` (the stream's own bounded client). */
   loadDashboard(id: string, db: pg.PoolClient): Promise<LoadedDashboard | null>;
+  /** The saved view's cadence for a spec (the dashboard's value or the default, within the bounds). */
+  savedRefreshMs(spec: DashboardSpec): number;
+  /** MIN_REFRESH_INTERVAL_MS: a `refresh` parameter below it is a 400. */
+  minRefreshMs: number;
+  /** Epoch ms (a view's range is checked at it). */
+  now(): number;
   random: () => number;
   maxBufferedBytes: number;
   /** Called on every stream request before the session is checked (starts the config-store listener once). */
@@ -74,10 +87,20 @@ export function registerStream<E extends Env>(app: Hono<E>, deps: StreamRouteDep
   app.get("/api/dashboards/:id/stream", async (c) => {
     if (deps.drain.draining) return terminal(c);
     deps.onRequest();
-    const token = getCookie(c, deps.cookieName);
-    // Revoked sessions are refused here too (an in-memory check, kept fresh by the listener).
-    const session = token && deps.sessions ? await deps.sessions.verifySession(token) : null;
+    const bearer = deps.tokens ? bearerOf(c.req.header("authorization")) : null;
+    const token = bearer === null ? getCookie(c, deps.cookieName) : undefined;
+    // Revoked sessions are refused here too (an in-memory check, kept fresh by the listener); an API token
+    // is looked up in the config store, bounded like the reads below.
+    const session =
+      bearer !== null && deps.tokens
+        ? await withConfigStoreClient(deps.pool, deps.configStoreTimeoutMs, (client) => deps.tokens!.authenticate(bearer, client), {
+            timers: deps.timers,
+          })
+        : token && deps.sessions
+          ? await deps.sessions.verifySession(token)
+          : null;
     if (!session) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
+    markCaller(c, session.user);
 
     const id = c.req.param("id");
     if (!isDashboardId(id)) throw new AppError("not_found", "Not found.");
@@ -93,15 +116,28 @@ export function registerStream<E extends Env>(app: Hono<E>, deps: StreamRouteDep
       { timers: deps.timers },
     );
     if (!dashboard) throw new AppError("not_found", "Not found.");
-    if (!workspace || !roleIn(session.user.groups, workspace)) throw new AppError("not_found", "Not found.");
+    if (!workspace || !callerRoleIn(session.user, workspace)) throw new AppError("not_found", "Not found.");
 
     // The drain may have begun, or the session been revoked, while we were reading the config store.
     if (deps.drain.draining) return terminal(c);
     if (deps.isRevoked(session)) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
+    const current = deps.hub.current(id) ?? dashboard;
+    // The view (from, to, refresh, var-*): checked against the dashboard only once the caller may see it.
+    const query = viewQueryOf(c.req.url);
+    const view =
+      Object.keys(query).length === 0
+        ? undefined
+        : resolveView(query, current.spec, {
+            savedRefreshMs: deps.savedRefreshMs(current.spec),
+            minRefreshMs: deps.minRefreshMs,
+            now: deps.now(),
+          });
+    const refused = deps.hub.refusal(current, view);
+    if (refused) throw refused;
     const { sink, response } = openStream(c, deps.maxBufferedBytes);
     deps.onFirstSubscriber();
     // The stream ends with `event: session_expired` when the session's `exp` passes or it is revoked.
-    deps.hub.subscribe(deps.hub.current(id) ?? dashboard, sink, { expiresAt: session.expiresAt, session });
+    deps.hub.subscribe(current, sink, { expiresAt: session.expiresAt, session }, view);
     return response;
   });
 }

@@ -50,6 +50,8 @@ describe("/admin/workspaces", () => {
     expect(res.status).toBe(403);
     expect(body).toContain("needs the platform admin role");
     expect(body).not.toContain('id="workspaces"');
+    // No browser module boots on it (the list's module would report a missing #workspaces above the 403 text).
+    expect(body).not.toContain('data-page="admin-workspaces"');
     expect(body).not.toMatch(ADMIN_LINK);
     const unset = await get(app({ PLATFORM_ADMIN_GROUP: undefined }), "/admin/workspaces", ["platform-admins"]);
     expect(unset.res.status).toBe(403);

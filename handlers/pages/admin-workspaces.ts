@@ -16,7 +16,8 @@ export function registerAdminWorkspacesPage(app: PageApp, ctx: PageContext): voi
 <p class="notice error" role="alert">Managing workspaces needs the platform admin role: membership of the OIDC group that
 ${ctx.config.PLATFORM_ADMIN_GROUP ? "PLATFORM_ADMIN_GROUP names" : "PLATFORM_ADMIN_GROUP names, and no such group is configured here (workspaces then come from a provisioning file, npm run provision)"}.</p>`;
       return c.html(
-        await shell({ title: "Workspaces · Admin", page: "admin-workspaces", nav: "admin", user, assets: await ctx.assets(), body }),
+        // No browser module: the 403 text is the whole page (the list's module would look for its list and fail).
+        await shell({ title: "Workspaces · Admin", page: "forbidden", nav: "admin", user, assets: await ctx.assets(), body }),
         403,
       );
     }

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { promisify } from "node:util";
+import { brotliCompress, constants as zlib, gzip } from "node:zlib";
 import { join } from "node:path";
 import type { Env, Hono } from "hono";
 
@@ -76,17 +78,75 @@ export function registerAssets<E extends Env>(app: Hono<E>, dir: string | undefi
     if (ext === ".map" && !opts.sourceMaps) return c.notFound();
     const type = TYPES[ext];
     if (!type) return c.notFound();
-    let body: Buffer;
-    try {
-      body = await readFile(join(dir, name));
-    } catch {
-      return c.notFound();
-    }
     const hashed = /-[A-Z0-9]{8,}\.[a-z]+$/.test(name) || c.req.query("v") !== undefined;
+    const file = await encodings(join(dir, name), hashed);
+    if (!file) return c.notFound();
+    const encoding = pickEncoding(c.req.header("accept-encoding"), file);
+    const body = encoding === "br" ? file.br! : encoding === "gzip" ? file.gzip! : file.raw;
     return c.body(new Uint8Array(body), 200, {
       "content-type": type,
       "cache-control": hashed ? IMMUTABLE : "no-cache",
       "x-content-type-options": "nosniff",
+      vary: "accept-encoding",
+      ...(encoding ? { "content-encoding": encoding } : {}),
     });
   });
+}
+
+/** A file with its brotli and gzip forms (absent for types that do not shrink). */
+interface EncodedFile {
+  raw: Buffer;
+  br?: Buffer;
+  gzip?: Buffer;
+}
+
+const brotli = promisify(brotliCompress);
+const gz = promisify(gzip);
+/** Files under this size go out as they are: compression would save less than a packet. */
+const MIN_COMPRESS_BYTES = 1024;
+/** Compressed hashed files, by path: their content never changes, so each is compressed once per process. */
+const compressed = new Map<string, Promise<EncodedFile | null>>();
+
+async function encode(path: string): Promise<EncodedFile | null> {
+  let raw: Buffer;
+  try {
+    raw = await readFile(path);
+  } catch {
+    return null;
+  }
+  if (raw.length < MIN_COMPRESS_BYTES || /\.(png|ico)$/.test(path)) return { raw };
+  const [br, gzipped] = await Promise.all([
+    brotli(raw, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: raw.length } }),
+    gz(raw, { level: 9 }),
+  ]);
+  return { raw, br, gzip: gzipped };
+}
+
+/** The file and its compressed forms; hashed (immutable) files are compressed once and kept. */
+function encodings(path: string, hashed: boolean): Promise<EncodedFile | null> {
+  if (!hashed) return encode(path);
+  let entry = compressed.get(path);
+  if (!entry) {
+    entry = encode(path).then((f) => {
+      if (!f) compressed.delete(path); // a file built later is read again
+      return f;
+    });
+    compressed.set(path, entry);
+  }
+  return entry;
+}
+
+/** br when the browser takes it, else gzip, else none; a q=0 refuses that coding. */
+export function pickEncoding(header: string | undefined, file: EncodedFile): "br" | "gzip" | null {
+  const accepted = new Map<string, number>();
+  for (const part of (header ?? "").toLowerCase().split(",")) {
+    const [coding, ...params] = part.trim().split(";");
+    if (!coding) continue;
+    const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+    accepted.set(coding, q === undefined ? 1 : Number(q));
+  }
+  const ok = (coding: string) => (accepted.get(coding) ?? accepted.get("*") ?? 0) > 0;
+  if (file.br && ok("br")) return "br";
+  if (file.gzip && ok("gzip")) return "gzip";
+  return null;
 }

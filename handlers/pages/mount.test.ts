@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createSessionTokens } from "../../lib/auth/session.ts";
@@ -52,6 +53,27 @@ describe("pages mounted by createApp", () => {
     expect(js.headers.get("cache-control")).toContain("immutable");
     expect(await js.text()).toContain("/stream");
     expect((await app.request(style!)).status).toBe(200);
+  });
+
+  test.each([
+    ["br, gzip, deflate", "br"],
+    ["gzip, deflate", "gzip"],
+    ["gzip;q=1, br;q=0", "gzip"],
+    ["*", "br"],
+    ["identity", null],
+    ["br;q=0, gzip;q=0", null],
+  ])("the bundle goes out compressed as Accept-Encoding %j allows: %s", async (accept, expected) => {
+    const app = await appWith({});
+    const page = await (await app.request("/dashboards/db_demo", { headers: { cookie } })).text();
+    const script = /src="(\/assets\/main-[A-Z0-9]+\.js)"/.exec(page)![1];
+    const plain = Buffer.from(await (await app.request(script)).arrayBuffer());
+    const res = await app.request(script, { headers: { "accept-encoding": accept } });
+    expect(res.headers.get("content-encoding")).toBe(expected);
+    expect(res.headers.get("vary")).toBe("accept-encoding");
+    const body = Buffer.from(await res.arrayBuffer());
+    const decoded = expected === "br" ? brotliDecompressSync(body) : expected === "gzip" ? gunzipSync(body) : body;
+    expect(decoded.equals(plain)).toBe(true);
+    if (expected) expect(body.length).toBeLessThan(plain.length / 2);
   });
 
   test("anonymous page requests go to the auth route's login with returnTo", async () => {

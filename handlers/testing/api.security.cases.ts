@@ -14,6 +14,8 @@ export interface ApiRoleFixture extends RoleFixture {
   dashboardId: string;
   /** A dashboard of the other workspace. */
   otherDashboardId: string;
+  /** An API token of the fixture workspace (revoking it again is not an error). */
+  tokenId: string;
   /** The next unused id of `queue`; throws when the queue is empty. */
   take(queue: ConsumedQueue): string;
 }
@@ -87,6 +89,63 @@ export const API_ROLE_CASES: RoleCase<ApiRoleFixture>[] = [
     expect: othersOnly(409),
   },
 
+  // Dashboard history
+  { name: "GET dashboard versions", method: "GET", path: (f) => `/api/dashboards/${f.dashboardId}/versions`, expect: expectFor("viewer") },
+  { name: "GET dashboard version", method: "GET", path: (f) => `/api/dashboards/${f.dashboardId}/versions/1`, expect: expectFor("viewer") },
+  { name: "GET dashboard version (missing)", method: "GET", path: (f) => `/api/dashboards/${f.dashboardId}/versions/999`, expect: missing },
+  {
+    name: "GET dashboard diff",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.dashboardId}/diff?from=1&to=1`,
+    expect: expectFor("viewer"),
+  },
+  {
+    name: "POST restore a version (stale version, so nothing changes)",
+    method: "POST",
+    path: (f) => `/api/dashboards/${f.dashboardId}/versions/1/restore`,
+    body: { version: 99 },
+    expect: expectFor("editor", 409),
+  },
+  {
+    name: "GET versions of another workspace's dashboard",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.otherDashboardId}/versions`,
+    expect: othersOnly(200),
+  },
+  {
+    name: "GET diff of another workspace's dashboard",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.otherDashboardId}/diff?from=1&to=1`,
+    expect: othersOnly(200),
+  },
+  {
+    name: "POST restore on another workspace's dashboard (stale version)",
+    method: "POST",
+    path: (f) => `/api/dashboards/${f.otherDashboardId}/versions/1/restore`,
+    body: { version: 99 },
+    expect: othersOnly(409),
+  },
+
+  // Dashboard variables (the fixture dashboards declare a custom variable `env`)
+  {
+    name: "GET a variable's options",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.dashboardId}/variables/env/options`,
+    expect: expectFor("viewer"),
+  },
+  {
+    name: "GET a variable's options (no such variable)",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.dashboardId}/variables/nope/options`,
+    expect: missing,
+  },
+  {
+    name: "GET a variable's options on another workspace's dashboard",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.otherDashboardId}/variables/env/options`,
+    expect: othersOnly(200),
+  },
+
   // Sources
   { name: "GET sources list", method: "GET", path: (f) => `/api/workspaces/${f.workspace.id}/sources`, expect: expectFor("viewer") },
   {
@@ -122,6 +181,29 @@ export const API_ROLE_CASES: RoleCase<ApiRoleFixture>[] = [
     expect: othersOnly(200),
   },
 
+  // The guard's verdict as you type
+  {
+    name: "POST sql check",
+    method: "POST",
+    path: (f) => `/api/sources/${f.api.source.id}/check`,
+    body: { sql: "SELECT * FROM pg_shadow" },
+    expect: expectFor("editor"),
+  },
+  {
+    name: "POST sql check of another workspace's source",
+    method: "POST",
+    path: (f) => `/api/sources/${f.api.otherSource.id}/check`,
+    body: { sql: "SELECT 1" },
+    expect: { anonymous: 401, viewer: 404, editor: 404, admin: 404, outsider: 200 },
+  },
+  {
+    name: "POST sql check (missing source)",
+    method: "POST",
+    path: "/api/sources/src_missing/check",
+    body: { sql: "SELECT 1" },
+    expect: missing,
+  },
+
   // Query preview
   {
     name: "POST query-preview",
@@ -155,6 +237,31 @@ export const API_ROLE_CASES: RoleCase<ApiRoleFixture>[] = [
     expect: expectFor("admin"),
   },
   { name: "GET limits of a missing workspace", method: "GET", path: "/api/workspaces/ws_missing/limits", expect: missing },
+
+  // API tokens and the audit trail: workspace admins only
+  {
+    name: "POST tokens (create)",
+    method: "POST",
+    path: (f) => `/api/workspaces/${f.workspace.id}/tokens`,
+    body: { name: "role table", role: "viewer" },
+    expect: expectFor("admin", 201),
+  },
+  { name: "GET tokens", method: "GET", path: (f) => `/api/workspaces/${f.workspace.id}/tokens`, expect: expectFor("admin") },
+  {
+    // Revoking is idempotent (200 again), so one token serves every persona.
+    name: "DELETE token (revoke)",
+    method: "DELETE",
+    path: (f) => `/api/workspaces/${f.workspace.id}/tokens/${f.tokenId}`,
+    expect: expectFor("admin"),
+  },
+  {
+    name: "DELETE token of a missing workspace",
+    method: "DELETE",
+    path: "/api/workspaces/ws_missing/tokens/tok_000000000000",
+    expect: missing,
+  },
+  { name: "GET audit", method: "GET", path: (f) => `/api/workspaces/${f.workspace.id}/audit`, expect: expectFor("admin") },
+  { name: "GET audit of a missing workspace", method: "GET", path: "/api/workspaces/ws_missing/audit", expect: missing },
 
   // Platform administration of workspaces: no persona of the table is a platform admin (PLATFORM_ADMIN_GROUP is
   // unset in the fixture), so even a workspace admin gets 403 (routes/workspaces/routes.test.ts covers the platform admin).

@@ -5,6 +5,7 @@ import type { Config } from "../config/parse.ts";
 import { createTransactionSealer, type TransactionSealer } from "../oidc/transaction.ts";
 import { rejectCrossSite, requireRole, requireSession, type WorkspaceGroupsLookup, type WorkspaceResolver } from "./middleware.ts";
 import { createRevocationSet, type Revocation, type RevocationSet, recordRevocation, withRevocations } from "./revocations.ts";
+import type { BearerAuthenticator } from "./bearer.ts";
 import { createSessionTokens, type SessionTokens, sessionKeysOf } from "./session.ts";
 import type { AuthVariables, Role } from "./types.ts";
 
@@ -19,7 +20,7 @@ export interface Auth {
   cookieName: string;
   /** Seals the OIDC login transaction cookie (key derived from the same secret). */
   loginTransactions: TransactionSealer;
-  /** 401 unless a valid session cookie is present; sets c.var.user. */
+  /** 401 unless a valid session cookie (or API token, when configured) is present; sets c.var.user. */
   requireSession: MiddlewareHandler<{ Variables: AuthVariables }>;
   /** At least `role` in the resolved workspace (after requireSession); sets c.var.workspaceId and c.var.role. */
   requireRole(role: Role, resolveWorkspaceId: WorkspaceResolver): MiddlewareHandler<{ Variables: AuthVariables }>;
@@ -47,6 +48,11 @@ export function createAuth(deps: {
    * with listenForRevocations). Default: a set that sees only this app's own revocations (tests).
    */
   revocations?: RevocationSet;
+  /**
+   * API tokens (`Authorization: Bearer`), given the revocation set's check (lib/api-tokens
+   * createTokenAuthenticator); without it only session cookies are accepted.
+   */
+  tokens?: (isRevoked: RevocationSet["isRevoked"]) => BearerAuthenticator;
 }): Auth {
   const { config } = deps;
   if (!config.SESSION_SECRET && config.isProduction) throw new Error("SESSION_SECRET is required in production");
@@ -58,6 +64,7 @@ export function createAuth(deps: {
     revocations,
   );
   const cookieName = config.SESSION_COOKIE_NAME;
+  const tokens = deps.tokens?.((s) => revocations.isRevoked(s));
   return {
     sessions,
     revocations,
@@ -67,9 +74,9 @@ export function createAuth(deps: {
     },
     cookieName,
     loginTransactions: createTransactionSealer({ secret, now: deps.now }),
-    requireSession: requireSession({ sessions, cookieName }),
+    requireSession: requireSession({ sessions, cookieName, tokens }),
     requireRole: (role, resolve) => requireRole(role, resolve, { findWorkspace: deps.findWorkspace }),
-    rejectCrossSite: rejectCrossSite({ publicBaseUrl: config.PUBLIC_BASE_URL }),
+    rejectCrossSite: rejectCrossSite({ publicBaseUrl: config.PUBLIC_BASE_URL, bearerTokens: tokens !== undefined }),
     secureCookies: config.isProduction,
   };
 }

@@ -1,7 +1,8 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import { AppError } from "../http/errors.ts";
-import { roleAtLeast, roleIn, type WorkspaceGroups } from "./roles.ts";
+import { type BearerAuthenticator, bearerOf } from "./bearer.ts";
+import { callerRoleIn, roleAtLeast, type WorkspaceGroups } from "./roles.ts";
 import type { SessionTokens } from "./session.ts";
 import type { AuthVariables, Role } from "./types.ts";
 
@@ -15,15 +16,24 @@ export type WorkspaceResolver = (c: Context) => Promise<string | null>;
 export type WorkspaceGroupsLookup = (workspaceId: string) => Promise<(WorkspaceGroups & { id: string }) | null>;
 
 /**
- * Requires a valid session cookie and sets `c.var.user`. Verification is local (HS256, and the
- * revocation check of createAuth's sessions is in memory), so it keeps working while the identity
- * provider is down. Anything missing, invalid or revoked is a 401 problem.
+ * Requires a valid session cookie, or an `Authorization: Bearer` API token when `tokens` is given, and
+ * sets `c.var.user`. A request that carries a bearer token is judged by the token alone: its cookie is
+ * ignored. Session verification is local (HS256, and the revocation check of createAuth's sessions is
+ * in memory), so it keeps working while the identity provider is down. Anything missing, invalid or
+ * revoked is a 401 problem.
  */
 export function requireSession(deps: {
   sessions: Pick<SessionTokens, "verify">;
   cookieName: string;
+  tokens?: BearerAuthenticator;
 }): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async (c, next) => {
+    const bearer = deps.tokens ? bearerOf(c.req.header("authorization")) : null;
+    if (bearer !== null && deps.tokens) {
+      c.set("user", (await deps.tokens.authenticate(bearer)).user);
+      await next();
+      return;
+    }
     const token = getCookie(c, deps.cookieName);
     const user = token ? await deps.sessions.verify(token) : null;
     if (!user) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
@@ -48,7 +58,8 @@ export function requireRole(
     if (!user) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
     const workspaceId = await resolveWorkspaceId(c);
     const workspace = workspaceId ? await deps.findWorkspace(workspaceId) : null;
-    const have = workspace ? roleIn(user.groups, workspace) : null;
+    // An API token holds its one role in its one workspace; groups play no part.
+    const have = workspace ? callerRoleIn(user, workspace) : null;
     if (!workspace || !have) throw new AppError("not_found", "Not found.");
     if (!roleAtLeast(have, role)) {
       throw new AppError("forbidden", `This needs the ${role} role in the workspace; you are ${article(have)} ${have}.`, {
@@ -77,12 +88,16 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
  * Refuses mutating requests a browser sent from another site: an Origin that is not ours (or
  * "null"), or, without Origin, `Sec-Fetch-Site: cross-site`. Our origin is PUBLIC_BASE_URL when
  * set, else the request's own origin. Requests with neither header (curl, scripts) pass: they
- * carry the cookie only when their author put it there.
+ * carry the cookie only when their author put it there. So do requests with `Authorization: Bearer`:
+ * a browser sends that header cross-site only after a CORS preflight this app never grants, and such
+ * a request is judged by its token alone (requireSession ignores its cookie), so it cannot ride on one.
  */
-export function rejectCrossSite(opts: { publicBaseUrl?: string }): MiddlewareHandler {
+export function rejectCrossSite(opts: { publicBaseUrl?: string; bearerTokens?: boolean }): MiddlewareHandler {
   const configured = opts.publicBaseUrl ? new URL(opts.publicBaseUrl).origin : undefined;
   return async (c, next) => {
-    if (!SAFE_METHODS.has(c.req.method)) {
+    // Only where requireSession takes bearer tokens (and so ignores the cookie of such a request).
+    const bearer = opts.bearerTokens === true && bearerOf(c.req.header("authorization")) !== null;
+    if (!SAFE_METHODS.has(c.req.method) && !bearer) {
       const origin = c.req.header("origin");
       const fetchSite = c.req.header("sec-fetch-site")?.toLowerCase();
       const ours = configured ?? new URL(c.req.url).origin;

@@ -1,4 +1,4 @@
-import { ROLES, type Role } from "./types.ts";
+import { ROLES, type Role, type SessionUser } from "./types.ts";
 
 /** The OIDC group names that grant each role in one workspace. */
 export interface WorkspaceGroups {
@@ -14,6 +14,19 @@ export function roleIn(groups: readonly string[], ws: WorkspaceGroups): Role | n
   if (ws.editor_group && set.has(ws.editor_group)) return "editor";
   if (ws.viewer_group && set.has(ws.viewer_group)) return "viewer";
   return null;
+}
+
+/**
+ * The caller's role in a workspace: an API token's own role in its one workspace, else what the groups grant, unless
+ * a workspace admin revoked this session's access to it (`revokedWorkspaces`, set by the revocation check); null for none.
+ */
+export function callerRoleIn(
+  user: Pick<SessionUser, "groups" | "token" | "revokedWorkspaces">,
+  ws: WorkspaceGroups & { id: string },
+): Role | null {
+  if (user.token) return user.token.workspaceId === ws.id ? user.token.role : null;
+  if (user.revokedWorkspaces?.includes(ws.id)) return null;
+  return roleIn(user.groups, ws);
 }
 
 /** True when `have` is at least `need` (viewer < editor < admin). */

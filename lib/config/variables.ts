@@ -181,6 +181,11 @@ export const variables = {
     doc: "Input plus output tokens per workspace per UTC day across all LLM routes; over it gives 429 until midnight UTC. 0 disables. Overridable per workspace.",
     group: "spec",
   },
+  DASHBOARD_VERSION_RETENTION: {
+    schema: int(100, { min: 1 }),
+    doc: "Saved versions of each dashboard kept in its history (list, diff, restore); the oldest beyond it are deleted when a new version is saved and are never shown.",
+    group: "pulseboard",
+  },
   CHAT_HISTORY_MAX_MESSAGES: {
     schema: int(100, { min: 1 }),
     doc: "Messages of one person's chat on one dashboard that are kept and replayed; enforced on write and on read.",
@@ -418,6 +423,21 @@ export const variables = {
     doc: "Lifetime of a session token.",
     group: "pulseboard",
   },
+  SESSION_REVOKE_RATE_PER_MINUTE: {
+    schema: int(10, { min: 1 }),
+    doc: "Session revocations one person may request per minute (sign out everywhere, a workspace admin's or a platform admin's revocation of someone's sessions), a token bucket (rate and burst) kept in each instance's memory; over it 429 `rate_limited` with Retry-After. Logout is not counted.",
+    group: "pulseboard",
+  },
+  SESSION_REVOCATIONS_MAX: {
+    schema: int(10000, { min: 100 }),
+    doc: "Revocations of people's sessions (everywhere or in one workspace) kept at once; each lives until the sessions it ends would have expired (SESSION_TTL_SECONDS) and is mirrored in every process's memory. A revocation that would add one more is refused with 429 `rate_limited` until old ones expire (their rows are swept by the next write). Logouts and a person's own sign out everywhere are never refused.",
+    group: "pulseboard",
+  },
+  STREAMS_PER_SESSION_MAX: {
+    schema: int(16, { min: 1 }),
+    doc: "Streams (GET /api/dashboards/{id}/stream) one session may hold open at once on one stream host instance; one more is refused with 429 `rate_limited` until one closes. A browser opens one per tab showing a dashboard.",
+    group: "pulseboard",
+  },
   SQL_GUARD_EXTRA_FUNCTIONS: {
     schema: str(""),
     doc: "Comma- or space-separated function names added to the SQL guard allowlist.",
@@ -450,7 +470,12 @@ export const variables = {
   },
   SOURCE_HOST_CONNECTIONS_MAX: {
     schema: int(20, { min: 1 }),
-    doc: "Open connections one process holds to one source server (address and port), across every source pointing there; a connection past it is refused (`source_unavailable`, cause `host_connection_limit`).",
+    doc: "Open connections one process holds to one source server (address and port), across every source pointing there. When it is reached, an idle pooled connection of another source on that server (of the workspace holding the most, then the source holding the most) is closed and its slot handed over; a connection is refused (`source_unavailable`, cause `host_connection_limit`) only while every slot is held by a running statement or a connection being opened.",
+    group: "pulseboard",
+  },
+  SOURCE_HOST_WORKSPACE_SHARE_PERCENT: {
+    schema: int(50, { min: 1, max: 100 }),
+    doc: "Share of `SOURCE_HOST_CONNECTIONS_MAX` one workspace may hold on one source server, in percent, rounded down, at least 1 and always below the whole cap when the cap is above 1: one workspace's sources, however many, leave the rest of a server's connections to other workspaces. Past its share a workspace's source takes an idle connection of the workspace's other sources or is refused (`source_unavailable`, cause `host_connection_limit`).",
     group: "pulseboard",
   },
   SOURCES_PER_WORKSPACE_MAX: {
@@ -481,6 +506,11 @@ export const variables = {
   CONFIG_STORE_STATEMENT_TIMEOUT_MS: {
     schema: int(5000, { min: 1 }),
     doc: "statement_timeout of every config-store connection of the handlers and the stream host. The client gives a query up after `READINESS_CHECK_TIMEOUT_MS`, or 1 s after this when that is sooner, when the server does not answer (a hung store) and closes that connection, so a hung config store never exhausts the pool; this timeout then ends the abandoned statement on the server. A single-statement write that the store finishes after the client gave up still commits although the caller got a 503, as with any lost answer (an update's retry then meets the new version: 409 `version_conflict`). `npm run migrate` and `npm run provision` wait on locks on purpose and run without it.",
+    group: "pulseboard",
+  },
+  MAX_VIEWS_PER_DASHBOARD: {
+    schema: int(20, { min: 1 }),
+    doc: "Views (range, refresh and variable values picked in the stream URL) one dashboard may have open on one stream host instance besides its saved view; each has its own poller. A new view past it answers 429 `too_many_views` with Retry-After; viewers of open views are unaffected.",
     group: "pulseboard",
   },
   CONFIG_STORE_STALE_MAX_MS: {
@@ -522,6 +552,21 @@ export const variables = {
       z.number({ error: "must be a number" }).min(0, { error: "must not be negative" }),
     ),
     doc: "Cost (in your currency) per million output tokens, recorded in generation_log.",
+    group: "pulseboard",
+  },
+  API_TOKEN_RATE_PER_MINUTE: {
+    schema: int(600),
+    doc: "Requests per minute one API token may make across every instance (token bucket: rate and burst, kept in the config store); over it gives 429 with Retry-After. 0 disables.",
+    group: "pulseboard",
+  },
+  AUDIT_RETENTION_DAYS: {
+    schema: int(400),
+    doc: "Age after which an audit-trail entry expires; swept on write and applied on read. 0 keeps entries forever.",
+    group: "pulseboard",
+  },
+  LOG_LEVEL: {
+    schema: oneOf(["info", "warn", "error", "silent"] as const, "info"),
+    doc: "Least severe log line written by both processes: info (the default; access lines are info), warn, error, or silent.",
     group: "pulseboard",
   },
 } satisfies Record<string, VariableDef>;

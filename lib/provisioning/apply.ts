@@ -192,7 +192,7 @@ async function applyDashboard(
   record: Recorder,
   report: ProvisionReport,
 ): Promise<void> {
-  const saveDeps = { pool: deps.pool, guard: deps.guard, minRefreshIntervalMs: deps.config.MIN_REFRESH_INTERVAL_MS };
+  const saveDeps = { pool: deps.pool, guard: deps.guard };
   const have = await getDashboard(deps.pool, entry.id);
   if (have && have.workspaceId !== workspaceId) {
     throw new AppError(

@@ -8,6 +8,7 @@ import { createMetrics } from "../metrics/metrics.ts";
 import type { QueryRunner } from "../query/runner.ts";
 import { buildQueryServices } from "../service/query-services.ts";
 import type { Guard } from "../sql-guard/index.ts";
+import { configStoreFailureCode, describeConfigStoreFailure } from "../store/connect-failure.ts";
 import { applyProvisioning, type ProvisionChange } from "./apply.ts";
 import { type DocumentOptions, parseProvisioningDocument, parseProvisioningText, readProvisioningFile } from "./document.ts";
 
@@ -39,9 +40,8 @@ export function describeChange(c: ProvisionChange): string {
 /** The one line a failure ends with: the coded detail, or a config-store error code, never a connection string. */
 export function describeFailure(err: unknown): string {
   if (err instanceof AppError) return err.detail;
-  const code = (err as { code?: unknown }).code;
-  if (code === "42P01") return "the config store has no Pulseboard tables: run npm run migrate first";
-  if (typeof code === "string") return `config store error ${code} (DATABASE_URL)`;
+  // A config-store failure: its code, what it means and DATABASE_URL (`ECONNREFUSED: nothing is listening …`).
+  if (configStoreFailureCode(err) !== "unknown") return describeConfigStoreFailure(err);
   return err instanceof Error ? err.message : String(err);
 }
 

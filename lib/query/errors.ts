@@ -53,10 +53,23 @@ export function classifySourceFailure(err: unknown): SourceFailure {
   return "connection_lost";
 }
 
+/**
+ * What to change, for the failures a source's own settings cause (an operator reads the message in a provisioning
+ * run, the sources page or a panel): never a host, role or server text.
+ */
+export const SOURCE_FAILURE_HINTS: Partial<Record<SourceFailure, string>> = {
+  ssl_unsupported:
+    "the server does not accept TLS connections; set the source's sslmode to disable (or prefer) for a server without TLS, or enable TLS on the server",
+  ssl_failed: "TLS could not be established; check the server's certificate, or the source's sslmode",
+  auth_failed: "authentication failed; check the credentials of the source's secretRef (<SECRET_REF>_USERNAME / _PASSWORD)",
+  database_missing: "the source's database does not exist on that server",
+};
+
 /** A source connection failure as the coded error callers see. */
 export function sourceUnavailable(sourceId: string, err: unknown): AppError {
   const cause = classifySourceFailure(err);
-  return new AppError("source_unavailable", `Source ${sourceId} is unavailable (${cause}).`, { cause });
+  const hint = SOURCE_FAILURE_HINTS[cause];
+  return new AppError("source_unavailable", `Source ${sourceId} is unavailable (${cause})${hint ? `: ${hint}` : ""}.`, { cause });
 }
 
 /**

@@ -36,35 +36,134 @@ export function sslOptions(mode: SslMode): false | ConnectionOptions {
  */
 export type SourceConnector = () => Socket;
 
-/**
- * Open connections per source server (address and port) across every pool of a process: a cap no number of
- * sources pointed at one server can get past.
- */
-export interface ConnectionBudget {
-  /** Takes a slot for `key`; returns its release (idempotent), or null when the server's slots are all taken. */
-  acquire(key: string): (() => void) | null;
-  /** Slots held for `key`. */
-  held(key: string): number;
+/** Who holds a connection slot: the source and its workspace (fairness is decided between them). */
+export interface SlotHolder {
+  sourceId: string;
+  workspaceId: string;
 }
 
-/** A budget of `max` connections per key. */
-export function createConnectionBudget(max: number): ConnectionBudget {
-  const counts = new Map<string, number>();
+/** One slot of a server's budget, held from before the connection opens until it closes. */
+export interface ConnectionLease {
+  /** Gives the slot back (idempotent). */
+  release(): void;
+  /**
+   * Makes the slot reclaimable once its connection is open: `closeIfIdle` closes the connection and answers true
+   * when it sits idle in its pool, or answers false (running a statement, or already closing).
+   */
+  bind(closeIfIdle: () => boolean): void;
+}
+
+/** Why a slot was refused: the server's cap is held by running or opening connections, or the workspace's share is. */
+export type BudgetRefusal = "host" | "workspace";
+
+/**
+ * Open connections per source server (address and port) across every pool of a process: a cap no number of
+ * sources pointed at one server can get past, shared fairly between the sources and workspaces using it.
+ *
+ * - A workspace holds at most its share of a server's cap (never the whole cap when the cap is above 1), so one
+ *   workspace's sources leave room for every other workspace's.
+ * - An idle pooled connection does not keep its slot from another source: when the cap (or the workspace's
+ *   share) is reached, an idle connection of another source is closed and its slot handed over, taken from the
+ *   workspace holding the most slots on that server and, within it, the source holding the most. A source never
+ *   waits for an idle connection to time out, so a connection is refused only while every slot it could take is
+ *   held by a running statement or a connection being opened.
+ */
+export interface ConnectionBudget {
+  /** Takes a slot on server `key` for `holder`, reclaiming an idle one if needed; the refusal says which cap. */
+  acquire(key: string, holder: SlotHolder): ConnectionLease | BudgetRefusal;
+  /** Slots held on server `key` (by `workspaceId` when given). */
+  held(key: string, workspaceId?: string): number;
+}
+
+/** The slots one workspace may hold on a server of cap `max`: `percent` of it, at least 1, below `max` when `max` > 1. */
+export function workspaceShare(max: number, percent: number): number {
+  if (max <= 1) return max;
+  return Math.max(1, Math.min(max - 1, Math.floor((max * percent) / 100)));
+}
+
+interface Slot {
+  holder: SlotHolder;
+  closeIfIdle: (() => boolean) | null;
+  released: boolean;
+}
+
+/** A budget of `max` connections per server, `workspaceSharePercent` of which one workspace may hold. */
+export function createConnectionBudget(max: number, workspaceSharePercent = 50): ConnectionBudget {
+  const share = workspaceShare(max, workspaceSharePercent);
+  const servers = new Map<string, Set<Slot>>();
+
+  const count = (slots: Set<Slot>, pick: (s: Slot) => boolean) => {
+    let n = 0;
+    for (const s of slots) if (pick(s)) n++;
+    return n;
+  };
+
+  function free(key: string, slot: Slot): void {
+    if (slot.released) return;
+    slot.released = true;
+    const slots = servers.get(key);
+    slots?.delete(slot);
+    if (slots && slots.size === 0) servers.delete(key);
+  }
+
+  /** Closes one idle connection among `candidates` (busiest workspace, then busiest source first); true if it did. */
+  function reclaim(key: string, slots: Set<Slot>, candidates: Slot[]): boolean {
+    const byWorkspace = new Map<string, number>();
+    const bySource = new Map<string, number>();
+    for (const s of slots) {
+      byWorkspace.set(s.holder.workspaceId, (byWorkspace.get(s.holder.workspaceId) ?? 0) + 1);
+      bySource.set(s.holder.sourceId, (bySource.get(s.holder.sourceId) ?? 0) + 1);
+    }
+    const weight = (s: Slot) => [byWorkspace.get(s.holder.workspaceId) ?? 0, bySource.get(s.holder.sourceId) ?? 0];
+    const ordered = candidates
+      .filter((s) => s.closeIfIdle)
+      .sort((a, b) => {
+        const [wa, sa] = weight(a);
+        const [wb, sb] = weight(b);
+        return wb - wa || sb - sa;
+      });
+    for (const victim of ordered) {
+      if (victim.closeIfIdle?.()) {
+        free(key, victim);
+        return true;
+      }
+    }
+    return false;
+  }
+
   return {
-    acquire(key) {
-      const n = counts.get(key) ?? 0;
-      if (n >= max) return null;
-      counts.set(key, n + 1);
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        const left = (counts.get(key) ?? 1) - 1;
-        if (left <= 0) counts.delete(key);
-        else counts.set(key, left);
+    acquire(key, holder) {
+      let slots = servers.get(key);
+      if (!slots) {
+        slots = new Set();
+        servers.set(key, slots);
+      }
+      const own = count(slots, (s) => s.holder.workspaceId === holder.workspaceId);
+      const others = (s: Slot) => s.holder.sourceId !== holder.sourceId;
+      if (own >= share) {
+        // At its share: only another of the workspace's own sources can give up an idle connection.
+        const mine = [...slots].filter((s) => s.holder.workspaceId === holder.workspaceId && others(s));
+        if (!reclaim(key, slots, mine)) {
+          if (slots.size === 0) servers.delete(key);
+          return "workspace";
+        }
+      } else if (slots.size >= max) {
+        if (!reclaim(key, slots, [...slots].filter(others))) return "host";
+      }
+      const slot: Slot = { holder, closeIfIdle: null, released: false };
+      slots.add(slot);
+      return {
+        release: () => free(key, slot),
+        bind(closeIfIdle) {
+          if (!slot.released) slot.closeIfIdle = closeIfIdle;
+        },
       };
     },
-    held: (key) => counts.get(key) ?? 0,
+    held(key, workspaceId) {
+      const slots = servers.get(key);
+      if (!slots) return 0;
+      return workspaceId === undefined ? slots.size : count(slots, (s) => s.holder.workspaceId === workspaceId);
+    },
   };
 }
 
@@ -133,6 +232,18 @@ if (
 }
 
 /**
+ * pg-pool's idle list and removal (node_modules/pg-pool/index.js, 3.x), used to close one idle connection for
+ * another source. Checked at load, as the pg handlers above are.
+ */
+interface PgPoolInternals {
+  _idle: { client: unknown }[];
+  _remove(client: unknown): void;
+}
+if (typeof (pg.Pool.prototype as unknown as Partial<PgPoolInternals>)._remove !== "function") {
+  throw new Error("pg.Pool no longer has the _remove lib/query/pools.ts uses; update it");
+}
+
+/**
  * Lowest SCRAM iteration count answered without verify-full: PostgreSQL's default. The server picks the count,
  * and a server chosen by whoever edits the source could offer 1, making the client's proof cheap to crack.
  */
@@ -188,18 +299,22 @@ export function createSourcePool(opts: SourcePoolOptions): pg.Pool {
         };
         const onClose = () => fail(new Error("timeout expired while resolving credentials"));
         stream.once("close", onClose);
-        let release: (() => void) | null = null;
+        let lease: ConnectionLease | null = null;
+        const release = () => lease?.release();
         const prepare = async (): Promise<SourceCredentials> => {
           const checked = await opts.target();
           if (settled || stream.destroyed) throw new Error("timeout expired while checking the host");
-          release = budget.acquire(`${checked.address}|${source.port}`);
-          if (!release) {
-            throw new AppError(
-              "source_unavailable",
-              `Source ${source.id} is unavailable (host_connection_limit): this instance already holds its most connections to that server.`,
-              { cause: "host_connection_limit" },
-            );
+          const granted = budget.acquire(`${checked.address}|${source.port}`, { sourceId: source.id, workspaceId: source.workspaceId });
+          if (typeof granted === "string") {
+            const why =
+              granted === "workspace"
+                ? "its workspace already holds its share of the connections this instance may open to that server"
+                : "this instance's connections to that server are all running statements or opening";
+            throw new AppError("source_unavailable", `Source ${source.id} is unavailable (host_connection_limit): ${why}.`, {
+              cause: "host_connection_limit",
+            });
           }
+          lease = granted;
           const self = this as unknown as MutableClient & { host: string };
           self.host = checked.address;
           self.connectionParameters.host = checked.address;
@@ -207,9 +322,9 @@ export function createSourcePool(opts: SourcePoolOptions): pg.Pool {
         };
         prepare().then(
           (creds) => {
-            if (settled) return release?.();
+            if (settled) return release();
             if (stream.destroyed) {
-              release?.();
+              release();
               return onClose();
             }
             settled = true;
@@ -220,12 +335,15 @@ export function createSourcePool(opts: SourcePoolOptions): pg.Pool {
             self.password = creds.password;
             self.connectionParameters.password = creds.password;
             // The slot is held until the connection closes, however it ends (pg emits `end` once, failed connects too).
-            const held = release;
-            if (held) this.once("end", held);
-            super.connect((err: Error | null) => cb(err));
+            this.once("end", release);
+            super.connect((err: Error | null) => {
+              // Open: another source may now close it while it sits idle in this pool and take its slot.
+              if (!err) lease?.bind(() => closeIfIdle(this));
+              cb(err);
+            });
           },
           (err: Error) => {
-            release?.();
+            release();
             fail(err);
           },
         );
@@ -265,6 +383,14 @@ export function createSourcePool(opts: SourcePoolOptions): pg.Pool {
       return true;
     }
   }
+
+  /** Closes `client` when it sits idle in this pool (pg-pool's own removal: off the idle list, then ended). */
+  const closeIfIdle = (client: pg.Client): boolean => {
+    const internals = pool as unknown as PgPoolInternals;
+    if (pool.ending || !Array.isArray(internals._idle) || !internals._idle.some((item) => item.client === client)) return false;
+    internals._remove(client);
+    return true;
+  };
 
   const pool = new pg.Pool({
     Client: SourceClient as unknown as new () => pg.ClientBase,

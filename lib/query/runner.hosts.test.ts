@@ -206,13 +206,16 @@ describe("limits", () => {
   test("SOURCE_HOST_CONNECTIONS_MAX: connections to one server are capped across sources and names; a closed one frees its slot", async () => {
     const connector = createRecordingConnector({ hold: true });
     const t = setup({
-      env: { SOURCE_HOST_CONNECTIONS_MAX: "2" },
+      // Three workspaces, so the server's cap is reached before any workspace's share of it (1 of 2).
+      env: { SOURCE_HOST_CONNECTIONS_MAX: "2", SOURCE_SECRET_REFS: "METRICS:ws_a,ws_b,ws_c" },
       connector,
       dns: tableResolver({ "db.example.com": ["203.0.113.40"], "alias.example.com": ["203.0.113.40"] }),
     });
-    const pending = [src({ host: "203.0.113.40" }), src({ host: "db.example.com" })].map((s) => rejection(t.runner.testConnection(s)));
+    const pending = [src({ host: "203.0.113.40" }), src({ host: "db.example.com", workspaceId: "ws_b" })].map((s) =>
+      rejection(t.runner.testConnection(s)),
+    );
     await connector.attempted(2);
-    const err = await rejection(t.runner.testConnection(src({ host: "alias.example.com" })));
+    const err = await rejection(t.runner.testConnection(src({ host: "alias.example.com", workspaceId: "ws_c" })));
     expect(err.extra).toEqual({ cause: "host_connection_limit" });
     expect(err.detail).not.toContain("203.0.113.40");
     expect(connector.attempts).toHaveLength(2);
@@ -223,7 +226,7 @@ describe("limits", () => {
     await Promise.all([...pending, other]);
     // The closed connections gave their slots back (pg reports the close one tick after the failure).
     await new Promise((r) => setImmediate(r));
-    const later = rejection(t.runner.testConnection(src({ host: "alias.example.com" })));
+    const later = rejection(t.runner.testConnection(src({ host: "alias.example.com", workspaceId: "ws_c" })));
     await connector.attempted(4);
     expect(connector.attempts[3]).toEqual({ host: "203.0.113.40", port: fx.port });
     connector.releaseHeld();

@@ -5,13 +5,16 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { SecretResolver } from "../secrets/resolver.ts";
 import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
 import { seriesRowsProblem } from "../sql-guard/series.ts";
-import type { Guard, MacroParam } from "../sql-guard/verdict.ts";
+import type { Guard, MacroParam, VariableDecl } from "../sql-guard/verdict.ts";
 import { type HostPolicy, hostPolicyFromConfig } from "../sources/host-policy.ts";
 import { type Source, catalogVersion } from "../sources/store.ts";
 import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.ts";
 import { type SourceConnector, createConnectionBudget, createSourcePool, poolKey } from "./pools.ts";
 import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
 import type { QueryResult, TimeRange } from "./types.ts";
+import { variableValue } from "./variable-values.ts";
+import { rowsTruncation, stepMsOf, withBuckets } from "./result-notes.ts";
+import { loadShapeParser, shapeOf } from "./time-shape.ts";
 import { fixedMessages, isoTimestamp } from "./wire.ts";
 
 const TIMESTAMPTZ_OID = 1184;
@@ -26,6 +29,7 @@ export interface QueryRunnerOptions {
     | "MAX_WINDOW_POINTS"
     | "SOURCE_POOLS_MAX"
     | "SOURCE_HOST_CONNECTIONS_MAX"
+    | "SOURCE_HOST_WORKSPACE_SHARE_PERCENT"
   > &
     Parameters<typeof hostPolicyFromConfig>[0];
   metrics: Pick<Metrics, "observeQuery" | "countGuardRejection" | "dropSource">;
@@ -35,6 +39,8 @@ export interface QueryRunnerOptions {
   secrets: SecretResolver;
   /** Monotonic milliseconds for durations. */
   now?: () => number;
+  /** Epoch milliseconds, to tell whether a result's last bucket is still filling. */
+  wallNow?: () => number;
   /** Connections per source pool. */
   poolMax?: number;
   connectTimeoutMs?: number;
@@ -79,6 +85,10 @@ export interface RunRequest {
   range: TimeRange;
   /** See ExecuteRequest.signal. */
   signal?: AbortSignal;
+  /** The dashboard's variables the statement may name (the guard refuses any other `$name`). */
+  variables?: readonly VariableDecl[];
+  /** Each variable's resolved values (lib/dashboards/variables.ts), bound as parameters, never spliced. */
+  variableValues?: Readonly<Record<string, readonly string[]>>;
 }
 
 export interface PoolStats {
@@ -151,7 +161,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   // Least recently used first (a use moves an entry to the end), so the cap closes the pool idle the longest.
   const pools = new Map<string, PoolEntry>();
   const hostPolicy = opts.hostPolicy ?? hostPolicyFromConfig(config);
-  const budget = createConnectionBudget(config.SOURCE_HOST_CONNECTIONS_MAX);
+  const budget = createConnectionBudget(config.SOURCE_HOST_CONNECTIONS_MAX, config.SOURCE_HOST_WORKSPACE_SHARE_PERCENT);
   const ending = new Set<Promise<void>>();
   // Connections holding the pipeline's fixed named statements (entries die with their connection).
   const prepared = new WeakSet<object>();
@@ -395,21 +405,22 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     return now() - since;
   }
 
-  function macroValue(param: MacroParam, range: TimeRange): string {
+  function macroValue(param: MacroParam, range: TimeRange, variables: RunRequest["variableValues"]): string {
+    if (typeof param === "object") return variableValue(param, variables);
     if (param === "from") return isoTimestamp(range.fromMs);
     if (param === "to") return isoTimestamp(range.toMs);
     return (opts.intervalFor ?? defaultIntervalFor)(range.fromMs, range.toMs, config.MAX_WINDOW_POINTS);
   }
 
   return {
-    async run({ source, workspaceId, sql, range, signal }) {
+    async run({ source, workspaceId, sql, range, signal, variables, variableValues }) {
       if (workspaceId !== undefined && workspaceId !== source.workspaceId) {
         throw new AppError("forbidden", "The source belongs to another workspace.");
       }
       if (!Number.isFinite(range.fromMs) || !Number.isFinite(range.toMs) || range.fromMs > range.toMs) {
         throw new AppError("validation_failed", "The time range must have a start before its end.");
       }
-      const verdict = guard.check(sql, source.catalog, catalogVersion(source));
+      const verdict = guard.check(sql, source.catalog, catalogVersion(source), variables);
       if (!verdict.ok) {
         metrics.countGuardRejection(verdict.reason);
         throw new AppError("guard_rejected", verdict.message, { reason: verdict.reason });
@@ -421,17 +432,30 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         });
       }
       // A generate_series over times: its rows for this range, before anything runs (lib/sql-guard/series.ts).
-      const series = seriesRowsProblem(verdict.series, range.fromMs, range.toMs, macroValue("interval", range));
+      const series = seriesRowsProblem(verdict.series, range.fromMs, range.toMs, macroValue("interval", range, variableValues));
       if (series !== null) {
         metrics.countGuardRejection("time");
         throw new AppError("guard_rejected", series, { reason: "time" });
       }
-      return execute({
+      const values = verdict.params.map((p) => macroValue(p, range, variableValues));
+      // Newest rows first (docs/query-runner.md): a statement keyed by time is wrapped so PostgreSQL returns
+      // its newest rows first, and MAX_QUERY_ROWS then cuts the oldest; the rows are put back in time order.
+      await loadShapeParser();
+      const shape = shapeOf(verdict.sql, verdict.params);
+      const newest = shape !== null && shape.timeKeyed && shape.position !== null;
+      const result = await execute({
         source,
-        sql: verdict.sql,
-        values: verdict.params.map((p) => macroValue(p, range)),
-        paramTypes: verdict.params.map((p) => (p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
+        sql: newest ? `SELECT * FROM (${verdict.sql}) AS pulseboard_rows ORDER BY ${shape.position} DESC NULLS LAST` : verdict.sql,
+        values,
+        // A variable's type is left to the server (0), as a quoted literal's would be.
+        paramTypes: verdict.params.map((p) => (typeof p === "object" ? 0 : p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
         signal,
+      });
+      if (newest) result.rows.reverse();
+      if (result.truncated) result.truncation = rowsTruncation(result.rows.length, config.MAX_QUERY_ROWS, newest);
+      return withBuckets(result, shape, stepMsOf(shape, values), range, {
+        maxPoints: config.MAX_WINDOW_POINTS,
+        wallNow: (opts.wallNow ?? Date.now)(),
       });
     },
     execute: (req) => execute(req),

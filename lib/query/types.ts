@@ -1,13 +1,11 @@
-import type { Cell } from "./decode.ts";
+import type { QueryResult } from "../live/frames.ts";
 
-/** The result of one guarded query: rows as arrays in column order. */
-export interface QueryResult {
-  columns: { name: string; type: string }[];
-  rows: Cell[][];
-  /** True when the statement had more than MAX_QUERY_ROWS rows; only the first MAX_QUERY_ROWS are kept. */
-  truncated: boolean;
-  elapsedMs: number;
-}
+/**
+ * The result of one guarded query: rows as arrays in column order, with what a limit cut (truncation), the
+ * bucket step and the still-filling bucket where the runner could tell them. One type with the stream's
+ * frames (lib/live/frames.ts), so the browser reads what the runner wrote.
+ */
+export type { QueryResult };
 
 /** A dashboard's time range in epoch milliseconds. */
 export interface TimeRange {

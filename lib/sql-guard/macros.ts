@@ -4,7 +4,7 @@
 // because it serialises every token to JSON, so it is used only where its answer is needed (comments,
 // see guard.ts); the parse that follows re-checks what this lexer decided (ParamRef count).
 
-import type { MacroParam } from "./verdict.ts";
+import type { MacroParam, VariableDecl, VariableParam } from "./verdict.ts";
 
 export type Expansion =
   | {
@@ -14,6 +14,12 @@ export type Expansion =
       /** How many `$n` the expansion wrote; the parse must find exactly this many ParamRef nodes. */
       paramSites: number;
       hasComment: boolean;
+      /**
+       * The offset in the SQL as written of an offset in the expanded `sql` (a parse error's or a refused
+       * node's location). Text copied through maps exactly; an offset inside what a macro or variable became
+       * maps to where that macro or variable starts; the end of `sql` maps to the end of the text.
+       */
+      originalOffset(expandedOffset: number): number;
     }
   | { ok: false; message: string; hasComment: boolean };
 
@@ -67,21 +73,26 @@ interface Arg {
 }
 
 /**
- * Expands the Grafana-style macros (docs/sql-guard.md) into bind parameters numbered by first
- * appearance. Never splices a value into the text: only `$n`, the user's own column text and fixed
- * SQL are written. Unknown `$__` macros and hand-written `$n` are structure errors.
+ * Expands the Grafana-style macros and the dashboard's variables (docs/sql-guard.md) into bind
+ * parameters numbered by first appearance. Never splices a value into the text: only `$n`, the user's
+ * own column text and fixed SQL are written. `$name` / `${name}` of a declared variable becomes one
+ * parameter; a multi-value variable only as `IN ($name)` (or `NOT IN`), rewritten to `= ANY($n)`
+ * (`<> ALL($n)`) so that the whole selection is one array parameter. Unknown `$__` macros, unknown
+ * variables and hand-written `$n` are structure errors.
  */
-export function expandMacros(sql: string): Expansion {
-  const e = new Expander(sql);
+export function expandMacros(sql: string, variables: readonly VariableDecl[] = NO_VARIABLES): Expansion {
+  const e = new Expander(sql, variables);
   try {
     const out = e.region(0, false).out;
     if (e.firstError !== null) return { ok: false, message: e.firstError, hasComment: e.hasComment };
+    const map = e.segments;
     return {
       ok: true,
       sql: out,
       params: e.params,
       paramSites: e.paramSites,
       hasComment: e.hasComment,
+      originalOffset: (at) => originalOffset(map, sql.length, out.length, at),
     };
   } catch (err) {
     const message = err instanceof StructureError ? err.message : "the statement could not be read";
@@ -104,17 +115,57 @@ export function codeDollars(sql: string): { dollars: number[]; hasComment: boole
   return { dollars: e.dollars, hasComment: e.hasComment };
 }
 
+const NO_VARIABLES: readonly VariableDecl[] = Object.freeze([]);
+
+/** One replaced stretch of the top-level text: `[orig, origEnd)` as written became `[out, outEnd)`. */
+interface Segment {
+  orig: number;
+  origEnd: number;
+  out: number;
+  outEnd: number;
+}
+
+function originalOffset(segments: readonly Segment[], origLength: number, outLength: number, at: number): number {
+  if (!Number.isFinite(at) || at <= 0) return 0;
+  if (at >= outLength) return origLength;
+  // Between replacements the text is copied, so the shift is that of the replacement before.
+  let shift = 0;
+  for (const seg of segments) {
+    if (at < seg.out) break;
+    if (at < seg.outEnd) return seg.orig;
+    shift = seg.origEnd - seg.outEnd;
+  }
+  return Math.min(origLength, at + shift);
+}
+
+/** PostgreSQL's NOT IN, as its own token pair (the previous word before IN). */
+interface Word {
+  lower: string;
+  start: number;
+}
+
 class Expander {
   readonly params: MacroParam[] = [];
   readonly dollars: number[] = [];
+  /** Replacements made at the top level, in order (nested ones are inside a top-level macro's). */
+  readonly segments: Segment[] = [];
   paramSites = 0;
   hasComment = false;
   /** The first structural problem; lexing goes on so a later comment is still seen (comment wins). */
   firstError: string | null = null;
   private readonly n: number;
+  private readonly variables = new Map<string, VariableDecl>();
+  /** The last token when it was a word (reset by any other token), to see NOT before IN. */
+  private prevWord: Word | null = null;
+  /** Length of the top-level output so far (for the offset map). */
+  private outLength = 0;
 
-  constructor(private readonly s: string) {
+  constructor(
+    private readonly s: string,
+    variables: readonly VariableDecl[] = NO_VARIABLES,
+  ) {
     this.n = s.length;
+    for (const v of variables) this.variables.set(v.name, v);
   }
 
   private fail(message: string): void {
@@ -122,13 +173,22 @@ class Expander {
   }
 
   private param(p: MacroParam): string {
-    let i = this.params.indexOf(p);
+    let i = typeof p === "string" ? this.params.indexOf(p) : this.params.findIndex((q) => sameVariable(q, p));
     if (i === -1) {
       this.params.push(p);
       i = this.params.length - 1;
     }
     this.paramSites++;
     return `$${i + 1}`;
+  }
+
+  /** Appends a top-level replacement of `[from, to)` by `text`, after the copied stretch before it. */
+  private replaceTop(out: string, copyFrom: number, from: number, to: number, text: string): string {
+    const copied = this.s.slice(copyFrom, from);
+    const at = this.outLength + copied.length;
+    this.segments.push({ orig: from, origEnd: to, out: at, outEnd: at + text.length });
+    this.outLength = at + text.length;
+    return out + copied + text;
   }
 
   /**
@@ -161,6 +221,12 @@ class Expander {
         i = this.skipBlockComment(i);
         continue;
       }
+      if (isSpace(c)) {
+        i++;
+        continue;
+      }
+      const prevWord = this.prevWord;
+      this.prevWord = null;
       if (c === 39) {
         i = this.skipQuoted(i, 39, false);
         continue;
@@ -172,7 +238,12 @@ class Expander {
       if (c === 36) {
         const r = this.dollar(i);
         if (r.macro !== undefined) {
-          out += s.slice(copyFrom, i) + r.macro;
+          // `$1` written before a digit or letter would read as another parameter (`$15`) or fail obscurely.
+          if (isDigit(r.macro.charCodeAt(r.macro.length - 1)) && r.end < n && isIdentCont(s.charCodeAt(r.end))) {
+            this.fail(`${safeName(s.slice(i, r.end))} must not be followed directly by a letter or digit`);
+          }
+          if (inArgs) out += s.slice(copyFrom, i) + r.macro;
+          else out = this.replaceTop(out, copyFrom, i, r.end, r.macro);
           copyFrom = r.end;
         }
         i = r.end;
@@ -181,6 +252,21 @@ class Expander {
       if (isIdentStart(c)) {
         let j = i + 1;
         while (j < n && isIdentCont(s.charCodeAt(j))) j++;
+        if (j === i + 2 && (c === 105 || c === 73) && (s.charCodeAt(i + 1) | 32) === 110) {
+          // IN: a multi-value variable as its whole list becomes one array parameter.
+          const list = this.multiList(j);
+          if (list !== null) {
+            const negated = prevWord !== null && prevWord.lower === "not";
+            const start = negated ? prevWord.start : i;
+            const text = negated ? `<> ALL(${this.param(list.param)})` : `= ANY(${this.param(list.param)})`;
+            if (inArgs) out += s.slice(copyFrom, start) + text;
+            else out = this.replaceTop(out, copyFrom, start, list.end, text);
+            copyFrom = list.end;
+            i = list.end;
+            continue;
+          }
+        }
+        if (j - i === 3) this.prevWord = { lower: s.slice(i, j).toLowerCase(), start: i };
         if (j === i + 1) {
           const q = s.charCodeAt(j);
           if ((c === 101 || c === 69) && q === 39) {
@@ -229,6 +315,7 @@ class Expander {
     }
     if (inArgs) throw new StructureError("a macro's argument list is not closed");
     out += s.slice(copyFrom, n);
+    this.outLength += n - copyFrom;
     return { out, end: n, args };
   }
 
@@ -310,13 +397,92 @@ class Expander {
       return { end: close + delim.length };
     }
     this.dollars.push(i);
+    if (j === i + 1 && s.charCodeAt(j) === 123) return this.braced(i);
     const name = s.slice(i + 1, j);
-    if (!name.startsWith("__")) return { end: i + 1 };
+    if (name === "") return { end: i + 1 };
+    if (!name.startsWith("__")) return this.variable(name, j);
     if (!MACROS.has(name)) {
       this.fail(`unknown macro $${safeName(name)}`);
       return { end: j };
     }
     return this.macro(name, j);
+  }
+
+  /** `${name}`: a variable (or `${__interval}`), written with braces so that text can follow it directly. */
+  private braced(i: number): { end: number; macro?: string } {
+    const s = this.s;
+    let j = i + 2;
+    while (j < this.n && j < i + 200 && s.charCodeAt(j) !== 125 && s.charCodeAt(j) !== 36) j++;
+    if (s.charCodeAt(j) !== 125) {
+      this.fail("${ is not closed by }; write ${name} for a variable");
+      return { end: i + 2 };
+    }
+    const name = s.slice(i + 2, j);
+    const end = j + 1;
+    if (name.includes(":")) {
+      this.fail(`\${${safeName(name)}}: formats are not supported; variables are bound as parameters, never spliced`);
+      return { end };
+    }
+    if (name === "__interval") return { end, macro: `${this.param("interval")}::interval` };
+    if (name.startsWith("__")) {
+      this.fail(`unknown macro \${${safeName(name)}}`);
+      return { end };
+    }
+    if (!BARE_NAME.test(name)) {
+      this.fail(`\${${safeName(name)}} is not a variable name`);
+      return { end };
+    }
+    return this.variable(name, end);
+  }
+
+  /** A `$name` outside IN: a single-value variable's parameter. */
+  private variable(name: string, end: number): { end: number; macro?: string } {
+    const v = this.variables.get(name);
+    if (v === undefined) {
+      this.fail(`unknown variable $${safeName(name)}: declare it in the dashboard's variables`);
+      return { end };
+    }
+    if (v.multi === true) {
+      this.fail(`$${name} is a multi-value variable: use it as IN ($${name})`);
+      return { end };
+    }
+    return { end, macro: this.param({ variable: name, array: false }) };
+  }
+
+  /**
+   * After IN at `j`: `( $name )` or `( ${name} )` naming a multi-value variable, and nothing else in the
+   * parentheses. Null otherwise (the list is lexed as usual, so a multi-value variable elsewhere is refused).
+   */
+  private multiList(j: number): { param: VariableParam; end: number } | null {
+    const s = this.s;
+    const n = this.n;
+    const skip = (k: number) => {
+      while (k < n && isSpace(s.charCodeAt(k))) k++;
+      return k;
+    };
+    let k = skip(j);
+    if (s.charCodeAt(k) !== 40) return null;
+    k = skip(k + 1);
+    if (s.charCodeAt(k) !== 36) return null;
+    const dollarAt = k;
+    let name: string;
+    if (s.charCodeAt(k + 1) === 123) {
+      const close = s.indexOf("}", k + 2);
+      if (close === -1) return null;
+      name = s.slice(k + 2, close);
+      k = close + 1;
+    } else {
+      let e = k + 1;
+      while (e < n && isDolqCont(s.charCodeAt(e))) e++;
+      name = s.slice(k + 1, e);
+      k = e;
+    }
+    const v = this.variables.get(name);
+    if (v === undefined || v.multi !== true) return null;
+    k = skip(k);
+    if (s.charCodeAt(k) !== 41) return null;
+    this.dollars.push(dollarAt);
+    return { param: { variable: name, array: true }, end: k + 1 };
   }
 
   private openParen(name: string, j: number): number {
@@ -366,6 +532,12 @@ class Expander {
     }
     return { end: r.end, macro: `date_bin(${step}, ${column(args[0].out)}, timestamptz 'epoch')` };
   }
+}
+
+const BARE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function sameVariable(q: MacroParam, p: VariableParam): boolean {
+  return typeof q !== "string" && q.variable === p.variable && q.array === p.array;
 }
 
 /** The column text as written, parenthesised unless it is a plain (qualified) name. */

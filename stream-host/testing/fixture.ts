@@ -1,3 +1,4 @@
+import type { QueryResult } from "../../lib/live/frames.ts";
 import { Registry } from "prom-client";
 import type pg from "pg";
 import { createSessionTokens } from "../../lib/auth/session.ts";
@@ -13,6 +14,11 @@ import type { LoadedDashboard } from "../poller.ts";
 import { createManualTimers } from "../../lib/lifecycle/manual-timers.ts";
 
 export const SESSION_SECRET = "test-session-secret-0123456789abcdef";
+
+/** A one-text-column result, as a stand-in RunPanel returns it. */
+export function textResult(rows: string[][]): QueryResult {
+  return { columns: [{ name: "v", type: "text" }], rows, truncated: false, elapsedMs: 1 };
+}
 
 export function panel(id: string, sourceId = "src_a"): Panel {
   return { id, title: `Panel ${id}`, type: "stat", sourceId, sql: `SELECT count(*) FROM t_${id}` };

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { chatResult, mergeResult } from "./panel-window.ts";
-import type { QueryResult } from "./result.ts";
+import type { ResultData } from "./result.ts";
 import { RollingWindow } from "./rolling-window.ts";
 
 const cols = [
@@ -8,7 +8,7 @@ const cols = [
   { name: "host", type: "text" },
   { name: "cpu", type: "float8" },
 ];
-const result = (rows: unknown[][]): QueryResult => ({ columns: cols, rows });
+const result = (rows: unknown[][]): ResultData => ({ columns: cols, rows });
 
 describe("live panel windows", () => {
   test("successive overlapping results keep at most MAX_WINDOW_POINTS per series", () => {

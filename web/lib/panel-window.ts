@@ -1,11 +1,11 @@
-import { type QueryResult, toSeries } from "./result.ts";
+import { type ResultData, toSeries } from "./result.ts";
 import type { RollingWindow } from "./rolling-window.ts";
 
 /**
  * Merges a panel result's series into the panel's window, then drops series the result no longer
  * has and points before the range start. A result without a time series empties the window.
  */
-export function mergeResult(window: RollingWindow, result: QueryResult, range: [number, number] | null): void {
+export function mergeResult(window: RollingWindow, result: ResultData, range: [number, number] | null): void {
   const series = toSeries(result);
   if (!series) {
     window.clear();
@@ -19,7 +19,7 @@ export function mergeResult(window: RollingWindow, result: QueryResult, range: [
 /** Rows of a panel result sent along with a chat question: the newest `maxRows`, flagged when cut. */
 export function chatResult(
   panelId: string,
-  update: { result?: QueryResult; error?: { message: string } } | null,
+  update: { result?: ResultData & { truncated?: boolean }; error?: { message: string } } | null,
   maxRows = 100,
 ): { panelId: string; columns?: { name: string; type: string }[]; rows?: unknown[][]; truncated?: boolean; error?: string } {
   if (!update) return { panelId, error: "no result yet" };

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
-import { barData, columnRoles, statValue, toNumber, toSeries, type QueryResult } from "./result.ts";
+import { barData, columnRoles, statValue, toNumber, toSeries, type ResultData } from "./result.ts";
 
-const rpm: QueryResult = {
+const rpm: ResultData = {
   columns: [
     { name: "time", type: "timestamptz" },
     { name: "service", type: "text" },
@@ -50,7 +50,7 @@ describe("result interpretation", () => {
   });
 
   test("without labels, each value column is a series named after it", () => {
-    const r: QueryResult = {
+    const r: ResultData = {
       columns: [
         { name: "time", type: "timestamptz" },
         { name: "p50", type: "float8" },
@@ -62,7 +62,7 @@ describe("result interpretation", () => {
   });
 
   test("an epoch-ms number column named time counts as the time column when the type is unknown", () => {
-    const r: QueryResult = {
+    const r: ResultData = {
       columns: [
         { name: "time", type: "unknown" },
         { name: "v", type: "unknown" },
@@ -104,7 +104,7 @@ describe("result interpretation", () => {
   });
 
   test("bar: first label column against first numeric column", () => {
-    const r: QueryResult = {
+    const r: ResultData = {
       columns: [
         { name: "status", type: "text" },
         { name: "n", type: "int8" },

@@ -1,17 +1,13 @@
+import type { PanelUpdate, QueryResult } from "../../lib/live/frames.ts";
 import type { Point } from "./rolling-window.ts";
 
-/** A query result as the API and the stream send it. Timestamps are epoch milliseconds. */
-export interface QueryResult {
-  columns: { name: string; type: string }[];
-  rows: unknown[][];
-  truncated?: boolean;
-  elapsedMs?: number;
-}
+/** The wire types, declared once in lib/live/frames.ts (timestamps are epoch milliseconds). */
+export type { PanelUpdate, QueryResult };
 
-/** A panel update from the stream: a result or an error. */
-export type PanelUpdate =
-  | { panelId: string; at: number; result: QueryResult }
-  | { panelId: string; at: number; error: { code?: string; reason?: string; message: string; retryAt?: number } };
+/** What the helpers below read of a result: its columns and rows, and the step and partial bucket when sent. */
+export type ResultData = Pick<QueryResult, "columns"> & { rows: readonly (readonly unknown[])[] } & Partial<
+    Pick<QueryResult, "stepMs" | "partialFrom">
+  >;
 
 const TIME_TYPES = new Set(["timestamptz", "timestamp", "date"]);
 const NUMERIC_TYPES = new Set(["int2", "int4", "int8", "float4", "float8", "numeric", "oid", "money"]);
@@ -34,7 +30,7 @@ export interface ColumnRoles {
   labels: number[];
 }
 
-export function columnRoles(result: QueryResult): ColumnRoles {
+export function columnRoles(result: ResultData): ColumnRoles {
   const cols = result.columns;
   const sample = result.rows.slice(0, 20);
   const allNumeric = (i: number) => sample.length > 0 && sample.every((r) => r[i] === null || toNumber(r[i]) !== null);
@@ -65,7 +61,7 @@ export interface Series {
  * column. A single value column is named by the labels alone; without labels, by the column name.
  * Returns null when the result has no time column or no numeric column.
  */
-export function toSeries(result: QueryResult): Series[] | null {
+export function toSeries(result: ResultData): Series[] | null {
   const roles = columnRoles(result);
   if (roles.time === null || roles.values.length === 0) return null;
   const t = roles.time;
@@ -88,7 +84,7 @@ export function toSeries(result: QueryResult): Series[] | null {
 }
 
 /** The single figure a stat panel shows: the latest row's first numeric column (by time when there is one). */
-export function statValue(result: QueryResult): { value: number | null; column: string | null; at: number | null } {
+export function statValue(result: ResultData): { value: number | null; column: string | null; at: number | null } {
   const roles = columnRoles(result);
   const v = roles.values[0];
   if (v === undefined || result.rows.length === 0) return { value: null, column: null, at: null };
@@ -108,7 +104,7 @@ export function statValue(result: QueryResult): { value: number | null; column: 
 }
 
 /** Categories and values for a bar panel: the first label (or time) column against the first numeric one. */
-export function barData(result: QueryResult): { label: string; value: number | null }[] | null {
+export function barData(result: ResultData): { label: string; value: number | null }[] | null {
   const roles = columnRoles(result);
   const v = roles.values[0];
   const c = roles.labels[0] ?? roles.time ?? undefined;
@@ -117,6 +113,6 @@ export function barData(result: QueryResult): { label: string; value: number | n
 }
 
 /** Whether a column holds timestamps (rendered as dates in tables). */
-export function isTimeColumn(result: QueryResult, index: number): boolean {
+export function isTimeColumn(result: ResultData, index: number): boolean {
   return columnRoles(result).time === index;
 }

@@ -1,12 +1,13 @@
-const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+import { parseTimeExpression } from "../../lib/time/expressions.ts";
 
-/** Resolves a time expression (now, now-<n><s|m|h|d|w>, ISO-8601) to epoch ms; null when invalid. */
+/**
+ * Resolves a time expression (now, now-<n><s|m|h|d|w>, ISO-8601) to epoch ms with the server's own parser
+ * (lib/time/expressions.ts); null when invalid.
+ */
 export function resolveTime(expr: string, now: number): number | null {
-  if (expr === "now") return now;
-  const m = /^now-(\d+)([smhdw])$/.exec(expr);
-  if (m) return now - Number(m[1]) * UNIT_MS[m[2]];
-  const t = Date.parse(expr);
-  return Number.isNaN(t) ? null : t;
+  const parsed = parseTimeExpression(expr);
+  if (!parsed.ok) return null;
+  return parsed.value.kind === "absolute" ? parsed.value.at : now - parsed.value.offsetMs;
 }
 
 /** A dashboard's range at `now`, or null when either end is invalid or the range is empty. */

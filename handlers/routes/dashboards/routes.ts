@@ -17,7 +17,10 @@ import { type ApiRouter, problems } from "../../openapi.ts";
 const MAX_DASHBOARD_BODY = 2 * 1024 * 1024;
 
 export interface DashboardRouteDeps {
-  config: Pick<Config, "MIN_REFRESH_INTERVAL_MS" | "DEFAULT_REFRESH_INTERVAL_MS" | "DEFAULT_TIME_FROM" | "DEFAULT_TIME_TO">;
+  config: Pick<
+    Config,
+    "MIN_REFRESH_INTERVAL_MS" | "DEFAULT_REFRESH_INTERVAL_MS" | "DEFAULT_TIME_FROM" | "DEFAULT_TIME_TO" | "DASHBOARD_VERSION_RETENTION"
+  >;
   pool: pg.Pool;
   auth: Auth;
   guard: Guard;
@@ -69,11 +72,13 @@ export function dashboardSchemas(minRefreshMs: number, defaultTime: { from: stri
   const newSpec = newDashboardSpecSchema(minRefreshMs, defaultTime).openapi("NewDashboardSpec", {
     description: `As DashboardSpec; \`time\` defaults to {from: "${defaultTime.from}", to: "${defaultTime.to}"} (DEFAULT_TIME_FROM / DEFAULT_TIME_TO).`,
   });
-  const createBody = z.object({ spec: newSpec }).openapi("CreateDashboard");
+  const message = z.string().max(500).optional().openapi({ description: "Why this version was saved; shown in the history." });
+  const createBody = z.object({ spec: newSpec, message }).openapi("CreateDashboard");
   const updateBody = z
     .object({
       version: z.number().int().positive().max(MAX_PG_INTEGER).openapi({ description: "The version this edit is based on." }),
       spec,
+      message,
     })
     .openapi("UpdateDashboard");
   return { spec, dashboard, createBody, updateBody };
@@ -103,7 +108,11 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
     const id = c.req.param("dashboardId");
     return id ? dashboardWorkspaceId(pool, id) : null;
   };
-  const saveDeps = { pool, guard: countingGuard(deps.guard, deps.metrics), minRefreshIntervalMs: config.MIN_REFRESH_INTERVAL_MS };
+  const saveDeps = {
+    pool,
+    guard: countingGuard(deps.guard, deps.metrics),
+    versionRetention: config.DASHBOARD_VERSION_RETENTION,
+  };
 
   const list = createRoute({
     method: "get",
@@ -143,8 +152,8 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
     },
   });
   app.openapi(create, async (c) => {
-    const { spec } = c.req.valid("json");
-    const saved = await saveDashboard(saveDeps, { workspaceId: c.var.workspaceId, userSub: c.var.user.sub, spec });
+    const { spec, message } = c.req.valid("json");
+    const saved = await saveDashboard(saveDeps, { workspaceId: c.var.workspaceId, userSub: c.var.user.sub, spec, message });
     c.header("Location", `/api/dashboards/${saved.id}`);
     return c.json(dashboardJson(saved, config), 201);
   });
@@ -185,13 +194,14 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
     },
   });
   app.openapi(update, async (c) => {
-    const { version, spec } = c.req.valid("json");
+    const { version, spec, message } = c.req.valid("json");
     const saved = await saveDashboard(saveDeps, {
       workspaceId: c.var.workspaceId,
       userSub: c.var.user.sub,
       dashboardId: c.req.valid("param").dashboardId,
       baseVersion: version,
       spec,
+      message,
     });
     return c.json(dashboardJson(saved, config), 200);
   });

@@ -3,7 +3,7 @@ import type pg from "pg";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
 import { ROLES } from "../../../lib/auth/types.ts";
 import type { Config } from "../../../lib/config/parse.ts";
-import { listWorkspacesForGroups } from "../../../lib/workspaces/store.ts";
+import { listWorkspacesFor } from "../../../lib/workspaces/store.ts";
 import { type ApiRouter, problems } from "../../openapi.ts";
 
 /** Response of GET /api/me. */
@@ -40,7 +40,7 @@ export function registerMeRoutes(app: ApiRouter, deps: MeRouteDeps): void {
   });
   app.openapi(route, async (c) => {
     const user = c.var.user;
-    const workspaces = await listWorkspacesForGroups(deps.pool, user.groups);
+    const workspaces = await listWorkspacesFor(deps.pool, user);
     const body: MeResponse = {
       sub: user.sub,
       name: user.name ?? null,

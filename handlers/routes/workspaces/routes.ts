@@ -15,7 +15,7 @@ import {
   getWorkspace,
   getWorkspaceSummary,
   listAllWorkspaces,
-  listWorkspacesForGroups,
+  listWorkspacesFor,
   updateWorkspace,
   type Workspace,
   WorkspaceGroupsSchema,
@@ -156,7 +156,7 @@ export function registerWorkspaceRoutes(app: ApiRouter, deps: WorkspaceRouteDeps
     },
   });
   app.openapi(mine, async (c) => {
-    const rows = await listWorkspacesForGroups(pool, c.var.user.groups);
+    const rows = await listWorkspacesFor(pool, c.var.user);
     noStore(c);
     return c.json({ workspaces: rows.map((w) => memberView(w, w.role)) }, 200);
   });

@@ -1,0 +1,265 @@
+/**
+ * The dashboard stream's wire format (docs/stream-host.md, "Frames"): one type per SSE event, written by
+ * the stream host and read by the browser. Browser-safe: no Node imports, types and pure functions only.
+ */
+
+/** One cell of a result: numbers, text, booleans, null, JSON; timestamps are epoch milliseconds. */
+export type Cell = string | number | boolean | null | object;
+
+/** A result column: its name and PostgreSQL type name ("timestamptz", "float8", ... or "unknown"). */
+export interface ResultColumn {
+  name: string;
+  type: string;
+}
+
+/** The limit that cut a result. */
+export type TruncationLimit = "MAX_QUERY_ROWS" | "MAX_RESULT_BYTES" | "MAX_WINDOW_POINTS";
+
+/**
+ * Which rows a cut result kept: `newest` (the runner had PostgreSQL return the newest rows first, so the
+ * right edge of the axis is complete), `oldest` (the browser's window keeps the newest; never sent by the
+ * runner) or `first` (a statement with no time order: the first rows in the statement's own order).
+ */
+export type KeptEnd = "newest" | "oldest" | "first";
+
+/** A result that a limit cut: which limit, how many rows were kept, and which end of the time axis. */
+export interface Truncation {
+  limit: TruncationLimit;
+  /** Rows kept (for MAX_WINDOW_POINTS: points per series kept). */
+  kept: number;
+  end: KeptEnd;
+  /** A sentence for the panel: what was cut and how to fix it. */
+  message: string;
+}
+
+/**
+ * A bucketed statement gives more points per series over the range than the browser keeps
+ * (MAX_WINDOW_POINTS): the numbers, and the sentence preview, save and the panel show.
+ */
+export interface PointsWarning {
+  /** Points per series the range holds at the statement's step. */
+  pointsPerSeries: number;
+  /** Points per series the browser keeps (MAX_WINDOW_POINTS). */
+  kept: number;
+  rangeMs: number;
+  stepMs: number;
+  /** E.g. "1,440 points per series over 24 h; 720 are kept. Use $__interval or a coarser bucket." */
+  message: string;
+}
+
+/** A query result as the API and the stream send it. */
+export interface QueryResult {
+  columns: ResultColumn[];
+  rows: Cell[][];
+  /** True when a limit cut the result; `truncation` says which and how. */
+  truncated: boolean;
+  elapsedMs: number;
+  truncation?: Truncation;
+  /** The bucket step in ms of a time-bucketed statement, when the server could tell it from the statement. */
+  stepMs?: number;
+  /**
+   * Epoch ms of the start of the bucket that is still filling (the range ends at now and the bucket holding
+   * now is not over). Rows at or after it are partial: drawn distinctly, left out of "last" values.
+   */
+  partialFrom?: number;
+  pointsWarning?: PointsWarning;
+}
+
+/**
+ * A panel failure: a machine-readable `code` always (`query_timeout`, `guard_rejected` reasons such as
+ * `keyword`, `source_busy`, `connection_refused`, `result_too_large`, ...), the guard's reason or
+ * `query_timeout` as `reason` where there is one, a safe message, and for a panel backed off after
+ * timeouts the epoch ms at about which it runs again.
+ */
+export interface PanelError {
+  code: string;
+  reason?: string;
+  message: string;
+  retryAt?: number;
+}
+
+/** event: panel. One panel's outcome at `at` (epoch ms). */
+export type PanelUpdate = { panelId: string; at: number; result: QueryResult } | { panelId: string; at: number; error: PanelError };
+
+/** A panel as subscribers see it: layout and display, never its SQL or source. */
+export interface PanelSummary {
+  id: string;
+  title: string;
+  type: string;
+  unit?: string;
+  options?: Record<string, unknown>;
+  gridPos?: { x: number; y: number; w: number; h: number };
+}
+
+/** A dashboard variable as subscribers see it (a query variable's SQL and source stay on the server). */
+export interface VariableSummary {
+  name: string;
+  label?: string;
+  type: "custom" | "query";
+  values?: string[];
+  default?: string | string[];
+  multi?: boolean;
+  includeAll?: boolean;
+}
+
+/** What subscribers learn about a dashboard: layout and saved defaults, never the panels' SQL. */
+export interface DashboardSummary {
+  id: string;
+  version: number;
+  title: string;
+  /** The saved cadence (the default view's). */
+  refreshIntervalMs: number;
+  /** The saved range (the default view's). */
+  time: { from: string; to: string };
+  panels: PanelSummary[];
+  variables?: VariableSummary[];
+}
+
+/**
+ * The view a stream serves: the range expressions, cadence and variable values it was opened with
+ * (absent parameters resolved to the saved defaults). `live` is false for a range ending in the past:
+ * it was queried once and is not polled.
+ */
+export interface ViewSummary {
+  from: string;
+  to: string;
+  refreshMs: number;
+  vars: Record<string, string[]>;
+  live: boolean;
+  /** True when the view is the dashboard's saved one (no view parameter differed from it). */
+  saved: boolean;
+}
+
+/** event: snapshot. Sent first on every stream: the dashboard, the view and the latest result of each panel. */
+export interface SnapshotFrame {
+  dashboard: DashboardSummary;
+  view: ViewSummary;
+  panels: PanelUpdate[];
+}
+
+/** event: dashboard. The spec changed (a new summary and the view as now resolved) or the dashboard was deleted. */
+export type DashboardFrame = (DashboardSummary & { view?: ViewSummary; deleted?: undefined }) | { id: string; deleted: true };
+
+/** event: session_expired. Terminal: the session's `exp` passed, or (`reason: "revoked"`) it was revoked. */
+export interface SessionExpiredFrame {
+  expiresAt: number;
+  reason?: "revoked";
+}
+
+/** Why a stream ended with `event: forbidden`. */
+export type ForbiddenReason = "role_removed" | "workspace_deleted" | "access_revoked";
+
+/**
+ * event: forbidden. Terminal: the person lost their role in the dashboard's workspace (its role groups changed, it
+ * was deleted, or a workspace admin revoked their access); a reconnect would be a 404.
+ */
+export interface ForbiddenFrame {
+  workspaceId: string;
+  reason: ForbiddenReason;
+}
+
+/** event: draining. Terminal: the instance is shutting down; reconnect after `retryMs` (also sent as `retry:`). */
+export interface DrainingFrame {
+  retryMs: number;
+}
+
+/** Every event the stream writes, by name, with its payload. Heartbeats are SSE comments, not events. */
+export interface StreamFrames {
+  snapshot: SnapshotFrame;
+  panel: PanelUpdate;
+  dashboard: DashboardFrame;
+  session_expired: SessionExpiredFrame;
+  forbidden: ForbiddenFrame;
+  draining: DrainingFrame;
+}
+
+export type StreamEventName = keyof StreamFrames;
+
+/** One decoded event. */
+export type StreamFrame = { [K in StreamEventName]: { event: K; data: StreamFrames[K] } }[StreamEventName];
+
+/** The event names, for checks on both sides. */
+export const STREAM_EVENTS: readonly StreamEventName[] = ["snapshot", "panel", "dashboard", "session_expired", "forbidden", "draining"];
+
+/** Events after which the server closes the stream. */
+export const TERMINAL_EVENTS: ReadonlySet<StreamEventName> = new Set<StreamEventName>(["session_expired", "forbidden", "draining"]);
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Decodes one SSE event of the stream: null for an unknown event name, data that is not JSON, or JSON
+ * lacking the fields every consumer relies on (a newer server's extra fields pass through).
+ */
+export function decodeFrame(event: string, data: string): StreamFrame | null {
+  if (!(STREAM_EVENTS as readonly string[]).includes(event)) return null;
+  let v: unknown;
+  try {
+    v = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  if (!isRecord(v)) return null;
+  switch (event as StreamEventName) {
+    case "snapshot":
+      if (!isRecord(v.dashboard) || !Array.isArray(v.panels) || !isRecord(v.view)) return null;
+      return { event: "snapshot", data: v as unknown as SnapshotFrame };
+    case "panel":
+      if (typeof v.panelId !== "string" || typeof v.at !== "number" || !(isRecord(v.result) || isRecord(v.error))) return null;
+      return { event: "panel", data: v as unknown as PanelUpdate };
+    case "dashboard":
+      if (typeof v.id !== "string") return null;
+      return { event: "dashboard", data: v as unknown as DashboardFrame };
+    case "session_expired":
+      if (typeof v.expiresAt !== "number") return null;
+      return { event: "session_expired", data: v as unknown as SessionExpiredFrame };
+    case "forbidden":
+      if (typeof v.workspaceId !== "string" || typeof v.reason !== "string") return null;
+      return { event: "forbidden", data: v as unknown as ForbiddenFrame };
+    case "draining":
+      if (typeof v.retryMs !== "number") return null;
+      return { event: "draining", data: v as unknown as DrainingFrame };
+  }
+}
+
+/** The view query parameters of a stream URL, in Grafana's names: from, to, refresh, var-<name> (repeated). */
+export interface ViewParams {
+  from?: string;
+  to?: string;
+  refresh?: string;
+  vars?: Record<string, string[]>;
+}
+
+/** The stream's path with the view's query parameters (absent ones are the saved defaults). */
+export function streamUrl(dashboardId: string, view: ViewParams = {}): string {
+  const q = new URLSearchParams();
+  if (view.from !== undefined) q.set("from", view.from);
+  if (view.to !== undefined) q.set("to", view.to);
+  if (view.refresh !== undefined) q.set("refresh", view.refresh);
+  for (const [name, values] of Object.entries(view.vars ?? {})) for (const v of values) q.append(`var-${name}`, v);
+  const qs = q.toString();
+  return `/api/dashboards/${encodeURIComponent(dashboardId)}/stream${qs ? `?${qs}` : ""}`;
+}
+
+/** Reads the view parameters from a page's query string (the live page passes its own URL's). */
+export function viewParamsOf(search: URLSearchParams): ViewParams {
+  const view: ViewParams = {};
+  const from = search.get("from");
+  const to = search.get("to");
+  const refresh = search.get("refresh");
+  if (from !== null) view.from = from;
+  if (to !== null) view.to = to;
+  if (refresh !== null) view.refresh = refresh;
+  // A Map, then fromEntries: a name such as __proto__ or constructor stays a plain key.
+  const vars = new Map<string, string[]>();
+  for (const [key, value] of search) {
+    if (!key.startsWith("var-")) continue;
+    const name = key.slice(4);
+    const list = vars.get(name) ?? [];
+    list.push(value);
+    vars.set(name, list);
+  }
+  if (vars.size > 0) view.vars = Object.fromEntries(vars);
+  return view;
+}
