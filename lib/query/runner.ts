@@ -55,6 +55,16 @@ export interface QueryRunnerOptions {
   connector?: SourceConnector;
 }
 
+/**
+ * The limits a panel statement runs under on a source, as the server reports them: statement_timeout and
+ * work_mem as the runner sets them, temp_file_limit as the role (or server) has it; `-1` means unlimited.
+ */
+export interface SourceLimits {
+  statementTimeout: string;
+  tempFileLimit: string;
+  workMem: string;
+}
+
 /** Counters of one execution, filled in as it reads (tests assert that a capped read stopped early). */
 export interface ReadStats {
   rowsRead: number;
@@ -107,7 +117,7 @@ export interface QueryRunner {
    * Connects with the source's credentials and runs `SELECT 1` the same guarded way. A failed test ends the
    * source's pool. `stored: false` (a source not saved yet) records no metric series and ends the pool after.
    */
-  testConnection(source: Source, opts?: { stored?: boolean }): Promise<{ elapsedMs: number }>;
+  testConnection(source: Source, opts?: { stored?: boolean }): Promise<{ elapsedMs: number; limits: SourceLimits }>;
   /** Ends a source's pool (once its checked-out clients return): the source was deleted or its connection changed. */
   evict(sourceId: string): void;
   /** A deleted source: ends its pool like `evict` and drops its metric series. */
@@ -462,9 +472,17 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     async testConnection(source, { stored = true } = {}) {
       let passed = false;
       try {
-        const r = await execute({ source, sql: "SELECT 1", maxRows: 1 }, stored);
+        const r = await execute(
+          {
+            source,
+            sql: "SELECT current_setting('statement_timeout'), current_setting('temp_file_limit'), current_setting('work_mem')",
+            maxRows: 1,
+          },
+          stored,
+        );
         passed = true;
-        return { elapsedMs: r.elapsedMs };
+        const [statementTimeout, tempFileLimit, workMem] = (r.rows[0] ?? []).map((v) => String(v));
+        return { elapsedMs: r.elapsedMs, limits: { statementTimeout, tempFileLimit, workMem } };
       } finally {
         // A failed test leaves no connection behind; nor does any test of a source that was never stored.
         if (!passed || !stored) evict(source.id);
