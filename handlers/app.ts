@@ -5,6 +5,7 @@ import { createAuth } from "../lib/auth/create-auth.ts";
 import type { RevocationSet } from "../lib/auth/revocations.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
 import { rejectRefusedInput } from "../lib/http/input.ts";
+import { accessLog } from "../lib/log/access.ts";
 import { onError, problem } from "../lib/http/problem.ts";
 import { createMetricsGate } from "../lib/metrics-gate/gate.ts";
 import { registerMetrics } from "../lib/metrics-gate/route.ts";
@@ -41,6 +42,8 @@ export type AppDeps = ServiceDeps &
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   app.use(requestId());
+  // One access line per request (lib/log/access.ts): the route's pattern, status, duration, request id, caller kind.
+  app.use(accessLog({ log: deps.log }));
   app.onError(onError((line) => deps.log.error(String(line.msg), line), configStoreFault));
   // Before everything, probes included: only the CDN knows the origin secret (docs/infra.md).
   // Read on every request: a rotation (lib/secrets/boot.ts) replaces the values in the config.

@@ -206,7 +206,10 @@ describe("the README's first real deployment and docs/provisioning.md, followed 
     const yaml = /```yaml\n(# pulseboard\.yaml[\s\S]*?)\n```/.exec(doc)![1]!;
     await writeFile(
       join(view, "pulseboard.yaml"),
-      yaml.replace("host: metrics.internal", `host: ${metrics.host}`).replace("port: 5432", `port: ${metrics.port}`),
+      yaml
+        .replace("host: metrics.internal", `host: ${metrics.host}`)
+        .replace("port: 5432", `port: ${metrics.port}`)
+        .replace("database: metrics", `database: ${metrics.database}`),
     );
     await writeShopTraffic();
     await runBlock(
@@ -232,7 +235,9 @@ describe("the README's first real deployment and docs/provisioning.md, followed 
     expect(yaml).toContain("host: metrics.internal");
     await writeFile(
       join(view, "pulseboard.yaml"),
-      yaml.replace("host: metrics.internal", `host: ${metrics.host}\n        port: ${metrics.port}`),
+      yaml
+        .replace("host: metrics.internal", `host: ${metrics.host}\n        port: ${metrics.port}`)
+        .replace("database: metrics", `database: ${metrics.database}`),
     );
     await writeShopTraffic();
     const port = await listenerPort();

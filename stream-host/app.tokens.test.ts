@@ -3,6 +3,7 @@ import { NEVER_EXPIRES, tokenSub } from "../lib/api-tokens/authenticate.ts";
 import { createApiToken, revokeApiToken } from "../lib/api-tokens/store.ts";
 import { recordRevocation } from "../lib/auth/revocations.ts";
 import type { Role } from "../lib/auth/types.ts";
+import { createLogger } from "../lib/log/logger.ts";
 import { createTestConfigStore } from "../lib/testing/pg.ts";
 import { listenerClientFactory } from "./dashboards.ts";
 import { createTestHost, flush, panel, seedDashboard, spec } from "./testing/fixture.ts";
@@ -44,6 +45,24 @@ describe("API tokens on the stream", () => {
     expect(s.res.status).toBe(200);
     expect((await s.reader!.next())?.event).toBe("snapshot");
     await s.reader!.cancel();
+  });
+
+  test("the stream host writes one access line per stream: the pattern, status and caller kind, never the token", async () => {
+    const raw: string[] = [];
+    const t = createTestHost({ url: store.url, pool: store.pool, log: createLogger({ write: (l) => raw.push(l) }) });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
+    const tok = await tokenFor(workspace.id);
+    const s = await open(t.app, dashboardId, tok.token);
+    await s.reader!.next();
+    await s.reader!.cancel();
+    await open(t.app, dashboardId, "pbt_nope");
+    const lines = raw.map((l) => JSON.parse(l)).filter((l) => l.msg === "request");
+    expect(lines.map((l) => [l.method, l.route, l.status, l.caller])).toEqual([
+      ["GET", "/api/dashboards/:id/stream", 200, "token"],
+      ["GET", "/api/dashboards/:id/stream", 401, "anonymous"],
+    ]);
+    expect(raw.join("")).not.toContain(tok.token);
+    expect(raw.join("")).not.toContain(dashboardId);
   });
 
   test("a token of another workspace gets the same 404 as a missing dashboard", async () => {

@@ -1,3 +1,4 @@
+import type { SessionUser } from "../lib/auth/types.ts";
 import type { RevocableSession } from "../lib/auth/revocations.ts";
 import { type DashboardSpec, MAX_REFRESH_INTERVAL_MS } from "../lib/dashboards/spec.ts";
 import { AppError } from "../lib/http/errors.ts";
@@ -12,6 +13,9 @@ import { type View, endsInPast, savedView, viewKey, viewSummary } from "./view.t
 
 export type { DashboardSummary };
 
+/** The session a stream was opened with: revocations and role changes are matched against it. */
+export type StreamSession = RevocableSession & { user: Pick<SessionUser, "groups" | "token" | "revokedWorkspaces"> };
+
 interface Subscriber {
   sink: Sink;
   channel: Channel;
@@ -19,7 +23,7 @@ interface Subscriber {
   /** The timer that ends the stream when its session expires. */
   expiry: unknown;
   /** The session the stream was opened with, checked again whenever sessions are revoked. */
-  session?: RevocableSession;
+  session?: StreamSession;
 }
 
 /** setTimeout's longest delay; a later expiry is re-armed when it fires. */
@@ -321,7 +325,7 @@ export function createHub(opts: HubOptions) {
      * the stream gets `event: session_expired` and is closed when that time passes; with `session`,
      * also when endRevoked finds that session revoked.
      */
-    subscribe(dashboard: LoadedDashboard, sink: Sink, session: { expiresAt?: number; session?: RevocableSession } = {}, view?: View): void {
+    subscribe(dashboard: LoadedDashboard, sink: Sink, session: { expiresAt?: number; session?: StreamSession } = {}, view?: View): void {
       const refused = refusal(dashboard, view);
       if (refused) throw refused;
       let g = groups.get(dashboard.id);
@@ -366,6 +370,23 @@ export function createHub(opts: HubOptions) {
             endSession(sub, sessionExpiredFrame(sub.session.expiresAt, "revoked"));
             ended++;
           }
+        }
+      }
+      return ended;
+    },
+
+    /**
+     * Ends every stream `frameFor` gives a terminal frame for, judged by its dashboard's workspace and the session it
+     * was opened with (stream-host/access.ts: people who lost their role in a workspace). Returns how many ended.
+     */
+    endWhere(frameFor: (stream: { workspaceId: string; session?: StreamSession }) => Buffer | null): number {
+      let ended = 0;
+      for (const ch of [...channels]) {
+        for (const sub of [...ch.subscribers]) {
+          const frame = frameFor({ workspaceId: ch.group.dashboard.workspaceId, session: sub.session });
+          if (!frame) continue;
+          endSession(sub, frame);
+          ended++;
         }
       }
       return ended;

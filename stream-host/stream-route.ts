@@ -8,6 +8,7 @@ import { callerRoleIn } from "../lib/auth/roles.ts";
 import type { RevocableSession } from "../lib/auth/revocations.ts";
 import type { SessionTokens } from "../lib/auth/session.ts";
 import { AppError } from "../lib/http/errors.ts";
+import { markCaller } from "../lib/log/access.ts";
 import type { DrainState } from "../lib/lifecycle/drain-state.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
 import { withConfigStoreClient } from "../lib/store/deadline.ts";
@@ -99,6 +100,7 @@ export function registerStream<E extends Env>(app: Hono<E>, deps: StreamRouteDep
           ? await deps.sessions.verifySession(token)
           : null;
     if (!session) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
+    markCaller(c, session.user);
 
     const id = c.req.param("id");
     if (!isDashboardId(id)) throw new AppError("not_found", "Not found.");

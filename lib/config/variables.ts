@@ -423,6 +423,21 @@ export const variables = {
     doc: "Lifetime of a session token.",
     group: "pulseboard",
   },
+  SESSION_REVOKE_RATE_PER_MINUTE: {
+    schema: int(10, { min: 1 }),
+    doc: "Session revocations one person may request per minute (sign out everywhere, a workspace admin's or a platform admin's revocation of someone's sessions), a token bucket (rate and burst) kept in each instance's memory; over it 429 `rate_limited` with Retry-After. Logout is not counted.",
+    group: "pulseboard",
+  },
+  SESSION_REVOCATIONS_MAX: {
+    schema: int(10000, { min: 100 }),
+    doc: "Revocations of people's sessions (everywhere or in one workspace) kept at once; each lives until the sessions it ends would have expired (SESSION_TTL_SECONDS) and is mirrored in every process's memory. A revocation that would add one more is refused with 429 `rate_limited` until old ones expire (their rows are swept by the next write). Logouts and a person's own sign out everywhere are never refused.",
+    group: "pulseboard",
+  },
+  STREAMS_PER_SESSION_MAX: {
+    schema: int(16, { min: 1 }),
+    doc: "Streams (GET /api/dashboards/{id}/stream) one session may hold open at once on one stream host instance; one more is refused with 429 `rate_limited` until one closes. A browser opens one per tab showing a dashboard.",
+    group: "pulseboard",
+  },
   SQL_GUARD_EXTRA_FUNCTIONS: {
     schema: str(""),
     doc: "Comma- or space-separated function names added to the SQL guard allowlist.",
@@ -550,8 +565,8 @@ export const variables = {
     group: "pulseboard",
   },
   LOG_LEVEL: {
-    schema: oneOf(["debug", "info", "warn", "error", "silent"] as const, "info"),
-    doc: "Least severe log line written: debug, info (the default: access lines included), warn, error, or silent.",
+    schema: oneOf(["info", "warn", "error", "silent"] as const, "info"),
+    doc: "Least severe log line written by both processes: info (the default; access lines are info), warn, error, or silent.",
     group: "pulseboard",
   },
 } satisfies Record<string, VariableDef>;

@@ -5,12 +5,19 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
-/** Writes one JSON object per line to `write` (stderr by default). */
-export function createLogger(opts: { write?: (line: string) => void; now?: () => number; silent?: boolean } = {}): Logger {
+/** LOG_LEVEL: the least severe line written; `silent` writes none. */
+export type LogLevel = "info" | "warn" | "error" | "silent";
+const RANK = { info: 0, warn: 1, error: 2, silent: 3 } as const;
+
+/** Writes one JSON object per line to `write` (stderr by default), from `level` (default info) up. */
+export function createLogger(
+  opts: { write?: (line: string) => void; now?: () => number; silent?: boolean; level?: LogLevel } = {},
+): Logger {
   const write = opts.write ?? ((line: string) => process.stderr.write(line));
   const now = opts.now ?? Date.now;
-  const emit = (level: string, msg: string, fields?: Record<string, unknown>) => {
-    if (opts.silent) return;
+  const least = RANK[opts.silent ? "silent" : (opts.level ?? "info")];
+  const emit = (level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => {
+    if (RANK[level] < least) return;
     write(`${JSON.stringify({ time: new Date(now()).toISOString(), level, msg, ...fields })}\n`);
   };
   return {

@@ -37,7 +37,7 @@ export function buildServiceDeps(config: Config, overrides: Partial<ServiceDeps>
     now,
     fetch: fetchFn,
     metrics: overrides.metrics ?? createMetrics(new Registry()),
-    log: overrides.log ?? createLogger({ now }),
+    log: overrides.log ?? createLogger({ now, level: config.LOG_LEVEL }),
     readiness: overrides.readiness ?? createReadiness({ pool, config, drain, fetch: fetchFn, now }),
     build: overrides.build ?? buildInfo(config, buildVersion(manifestVersion)),
   };
