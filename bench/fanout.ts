@@ -22,13 +22,15 @@ import {
 const REFRESH_MS = 2000;
 const MEASURED_TICKS = 5;
 
-async function scenario(db: BenchDatabases, name: string, dashboards: number, perDashboard: number, panelCount: number) {
+async function scenario(db: BenchDatabases, name: string, dashboards: number, perDashboard: number, panelCount: number, views = 1) {
   const panels = Array.from({ length: panelCount }, (_, i) => ({ id: `p${i + 1}`, view: "counted_v" }));
   const { host, fixture, cookie } = await startBenchHost(db, { dashboards, panels, refreshIntervalMs: REFRESH_MS });
   try {
     const paths: string[] = [];
     for (let i = 0; i < perDashboard; i++) {
-      for (const id of fixture.dashboardIds) paths.push(`/api/dashboards/${id}/stream`);
+      // Views: subscribers spread round-robin over `views` ranges of the dashboard (one poller each).
+      const view = views > 1 ? `?from=now-${(i % views) + 2}h` : "";
+      for (const id of fixture.dashboardIds) paths.push(`/api/dashboards/${id}/stream${view}`);
     }
     const connectStart = performance.now();
     const subs = await subscribeMany(host.port, paths, cookie);
@@ -85,6 +87,12 @@ async function scenario(db: BenchDatabases, name: string, dashboards: number, pe
     );
     console.log(`stream host RSS                ${mb(rssMax)} in window, peak ${mb(peak)} (target <= 512 MB)`);
     console.log(`subscribers dropped            ${dropped}`);
+    if (views > 1) {
+      // panelTicks counts one subscriber's view per dashboard, so this is queries per panel per tick over all views.
+      console.log(
+        `views: viewers ${subs.length}, views ${views}, queries per panel per tick ${(queries / Math.max(1, panelTicks)).toFixed(2)} (p99 ${ms(percentile(latencies, 99))}, RSS ${mb(rssMax)})`,
+      );
+    }
     for (const s of subs) s.destroy();
   } finally {
     await stopHost(host);
@@ -120,6 +128,10 @@ export async function run(): Promise<void> {
     const only = process.env.FANOUT_SCENARIO;
     const count = (n: number) => n.toLocaleString("en-US");
     if (!only || only === "single") await scenario(db, `${count(total)} subscribers on one dashboard`, 1, total, 4);
+    if (!only || only === "views") {
+      const viewers = Math.min(total, 1000);
+      await scenario(db, `${count(viewers)} viewers over 10 views of one dashboard`, 1, viewers, 4, 10);
+    }
     if (!only || only === "spread") {
       await scenario(db, `100 dashboards x ${count(perDashboard)} subscribers`, 100, perDashboard, 2);
     }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type ApiFixture, call, createApiFixture, dashboardSpec } from "./testing/api-fixture.ts";
 import { saveDashboard } from "../lib/dashboards/save.ts";
+import { getDashboard } from "../lib/dashboards/store.ts";
 import { AppError } from "../lib/http/errors.ts";
 import { type RecordingConnector, createRecordingConnector } from "../lib/query/testing/recording-connector.ts";
 import { tableResolver } from "../lib/net/testing/table-resolver.ts";
@@ -110,6 +111,27 @@ describe("apply and re-apply", () => {
     const second = await apply(shop("idem"));
     expect(second).toEqual({ changes: [], unchanged: 3 });
     expect(await rowsOf("ws_idem")).toEqual(stored);
+  });
+
+  test("a dashboard's variables are provisioned with it, and its query variable's SQL is guarded like a panel's", async () => {
+    const doc = shop("vars");
+    const spec = doc.workspaces[0].dashboards[0].spec;
+    spec.panels[0].sql = "SELECT count(*) AS n FROM http_requests WHERE $__timeFilter(ts) AND service IN ($svc)";
+    const variables = [
+      {
+        name: "svc",
+        type: "query",
+        sourceId: "src_vars",
+        sql: "SELECT DISTINCT service FROM http_requests WHERE $__timeFilter(ts)",
+        multi: true,
+      },
+    ];
+    doc.workspaces[0].dashboards[0].spec = { ...spec, variables } as never;
+    await apply(doc);
+    expect((await getDashboard(fx.pool, "db_vars"))?.spec.variables).toEqual(variables);
+    variables[0].sql = "SELECT usename FROM pg_catalog.pg_user";
+    const err = (await apply(doc).catch((e: unknown) => e)) as AppError;
+    expect(err).toMatchObject({ code: "guard_rejected", extra: { variables: [{ variable: "svc", reason: "catalog" }] } });
   });
 
   test("a member of the file's editor group sees the provisioned dashboard through the API", async () => {
@@ -315,6 +337,26 @@ describe("the document", () => {
         workspaces: [shop("a").workspaces[0], { ...shop("b").workspaces[0], dashboards: [{ id: "db_b", spec: dashboardSpec("src_a") }] }],
       }),
       "workspaces[ws_b].dashboards[db_b].spec.panels[requests].sourceId: src_a is a source of another workspace",
+    ],
+    [
+      "a query variable reading another workspace's source",
+      () => {
+        const d = shop("b");
+        const variables = [{ name: "svc", type: "query", sourceId: "src_a", sql: "SELECT DISTINCT service FROM http_requests" }];
+        d.workspaces[0].dashboards[0].spec = { ...d.workspaces[0].dashboards[0].spec, variables } as never;
+        return { workspaces: [shop("a").workspaces[0], d.workspaces[0]] };
+      },
+      "workspaces[ws_b].dashboards[db_b].spec.variables[0].sourceId: src_a is a source of another workspace",
+    ],
+    [
+      "a variable whose default is not one of its values",
+      () => {
+        const d = shop("x");
+        const variables = [{ name: "env", type: "custom", values: ["prod"], default: "dev" }];
+        d.workspaces[0].dashboards[0].spec = { ...d.workspaces[0].dashboards[0].spec, variables } as never;
+        return d;
+      },
+      'workspaces[ws_x].dashboards[db_x].spec.variables[0].default: "dev" is not one of the values',
     ],
   ])("%s is refused, naming where", (_label, raw, expected) => {
     expect(invalid(raw())).toContain(expected);

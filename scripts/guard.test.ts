@@ -235,6 +235,31 @@ describe("guard CLI --dashboard", () => {
     ]);
   });
 
+  test("panels may name the spec's variables; query variables' SQL is checked too, one line each", async () => {
+    const file = join(dir, "dash-vars.json");
+    await writeFile(
+      file,
+      JSON.stringify({
+        ...spec([
+          { id: "a", sql: "SELECT count(*) FROM http_requests WHERE $__timeFilter(ts) AND service IN ($service)" },
+          { id: "b", sql: "SELECT count(*) FROM http_requests WHERE $__timeFilter(ts) AND route = $route" },
+        ]),
+        variables: [
+          { name: "service", type: "query", sourceId: "src_a", sql: "SELECT name FROM services", multi: true },
+          { name: "team", type: "query", sourceId: "src_a", sql: "SELECT team FROM pg_catalog.pg_roles" },
+        ],
+      }),
+    );
+    const r = await cli(["--catalog", catalogFile, "--dashboard", file]);
+    expect(r.code).toBe(1);
+    expect(lines(r.stdout)).toEqual([
+      { id: "a", ok: true },
+      { id: "b", ok: false, reason: "structure", message: expect.stringContaining("$route") },
+      { variable: "service", ok: true },
+      { variable: "team", ok: false, reason: "catalog", message: expect.stringContaining("pg_roles") },
+    ]);
+  });
+
   test("an invalid spec exits 2 and names the problem", async () => {
     const file = join(dir, "dash-bad.json");
     await writeFile(file, JSON.stringify({ title: "x", time: { from: "yesterday", to: "now" }, panels: [] }));

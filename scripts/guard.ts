@@ -7,8 +7,9 @@
 //
 // With --dashboard FILE: checks every panel of a dashboard spec (or of the `spec` field of a whole
 // GET /api/dashboards/:id response, saved as is) and writes one line per panel,
-// {"id":"...","ok":true} or {"id":"...","ok":false,"reason":"...","message":"..."}. Exit 0 when every
-// panel passes, 1 when any is rejected (so CI fails), 2 on bad usage or an invalid spec.
+// {"id":"...","ok":true} or {"id":"...","ok":false,"reason":"...","message":"..."}, panels checked with the
+// spec's variables declared, then one line per query variable, {"variable":"...","ok":...}. Exit 0 when every
+// panel and variable passes, 1 when any is rejected (so CI fails), 2 on bad usage or an invalid spec.
 //
 // The catalog file holds one catalog ({"tables":[...]}, docs/sql-guard.md), a whole GET /api/sources/:id
 // response saved as is (its `catalog` field is used; editors and admins see it), or an object of either by
@@ -169,12 +170,24 @@ async function checkDashboard(path: string, catalogs: Catalogs, guard: ReturnTyp
     );
   }
   let rejected = 0;
+  const variables = parsed.data.variables ?? [];
   for (const panel of parsed.data.panels) {
     const catalog = pick(catalogs, panel.sourceId);
     const verdict: Record<string, unknown> =
-      typeof catalog === "string" ? { ok: false, reason: "catalog", message: catalog } : answer(guard.check(panel.sql, catalog));
+      typeof catalog === "string"
+        ? { ok: false, reason: "catalog", message: catalog }
+        : answer(guard.check(panel.sql, catalog, undefined, variables));
     if (!verdict.ok) rejected++;
     write({ id: panel.id, ...verdict });
+  }
+  // A query variable's SQL lists its options and is guarded like a panel's, naming no variable of its own.
+  for (const v of variables) {
+    if (v.type !== "query" || v.sourceId === undefined || v.sql === undefined) continue;
+    const catalog = pick(catalogs, v.sourceId);
+    const verdict: Record<string, unknown> =
+      typeof catalog === "string" ? { ok: false, reason: "catalog", message: catalog } : answer(guard.check(v.sql, catalog));
+    if (!verdict.ok) rejected++;
+    write({ variable: v.name, ...verdict });
   }
   return rejected > 0 ? 1 : 0;
 }

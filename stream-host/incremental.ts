@@ -4,11 +4,6 @@ import { type IncrementalVerdict, rowsOfBuckets, splice, tickWindows } from "../
 import { intervalFor, intervalLiteralMs } from "../lib/sql-guard/interval.ts";
 import type { LoadedDashboard, PlanPanel, RunPanel, TickRange } from "./poller.ts";
 
-/** Default of INCREMENTAL_LATE_ROWS_MS. */
-export const DEFAULT_LATE_ROWS_MS = 10_000;
-/** Default of INCREMENTAL_FULL_QUERY_EVERY_TICKS. */
-export const DEFAULT_FULL_QUERY_EVERY_TICKS = 60;
-
 export interface IncrementalOptions {
   /** How late a row may arrive after its own time and still be counted (INCREMENTAL_LATE_ROWS_MS). */
   lateRowsMs: number;

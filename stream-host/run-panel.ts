@@ -145,12 +145,39 @@ export function panelRunnerWith(
     async run(panel, dashboard, range, signal, window) {
       const source = await sourceFor(panel, dashboard, signal);
       // Checked again by the runner once it has a connection: a checkout outlasting the stop sends nothing.
-      return runner.run({ source, workspaceId: dashboard.workspaceId, sql: panel.sql, range, signal, window });
+      const declared = dashboard.spec.variables ?? [];
+      return runner.run({
+        source,
+        workspaceId: dashboard.workspaceId,
+        sql: panel.sql,
+        range,
+        signal,
+        window,
+        variables: declared.map((v) => ({ name: v.name, multi: v.multi })),
+        variableValues: variableValuesOf(declared, dashboard.vars),
+      });
     },
     async plan(panel, dashboard, signal) {
       if (!runner.plan) return { ok: false, reason: "the runner cannot plan incremental ticks" };
       const source = await sourceFor(panel, dashboard, signal);
-      return runner.plan({ source, sql: panel.sql, variables: dashboard.spec.variables });
+      const declared = dashboard.spec.variables ?? [];
+      return runner.plan({ source, sql: panel.sql, variables: declared.map((v) => ({ name: v.name, multi: v.multi })) });
     },
   };
+}
+
+/**
+ * The values a view binds: the view's own (var-* in its URL), else each variable's saved default. A
+ * variable with neither is left out, and a panel naming it fails with that variable named.
+ */
+export function variableValuesOf(
+  declared: readonly { name: string; default?: string | string[] }[],
+  chosen: Readonly<Record<string, string[]>> | undefined,
+): Record<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const v of declared) {
+    if (chosen !== undefined && Object.hasOwn(chosen, v.name)) out.set(v.name, chosen[v.name]);
+    else if (v.default !== undefined) out.set(v.name, typeof v.default === "string" ? [v.default] : v.default);
+  }
+  return Object.fromEntries(out);
 }

@@ -152,8 +152,8 @@ export const variables = {
     group: "pulseboard",
   },
   INCREMENTAL_FULL_QUERY_EVERY_TICKS: {
-    schema: int(60, { min: 0, max: 100_000 }),
-    doc: "A panel that ticks incrementally runs its full query every this many ticks (and after any error, spec or view change), so no drift persists; 0 turns incremental ticks off.",
+    schema: int(720, { min: 0, max: 100_000 }),
+    doc: "A panel that ticks incrementally runs its full query every this many ticks (720: an hour at a 5 s refresh) and after any error, spec or view change, so no drift persists; 0 turns incremental ticks off.",
     group: "pulseboard",
   },
   MAX_WINDOW_POINTS: {

@@ -98,17 +98,22 @@ function documentSchema(opts: DocumentOptions) {
         });
         ws.dashboards.forEach((d, i) => {
           declare(d.id, ["workspaces", w, "dashboards", i, "id"]);
-          d.spec.panels.forEach((p, j) => {
-            // A panel reads a source of its own workspace: declared here, or one that already exists there.
-            const elsewhere = doc.workspaces.some((other) => other.id !== ws.id && other.sources.some((s) => s.id === p.sourceId));
-            if (elsewhere && !own.has(p.sourceId)) {
+          // A panel or query variable reads a source of its own workspace: declared here, or one that already exists there.
+          const readers = [
+            ...d.spec.panels.map((p, j) => ({ sourceId: p.sourceId, at: ["panels", j], what: "a panel" })),
+            ...(d.spec.variables ?? []).map((v, j) => ({ sourceId: v.sourceId, at: ["variables", j], what: "a variable" })),
+          ];
+          for (const r of readers) {
+            if (r.sourceId === undefined) continue;
+            const elsewhere = doc.workspaces.some((other) => other.id !== ws.id && other.sources.some((s) => s.id === r.sourceId));
+            if (elsewhere && !own.has(r.sourceId)) {
               ctx.addIssue({
                 code: "custom",
-                path: ["workspaces", w, "dashboards", i, "spec", "panels", j, "sourceId"],
-                message: `${p.sourceId} is a source of another workspace; a panel reads only its own workspace's sources`,
+                path: ["workspaces", w, "dashboards", i, "spec", ...r.at, "sourceId"],
+                message: `${r.sourceId} is a source of another workspace; ${r.what} reads only its own workspace's sources`,
               });
             }
-          });
+          }
         });
       });
       const deleted = [

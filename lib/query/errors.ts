@@ -104,9 +104,13 @@ export function queryError(err: unknown, ctx: { sourceId: string; timeoutSeconds
     );
   }
   if (err instanceof QueryStalledError) {
+    const kept =
+      err.keptRunningMs !== null && err.keptRunningMs > 0
+        ? ` The source kept running it, ignoring the cancel, for ${Math.ceil(err.keptRunningMs / 1000)} s more; its query slot was held until the statement ended.`
+        : "";
     return new AppError(
       "query_timeout",
-      `The source did not answer within QUERY_TIMEOUT_SECONDS (${ctx.timeoutSeconds} s); the connection was closed.`,
+      `The source did not answer within QUERY_TIMEOUT_SECONDS (${ctx.timeoutSeconds} s); the connection was closed.${kept}`,
       { timeoutSeconds: ctx.timeoutSeconds },
     );
   }

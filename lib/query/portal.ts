@@ -49,6 +49,8 @@ export class ResultTooLargeError extends Error {
 /** The client-side watchdog fired: the database did not answer within the timeout plus grace. */
 export class QueryStalledError extends Error {
   readonly code = "query_stalled";
+  /** How long the server kept the statement's backend running after the watchdog fired (the runner waits it out). */
+  keptRunningMs: number | null = null;
   constructor() {
     super("the database did not answer in time");
     this.name = "QueryStalledError";

@@ -61,6 +61,11 @@ function testConfig(extra: Record<string, string> = {}): Config {
 
 const passGuard: Guard = { check: (sql) => ({ ok: true, sql, params: [] }) };
 
+/** Resolves once `cond` holds, checking every 20 ms (an event this test cannot otherwise await). */
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 function setup(opts: { config?: Config; guard?: Guard; grants?: () => Config["sourceSecretGrants"]; poolMax?: number } = {}) {
   const config = opts.config ?? testConfig();
   const registry = new Registry();
@@ -271,18 +276,34 @@ describe("a silent source", () => {
       secrets: createSecretResolver({ config, env: {} }),
       poolMax: 1,
       stallGraceMs: 200,
+      endedPollMs: 50,
     });
     runners.push(runner);
     const source = fx.source();
     const pid = (await runner.execute({ source, sql: "SELECT pg_backend_pid()" })).rows[0]?.[0] as number;
     // Freeze the backend: it can neither run the statement nor let the server's own timeout answer.
     process.kill(pid, "SIGSTOP");
+    let settled = false;
     try {
-      const err = await rejection(runner.execute({ source, sql: "SELECT 1" }));
+      const pending = rejection(runner.execute({ source, sql: "SELECT 1" })).finally(() => {
+        settled = true;
+      });
+      // The watchdog closes the connection (nothing checked out any more), but the statement does not end
+      // until the server confirms its backend is gone: a frozen backend never goes.
+      await until(() => (runner.poolStats(source.id)?.idleCount ?? 0) < (runner.poolStats(source.id)?.totalCount ?? 0));
+      await until(() => runner.poolStats(source.id)?.idleCount === runner.poolStats(source.id)?.totalCount);
+      expect(settled).toBe(false);
+      expect(runner.inFlight()).toBe(1);
+      process.kill(pid, "SIGCONT");
+      const err = await pending;
       expect(err.code).toBe("query_timeout");
       expect(err.detail).toContain("did not answer");
+      expect((await fx.admin("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1", [pid])).rows[0].n).toBe(0);
     } finally {
-      process.kill(pid, "SIGCONT");
+      // Gone by now unless an assertion failed first.
+      try {
+        process.kill(pid, "SIGCONT");
+      } catch {}
     }
     expectAllReturned(runner, source.id);
     expect((await runner.execute({ source, sql: "SELECT 2" })).rows).toEqual([[2]]);

@@ -49,10 +49,22 @@ export interface QueryRunnerOptions {
   idleTimeoutMs?: number;
   /** How long past QUERY_TIMEOUT_SECONDS the runner waits for a silent server before closing the connection. */
   stallGraceMs?: number;
+  /** How often, after closing a stalled statement's connection, the runner asks the source whether its backend ended. */
+  endedPollMs?: number;
   /** Where sources may connect, checked on every new connection; built from config (SOURCE_ALLOWED_HOSTS, ...) when omitted. */
   hostPolicy?: HostPolicy;
   /** Socket factory of source connections (tests record attempts instead of connecting). */
   connector?: SourceConnector;
+}
+
+/**
+ * The limits a panel statement runs under on a source, as the server reports them: statement_timeout and
+ * work_mem as the runner sets them, temp_file_limit as the role (or server) has it; `-1` means unlimited.
+ */
+export interface SourceLimits {
+  statementTimeout: string;
+  tempFileLimit: string;
+  workMem: string;
 }
 
 /** Counters of one execution, filled in as it reads (tests assert that a capped read stopped early). */
@@ -118,7 +130,7 @@ export interface QueryRunner {
    * Connects with the source's credentials and runs `SELECT 1` the same guarded way. A failed test ends the
    * source's pool. `stored: false` (a source not saved yet) records no metric series and ends the pool after.
    */
-  testConnection(source: Source, opts?: { stored?: boolean }): Promise<{ elapsedMs: number }>;
+  testConnection(source: Source, opts?: { stored?: boolean }): Promise<{ elapsedMs: number; limits: SourceLimits }>;
   /** Ends a source's pool (once its checked-out clients return): the source was deleted or its connection changed. */
   evict(sourceId: string): void;
   /** A deleted source: ends its pool like `evict` and drops its metric series. */
@@ -343,6 +355,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       client.on("error", ignoreClientError);
       watch(portal, started);
       let failure: unknown;
+      let released = false;
       try {
         client.query(portal as unknown as pg.Submittable);
         const result = await portal.done;
@@ -351,6 +364,15 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         return { columns: result.columns, rows: result.rows, truncated: result.truncated, elapsedMs: now() - started };
       } catch (err) {
         failure = err;
+        if (err instanceof QueryStalledError) {
+          // The source did not answer: a statement that does not check for cancellation keeps its backend busy
+          // after the socket closes. The statement (and the caller's slot) ends only when the server says so.
+          unwatch(portal);
+          client.removeListener("error", ignoreClientError);
+          client.release(err);
+          released = true;
+          err.keptRunningMs = await untilBackendEnded(source, (client as unknown as { processID?: number }).processID);
+        }
         throw queryError(err, { sourceId: source.id, timeoutSeconds: config.QUERY_TIMEOUT_SECONDS, maxBytes });
       } finally {
         unwatch(portal);
@@ -359,21 +381,51 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
           req.stats.bytes = portal.bytes;
           req.stats.wireBytes = portal.wireBytes;
         }
-        client.removeListener("error", ignoreClientError);
-        // A client whose statement failed is destroyed, never returned: its session state is unknown (the
-        // reset and the ROLLBACK did not run). So is one whose statement was not a SELECT: a utility statement
-        // the guard should have refused (PREPARE above all) can leave state the ROLLBACK keeps. A SELECT's
-        // client was reset in the same message (SESSION_RESET in wire.ts).
-        let destroyWith: Error | undefined;
-        if (failure !== undefined) destroyWith = failure instanceof Error ? failure : new Error("query failed");
-        else if (!portal.reusable) destroyWith = new Error("the statement was not a SELECT");
-        client.release(destroyWith);
+        if (!released) {
+          client.removeListener("error", ignoreClientError);
+          // A client whose statement failed is destroyed, never returned: its session state is unknown (the
+          // reset and the ROLLBACK did not run). So is one whose statement was not a SELECT: a utility statement
+          // the guard should have refused (PREPARE above all) can leave state the ROLLBACK keeps. A SELECT's
+          // client was reset in the same message (SESSION_RESET in wire.ts).
+          let destroyWith: Error | undefined;
+          if (failure !== undefined) destroyWith = failure instanceof Error ? failure : new Error("query failed");
+          else if (!portal.reusable) destroyWith = new Error("the statement was not a SELECT");
+          client.release(destroyWith);
+        }
       }
     } finally {
       running--;
       // A source that is not stored (a create's connection test) gets no series: its id may never exist.
       if (observe) metrics.observeQuery(source.id, ok ? "ok" : "error", (now() - started) / 1000, ok ? rows : undefined);
     }
+  }
+
+  /**
+   * Waits until `pid` no longer shows in the source's pg_stat_activity, asked on another connection every
+   * endedPollMs (a role sees its own sessions there); returns how long that took. A source that cannot be
+   * reached is asked again: nothing confirms the statement ended. Stops asking when the runner closes.
+   */
+  async function untilBackendEnded(source: Source, pid: number | undefined): Promise<number> {
+    const since = now();
+    if (typeof pid !== "number") return 0;
+    const pollMs = opts.endedPollMs ?? 500;
+    while (!closed) {
+      try {
+        const client = await checkout(poolFor(source), source);
+        let alive = true;
+        try {
+          const r = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1", [pid]);
+          alive = (r.rows[0]?.n ?? 0) > 0;
+        } finally {
+          client.release();
+        }
+        if (!alive) return now() - since;
+      } catch {
+        // Unreachable for now: the backend may still run.
+      }
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+    return now() - since;
   }
 
   function macroValue(param: MacroParam, range: TimeRange, variables: RunRequest["variableValues"], window?: TimeRange): string {
@@ -439,9 +491,17 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     async testConnection(source, { stored = true } = {}) {
       let passed = false;
       try {
-        const r = await execute({ source, sql: "SELECT 1", maxRows: 1 }, stored);
+        const r = await execute(
+          {
+            source,
+            sql: "SELECT current_setting('statement_timeout'), current_setting('temp_file_limit'), current_setting('work_mem')",
+            maxRows: 1,
+          },
+          stored,
+        );
         passed = true;
-        return { elapsedMs: r.elapsedMs };
+        const [statementTimeout, tempFileLimit, workMem] = (r.rows[0] ?? []).map((v) => String(v));
+        return { elapsedMs: r.elapsedMs, limits: { statementTimeout, tempFileLimit, workMem } };
       } finally {
         // A failed test leaves no connection behind; nor does any test of a source that was never stored.
         if (!passed || !stored) evict(source.id);

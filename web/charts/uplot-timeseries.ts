@@ -116,6 +116,9 @@ export class TimeseriesChart {
   private opts: TimeseriesOptions;
   private partial: (number | null)[] = [];
   private partialX: number | null = null;
+  private width = 0;
+  private resized = false;
+  private readonly observer = typeof ResizeObserver === "function" ? new ResizeObserver(() => (this.resized = true)) : null;
   /** Set while a drag started on this chart (not on a synced one). */
   dragging = false;
 
@@ -124,6 +127,7 @@ export class TimeseriesChart {
     opts: TimeseriesOptions,
   ) {
     this.opts = opts;
+    this.observer?.observe(el);
   }
 
   /** Draws `series` with `opts`; reuses the plot when the series names and options are the same. */
@@ -140,7 +144,12 @@ export class TimeseriesChart {
     this.partial = partial;
     this.partialX = opts.partialFrom != null && partial.some((v) => v !== null) ? opts.partialFrom / 1000 : null;
     const keys = series.map((s) => s.key).join("\u0000");
-    const width = Math.max(160, Math.floor(this.el.clientWidth || 480));
+    // Reading clientWidth forces a layout; it is read only when the element was resized (not on every tick).
+    if (this.width === 0 || this.resized) {
+      this.width = Math.max(160, Math.floor(this.el.clientWidth || 480));
+      this.resized = false;
+    }
+    const width = this.width;
     if (!this.built || this.built.keys !== keys || optionsChanged) this.build(keys, width, xs, ys);
     else {
       const plot = this.built.plot;

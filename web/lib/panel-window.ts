@@ -12,6 +12,7 @@ export function mergeResult(window: RollingWindow, result: ResultData, range: [n
     return;
   }
   for (const s of series) window.merge(s.key, s.points);
+  window.partialFrom = result.partialFrom;
   window.retain(new Set(series.map((s) => s.key)));
   if (range) window.prune(range[0]);
 }

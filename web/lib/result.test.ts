@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { barData, columnRoles, statValue, toNumber, toSeries, type ResultData } from "./result.ts";
+import { barData, columnRoles, isPartial, lastComplete, statValue, toNumber, toSeries, type ResultData, withGaps } from "./result.ts";
 
 const rpm: ResultData = {
   columns: [
@@ -94,11 +94,12 @@ describe("result interpretation", () => {
   });
 
   test("stat: the latest row by time, else the first row", () => {
-    expect(statValue(rpm)).toEqual({ value: 6, column: "requests", at: 2000 });
+    expect(statValue(rpm)).toEqual({ value: 6, column: "requests", at: 2000, partial: false });
     expect(statValue({ columns: [{ name: "error_pct", type: "numeric" }], rows: [[1.25]] })).toEqual({
       value: 1.25,
       column: "error_pct",
       at: null,
+      partial: false,
     });
     expect(statValue({ columns: [{ name: "x", type: "numeric" }], rows: [] }).value).toBeNull();
   });
@@ -119,5 +120,73 @@ describe("result interpretation", () => {
       { label: "500", value: 2 },
     ]);
     expect(barData({ columns: [{ name: "s", type: "text" }], rows: [["a"]] })).toBeNull();
+  });
+});
+
+describe("gaps and the still-filling bucket", () => {
+  const M = 60_000;
+  const bucketed: ResultData = {
+    columns: [
+      { name: "time", type: "timestamptz" },
+      { name: "v", type: "float8" },
+    ],
+    rows: [
+      [0, 1],
+      [M, 2],
+      // 2M..4M missing
+      [5 * M, 3],
+      [6 * M, 0.2],
+    ],
+    stepMs: M,
+    partialFrom: 6 * M,
+  };
+
+  test("a missing bucket inside the series is a null point one step after the last one, so the line breaks", () => {
+    const [s] = toSeries(bucketed)!;
+    expect(s.points).toEqual([
+      [0, 1],
+      [M, 2],
+      [2 * M, null],
+      [5 * M, 3],
+      [6 * M, 0.2],
+    ]);
+    expect(s.partialFrom).toBe(6 * M);
+  });
+
+  test("without a step nothing is inserted; points come sorted", () => {
+    expect(
+      withGaps(
+        [
+          [5 * M, 1],
+          [0, 2],
+        ],
+        undefined,
+      ),
+    ).toEqual([
+      [0, 2],
+      [5 * M, 1],
+    ]);
+    expect(
+      withGaps(
+        [
+          [0, 1],
+          [M, 2],
+        ],
+        M,
+      ),
+    ).toEqual([
+      [0, 1],
+      [M, 2],
+    ]);
+  });
+
+  test("stat and legend 'last' use the last complete bucket, the partial one only when alone", () => {
+    expect(statValue(bucketed)).toEqual({ value: 3, column: "v", at: 5 * M, partial: false });
+    expect(statValue({ ...bucketed, rows: [[6 * M, 0.2]] })).toEqual({ value: 0.2, column: "v", at: 6 * M, partial: true });
+    const [s] = toSeries(bucketed)!;
+    expect(lastComplete(s.points, s.partialFrom)).toEqual([5 * M, 3]);
+    expect(isPartial(6 * M, s.partialFrom)).toBe(true);
+    expect(lastComplete([[6 * M, 1]], 6 * M)).toEqual([6 * M, 1]);
+    expect(lastComplete([[0, null]], undefined)).toBeNull();
   });
 });

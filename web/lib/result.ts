@@ -53,7 +53,46 @@ export function columnRoles(result: ResultData): ColumnRoles {
 
 export interface Series {
   key: string;
+  /** Sorted by time; a null value is a gap (a missing bucket), where a line breaks. */
   points: Point[];
+  /** Points at or after this epoch ms are the still-filling bucket: drawn distinctly, left out of "last" values. */
+  partialFrom?: number;
+}
+
+/**
+ * Points with a null inserted one step after every point followed by a missing bucket (the next point more
+ * than one step later), so a line breaks there instead of bridging the hole. Sorted by time.
+ */
+export function withGaps(points: readonly Point[], stepMs: number | undefined): Point[] {
+  const sorted = [...points].sort((a, b) => a[0] - b[0]);
+  if (stepMs === undefined || !(stepMs > 0)) return sorted;
+  const out: Point[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    out.push(sorted[i]);
+    const next = sorted[i + 1];
+    if (next !== undefined && next[0] - sorted[i][0] > stepMs) out.push([sorted[i][0] + stepMs, null]);
+  }
+  return out;
+}
+
+/** Whether a point belongs to the still-filling bucket. */
+export function isPartial(t: number, partialFrom: number | undefined): boolean {
+  return partialFrom !== undefined && t >= partialFrom;
+}
+
+/**
+ * The value a stat or a legend's "last" shows: the last point with a value in a complete bucket; the
+ * partial bucket only when there is nothing else.
+ */
+export function lastComplete(points: readonly Point[], partialFrom?: number): Point | null {
+  let fallback: Point | null = null;
+  for (let i = points.length - 1; i >= 0; i--) {
+    const p = points[i];
+    if (p[1] === null) continue;
+    if (!isPartial(p[0], partialFrom)) return p;
+    fallback ??= p;
+  }
+  return fallback;
 }
 
 /**
@@ -80,19 +119,33 @@ export function toSeries(result: ResultData): Series[] | null {
       list.push([at, toNumber(row[v])]);
     }
   }
-  return [...byKey.entries()].map(([key, points]) => ({ key, points }));
+  return [...byKey.entries()].map(([key, points]) => ({
+    key,
+    points: withGaps(points, result.stepMs),
+    ...(result.partialFrom !== undefined ? { partialFrom: result.partialFrom } : {}),
+  }));
 }
 
-/** The single figure a stat panel shows: the latest row's first numeric column (by time when there is one). */
-export function statValue(result: ResultData): { value: number | null; column: string | null; at: number | null } {
+/**
+ * The single figure a stat panel shows: the latest row's first numeric column (by time when there is one),
+ * in the last complete bucket; `partial` when only the still-filling bucket had a row.
+ */
+export function statValue(result: ResultData): { value: number | null; column: string | null; at: number | null; partial: boolean } {
   const roles = columnRoles(result);
   const v = roles.values[0];
-  if (v === undefined || result.rows.length === 0) return { value: null, column: null, at: null };
-  let row = result.rows[0];
+  if (v === undefined || result.rows.length === 0) return { value: null, column: null, at: null, partial: false };
+  const time = roles.time;
+  // The still-filling bucket counts only when it is all there is.
+  const complete =
+    time === null || result.partialFrom === undefined
+      ? result.rows
+      : result.rows.filter((r) => !isPartial(toNumber(r[time]) ?? Number.NEGATIVE_INFINITY, result.partialFrom));
+  const rows = complete.length > 0 ? complete : result.rows;
+  let row = rows[0];
   let at: number | null = null;
-  if (roles.time !== null) {
-    for (const r of result.rows) {
-      const t = toNumber(r[roles.time]);
+  if (time !== null) {
+    for (const r of rows) {
+      const t = toNumber(r[time]);
       // The latest time wins; among rows at that time, the first with a value.
       if (t !== null && (at === null || t > at || (t === at && toNumber(row[v]) === null))) {
         at = t;
@@ -100,7 +153,7 @@ export function statValue(result: ResultData): { value: number | null; column: s
       }
     }
   }
-  return { value: toNumber(row[v]), column: result.columns[v].name, at };
+  return { value: toNumber(row[v]), column: result.columns[v].name, at, partial: at !== null && isPartial(at, result.partialFrom) };
 }
 
 /** Categories and values for a bar panel: the first label (or time) column against the first numeric one. */

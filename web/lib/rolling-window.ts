@@ -11,6 +11,8 @@ export type Point = readonly [t: number, v: number | null];
 export class RollingWindow {
   readonly maxPoints: number;
   private readonly data = new Map<string, Point[]>();
+  /** The latest result's still-filling bucket start (epoch ms): points at or after it are partial. */
+  partialFrom: number | undefined = undefined;
 
   constructor(maxPoints: number) {
     if (!Number.isInteger(maxPoints) || maxPoints < 1) throw new RangeError("maxPoints must be a positive integer");

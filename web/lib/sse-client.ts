@@ -37,8 +37,8 @@ export function reconnectDelay(o: { retryMs: number | null; failures: number; dr
   return Math.round(Math.min(MAX_BACKOFF_MS, exp * jitter));
 }
 
-/** Statuses after which reconnecting cannot help. */
-const FATAL = new Set([401, 403, 404, 410]);
+/** Statuses after which reconnecting cannot help (400: a view parameter in the URL is bad). */
+const FATAL = new Set([400, 401, 403, 404, 410]);
 
 /**
  * Subscribes to an SSE endpoint with fetch (so a 401 can send the user to sign in, which

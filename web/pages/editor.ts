@@ -1,179 +1,804 @@
-import { renderResult } from "../charts/index.ts";
-import { ApiError, api, type Dashboard, type DashboardSpec, errorText, listOf, type Me, type PanelSpec, type Source } from "../lib/api.ts";
+import type { DashboardSpec, Panel, Variable } from "../../lib/dashboards/spec.ts";
+import { diffSpecs, jsonEqual, type SpecChange } from "../../lib/dashboards/diff.ts";
+import { mergeSpecs } from "../../lib/dashboards/merge.ts";
+import { type PanelType, renderResult } from "../charts/index.ts";
+import { type GridPos, place, step, withPositions } from "../editor/layout.ts";
+import { createSession } from "../editor/session.ts";
+import { type Catalog, createSqlEditor, type SqlEditor, type SqlVerdict } from "../editor/sql-editor.ts";
+import { ApiError, api, errorText, listOf, type Me, type Source } from "../lib/api.ts";
 import { byId, h, notify, replace, stateBox } from "../lib/dom.ts";
 import type { QueryResult } from "../lib/result.ts";
-import { formatSpec, freshPanelId, parseSpecText, specProblems } from "../lib/spec-text.ts";
 import { saveProblemLists } from "../lib/save-problem.ts";
 
-const NEW_PANEL = "__new__";
+interface Dashboard {
+  id: string;
+  workspaceId: string;
+  version: number;
+  spec: DashboardSpec;
+}
+
+const TYPES: PanelType[] = ["timeseries", "bar", "stat", "gauge", "table"];
+const ROW_PX = 30;
+const DRAFT_PREFIX = "pulseboard.draft.";
 
 /**
- * The editor: the spec as JSON with instant checks, a query preview per panel, and a save that
- * sends the version it loaded. A 409 never overwrites: the user is told someone else saved.
+ * The dashboard editor: panels (add, duplicate, remove, reorder, a form each, SQL on CodeMirror with the
+ * guard's verdict as you type, a preview with the panel's own chart), layout on the 24-column grid by drag
+ * and keyboard, settings and variables, the JSON view kept in sync both ways, undo/redo, history (diff and
+ * restore), and a save that never loses either side of a 409. A save that fails keeps the draft in
+ * localStorage until one succeeds.
  */
 export function bootEditor(): void {
-  const dashboardId = document.body.dataset.dashboardId!;
+  const body = document.body.dataset;
+  const routeId = body.dashboardId ?? "new";
+  const isNew = routeId === "new";
+  const maxPoints = Number(body.maxWindowPoints) || 720;
+  const message = byId("message");
+  const saveBtn = byId<HTMLButtonElement>("save");
+  const undoBtn = byId<HTMLButtonElement>("undo");
+  const redoBtn = byId<HTMLButtonElement>("redo");
+  const layoutEl = byId("layout");
+  const formEl = byId("panel-form");
+  const settingsEl = byId("pane-settings");
   const specEl = byId<HTMLTextAreaElement>("spec");
   const specState = byId("spec-state");
-  const save = byId<HTMLButtonElement>("save");
-  const del = byId<HTMLButtonElement>("delete");
-  const versionEl = byId("version");
-  const message = byId("message");
-  const editor = byId("editor");
-  const panelSel = byId<HTMLSelectElement>("preview-panel");
-  const sourceSel = byId<HTMLSelectElement>("preview-source");
-  const sqlEl = byId<HTMLTextAreaElement>("preview-sql");
-  const runBtn = byId<HTMLButtonElement>("preview-run");
-  const applyBtn = byId<HTMLButtonElement>("preview-apply");
-  const resultEl = byId("preview-result");
-  const loadingEl = editor.nextElementSibling as HTMLElement | null;
+  const editorEl = byId("editor");
 
   let dash: Dashboard | null = null;
-  let savedText = "";
-  let conflict = false;
+  let workspaceId = new URLSearchParams(location.search).get("workspace") ?? "";
+  let saved: DashboardSpec | null = null;
   let sources: Source[] = [];
+  let selected: string | null = null;
+  let sqlEditor: SqlEditor | null = null;
+  let formFor: string | null = null;
+  const fresh: DashboardSpec = {
+    title: "Untitled dashboard",
+    time: { from: body.defaultFrom || "now-24h", to: body.defaultTo || "now" },
+    panels: [],
+  };
+  const session = createSession<DashboardSpec>(fresh);
+  const draftKey = () => `${DRAFT_PREFIX}${dash?.id ?? `new:${workspaceId}`}`;
 
-  window.addEventListener("beforeunload", (e) => {
-    if (dash && specEl.value !== savedText) e.preventDefault();
+  const spec = () => session.spec;
+  const change = (mutate: (s: DashboardSpec) => void, coalesce?: string) => {
+    const next = structuredClone(session.spec);
+    mutate(next);
+    session.apply(next, coalesce);
+  };
+  const panel = (id: string | null) => spec().panels.find((p) => p.id === id);
+
+  session.onChange(() => {
+    renderLayout();
+    if (formFor !== selected || !panel(selected)) renderForm();
+    else syncForm();
+    renderJson();
+    undoBtn.disabled = !session.canUndo();
+    redoBtn.disabled = !session.canRedo();
+    const dirty = !saved || !jsonEqual(saved, spec());
+    saveBtn.disabled = !dirty && !isNew;
+    byId("title").textContent = `Edit: ${spec().title}`;
+    if (dirty) localStorage.setItem(draftKey(), JSON.stringify({ base: dash?.version ?? null, spec: spec() }));
   });
 
+  window.addEventListener("beforeunload", (e) => {
+    if (saved && !jsonEqual(saved, spec())) e.preventDefault();
+  });
+
+  // --- Load -------------------------------------------------------------------------------------
   void (async () => {
     try {
-      const d = await api<Dashboard>("GET", `/api/dashboards/${encodeURIComponent(dashboardId)}`);
-      const me = await api<Me>("GET", "/api/me");
-      const role = me.workspaces?.find((w) => w.id === d.workspaceId)?.role;
-      loadingEl?.remove();
-      editor.removeAttribute("aria-busy");
-      if (role === "viewer") {
-        notify(message, "You have the viewer role in this workspace: you can read this spec but not save changes.", "info");
-        save.hidden = true;
-        del.hidden = true;
-        runBtn.disabled = true;
+      if (!isNew) {
+        dash = await api<Dashboard>("GET", `/api/dashboards/${encodeURIComponent(routeId)}`);
+        workspaceId = dash.workspaceId;
       }
-      load(d);
-      sources = listOf<Source>(await api<unknown>("GET", `/api/workspaces/${encodeURIComponent(d.workspaceId)}/sources`), "sources");
-      fillSources();
-      fillPanels();
+      const me = await api<Me>("GET", "/api/me");
+      const role = me.workspaces?.find((w) => w.id === workspaceId)?.role;
+      sources = listOf<Source>(await api<unknown>("GET", `/api/workspaces/${encodeURIComponent(workspaceId)}/sources`), "sources");
+      editorEl.removeAttribute("aria-busy");
+      editorEl.nextElementSibling?.classList.contains("loading") && editorEl.nextElementSibling.remove();
+      document.querySelector(".state.loading")?.remove();
+      if (role === "viewer")
+        notify(message, "You have the viewer role in this workspace: you can read this dashboard but not save changes.", "info");
+      const start = dash?.spec ?? fresh;
+      saved = isNew ? null : structuredClone(start);
+      byId("version").textContent = dash ? `version ${dash.version}` : "not saved yet";
+      session.reset(start);
+      offerDraft();
     } catch (err) {
-      loadingEl?.remove();
-      replace(editor, stateBox("error", errorText(err), h("a", { href: "/", class: "button" }, "All dashboards")));
+      document.querySelector(".state.loading")?.remove();
+      replace(editorEl, stateBox("error", errorText(err), h("a", { href: "/", class: "button" }, "All dashboards")));
     }
   })();
 
-  function load(d: Dashboard): void {
-    dash = d;
-    conflict = false;
-    savedText = formatSpec(d.spec);
-    specEl.value = savedText;
-    specEl.disabled = false;
-    byId("title").textContent = `Edit: ${d.spec.title}`;
-    document.title = `Edit ${d.spec.title} · Pulseboard`;
-    versionEl.textContent = `version ${d.version}`;
-    check();
-  }
-
-  function current(): DashboardSpec | null {
-    const parsed = parseSpecText(specEl.value);
-    return parsed.ok && specProblems(parsed.value).length === 0 ? (parsed.value as DashboardSpec) : null;
-  }
-
-  function check(): void {
-    const parsed = parseSpecText(specEl.value);
-    const dirty = specEl.value !== savedText;
-    let problems: string[] = [];
-    if (!parsed.ok) problems = [parsed.message];
-    else problems = specProblems(parsed.value);
-    specEl.setAttribute("aria-invalid", String(problems.length > 0));
-    specState.textContent = problems.length
-      ? problems[0] + (problems.length > 1 ? ` (+${problems.length - 1} more)` : "")
-      : dirty
-        ? "Unsaved changes"
-        : "Saved";
-    specState.className = problems.length ? "error small" : "muted small";
-    save.disabled = !dirty || problems.length > 0 || conflict;
-  }
-
-  specEl.addEventListener("input", () => {
-    check();
-    fillPanels();
-  });
-  specEl.addEventListener("keydown", (e) => {
-    // Tab inserts two spaces instead of leaving the field; Escape then Tab still moves focus.
-    if (e.key === "Tab" && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey && specEl.dataset.escaped !== "1") {
-      e.preventDefault();
-      specEl.setRangeText("  ", specEl.selectionStart, specEl.selectionEnd, "end");
-      check();
-    }
-    specEl.dataset.escaped = e.key === "Escape" ? "1" : "";
-    if (e.key === "s" && (e.metaKey || e.ctrlKey)) {
-      e.preventDefault();
-      if (!save.disabled) save.click();
-    }
-  });
-
-  save.addEventListener("click", async () => {
-    const spec = current();
-    if (!dash || !spec) return;
-    save.disabled = true;
-    notify(message, "Saving…", "info");
+  function offerDraft(): void {
+    const raw = localStorage.getItem(draftKey());
+    if (!raw) return;
     try {
-      const saved = await api<Dashboard>("PUT", `/api/dashboards/${encodeURIComponent(dash.id)}`, { version: dash.version, spec });
-      load(saved);
-      notify(message, `Saved version ${saved.version}. Viewers of this dashboard get the change at once.`, "success");
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 409) {
-        conflict = true;
-        const now = err.problem.currentVersion;
-        replace(
-          message,
-          h("strong", null, "Someone else saved this dashboard"),
-          ` (it is now at version ${typeof now === "number" ? now : "newer"}; you started from version ${dash.version}). Your changes were not saved and nothing was overwritten. Copy your JSON if you need it, then reload to edit their version.`,
-          " ",
-          h(
-            "button",
-            { type: "button", class: "link", onclick: () => void navigator.clipboard?.writeText(specEl.value).then(() => notifyCopied()) },
-            "Copy my JSON",
-          ),
-          " ",
-          h("button", { type: "button", class: "link", onclick: () => reload() }, "Reload"),
+      const draft = JSON.parse(raw) as { spec: DashboardSpec };
+      if (jsonEqual(draft.spec, spec())) {
+        localStorage.removeItem(draftKey());
+        return;
+      }
+      replace(
+        message,
+        "You have unsaved changes from an earlier visit. ",
+        h(
+          "button",
+          {
+            type: "button",
+            class: "link",
+            onclick: () => {
+              session.apply(draft.spec);
+              notify(message, "Draft restored (not saved yet).", "info");
+            },
+          },
+          "Restore them",
+        ),
+        " ",
+        h(
+          "button",
+          {
+            type: "button",
+            class: "link",
+            onclick: () => {
+              localStorage.removeItem(draftKey());
+              notify(message, null);
+            },
+          },
+          "Discard",
+        ),
+      );
+      message.hidden = false;
+      message.className = "notice info";
+    } catch {
+      localStorage.removeItem(draftKey());
+    }
+  }
+
+  // --- Tabs -------------------------------------------------------------------------------------
+  for (const name of ["panels", "settings", "json"]) {
+    byId(`tab-${name}`).addEventListener("click", () => {
+      for (const other of ["panels", "settings", "json"]) {
+        byId(`tab-${other}`).setAttribute("aria-selected", String(other === name));
+        byId(`pane-${other}`).hidden = other !== name;
+      }
+      if (name === "settings") renderSettings();
+    });
+  }
+
+  // --- Layout -----------------------------------------------------------------------------------
+  function freshId(): string {
+    const taken = new Set(spec().panels.map((p) => p.id));
+    for (let n = spec().panels.length + 1; ; n++) if (!taken.has(`panel-${n}`)) return `panel-${n}`;
+  }
+
+  byId("add-panel").addEventListener("click", () => {
+    const id = freshId();
+    const bottom = withPositions(spec().panels).reduce((m, p) => Math.max(m, p.gridPos.y + p.gridPos.h), 0);
+    change((s) => {
+      s.panels.push({
+        id,
+        title: "New panel",
+        type: "timeseries",
+        sourceId: sources[0]?.id ?? "",
+        sql: "SELECT $__timeGroup(ts, $__interval) AS time, count(*) AS n\nFROM my_table\nWHERE $__timeFilter(ts)\nGROUP BY 1\nORDER BY 1",
+        gridPos: { x: 0, y: bottom, w: 12, h: 8 },
+      });
+    });
+    select(id);
+  });
+
+  function select(id: string | null): void {
+    selected = id;
+    renderLayout();
+    renderForm();
+  }
+
+  function setPos(id: string, pos: GridPos, coalesce?: string): void {
+    const placed = place(spec().panels, id, pos);
+    change((s) => {
+      s.panels = placed;
+    }, coalesce);
+  }
+
+  function renderLayout(): void {
+    const placed = withPositions(spec().panels);
+    replace(
+      layoutEl,
+      placed.length === 0 ? stateBox("empty", "No panels yet: add one.") : null,
+      placed.map((p) => {
+        const card = h(
+          "div",
+          {
+            class: `layout-card${p.id === selected ? " selected" : ""}`,
+            tabindex: 0,
+            "data-panel-id": p.id,
+            role: "button",
+            "aria-label": `${p.title}: column ${p.gridPos.x + 1}, row ${p.gridPos.y + 1}, ${p.gridPos.w} wide, ${p.gridPos.h} high`,
+          },
+          h("div", { class: "layout-handle" }, p.title, h("span", { class: "muted small" }, ` ${p.type}`)),
+          h("div", { class: "layout-resize", "aria-hidden": "true" }),
         );
-        message.hidden = false;
-        message.className = "notice error";
-      } else if (err instanceof ApiError) {
-        showProblem(err);
-      } else notify(message, errorText(err), "error");
-      check();
-    }
-  });
-
-  function notifyCopied(): void {
-    message.append(h("span", { class: "small" }, " Copied."));
+        card.style.gridColumn = `${p.gridPos.x + 1} / span ${p.gridPos.w}`;
+        card.style.gridRow = `${p.gridPos.y + 1} / span ${p.gridPos.h}`;
+        card.addEventListener("click", () => selected !== p.id && select(p.id));
+        card.addEventListener("keydown", (e) => {
+          const next = step(p.gridPos, e.key, e.shiftKey);
+          if (!next) return;
+          e.preventDefault();
+          setPos(p.id, next);
+          (layoutEl.querySelector(`[data-panel-id="${CSS.escape(p.id)}"]`) as HTMLElement | null)?.focus();
+        });
+        drag(card.querySelector(".layout-handle") as HTMLElement, p.id, p.gridPos, false);
+        drag(card.querySelector(".layout-resize") as HTMLElement, p.id, p.gridPos, true);
+        return card;
+      }),
+    );
   }
 
-  async function reload(): Promise<void> {
-    try {
-      load(await api<Dashboard>("GET", `/api/dashboards/${encodeURIComponent(dashboardId)}`));
-      fillPanels();
-      notify(message, "Reloaded the latest version.", "info");
-    } catch (err) {
-      notify(message, errorText(err), "error");
-    }
+  /** Pointer drag on a handle: whole cells of the grid, one undo step per gesture. */
+  function drag(handle: HTMLElement, id: string, start: GridPos, resize: boolean): void {
+    handle.addEventListener("pointerdown", (e) => {
+      e.preventDefault();
+      const cell = layoutEl.clientWidth / 24;
+      const x0 = e.clientX;
+      const y0 = e.clientY;
+      const gesture = `drag:${id}:${e.timeStamp}`;
+      handle.setPointerCapture(e.pointerId);
+      let last = "";
+      const move = (ev: PointerEvent) => {
+        const dx = Math.round((ev.clientX - x0) / cell);
+        const dy = Math.round((ev.clientY - y0) / ROW_PX);
+        const pos = resize ? { ...start, w: start.w + dx, h: start.h + dy } : { ...start, x: start.x + dx, y: start.y + dy };
+        const key = JSON.stringify(pos);
+        if (key === last) return;
+        last = key;
+        setPos(id, pos, gesture);
+      };
+      const up = () => {
+        handle.removeEventListener("pointermove", move);
+        handle.removeEventListener("pointerup", up);
+      };
+      handle.addEventListener("pointermove", move);
+      handle.addEventListener("pointerup", up);
+    });
   }
 
-  /** Guard refusals list each panel's reason; validation issues list each path. */
-  function showProblem(err: ApiError): void {
-    const { refused: failures, issues } = saveProblemLists(err.problem);
-    if (failures.length === 0 && issues.length === 0) {
-      notify(message, err.message, "error");
+  // --- Panel form -------------------------------------------------------------------------------
+  function field(label: string, input: HTMLElement): HTMLElement {
+    return h("label", { class: "field" }, label, input);
+  }
+
+  function renderForm(): void {
+    formFor = selected;
+    const p = panel(selected);
+    sqlEditor?.view.destroy();
+    sqlEditor = null;
+    if (!p) {
+      replace(formEl, h("p", { class: "muted" }, "Select a panel to edit it."));
       return;
     }
+    const id = p.id;
+    const upd = (key: string, mutate: (q: Panel) => void) =>
+      change((s) => {
+        const q = s.panels.find((x) => x.id === id);
+        if (q) mutate(q);
+      }, `${id}:${key}`);
+    const input = (name: string, value: string, onInput: (v: string) => void, attrs: Record<string, string> = {}) => {
+      const el = h("input", { name, value, ...attrs });
+      el.addEventListener("input", () => onInput(el.value));
+      return el;
+    };
+    const num = (v: string) => (v.trim() === "" || Number.isNaN(Number(v)) ? undefined : Number(v));
+    const opt = (q: Panel, key: "decimals" | "min" | "max", v: number | undefined) => {
+      q.options = { ...(q.options ?? {}) };
+      if (v === undefined) delete q.options[key];
+      else q.options[key] = v;
+    };
+    const typeSel = h(
+      "select",
+      { name: "type" },
+      TYPES.map((t) => h("option", { value: t, selected: t === p.type }, t)),
+    );
+    typeSel.addEventListener("change", () =>
+      upd("type", (q) => {
+        q.type = typeSel.value as Panel["type"];
+      }),
+    );
+    const sourceSel = h(
+      "select",
+      { name: "sourceId" },
+      sources.map((s) => h("option", { value: s.id, selected: s.id === p.sourceId }, s.name)),
+    );
+    sourceSel.addEventListener("change", () => {
+      upd("source", (q) => {
+        q.sourceId = sourceSel.value;
+      });
+      sqlEditor?.refresh();
+    });
+    const thresholds = input(
+      "thresholds",
+      (p.options?.thresholds ?? []).map((t) => `${t.value ?? "base"}:${t.color}`).join(", "),
+      (v) =>
+        upd("thresholds", (q) => {
+          const list = v
+            .split(",")
+            .map((x) => x.trim())
+            .filter(Boolean)
+            .map((x) => {
+              const [val, color] = x.split(":");
+              return { value: val === "base" ? null : Number(val), color: (color ?? "").trim() };
+            });
+          q.options = { ...(q.options ?? {}), thresholds: list };
+          if (list.length === 0) delete q.options.thresholds;
+        }),
+      { placeholder: "base:green, 80:red" },
+    );
+    const legendShow = h("input", { type: "checkbox", name: "legend-show", checked: p.options?.legend?.show !== false });
+    legendShow.addEventListener("change", () =>
+      upd("legend", (q) => {
+        q.options = { ...(q.options ?? {}), legend: { ...(q.options?.legend ?? {}), show: legendShow.checked } };
+      }),
+    );
+    const legendValues = input(
+      "legend-values",
+      (p.options?.legend?.values ?? []).join(", "),
+      (v) =>
+        upd("legend-values", (q) => {
+          const values = v
+            .split(",")
+            .map((x) => x.trim())
+            .filter((x): x is "last" | "min" | "max" | "mean" => ["last", "min", "max", "mean"].includes(x));
+          q.options = { ...(q.options ?? {}), legend: { ...(q.options?.legend ?? {}), values } };
+        }),
+      { placeholder: "last, max" },
+    );
+    const verdictEl = h("p", { class: "verdict small", "aria-live": "polite", id: "verdict" });
+    const sqlHost = h("div", { class: "sql-editor", id: "sql-editor" });
+    const previewEl = h("div", { class: "preview", id: "preview", "aria-live": "polite" });
+    const idx = () => spec().panels.findIndex((x) => x.id === id);
+    replace(
+      formEl,
+      h(
+        "div",
+        { class: "card-head" },
+        h("h2", null, "Panel ", h("code", null, id)),
+        h(
+          "div",
+          { class: "row" },
+          h(
+            "button",
+            {
+              type: "button",
+              onclick: () => {
+                const i = idx();
+                if (i > 0)
+                  change((s) => {
+                    const [q] = s.panels.splice(i, 1);
+                    s.panels.splice(i - 1, 0, q);
+                  });
+              },
+            },
+            "Move up",
+          ),
+          h(
+            "button",
+            {
+              type: "button",
+              onclick: () => {
+                const i = idx();
+                if (i >= 0 && i < spec().panels.length - 1)
+                  change((s) => {
+                    const [q] = s.panels.splice(i, 1);
+                    s.panels.splice(i + 1, 0, q);
+                  });
+              },
+            },
+            "Move down",
+          ),
+          h(
+            "button",
+            {
+              type: "button",
+              onclick: () => {
+                const copy = { ...structuredClone(panel(id)!), id: freshId() };
+                copy.title = `${copy.title} (copy)`.slice(0, 200);
+                if (copy.gridPos) copy.gridPos = { ...copy.gridPos, y: copy.gridPos.y + copy.gridPos.h };
+                change((s) => {
+                  s.panels.splice(idx() + 1, 0, copy);
+                });
+                select(copy.id);
+              },
+            },
+            "Duplicate",
+          ),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "danger",
+              onclick: () => {
+                change((s) => {
+                  s.panels = s.panels.filter((x) => x.id !== id);
+                });
+                select(null);
+              },
+            },
+            "Remove",
+          ),
+        ),
+      ),
+      h(
+        "div",
+        { class: "form-grid" },
+        field(
+          "Title",
+          input("title", p.title, (v) =>
+            upd("title", (q) => {
+              q.title = v;
+            }),
+          ),
+        ),
+        field("Type", typeSel),
+        field("Source", sourceSel),
+        field(
+          "Unit",
+          input(
+            "unit",
+            p.unit ?? "",
+            (v) =>
+              upd("unit", (q) => {
+                if (v) q.unit = v;
+                else delete q.unit;
+              }),
+            { placeholder: "ms, %, bytes" },
+          ),
+        ),
+        field(
+          "Decimals",
+          input("decimals", String(p.options?.decimals ?? ""), (v) => upd("decimals", (q) => opt(q, "decimals", num(v))), {
+            inputmode: "numeric",
+          }),
+        ),
+        field(
+          "Min",
+          input("min", String(p.options?.min ?? ""), (v) => upd("min", (q) => opt(q, "min", num(v))), { inputmode: "decimal" }),
+        ),
+        field(
+          "Max",
+          input("max", String(p.options?.max ?? ""), (v) => upd("max", (q) => opt(q, "max", num(v))), { inputmode: "decimal" }),
+        ),
+        field("Thresholds", thresholds),
+        h("label", { class: "field" }, legendShow, " Show legend"),
+        field("Legend values", legendValues),
+      ),
+      h("label", { for: "sql-editor" }, "SQL"),
+      sqlHost,
+      verdictEl,
+      h(
+        "div",
+        { class: "row" },
+        h("button", { type: "button", id: "preview-run", class: "primary", onclick: () => void preview(id, previewEl) }, "Preview"),
+      ),
+      previewEl,
+    );
+    sqlEditor = createSqlEditor({
+      parent: sqlHost,
+      doc: p.sql,
+      label: `SQL of ${p.title}`,
+      catalog: () => (sources.find((s) => s.id === panel(id)?.sourceId)?.catalog as Catalog | null | undefined) ?? null,
+      variables: () => (spec().variables ?? []).map((v) => v.name),
+      check: (text) => checkSql(panel(id)?.sourceId, text),
+      onChange: (text) =>
+        upd("sql", (q) => {
+          q.sql = text;
+        }),
+      onVerdict: (v) => {
+        verdictEl.textContent = v === null ? "" : v.ok ? "The guard accepts this statement." : `Refused (${v.reason}): ${v.message}`;
+        verdictEl.className = `verdict small ${v === null ? "" : v.ok ? "ok" : "error"}`;
+      },
+    });
+  }
+
+  /** After undo/redo or a JSON edit, the open form shows the spec again (the SQL editor keeps its own history). */
+  function syncForm(): void {
+    const p = panel(selected);
+    if (!p) return;
+    for (const el of formEl.querySelectorAll<HTMLInputElement | HTMLSelectElement>("input[name], select[name]")) {
+      if (el === document.activeElement) continue;
+      const v = {
+        title: p.title,
+        type: p.type,
+        sourceId: p.sourceId,
+        unit: p.unit ?? "",
+        decimals: String(p.options?.decimals ?? ""),
+        min: String(p.options?.min ?? ""),
+        max: String(p.options?.max ?? ""),
+      }[el.name];
+      if (v !== undefined && el.value !== v) el.value = v;
+    }
+    if (sqlEditor && !sqlEditor.view.hasFocus) sqlEditor.setDoc(p.sql);
+  }
+
+  async function checkSql(sourceId: string | undefined, text: string): Promise<SqlVerdict | null> {
+    if (!sourceId || !sources.some((s) => s.id === sourceId)) return null;
+    const variables = (spec().variables ?? []).map((v) => ({ name: v.name, multi: v.multi }));
+    return api<SqlVerdict>("POST", `/api/sources/${encodeURIComponent(sourceId)}/check`, { sql: text, variables });
+  }
+
+  async function preview(id: string, el: HTMLElement): Promise<void> {
+    const p = panel(id);
+    if (!p) return;
+    replace(el, stateBox("loading", "Running through the guard…"));
+    try {
+      const result = await api<QueryResult & { range?: { fromMs: number; toMs: number } }>(
+        "POST",
+        `/api/workspaces/${encodeURIComponent(workspaceId)}/query-preview`,
+        { sourceId: p.sourceId, sql: p.sql, time: spec().time },
+      );
+      const chart = h("div", { class: `preview-chart preview-${p.type}`, "data-type": p.type });
+      replace(
+        el,
+        h(
+          "p",
+          { class: "muted small" },
+          `${result.rows.length} row${result.rows.length === 1 ? "" : "s"} in ${Math.round(result.elapsedMs ?? 0)} ms`,
+        ),
+        warnings(result, p.type),
+        chart,
+      );
+      renderResult(chart, p.type as PanelType, result, {
+        unit: p.unit,
+        title: p.title,
+        options: p.options as never,
+        range: result.range ? [result.range.fromMs, result.range.toMs] : null,
+      });
+    } catch (err) {
+      replace(el, stateBox("error", errorText(err)));
+    }
+  }
+
+  /** The truncation and points-per-series warnings of a preview. */
+  function warnings(result: QueryResult, type: string): HTMLElement | null {
+    const lines: string[] = [];
+    if (result.truncated)
+      lines.push(
+        `The result was cut at the row limit (${result.rows.length.toLocaleString()} rows kept): use $__interval or a coarser bucket.`,
+      );
+    if (type === "timeseries" && result.columns.length > 1) {
+      const keyCols = result.columns.map((c, i) => (/(text|char)/.test(c.type) ? i : -1)).filter((i) => i >= 0);
+      const counts = new Map<string, number>();
+      for (const row of result.rows) {
+        const key = keyCols.map((i) => String(row[i])).join("\u0000");
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      const most = Math.max(0, ...counts.values());
+      if (most > maxPoints)
+        lines.push(
+          `${most.toLocaleString()} points per series; ${maxPoints.toLocaleString()} are kept (MAX_WINDOW_POINTS): use $__interval or a coarser bucket.`,
+        );
+    }
+    return lines.length
+      ? h(
+          "ul",
+          { class: "notice warn preview-warnings" },
+          lines.map((l) => h("li", null, l)),
+        )
+      : null;
+  }
+
+  // --- Settings and variables -------------------------------------------------------------------
+  function renderSettings(): void {
+    const s = spec();
+    const text = (name: string, value: string, apply: (s: DashboardSpec, v: string) => void) => {
+      const el = h("input", { name, value });
+      el.addEventListener("input", () => change((x) => apply(x, el.value), `settings:${name}`));
+      return el;
+    };
+    const vars = s.variables ?? [];
+    const updVar = (i: number, key: string, mutate: (v: Variable) => void) =>
+      change((x) => {
+        const v = x.variables?.[i];
+        if (v) mutate(v);
+      }, `var:${i}:${key}`);
+    replace(
+      settingsEl,
+      h(
+        "div",
+        { class: "form-grid card" },
+        field(
+          "Title",
+          text("title", s.title, (x, v) => {
+            x.title = v;
+          }),
+        ),
+        field(
+          "From",
+          text("from", s.time.from, (x, v) => {
+            x.time.from = v;
+          }),
+        ),
+        field(
+          "To",
+          text("to", s.time.to, (x, v) => {
+            x.time.to = v;
+          }),
+        ),
+        field(
+          "Refresh (ms)",
+          text("refresh", String(s.refreshIntervalMs ?? ""), (x, v) => {
+            if (v.trim() === "") delete x.refreshIntervalMs;
+            else x.refreshIntervalMs = Number(v);
+          }),
+        ),
+      ),
+      h("h2", null, "Variables"),
+      vars.map((v, i) => {
+        const optionsEl = h("div", { class: "small muted", id: `var-options-${i}` });
+        const typeSel = h(
+          "select",
+          { name: `var-type-${i}` },
+          ["custom", "query"].map((t) => h("option", { value: t, selected: v.type === t }, t)),
+        );
+        typeSel.addEventListener("change", () => {
+          updVar(i, "type", (x) => {
+            x.type = typeSel.value as Variable["type"];
+          });
+          renderSettings();
+        });
+        const inp = (key: string, value: string, apply: (x: Variable, val: string) => void) => {
+          const el = h("input", { name: `var-${key}-${i}`, value });
+          el.addEventListener("input", () => updVar(i, key, (x) => apply(x, el.value)));
+          return el;
+        };
+        return h(
+          "div",
+          { class: "card variable" },
+          h(
+            "div",
+            { class: "form-grid" },
+            field(
+              "Name",
+              inp("name", v.name, (x, val) => {
+                x.name = val;
+              }),
+            ),
+            field("Type", typeSel),
+            v.type === "custom"
+              ? field(
+                  "Values (comma-separated)",
+                  inp("values", (v.values ?? []).join(", "), (x, val) => {
+                    x.values = val
+                      .split(",")
+                      .map((y) => y.trim())
+                      .filter(Boolean);
+                  }),
+                )
+              : field(
+                  "Query (one text column)",
+                  inp("sql", v.sql ?? "", (x, val) => {
+                    x.sql = val;
+                    x.sourceId = x.sourceId ?? sources[0]?.id;
+                  }),
+                ),
+          ),
+          h(
+            "div",
+            { class: "row" },
+            v.type === "query"
+              ? h("button", { type: "button", onclick: () => void previewVariable(i, optionsEl) }, "Preview options")
+              : null,
+            h(
+              "button",
+              {
+                type: "button",
+                class: "danger",
+                onclick: () => {
+                  change((x) => {
+                    x.variables?.splice(i, 1);
+                  });
+                  renderSettings();
+                },
+              },
+              "Remove variable",
+            ),
+          ),
+          optionsEl,
+        );
+      }),
+      h(
+        "button",
+        {
+          type: "button",
+          id: "add-variable",
+          onclick: () => {
+            change((x) => {
+              x.variables = [...(x.variables ?? []), { name: `var${(x.variables?.length ?? 0) + 1}`, type: "custom", values: [] }];
+            });
+            renderSettings();
+          },
+        },
+        "Add variable",
+      ),
+    );
+  }
+
+  async function previewVariable(i: number, el: HTMLElement): Promise<void> {
+    const v = spec().variables?.[i];
+    if (!v?.sql || !v.sourceId) return;
+    try {
+      const r = await api<QueryResult>("POST", `/api/workspaces/${encodeURIComponent(workspaceId)}/query-preview`, {
+        sourceId: v.sourceId,
+        sql: v.sql,
+        time: spec().time,
+      });
+      const values = r.rows.map((row) => String(row[0]));
+      el.textContent = `${values.length} option${values.length === 1 ? "" : "s"}: ${values.slice(0, 50).join(", ")}${values.length > 50 ? ", …" : ""}`;
+    } catch (err) {
+      el.textContent = errorText(err);
+    }
+  }
+
+  // --- JSON view --------------------------------------------------------------------------------
+  function renderJson(): void {
+    if (document.activeElement === specEl) return;
+    specEl.value = JSON.stringify(spec(), null, 2);
+    specState.textContent = "";
+  }
+  specEl.addEventListener("input", () => {
+    try {
+      const parsed = JSON.parse(specEl.value) as DashboardSpec;
+      if (!parsed || typeof parsed !== "object" || !Array.isArray(parsed.panels)) throw new SyntaxError("the spec needs a panels list");
+      specState.textContent = "";
+      specEl.removeAttribute("aria-invalid");
+      session.apply(parsed, "json");
+    } catch (err) {
+      specEl.setAttribute("aria-invalid", "true");
+      specState.textContent = jsonErrorText(specEl.value, err);
+    }
+  });
+
+  // --- Save, conflicts, history -----------------------------------------------------------------
+  async function saveNow(force?: { version: number }): Promise<void> {
+    saveBtn.disabled = true;
+    notify(message, "Saving…", "info");
+    try {
+      const out = dash
+        ? await api<Dashboard>("PUT", `/api/dashboards/${encodeURIComponent(dash.id)}`, {
+            version: force?.version ?? dash.version,
+            spec: spec(),
+          })
+        : await api<Dashboard>("POST", `/api/workspaces/${encodeURIComponent(workspaceId)}/dashboards`, { spec: spec() });
+      localStorage.removeItem(draftKey());
+      const wasNew = !dash;
+      dash = out;
+      saved = structuredClone(out.spec);
+      byId("version").textContent = `version ${out.version}`;
+      session.apply(out.spec, "save");
+      notify(message, `Saved version ${out.version}. Viewers of this dashboard get the change at once.`, "success");
+      if (wasNew) history.replaceState(null, "", `/dashboards/${encodeURIComponent(out.id)}/edit`);
+      byId("history-open").hidden = false;
+      byId<HTMLAnchorElement>("cancel").href = `/dashboards/${encodeURIComponent(out.id)}`;
+    } catch (err) {
+      saveBtn.disabled = false;
+      if (err instanceof ApiError && err.status === 409 && dash) return void showConflict();
+      if (err instanceof ApiError && (err.status === 422 || err.status === 400)) return showProblem(err);
+      notify(message, `${errorText(err)} Your changes are kept in this browser and can be saved again.`, "error");
+    }
+  }
+  saveBtn.addEventListener("click", () => void saveNow());
+
+  function showProblem(err: ApiError): void {
+    const { refused, issues } = saveProblemLists(err.problem);
     replace(
       message,
-      h("strong", null, failures.length ? "Not saved: the guard refused some panels." : "Not saved: the spec is invalid."),
+      h("strong", null, refused.length ? "Not saved: the guard refused some panels." : "Not saved."),
+      " ",
+      err.message,
       h(
         "ul",
         null,
-        failures.map((f) => h("li", null, h("code", null, f.panelId), ` ${f.message} `, h("span", { class: "reason" }, f.reason))),
+        refused.map((f) => h("li", null, h("code", null, f.panelId), ` ${f.message}`)),
         issues.map((i) => h("li", null, h("code", null, i.path || "(spec)"), ` ${i.message}`)),
       ),
     );
@@ -181,11 +806,200 @@ export function bootEditor(): void {
     message.className = "notice error";
   }
 
-  del.addEventListener("click", async () => {
+  async function showConflict(): Promise<void> {
+    if (!dash) return;
+    const dialog = byId<HTMLDialogElement>("conflict");
+    const bodyEl = byId("conflict-body");
+    const theirs = await api<Dashboard>("GET", `/api/dashboards/${encodeURIComponent(dash.id)}`);
+    const base = await api<{ spec: DashboardSpec }>("GET", `/api/dashboards/${encodeURIComponent(dash.id)}/versions/${dash.version}`).then(
+      (v) => v.spec,
+      () => saved ?? dash!.spec,
+    );
+    const mine = structuredClone(spec());
+    replace(
+      bodyEl,
+      h("p", null, `Version ${theirs.version} was saved after the version ${dash.version} you started from. Their change:`),
+      changeList(diffSpecs(base, theirs.spec)),
+      h("p", null, "Your change:"),
+      changeList(diffSpecs(base, mine)),
+      h(
+        "div",
+        { class: "row" },
+        h(
+          "button",
+          {
+            type: "button",
+            class: "primary",
+            id: "keep-both",
+            onclick: () => {
+              const merged = mergeSpecs(base as never, mine as never, theirs.spec as never);
+              dash = { ...dash!, version: theirs.version };
+              session.apply(merged.spec as DashboardSpec);
+              dialog.close();
+              void saveNow({ version: theirs.version });
+            },
+          },
+          "Keep both",
+        ),
+        h(
+          "button",
+          {
+            type: "button",
+            id: "overwrite",
+            onclick: () => {
+              dialog.close();
+              dash = { ...dash!, version: theirs.version };
+              void saveNow({ version: theirs.version });
+            },
+          },
+          "Overwrite with mine",
+        ),
+        h(
+          "button",
+          {
+            type: "button",
+            id: "reload",
+            onclick: () => {
+              localStorage.setItem(draftKey(), JSON.stringify({ base: theirs.version, spec: mine }));
+              dash = theirs;
+              saved = structuredClone(theirs.spec);
+              session.reset(theirs.spec);
+              byId("version").textContent = `version ${theirs.version}`;
+              dialog.close();
+              offerDraft();
+            },
+          },
+          "Reload theirs (mine stays as a draft)",
+        ),
+      ),
+    );
+    dialog.showModal();
+  }
+
+  function changeList(changes: SpecChange[]): HTMLElement {
+    if (changes.length === 0) return h("p", { class: "muted" }, "No changes.");
+    const show = (v: unknown) => (v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v));
+    return h(
+      "ul",
+      { class: "diff" },
+      changes
+        .slice(0, 100)
+        .map((c) =>
+          h(
+            "li",
+            { class: `diff-${c.kind}` },
+            h("code", null, c.path.join(".") || "(spec)"),
+            ` ${c.kind} `,
+            c.before !== undefined ? h("del", null, show(c.before).slice(0, 400)) : null,
+            " ",
+            c.after !== undefined ? h("ins", null, show(c.after).slice(0, 400)) : null,
+          ),
+        ),
+    );
+  }
+
+  byId("history-open").addEventListener("click", () => void openHistory());
+  async function openHistory(): Promise<void> {
+    if (!dash) return;
+    const dialog = byId<HTMLDialogElement>("history");
+    const bodyEl = byId("history-body");
+    replace(bodyEl, stateBox("loading", "Loading versions…"));
+    dialog.showModal();
+    try {
+      const { versions } = await api<{
+        versions: { version: number; savedBy: string; savedAt: string; message: string | null; title: string }[];
+      }>("GET", `/api/dashboards/${encodeURIComponent(dash.id)}/versions`);
+      const picked: number[] = versions.slice(0, 2).map((v) => v.version);
+      const diffEl = h("div", { id: "history-diff" });
+      const showDiff = async () => {
+        if (picked.length < 2) return replace(diffEl, h("p", { class: "muted" }, "Pick two versions to compare."));
+        const [a, b] = [...picked].sort((x, y) => x - y);
+        const d = await api<{ changes: SpecChange[] }>("GET", `/api/dashboards/${encodeURIComponent(dash!.id)}/diff?from=${a}&to=${b}`);
+        replace(diffEl, h("h3", null, `From version ${a} to version ${b}`), changeList(d.changes));
+      };
+      replace(
+        bodyEl,
+        h(
+          "table",
+          { class: "history" },
+          h(
+            "tbody",
+            null,
+            versions.map((v) => {
+              const box = h("input", {
+                type: "checkbox",
+                name: `compare-${v.version}`,
+                checked: picked.includes(v.version),
+                "aria-label": `Compare version ${v.version}`,
+              });
+              box.addEventListener("change", () => {
+                if (box.checked) {
+                  picked.push(v.version);
+                  if (picked.length > 2) picked.shift();
+                } else picked.splice(picked.indexOf(v.version), 1);
+                for (const other of bodyEl.querySelectorAll<HTMLInputElement>("input[type=checkbox]"))
+                  other.checked = picked.includes(Number(other.name.slice(8)));
+                void showDiff();
+              });
+              return h(
+                "tr",
+                null,
+                h("td", null, box),
+                h("td", null, `v${v.version}`),
+                h("td", null, v.title),
+                h("td", null, v.savedBy),
+                h("td", null, new Date(v.savedAt).toLocaleString()),
+                h("td", null, v.message ?? ""),
+                h(
+                  "td",
+                  null,
+                  v.version === dash!.version
+                    ? h("span", { class: "muted" }, "current")
+                    : h(
+                        "button",
+                        { type: "button", class: "restore", "data-version": v.version, onclick: () => void restore(v.version) },
+                        "Restore",
+                      ),
+                ),
+              );
+            }),
+          ),
+        ),
+        diffEl,
+      );
+      await showDiff();
+    } catch (err) {
+      replace(bodyEl, stateBox("error", errorText(err)));
+    }
+  }
+
+  async function restore(version: number): Promise<void> {
+    if (!dash) return;
+    try {
+      const out = await api<Dashboard>("POST", `/api/dashboards/${encodeURIComponent(dash.id)}/versions/${version}/restore`, {
+        version: dash.version,
+      });
+      dash = out;
+      saved = structuredClone(out.spec);
+      byId("version").textContent = `version ${out.version}`;
+      session.apply(out.spec);
+      byId<HTMLDialogElement>("history").close();
+      notify(message, `Restored version ${version} as version ${out.version}.`, "success");
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 409)
+        notify(message, "Someone else saved in between: reload before restoring.", "error");
+      else if (err instanceof ApiError) showProblem(err);
+      else notify(message, errorText(err), "error");
+      byId<HTMLDialogElement>("history").close();
+    }
+  }
+
+  byId("delete").addEventListener("click", async () => {
     if (!dash || !confirm(`Delete “${dash.spec.title}”? This cannot be undone.`)) return;
     try {
       await api("DELETE", `/api/dashboards/${encodeURIComponent(dash.id)}?version=${dash.version}`);
-      savedText = specEl.value;
+      saved = spec();
+      localStorage.removeItem(draftKey());
       location.assign(`/?workspace=${encodeURIComponent(dash.workspaceId)}`);
     } catch (err) {
       notify(
@@ -198,114 +1012,44 @@ export function bootEditor(): void {
     }
   });
 
-  // --- Query preview ---------------------------------------------------------------------------
-
-  function panelsNow(): PanelSpec[] {
-    const parsed = parseSpecText(specEl.value);
-    if (!parsed.ok) return [];
-    const panels = (parsed.value as { panels?: unknown }).panels;
-    return Array.isArray(panels) ? (panels.filter((p) => p && typeof p === "object") as PanelSpec[]) : [];
-  }
-
-  function fillPanels(): void {
-    const keep = panelSel.value;
-    const panels = panelsNow();
-    replace(
-      panelSel,
-      panels.map((p) => h("option", { value: p.id }, `${p.title || p.id} (${p.type})`)),
-      h("option", { value: NEW_PANEL }, "New panel…"),
-    );
-    panelSel.value = panels.some((p) => p.id === keep) || keep === NEW_PANEL ? keep : (panels[0]?.id ?? NEW_PANEL);
-    if (!sqlEl.value) pickPanel();
-  }
-
-  function fillSources(): void {
-    replace(
-      sourceSel,
-      sources.map((s) => h("option", { value: s.id }, s.name)),
-    );
-    if (sources.length === 0)
-      replace(resultEl, stateBox("empty", "This workspace has no sources yet. An admin can add one on the Sources page."));
-  }
-
-  function pickPanel(): void {
-    const p = panelsNow().find((x) => x.id === panelSel.value);
-    sqlEl.value =
-      p?.sql ??
-      "SELECT $__timeGroup(ts, $__interval) AS time, count(*) AS n\nFROM my_table\nWHERE $__timeFilter(ts)\nGROUP BY 1\nORDER BY 1";
-    if (p?.sourceId && sources.some((s) => s.id === p.sourceId)) sourceSel.value = p.sourceId;
-    applyBtn.textContent = p ? "Put this SQL into the spec" : "Add as a new panel";
-  }
-  panelSel.addEventListener("change", pickPanel);
-
-  runBtn.addEventListener("click", async () => {
-    if (!dash) return;
-    const spec = parseSpecText(specEl.value);
-    const time = spec.ok && (spec.value as DashboardSpec).time ? (spec.value as DashboardSpec).time : dash.spec.time;
-    const panel = panelsNow().find((x) => x.id === panelSel.value);
-    if (!sourceSel.value) return replace(resultEl, stateBox("error", "Pick a source first."));
-    runBtn.disabled = true;
-    replace(resultEl, stateBox("loading", "Running through the guard…"));
-    try {
-      const result = await api<QueryResult & { range?: { fromMs: number; toMs: number } }>(
-        "POST",
-        `/api/workspaces/${encodeURIComponent(dash.workspaceId)}/query-preview`,
-        {
-          sourceId: sourceSel.value,
-          sql: sqlEl.value,
-          time,
-        },
-      );
-      const chart = h("div", { class: "preview-chart" });
-      const table = h("details", null, h("summary", null, `Rows (${result.rows.length})`));
-      const tableBody = h("div");
-      table.append(tableBody);
-      replace(
-        resultEl,
-        h(
-          "p",
-          { class: "muted small" },
-          `${result.rows.length} row${result.rows.length === 1 ? "" : "s"} in ${Math.round(result.elapsedMs ?? 0)} ms`,
-          result.truncated ? " · truncated at the row cap" : "",
-        ),
-        chart,
-        table,
-      );
-      const type = panel?.type ?? "table";
-      renderResult(chart, type, result, { unit: panel?.unit, range: result.range ? [result.range.fromMs, result.range.toMs] : null });
-      if (type !== "table") renderResult(tableBody, "table", result);
-      else table.remove();
-    } catch (err) {
-      const reason = err instanceof ApiError ? (err.problem.reason as string | undefined) : undefined;
-      replace(resultEl, stateBox("error", errorText(err), reason ? h("code", { class: "reason" }, reason) : null));
-    } finally {
-      runBtn.disabled = false;
-    }
+  byId("cancel").addEventListener("click", () => {
+    // Leaving on purpose: the draft goes too (a never-saved dashboard leaves nothing behind).
+    saved = spec();
+    localStorage.removeItem(draftKey());
   });
 
-  applyBtn.addEventListener("click", () => {
-    const parsed = parseSpecText(specEl.value);
-    if (!parsed.ok) return notify(message, "Fix the JSON first.", "error");
-    const spec = parsed.value as DashboardSpec;
-    spec.panels = Array.isArray(spec.panels) ? spec.panels : [];
-    const existing = spec.panels.find((p) => p.id === panelSel.value);
-    if (existing) {
-      existing.sql = sqlEl.value;
-      existing.sourceId = sourceSel.value;
-    } else {
-      const id = freshPanelId(spec.panels.map((p) => p.id));
-      spec.panels.push({ id, title: "New panel", type: "timeseries", sourceId: sourceSel.value, sql: sqlEl.value });
-      panelSel.value = id;
+  undoBtn.addEventListener("click", () => session.undo());
+  redoBtn.addEventListener("click", () => session.redo());
+  document.addEventListener("keydown", (e) => {
+    const mod = e.ctrlKey || e.metaKey;
+    if (mod && e.key.toLowerCase() === "s") {
+      e.preventDefault();
+      if (!saveBtn.disabled) void saveNow();
+      return;
     }
-    specEl.value = formatSpec(spec);
-    check();
-    fillPanels();
-    notify(
-      message,
-      existing
-        ? `Updated ${existing.id} in the spec (not saved yet).`
-        : "Added a panel to the spec (not saved yet); give it a title and type.",
-      "info",
-    );
+    // Inside the SQL editor or a text field, their own undo applies.
+    const t = e.target as HTMLElement;
+    if (t.closest(".cm-editor") || t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement) return;
+    if (mod && e.key.toLowerCase() === "z") {
+      e.preventDefault();
+      if (e.shiftKey) session.redo();
+      else session.undo();
+    } else if (mod && e.key.toLowerCase() === "y") {
+      e.preventDefault();
+      session.redo();
+    }
   });
+}
+
+/** A JSON parse error as "line N: message". */
+export function jsonErrorText(text: string, err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  const pos = /position (\d+)/.exec(msg)?.[1];
+  const lineCol = /line (\d+) column (\d+)/.exec(msg);
+  if (lineCol) return `JSON error at line ${lineCol[1]}, column ${lineCol[2]}: ${msg.replace(/ in JSON at .*$/, "")}`;
+  if (pos !== undefined) {
+    const line = text.slice(0, Number(pos)).split("\n").length;
+    return `JSON error at line ${line}: ${msg.replace(/ in JSON at .*$/, "")}`;
+  }
+  return `JSON error: ${msg}`;
 }

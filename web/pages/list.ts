@@ -1,15 +1,13 @@
-import { ApiError, api, type Dashboard, type DashboardSummary, errorText, listOf, type Workspace } from "../lib/api.ts";
-import { byId, h, notify, replace, stateBox } from "../lib/dom.ts";
+import { api, type DashboardSummary, errorText, listOf, type Workspace } from "../lib/api.ts";
+import { byId, h, replace, stateBox } from "../lib/dom.ts";
 import { formatAgo } from "../lib/format.ts";
 import { mountWorkspacePicker } from "../lib/workspace-picker.ts";
 
 /** The dashboard list of the chosen workspace, with create and generate for editors. */
 export function bootList(): void {
   const section = byId("dashboards");
-  const message = byId("message");
   const newButton = byId<HTMLButtonElement>("new-dashboard");
   const generateLink = byId("generate-link");
-  const defaults = { from: document.body.dataset.defaultFrom || "now-24h", to: document.body.dataset.defaultTo || "now" };
   let workspace: Workspace | null = null;
   let seq = 0;
 
@@ -71,18 +69,10 @@ export function bootList(): void {
     }
   }
 
-  newButton.addEventListener("click", async () => {
+  // A new dashboard exists only once the editor saves it: Cancel there leaves nothing behind.
+  newButton.addEventListener("click", () => {
     if (!workspace) return;
-    newButton.disabled = true;
-    try {
-      const created = await api<Dashboard>("POST", `/api/workspaces/${encodeURIComponent(workspace.id)}/dashboards`, {
-        spec: { title: "Untitled dashboard", time: defaults, panels: [] },
-      });
-      location.assign(`/dashboards/${encodeURIComponent(created.id)}/edit`);
-    } catch (err) {
-      notify(message, err instanceof ApiError ? err.message : errorText(err), "error");
-      newButton.disabled = false;
-    }
+    location.assign(`/dashboards/new/edit?workspace=${encodeURIComponent(workspace.id)}`);
   });
 
   mountWorkspacePicker(byId<HTMLSelectElement>("workspace"), (w) => void show(w))

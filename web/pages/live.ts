@@ -10,7 +10,7 @@ import { RollingWindow } from "../lib/rolling-window.ts";
 import { openStream, type StreamState } from "../lib/sse-client.ts";
 import { resolveRange } from "../lib/time-range.ts";
 import { applyPanelDelta, type DashboardSummary, decodeFrame, type ViewSummary } from "../../lib/live/frames.ts";
-import { readView, rangeExpressions, streamQuery, type View, writeView, zoneOf } from "../lib/view-url.ts";
+import { rangeExpressions, readView, shift, streamQuery, type View, writeView, zoneOf, zoomOut } from "../lib/view-url.ts";
 import { openInspector, type QueryAsRun } from "../live/inspect.ts";
 import { placePanel, usesGrid } from "../live/layout.ts";
 import { panelMenu } from "../live/panel-menu.ts";
@@ -109,8 +109,8 @@ export function bootLive(): void {
     current: effective,
     minRefreshMs,
     change: (next) => pushView({ ...view, ...next }),
-    zoomOut: () => moveRange((r) => [r[0] - (r[1] - r[0]) / 2, r[1] + (r[1] - r[0]) / 2]),
-    shift: (dir) => moveRange((r) => [r[0] + (dir * (r[1] - r[0])) / 2, r[1] + (dir * (r[1] - r[0])) / 2]),
+    zoomOut: () => moveRange((r) => zoomOut(r, Date.now())),
+    shift: (dir) => moveRange((r) => shift(r, dir, Date.now())),
   });
   const renderVariables = mountVariablesBar(byId("variables"), {
     dashboardId,

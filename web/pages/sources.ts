@@ -222,11 +222,18 @@ export function bootSources(): void {
         const r = await api<Record<string, unknown>>("POST", `/api/sources/${encodeURIComponent(s.id)}/test`);
         const ok = r?.ok !== false;
         const detailText = typeof r?.detail === "string" ? r.detail : typeof r?.message === "string" ? r.message : "";
+        // A role without temp_file_limit lets one statement's sorts fill the server's disk.
+        const limits = r?.limits as { tempFileLimit?: unknown } | undefined;
+        const unlimited = ok && limits?.tempFileLimit === "-1";
         say(
           ok
-            ? `Connection works${typeof r?.elapsedMs === "number" ? ` (${r.elapsedMs < 1 ? "under 1" : Math.round(r.elapsedMs)} ms)` : ""}. ${detailText}`
+            ? `Connection works${typeof r?.elapsedMs === "number" ? ` (${r.elapsedMs < 1 ? "under 1" : Math.round(r.elapsedMs)} ms)` : ""}. ${detailText}${
+                unlimited
+                  ? " Warning: the source's role has no temp_file_limit, so one query's temp files can fill its disk; see docs/sql-guard.md (ALTER ROLE … SET temp_file_limit)."
+                  : ""
+              }`
             : `Connection failed: ${detailText || "see the server log"}`,
-          ok ? "success" : "error",
+          unlimited ? "error" : ok ? "success" : "error",
         );
       }),
     );

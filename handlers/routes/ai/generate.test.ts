@@ -95,6 +95,33 @@ describe.each(["chat", "responses"] as const)("POST /api/workspaces/:id/generate
     expect(body.dropped).toEqual([expect.objectContaining({ panelId: "errors", reason: "time" })]);
   });
 
+  test("the model may propose variables: a query variable reads the generation's source; one the guard refuses is left out", async () => {
+    const byService = { ...GOOD, id: "by-service", sql: `${GOOD.sql.split(" GROUP BY")[0]} AND service IN ($service) GROUP BY 1` };
+    const byTeam = { ...GOOD, id: "by-team", sql: "SELECT count(*) FROM http_requests WHERE $__timeFilter(ts) AND service = $team" };
+    const variables = [
+      { name: "service", type: "query", sql: "SELECT name FROM services", multi: true, includeAll: true },
+      { name: "team", type: "query", sql: "SELECT usename FROM pg_catalog.pg_user" },
+      { name: "env", type: "custom", values: ["prod"], default: "dev" },
+    ];
+    ai.fake.enqueue(
+      { kind: "text", text: spec([byService, byTeam], { variables }), usage: { input: 10, output: 10 } },
+      { kind: "text", text: JSON.stringify({ panels: [] }), usage: { input: 5, output: 1 } },
+    );
+    const res = await generate({ prompt: "traffic per service", sourceId: f.sourceId });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.spec.variables).toEqual([{ ...variables[0], sourceId: f.sourceId }]);
+    expect(body.spec.panels.map((p: { id: string }) => p.id)).toEqual(["by-service"]);
+    expect(body.dropped).toEqual([expect.objectContaining({ panelId: "by-team", reason: "structure" })]);
+    expect(body.warnings).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining("Variable $team was left out"),
+        expect.stringContaining("Variable $env was left out"),
+      ]),
+    );
+    expect(ai.fake.requests[0]!.text).toContain("Variables (only when the request asks");
+  });
+
   test("no repair round when every panel passes", async () => {
     ai.fake.enqueue({ kind: "text", text: spec([GOOD]), usage: { input: 10, output: 10 } });
     const body = await (await generate({ prompt: "traffic", sourceId: f.sourceId })).json();

@@ -225,7 +225,11 @@ describe("connection test and catalog refresh", () => {
   test("test connects with the source's credentials", async () => {
     const res = await call(fx.app, admin, "POST", `/api/sources/${fx.source.id}/test`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ ok: true, elapsedMs: expect.any(Number) });
+    expect(await res.json()).toEqual({
+      ok: true,
+      elapsedMs: expect.any(Number),
+      limits: { statementTimeout: expect.any(String), tempFileLimit: "-1", workMem: "4MB" },
+    });
   });
 
   test("test of a source whose credentials are gone names the problem", async () => {

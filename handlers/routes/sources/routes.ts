@@ -336,7 +336,17 @@ export function registerSourceRoutes(app: ApiRouter, deps: SourceRouteDeps): voi
     responses: {
       200: {
         description: "Connected",
-        content: { "application/json": { schema: z.object({ ok: z.literal(true), elapsedMs: z.number() }) } },
+        content: {
+          "application/json": {
+            schema: z.object({
+              ok: z.literal(true),
+              elapsedMs: z.number(),
+              limits: z
+                .object({ statementTimeout: z.string(), tempFileLimit: z.string(), workMem: z.string() })
+                .describe("What a panel statement runs under; tempFileLimit -1 means unlimited (docs/sql-guard.md)"),
+            }),
+          },
+        },
       },
       ...problems(401, 403, 404, 422, 429, 502, 504),
     },
@@ -345,8 +355,8 @@ export function registerSourceRoutes(app: ApiRouter, deps: SourceRouteDeps): voi
     const s = await load(c.var.workspaceId, c.req.valid("param").sourceId);
     connecting(c);
     // A failed test closes the source's pool (lib/query/runner.ts).
-    const { elapsedMs } = await deps.runner.testConnection(s);
-    return c.json({ ok: true as const, elapsedMs }, 200);
+    const { elapsedMs, limits } = await deps.runner.testConnection(s);
+    return c.json({ ok: true as const, elapsedMs, limits }, 200);
   });
 
   const refresh = createRoute({

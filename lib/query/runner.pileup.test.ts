@@ -1,0 +1,99 @@
+// No pile-up behind a statement the source cannot cancel: the runner's watchdog closes its connection, but the
+// statement (and the source's query slot its caller holds) ends only once the server confirms its backend
+// ended. A real server and a statement that does not check for cancellation, through the runner's unguarded
+// execute path (the guard refuses it); it ends on its own after a few seconds of CPU.
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { createKeyedLimiter } from "../../stream-host/limiter.ts";
+import { parseConfig } from "../config/parse.ts";
+import { createMetrics } from "../metrics/metrics.ts";
+import { createSecretResolver } from "../secrets/resolver.ts";
+import type { Guard } from "../sql-guard/verdict.ts";
+import { createDatabase } from "../testing/pg.ts";
+import { rejection } from "../testing/rejection.ts";
+import { createQueryRunner } from "./runner.ts";
+import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing/metrics-db.ts";
+
+let fx: MetricsFixture;
+let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
+
+beforeAll(async () => {
+  fx = await createMetricsFixture((await createDatabase("pileup")).url);
+  secrets = await createSecretsDir();
+  const reader = await fx.createRole("pb_pileup", "pileup-pw", []);
+  await secrets.set("METRICS_USERNAME", reader);
+  await secrets.set("METRICS_PASSWORD", "pileup-pw");
+});
+
+afterAll(async () => {
+  await fx.close();
+  await secrets.remove();
+});
+
+const passGuard: Guard = { check: (sql) => ({ ok: true, sql, params: [] }) };
+
+/** Resolves once `cond` holds, checking every 20 ms (an event this test cannot otherwise await). */
+async function until(cond: () => Promise<boolean> | boolean): Promise<void> {
+  while (!(await cond())) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/**
+ * rtrim with a characters argument compares every character of the string with every character of the set and
+ * never checks for cancellation: 120,000 × 20,000 comparisons, seconds of CPU past a 1 s statement_timeout.
+ */
+const UNCANCELLABLE = "SELECT length(rtrim(repeat(' ', 120000), repeat('x', 20000) || ' '))";
+
+test("an uncancellable statement holds its source's slot until its backend ends; the next tick is source_busy", async () => {
+  const config = parseConfig({
+    DATABASE_URL: "postgres://unused@127.0.0.1/unused",
+    SOURCE_ALLOWED_HOSTS: "127.0.0.1",
+    SOURCE_SECRET_REFS: "METRICS:ws_a",
+    SOURCE_SECRETS_DIR: secrets.dir,
+    QUERY_TIMEOUT_SECONDS: "1",
+  }).config;
+  const runner = createQueryRunner({
+    config,
+    metrics: createMetrics(new Registry(), { defaultCollectors: false }),
+    guard: passGuard,
+    secrets: createSecretResolver({ config, env: {} }),
+    poolMax: 2,
+    stallGraceMs: 100,
+    endedPollMs: 50,
+  });
+  const source = fx.source();
+  // The stream host's per-source slots, one per source here: what a poller's panel takes before it runs.
+  const slots = createKeyedLimiter(1);
+  const pid = (await runner.execute({ source, sql: "SELECT pg_backend_pid()" })).rows[0]?.[0] as number;
+  const active = async () =>
+    (await fx.admin("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND state = 'active'", [pid])).rows[0].n === 1;
+  try {
+    const release = slots.tryAcquire(source.id);
+    expect(release).not.toBeNull();
+    let settled = false;
+    const pending = rejection(runner.execute({ source, sql: UNCANCELLABLE })).finally(() => {
+      settled = true;
+      release?.();
+    });
+    await until(active);
+    // The watchdog has fired once the runner gave the statement's connection up (none is checked out).
+    await until(() => (runner.poolStats(source.id)?.idleCount ?? 0) === (runner.poolStats(source.id)?.totalCount ?? 0));
+    // The backend still burns CPU: the statement has not ended, the slot is held, the next tick finds none.
+    expect(await active()).toBe(true);
+    expect(settled).toBe(false);
+    expect(runner.inFlight()).toBe(1);
+    expect(slots.tryAcquire(source.id)).toBeNull();
+    const err = await pending;
+    expect(err.code).toBe("query_timeout");
+    expect(err.detail).toMatch(/kept running it, ignoring the cancel, for \d+ s more; its query slot was held/);
+    // Only now, with the backend gone, is the slot free again.
+    expect((await fx.admin("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1", [pid])).rows[0].n).toBe(0);
+    const next = slots.tryAcquire(source.id);
+    expect(next).not.toBeNull();
+    next?.();
+    expect((await runner.execute({ source, sql: "SELECT 1" })).rows).toEqual([[1]]);
+  } finally {
+    // Never leave the backend running on the shared server.
+    await fx.admin("SELECT pg_terminate_backend($1)", [pid]).catch(() => {});
+    await runner.closeAll();
+  }
+}, 120_000);
