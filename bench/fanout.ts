@@ -88,9 +88,9 @@ async function scenario(db: BenchDatabases, name: string, dashboards: number, pe
     console.log(`stream host RSS                ${mb(rssMax)} in window, peak ${mb(peak)} (target <= 512 MB)`);
     console.log(`subscribers dropped            ${dropped}`);
     if (views > 1) {
-      // panelTicks counts one subscriber's view per dashboard, so this is queries per panel per tick over all views.
+      // panelTicks sums the first subscriber of every view; one view's panel-ticks are panelTicks / views.
       console.log(
-        `views: viewers ${subs.length}, views ${views}, queries per panel per tick ${(queries / Math.max(1, panelTicks)).toFixed(2)} (p99 ${ms(percentile(latencies, 99))}, RSS ${mb(rssMax)})`,
+        `views: viewers ${subs.length}, views ${views}, queries per panel per tick ${(queries / Math.max(1, panelTicks / views)).toFixed(2)} (p99 ${ms(percentile(latencies, 99))}, RSS ${mb(rssMax)})`,
       );
     }
     for (const s of subs) s.destroy();
