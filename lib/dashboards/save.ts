@@ -15,8 +15,8 @@ export interface PanelFailure {
 }
 
 export interface SaveDashboardDeps {
-  /** Config-store pool. */
-  pool: pg.Pool;
+  /** Config-store pool, or a client inside the caller's transaction (a provisioning run). */
+  pool: pg.Pool | pg.PoolClient;
   guard: Guard;
   /** MIN_REFRESH_INTERVAL_MS: a spec asking for a faster refresh is refused. */
   minRefreshIntervalMs: number;
@@ -161,7 +161,7 @@ export async function saveDashboard(deps: SaveDashboardDeps, input: SaveDashboar
 
 /** Deletes a dashboard (when `baseVersion` is given, only if it still has that version) and announces it. */
 export async function deleteDashboard(
-  pool: pg.Pool,
+  pool: pg.Pool | pg.PoolClient,
   input: { dashboardId: string; workspaceId: string; baseVersion?: number },
 ): Promise<void> {
   const { rows } = await pool.query(
@@ -174,7 +174,12 @@ export async function deleteDashboard(
   if (rows.length === 0) throw await missingOrConflict(pool, input.dashboardId, input.workspaceId, input.baseVersion);
 }
 
-async function missingOrConflict(pool: pg.Pool, id: string, workspaceId: string, baseVersion: number | undefined): Promise<AppError> {
+async function missingOrConflict(
+  pool: pg.Pool | pg.PoolClient,
+  id: string,
+  workspaceId: string,
+  baseVersion: number | undefined,
+): Promise<AppError> {
   const { rows } = await pool.query<{ version: number }>("SELECT version FROM dashboards WHERE id = $1 AND workspace_id = $2", [
     id,
     workspaceId,

@@ -83,7 +83,7 @@ export async function runProvisionCli(argv: string[], deps: ProvisionCliDeps, io
         pool: deps.pool,
         guard: services.guard,
         runner,
-        refreshCatalog: (source) => refreshCatalog({ db: deps.pool, runner }, source),
+        refreshCatalog: (source, db) => refreshCatalog({ db, runner }, source),
         config,
         onChange: (c) => io.stdout(describeChange(c)),
       },
