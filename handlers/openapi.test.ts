@@ -26,6 +26,7 @@ const OPERATIONS = [
   "put /api/workspaces/{workspaceId}/limits",
   "post /api/auth/sessions/revoke",
   "post /api/workspaces/{workspaceId}/sessions/revoke",
+  "post /api/admin/sessions/revoke",
   "get /api/workspaces",
   "get /api/workspaces/{workspaceId}",
   "get /api/admin/workspaces",

@@ -24,6 +24,7 @@ export const FieldIssueSchema = z
   .openapi("FieldIssue");
 
 const PanelRefusalSchema = z.object({ panelId: z.string(), reason: z.string(), message: z.string() });
+const VariableRefusalSchema = z.object({ variable: z.string(), reason: z.string(), message: z.string() });
 
 /**
  * The problem+json envelope (RFC 9457) of every error of the API: `code` is stable, `detail` is for people.
@@ -39,7 +40,7 @@ export const ProblemSchema = z
     requestId: z.string().optional().openapi({ description: "Also sent as the X-Request-Id header; quote it when reporting a problem." }),
     issues: z.array(FieldIssueSchema).optional().openapi({
       description:
-        "`validation_failed` (400), `spec_invalid` and `source_host_refused` (422): every refused field, in one envelope for bodies, path and query parameters.",
+        "`validation_failed` (400, an invalid dashboard spec included, by whichever route it came) and `source_host_refused` (422): every refused field, in one envelope for bodies, path and query parameters.",
     }),
     reason: z.string().optional().openapi({
       description:
@@ -68,6 +69,10 @@ export const ProblemSchema = z
       .optional()
       .openapi({ description: "`source_credentials_missing`: the variable or file name that could not be read." }),
     panels: z.array(PanelRefusalSchema).optional().openapi({ description: "`guard_rejected` on a dashboard save: every refused panel." }),
+    variables: z
+      .array(VariableRefusalSchema)
+      .optional()
+      .openapi({ description: "`guard_rejected` on a dashboard save: every query variable whose SQL was refused." }),
     currentVersion: z.number().int().optional().openapi({ description: "`version_conflict`: the version stored now." }),
     baseVersion: z.number().int().optional().openapi({ description: "`version_conflict`: the version the refused edit was based on." }),
     dashboards: z
@@ -139,7 +144,7 @@ const PROBLEM_DESCRIPTIONS: Record<ProblemStatus, string> = {
   403: "Role too weak (`forbidden`) or a cross-site request (`cross_site_request`)",
   404: "No such resource in a workspace you belong to (`not_found`)",
   409: "The resource changed since the version you sent (`version_conflict`), is in use (`conflict`) or a limit is reached (`source_limit_reached`)",
-  422: "Refused by the SQL guard (`guard_rejected`, with `reason`), an invalid spec (`spec_invalid`), a source host the host policy refuses (`source_host_refused`, with `field`) or a secret_ref not granted (`grant_missing`)",
+  422: "Refused by the SQL guard (`guard_rejected`, with `reason`), a source host the host policy refuses (`source_host_refused`, with `field`) or a secret_ref not granted (`grant_missing`)",
   429: "Too many requests (`rate_limited`), with Retry-After",
   502: "The metrics store could not be reached (`source_unavailable`)",
   503: "A dependency is unavailable",

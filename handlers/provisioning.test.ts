@@ -145,7 +145,7 @@ describe("apply and re-apply", () => {
   test("an edit made in the UI is put back to the file's spec on the next apply (the file is the source of truth)", async () => {
     await apply(shop("ui"));
     await saveDashboard(
-      { pool: fx.pool, guard: fx.guard, minRefreshIntervalMs: fx.config.MIN_REFRESH_INTERVAL_MS },
+      { pool: fx.pool, guard: fx.guard },
       {
         workspaceId: "ws_ui",
         userSub: "someone",

@@ -19,10 +19,9 @@ let otherDashboardId: string;
 const QUEUED = 5; // one per persona
 
 async function newDashboard(workspaceId: string, source: Source): Promise<string> {
-  const d = await saveDashboard(
-    { pool: fx.pool, guard: fx.guard, minRefreshIntervalMs: fx.config.MIN_REFRESH_INTERVAL_MS },
-    { workspaceId, userSub: "seed", spec: dashboardSpec(source.id) },
-  );
+  // A custom variable, so that the role table can read its options.
+  const spec = dashboardSpec(source.id, { variables: [{ name: "env", type: "custom" as const, values: ["prod", "staging"] }] });
+  const d = await saveDashboard({ pool: fx.pool, guard: fx.guard }, { workspaceId, userSub: "seed", spec });
   return d.id;
 }
 
@@ -78,6 +77,7 @@ const MUTATING: [string, string, () => string, () => unknown][] = [
   ["DELETE", "source", () => `/api/sources/${fx.source.id}`, () => undefined],
   ["POST", "source test", () => `/api/sources/${fx.source.id}/test`, () => undefined],
   ["POST", "catalog refresh", () => `/api/sources/${fx.source.id}/catalog/refresh`, () => undefined],
+  ["POST", "sql check", () => `/api/sources/${fx.source.id}/check`, () => ({ sql: "SELECT 1" })],
   ["POST", "query-preview", () => `/api/workspaces/${fx.roles.workspace.id}/query-preview`, () => previewBody(fx)],
   ["PUT", "limits", () => `/api/workspaces/${fx.roles.workspace.id}/limits`, () => ({ llmRatePerMinute: 1, llmDailyTokenBudget: 1 })],
   ["POST", "tokens", () => `/api/workspaces/${fx.roles.workspace.id}/tokens`, () => ({ name: "cross-site", role: "admin" })],

@@ -18,7 +18,7 @@ const queues: Record<ConsumedQueue, string[]> = { putDashboard: [], deleteDashbo
 
 async function newDashboard(workspaceId: string, source: Source): Promise<string> {
   const d = await saveDashboard(
-    { pool: fx.pool, guard: fx.guard, minRefreshIntervalMs: fx.config.MIN_REFRESH_INTERVAL_MS },
+    { pool: fx.pool, guard: fx.guard },
     { workspaceId, userSub: "seed", spec: dashboardSpec(source.id) },
   );
   return d.id;

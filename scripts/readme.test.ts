@@ -3,15 +3,29 @@
 // (sharing its node_modules) so that the files they write (`.data/`, `dist/`, `catalog.json`, …) stay out of
 // the work tree; the one rewrite is `localhost:3000` to a free port.
 import { spawn } from "node:child_process";
-import { chmod, cp, mkdtemp, readFile, readdir, rm, symlink } from "node:fs/promises";
+import { chmod, cp, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { type Server, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import pg from "pg";
+import { createSessionTokens } from "../lib/auth/session.ts";
+import { DEMO_CATALOG } from "../lib/catalog/testing/demo-catalog.ts";
 import { freePort } from "../lib/embedded/postgres.ts";
+import { type MetricsFixture, createMetricsFixture } from "../lib/query/testing/metrics-db.ts";
 import { createDatabase } from "../lib/testing/pg.ts";
+import { type SystemPostgres, clientMajorVersion, serverBinDir, startSystemPostgres } from "../lib/testing/system-postgres.ts";
 import { type Running, hasStackTrace, listenerPort, meaningfulLines, root, runScript, track } from "./testing/processes.ts";
-import { type ReadmeStep, matchesDocumented, missingOutput, readmeBlock, splitStepOutput, stepsScript } from "./testing/readme-blocks.ts";
+import {
+  type ReadmeStep,
+  markedBlocks,
+  matchesDocumented,
+  missingOutput,
+  readmeBlock,
+  splitStepOutput,
+  stepsScript,
+  withoutPlaceholders,
+} from "./testing/readme-blocks.ts";
 
 // The last line npm start prints once it serves (the lines before it may arrive in earlier chunks).
 const SERVING = "Ctrl-C drains and stops";
@@ -42,29 +56,41 @@ afterAll(async () => {
   if (view) await rm(view, { recursive: true, force: true });
 });
 
-/** Runs one README block in one bash shell in the view and checks each step's documented output and exit status. */
-async function runBlock(name: string, env: Record<string, string>, port?: number): Promise<void> {
-  const steps = readmeBlock(readme, name).map((s) => ({
+/**
+ * Runs one marked block of the README (or of `text`, a docs page) in one bash shell in the view and checks each
+ * step's documented output and exit status. `serve`: the last step is a server (`npm start`), left running and
+ * returned once the steps before it passed.
+ */
+async function runBlock(
+  name: string,
+  env: Record<string, string>,
+  port?: number,
+  opts: { text?: string; serve?: boolean } = {},
+): Promise<Running> {
+  const steps = withoutPlaceholders(readmeBlock(opts.text ?? readme, name)).map((s) => ({
     ...s,
     command: port ? s.command.replaceAll("localhost:3000", `localhost:${port}`) : s.command,
   }));
   expect(steps.length).toBeGreaterThan(0);
+  const checked = opts.serve ? steps.slice(0, -1) : steps;
   const shell = track(
-    spawn("bash", ["-c", stepsScript(steps, MARKER)], {
+    spawn("bash", ["-c", stepsScript(steps, MARKER, { serveLast: opts.serve })], {
       cwd: view,
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     }),
   );
-  await shell.exited;
+  if (opts.serve) await shell.waitFor(SERVING, 240_000);
+  else await shell.exited;
   const results = splitStepOutput(shell.output(), MARKER);
-  expect(results.length, shell.output()).toBe(steps.length);
-  steps.forEach((step: ReadmeStep, i) => {
+  expect(results.length, shell.output()).toBe(checked.length);
+  checked.forEach((step: ReadmeStep, i) => {
     const { output, exitCode } = results[i]!;
-    const where = `README block "${name}", step ${i + 1}: ${step.command}\n--- output ---\n${output}`;
+    const where = `block "${name}", step ${i + 1}: ${step.command}\n--- output ---\n${output}`;
     expect(exitCode, where).toBe(step.exitCode);
     expect(missingOutput(output, step.expected), where).toEqual([]);
   });
+  return shell;
 }
 
 describe("the README's demo examples against a running npm start", () => {
@@ -85,6 +111,10 @@ describe("the README's demo examples against a running npm start", () => {
   test("probes, a minted session, and the guard CLI on the demo dashboard and catalog saved from the API", async () => {
     await runBlock("demo", {}, port);
   }, 180_000);
+
+  test("docs/auth.md: a session minted with the demo's secret works, one minted with another secret is refused", async () => {
+    await runBlock("session-mint", {}, port, { text: await readFile(join(root, "docs", "auth.md"), "utf8") });
+  }, 120_000);
 });
 
 describe("the README's build, migrate and configuration examples", () => {
@@ -127,6 +157,209 @@ describe("the README's build, migrate and configuration examples", () => {
       out,
     ).toHaveLength(1);
   });
+});
+
+/** The files' specFile: a dashboard spec, as GET /api/dashboards/:id returns one, reading the test's metrics table. */
+async function writeShopTraffic(): Promise<void> {
+  await mkdir(join(view, "dashboards"), { recursive: true });
+  await writeFile(
+    join(view, "dashboards", "shop-traffic.json"),
+    JSON.stringify({
+      title: "Shop traffic",
+      time: { from: "now-1h", to: "now" },
+      panels: [
+        {
+          id: "rps",
+          title: "Requests",
+          type: "stat",
+          sourceId: "src_shop",
+          sql: "SELECT count(*) AS requests FROM http_requests WHERE $__timeFilter(ts)",
+        },
+      ],
+    }),
+  );
+}
+
+describe("the README's first real deployment and docs/provisioning.md, followed as written from an empty database", () => {
+  let metrics: MetricsFixture;
+  let server: Running | undefined;
+
+  beforeAll(async () => {
+    metrics = await createMetricsFixture((await createDatabase("first_metrics")).url);
+    await metrics.admin("CREATE TABLE http_requests (ts timestamptz NOT NULL, route text NOT NULL, status integer NOT NULL)");
+    await metrics.admin("INSERT INTO http_requests SELECT now() - g * interval '1 minute', '/checkout', 200 FROM generate_series(1, 60) g");
+  });
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) {
+      server.child.kill("SIGINT");
+      await server.exited;
+    }
+    await metrics?.close();
+  });
+
+  test("docs/provisioning.md: the reference file applied from an empty database, then again with nothing to change", async () => {
+    const reader = await metrics.createRole("reader", "provision-doc-reader-pw", [
+      "GRANT USAGE ON SCHEMA public TO %I",
+      "GRANT SELECT ON ALL TABLES IN SCHEMA public TO %I",
+    ]);
+    const doc = await readFile(join(root, "docs", "provisioning.md"), "utf8");
+    const yaml = /```yaml\n(# pulseboard\.yaml[\s\S]*?)\n```/.exec(doc)![1]!;
+    await writeFile(
+      join(view, "pulseboard.yaml"),
+      yaml
+        .replace("host: metrics.internal", `host: ${metrics.host}`)
+        .replace("port: 5432", `port: ${metrics.port}`)
+        .replace("database: metrics", `database: ${metrics.database}`),
+    );
+    await writeShopTraffic();
+    await runBlock(
+      "provision-apply",
+      {
+        DATABASE_URL: (await createDatabase("provision_doc")).url,
+        SHOP_METRICS_USERNAME: reader,
+        SHOP_METRICS_PASSWORD: "provision-doc-reader-pw",
+        SOURCE_ALLOWED_HOSTS: `${metrics.host}:${metrics.port}`,
+      },
+      undefined,
+      { text: doc },
+    );
+  }, 300_000);
+
+  test("migrate, provision twice, npm start: a member of shop-editors sees Shop and its live dashboard", async () => {
+    const reader = await metrics.createRole("reader", "first-deployment-reader-pw", [
+      "GRANT USAGE ON SCHEMA public TO %I",
+      "GRANT SELECT ON ALL TABLES IN SCHEMA public TO %I",
+    ]);
+    // The README's file as written, its source pointed at the test's metrics database (no TLS on it).
+    const yaml = /```yaml\n(# pulseboard\.yaml[\s\S]*?)\n```/.exec(readme)![1]!;
+    expect(yaml).toContain("host: metrics.internal");
+    await writeFile(
+      join(view, "pulseboard.yaml"),
+      yaml
+        .replace("host: metrics.internal", `host: ${metrics.host}\n        port: ${metrics.port}`)
+        .replace("database: metrics", `database: ${metrics.database}`),
+    );
+    await writeShopTraffic();
+    const port = await listenerPort();
+    const dataDir = join(view, ".data-first-deployment");
+    server = await runBlock(
+      "first-deployment",
+      {
+        // The `…` values of the block's exports: an empty database, and the metrics store's reader.
+        DATABASE_URL: (await createDatabase("first_cfg")).url,
+        SHOP_METRICS_USERNAME: reader,
+        SHOP_METRICS_PASSWORD: "first-deployment-reader-pw",
+        // What the block says to set for a metrics store on this machine.
+        SOURCE_ALLOWED_HOSTS: `${metrics.host}:${metrics.port}`,
+        PORT: String(port),
+        PULSEBOARD_DATA_DIR: dataDir,
+      },
+      undefined,
+      { serve: true },
+    );
+    expect(server.output()).not.toContain("seeding");
+
+    const secret = (await readFile(join(dataDir, "session-secret"), "utf8")).trim();
+    const token = await createSessionTokens({ secret, ttlSeconds: 600 }).mint({ sub: "shop-editor", groups: ["shop-editors"] });
+    const cookie = `svc_session=${token}`;
+    const me = await fetch(`http://127.0.0.1:${port}/api/me`, { headers: { cookie } });
+    expect(await me.json()).toMatchObject({ workspaces: [{ id: "ws_shop", name: "Shop", role: "editor" }] });
+    const stream = await fetch(`http://127.0.0.1:${port}/api/dashboards/db_shop_traffic/stream`, { headers: { cookie } });
+    expect(stream.status).toBe(200);
+    const reader_ = stream.body!.getReader();
+    let frames = "";
+    while (!frames.includes("event: panel")) frames += new TextDecoder().decode((await reader_.read()).value);
+    // The operator's own data: the panel's count, not an error frame.
+    expect(frames).toMatch(/"panelId":"rps","at":\d+,"result":\{"columns":\[\{"name":"requests"/);
+    await reader_.cancel();
+
+    server.child.kill("SIGINT");
+    expect(await server.exited).toBe(0);
+  }, 400_000);
+});
+
+describe.runIf(clientMajorVersion("pg_dump") && serverBinDir(clientMajorVersion("pg_dump")!))(
+  "docs/operations.md: back up and restore the config store with pg_dump and pg_restore",
+  () => {
+    let system: SystemPostgres;
+    beforeAll(async () => {
+      // The embedded server is PostgreSQL 18 and ships no pg_dump; the machine's pg_dump dumps a server of its own
+      // version (an older pg_dump refuses a newer server), so the block runs against such a server.
+      system = await startSystemPostgres(clientMajorVersion("pg_dump")!);
+    }, 120_000);
+    afterAll(async () => {
+      await system?.stop();
+    });
+
+    test("the block as written: dump, restore into an empty database, nothing to migrate, nothing to provision", async () => {
+      const databaseUrl = await system.createDatabase("pulseboard");
+      const restoreUrl = await system.createDatabase("pulseboard_restored");
+      await writeFile(
+        join(view, "pulseboard.yaml"),
+        "workspaces:\n  - id: ws_backup\n    name: Backed up\n    groups: { viewer: v, editor: e, admin: a }\n",
+      );
+      const setup = track(
+        spawn("bash", ["-c", "npm run --silent migrate && npm run --silent provision -- pulseboard.yaml"], {
+          cwd: view,
+          env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DATABASE_URL: databaseUrl },
+          stdio: ["ignore", "pipe", "pipe"],
+        }),
+      );
+      expect(await setup.exited, setup.output()).toBe(0);
+
+      const operations = await readFile(join(root, "docs", "operations.md"), "utf8");
+      await runBlock("backup", { DATABASE_URL: databaseUrl, RESTORE_URL: restoreUrl }, undefined, { text: operations });
+      // Every table came back with every row.
+      expect(await tableCounts(restoreUrl)).toEqual(await tableCounts(databaseUrl));
+      expect((await tableCounts(restoreUrl)).workspaces).toBe(1);
+    }, 300_000);
+  },
+);
+
+/** Rows per table of the public schema. */
+async function tableCounts(url: string): Promise<Record<string, number>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const tables = (await client.query<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")).rows;
+    const out: Record<string, number> = {};
+    for (const { t } of tables) out[t] = Number((await client.query(`SELECT count(*) AS n FROM "${t}"`)).rows[0].n);
+    return out;
+  } finally {
+    await client.end();
+  }
+}
+
+test("docs/sql-guard.md: the guard CLI on a statement and on a dashboard with a refused panel", async () => {
+  await writeFile(join(view, "catalog.json"), JSON.stringify(DEMO_CATALOG));
+  await mkdir(join(view, "dashboards"), { recursive: true });
+  await writeFile(
+    join(view, "dashboards", "checkout.json"),
+    JSON.stringify({
+      title: "Checkout",
+      time: { from: "now-1h", to: "now" },
+      panels: [
+        {
+          id: "rps",
+          title: "Requests",
+          type: "stat",
+          sourceId: "src_a",
+          sql: "SELECT count(*) FROM http_requests WHERE $__timeFilter(ts)",
+        },
+        { id: "leak", title: "Leak", type: "table", sourceId: "src_a", sql: "SELECT passwd FROM pg_shadow" },
+      ],
+    }),
+  );
+  await runBlock("guard-cli", {}, undefined, { text: await readFile(join(root, "docs", "sql-guard.md"), "utf8") });
+}, 120_000);
+
+test("every block of docs/*.md marked for testing is run by this file", async () => {
+  const marked: string[] = [];
+  for (const file of (await readdir(join(root, "docs"))).filter((f) => f.endsWith(".md")).sort()) {
+    for (const name of markedBlocks(await readFile(join(root, "docs", file), "utf8"))) marked.push(`${file}:${name}`);
+  }
+  // Add a runner above for each new marked block, then its name here.
+  expect(marked).toEqual(["auth.md:session-mint", "operations.md:backup", "provisioning.md:provision-apply", "sql-guard.md:guard-cli"]);
 });
 
 describe("the README block format", () => {

@@ -67,6 +67,8 @@ export async function runStart(interrupt: StartInterrupt, signals: CoalescedSign
   const notes: string[] = [];
 
   try {
+    // A Ctrl-C while the modules loaded: nothing is started.
+    checkpoint();
     await mkdir(dataDir, { recursive: true });
     let embedded: EmbeddedPostgresHandle | undefined;
     if (demoMode) {

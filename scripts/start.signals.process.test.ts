@@ -65,6 +65,21 @@ async function expectEverythingStopped(run: Running, dataDir?: string) {
 }
 
 describe("the demo (no DATABASE_URL): Ctrl-C to the process group", () => {
+  test("as node starts (npm's banner just printed): it ends, with at most the one line, and nothing left", async () => {
+    const dataDir = join(scratch, "demo");
+    const run = await npmStart({ PULSEBOARD_DATA_DIR: dataDir });
+    await run.waitFor("> exec node");
+    process.kill(-run.child.pid!, "SIGINT");
+    // Before its handler is installed node ends by the signal itself (nothing was started), and npm then ends
+    // itself by the same signal (a shell shows 130 for both); after, the start says so and exits 130.
+    const code = await run.exited;
+    expect(code === 130 || (code === null && run.child.signalCode === "SIGINT"), `${code} ${run.child.signalCode}`).toBe(true);
+    const lines = ownLines(run.output()).filter((l) => !l.startsWith("oidc-provider"));
+    if (lines.length > 0) expect(lines.at(-1), run.output()).toMatch(INTERRUPTED);
+    expect(lines.filter((l) => INTERRUPTED.test(l)).length).toBeLessThanOrEqual(1);
+    await expectEverythingStopped(run, dataDir);
+  }, 240_000);
+
   test.each([
     ["while the embedded PostgreSQL starts", "starting embedded PostgreSQL"],
     ["while migrating and seeding", "migrating the config store and seeding the demo"],

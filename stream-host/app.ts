@@ -17,6 +17,9 @@ import type { QueryRunner } from "../lib/query/runner.ts";
 import type { ServiceDeps } from "../lib/service/deps.ts";
 import { configStoreFault } from "../lib/store/faults.ts";
 import { createNotificationListener, listenerClientFactory } from "../lib/store/listen.ts";
+import { withConfigStoreClient } from "../lib/store/deadline.ts";
+import { getWorkspace } from "../lib/workspaces/store.ts";
+import { createStreamAccess } from "./access.ts";
 import { createDashboardSync, loadDashboard } from "./dashboards.ts";
 import { createHub } from "./hub.ts";
 import { createKeyedLimiter } from "./limiter.ts";
@@ -102,6 +105,7 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
         : unavailableRunPanel),
     limiter: createKeyedLimiter(options.sourceConcurrency ?? DEFAULT_SOURCE_CONCURRENCY),
     refreshMs: (spec) => effectiveRefreshMs(spec, config),
+    maxViewsPerDashboard: config.MAX_VIEWS_PER_DASHBOARD,
     timers,
     now: deps.now,
     monotonic,
@@ -122,15 +126,28 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     const ended = hub.endRevoked((s) => revocations.isRevoked(s));
     if (ended > 0) log.info("streams of revoked sessions ended", { streams: ended });
   });
+  // People who lose their role in a workspace (its groups changed, it was deleted, their access revoked) lose its streams.
+  const access = createStreamAccess({
+    hub,
+    revocations,
+    loadWorkspace: (id) =>
+      withConfigStoreClient(deps.pool, config.READINESS_CHECK_TIMEOUT_MS, (client) => getWorkspace(client, id), { timers }),
+    timers,
+    log,
+  });
+  revocations.onChange(() => access.revocationsChanged());
   const feed = revocationFeed({ set: revocations, pool: deps.pool, now: deps.now, log });
   // One connection LISTENs for both dashboard changes and session revocations.
   const listener = listenFactory
     ? createNotificationListener({
         connect: listenFactory,
-        channels: { [DASHBOARD_CHANGED_CHANNEL]: (id) => void sync.changed(id), ...feed.channels },
+        channels: { [DASHBOARD_CHANGED_CHANNEL]: (id) => void sync.changed(id), ...feed.channels, ...access.channels },
         onListening: async (reconnected) => {
           await feed.reload();
-          if (reconnected) void sync.resync();
+          if (reconnected) {
+            void sync.resync();
+            void access.recheckAll();
+          }
         },
         timers,
         log,
@@ -181,6 +198,9 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     timers,
     drain: deps.drain,
     loadDashboard: load,
+    savedRefreshMs: (spec) => effectiveRefreshMs(spec, config),
+    minRefreshMs: config.MIN_REFRESH_INTERVAL_MS,
+    now: deps.now,
     random,
     maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
     onRequest: startListening,
@@ -193,6 +213,7 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     app,
     hub,
     revocations,
+    access,
     /**
      * Opens the config-store listener (dashboard changes, session revocations) and loads the
      * revocations, so the first stream is checked without waiting. Entry points call it at boot.

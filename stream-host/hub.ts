@@ -1,5 +1,7 @@
+import type { SessionUser } from "../lib/auth/types.ts";
 import type { RevocableSession } from "../lib/auth/revocations.ts";
-import type { DashboardSpec } from "../lib/dashboards/spec.ts";
+import { type DashboardSpec, MAX_REFRESH_INTERVAL_MS } from "../lib/dashboards/spec.ts";
+import { AppError } from "../lib/http/errors.ts";
 import type { DashboardSummary, PanelUpdate, ViewSummary } from "../lib/live/frames.ts";
 import type { Logger } from "../lib/log/logger.ts";
 import type { Metrics } from "../lib/metrics/metrics.ts";
@@ -7,8 +9,12 @@ import type { KeyedLimiter } from "./limiter.ts";
 import { type LoadedDashboard, type PanelRuns, type Poller, type RunPanel, createPoller } from "./poller.ts";
 import { HEARTBEAT_FRAME, type Sink, encodeEvent, sessionExpiredFrame } from "./sse.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
+import { type View, endsInPast, savedView, viewKey, viewSummary } from "./view.ts";
 
 export type { DashboardSummary };
+
+/** The session a stream was opened with: revocations and role changes are matched against it. */
+export type StreamSession = RevocableSession & { user: Pick<SessionUser, "groups" | "token" | "revokedWorkspaces"> };
 
 interface Subscriber {
   sink: Sink;
@@ -17,14 +23,26 @@ interface Subscriber {
   /** The timer that ends the stream when its session expires. */
   expiry: unknown;
   /** The session the stream was opened with, checked again whenever sessions are revoked. */
-  session?: RevocableSession;
+  session?: StreamSession;
 }
 
 /** setTimeout's longest delay; a later expiry is re-armed when it fires. */
 const MAX_TIMER_MS = 2_147_483_647;
 
-interface Channel {
+/** One dashboard's views on this instance, all at the same spec version. */
+interface Group {
   dashboard: LoadedDashboard;
+  channels: Map<string, Channel>;
+}
+
+/** One view of a dashboard: its subscribers, the latest results and the one poller they share. */
+interface Channel {
+  group: Group;
+  key: string;
+  /** The view; null for the saved one, which follows the spec (range and cadence) when it changes. */
+  view: View | null;
+  /** False for a range ending in the past: queried once, kept, not polled. */
+  live: boolean;
   subscribers: Set<Subscriber>;
   /** The latest update of every panel, in spec order of first arrival; the snapshot is built from it. */
   latest: Map<string, PanelUpdate>;
@@ -43,8 +61,16 @@ interface Channel {
  */
 export const COALESCE_MS = 250;
 
+/** Default of MAX_VIEWS_PER_DASHBOARD. */
+export const DEFAULT_MAX_VIEWS_PER_DASHBOARD = 20;
+
+/** How long a viewer refused with too_many_views is told to wait (Retry-After, seconds). */
+export const TOO_MANY_VIEWS_RETRY_S = 30;
+
 export interface HubOptions {
   metrics: Metrics;
+  /** Views per dashboard besides the saved one (MAX_VIEWS_PER_DASHBOARD); default DEFAULT_MAX_VIEWS_PER_DASHBOARD. */
+  maxViewsPerDashboard?: number;
   runPanel: RunPanel;
   limiter: KeyedLimiter;
   refreshMs(spec: DashboardSpec): number;
@@ -55,12 +81,16 @@ export interface HubOptions {
 }
 
 /**
- * Every dashboard with subscribers on this instance: one channel each, holding the subscribers,
- * the latest results and the one poller they all share. Each frame is serialized once and the
- * same buffer is written to every subscriber.
+ * Every view with subscribers on this instance: one channel each (keyed by dashboard, range
+ * expressions, cadence and variable values), holding the subscribers, the latest results and the one
+ * poller they all share. Each frame is serialized once and the same buffer is written to every
+ * subscriber of the view. A dashboard has at most `maxViewsPerDashboard` views besides its saved one.
  */
 export function createHub(opts: HubOptions) {
-  const channels = new Map<string, Channel>();
+  const maxViews = opts.maxViewsPerDashboard ?? DEFAULT_MAX_VIEWS_PER_DASHBOARD;
+  const groups = new Map<string, Group>();
+  /** Every channel of every group (for the process-wide loops). */
+  const channels = new Set<Channel>();
   /** Pollers that were stopped while a tick still ran; drain awaits them. */
   const stopping = new Set<Poller>();
   /**
@@ -94,26 +124,47 @@ export function createHub(opts: HubOptions) {
     };
   }
 
-  function viewOf(d: LoadedDashboard): ViewSummary {
-    return { from: d.spec.time.from, to: d.spec.time.to, refreshMs: opts.refreshMs(d.spec), vars: {}, live: true, saved: true };
+  /** The view a channel serves now (the saved one as the current spec says). */
+  function resolvedView(ch: Channel): View {
+    const d = ch.group.dashboard;
+    return ch.view ?? savedView(d.spec, opts.refreshMs(d.spec));
+  }
+
+  function viewOf(ch: Channel): ViewSummary {
+    return viewSummary(resolvedView(ch), { live: ch.live, saved: ch.view === null });
+  }
+
+  /** The dashboard as the channel's poller runs it: the spec with the view's range, cadence and variables. */
+  function asViewed(ch: Channel): LoadedDashboard {
+    const d = ch.group.dashboard;
+    // A range in the past is queried once: its poller is stopped after the first tick, and a cadence of a
+    // day keeps a second from starting meanwhile.
+    const refreshIntervalMs = ch.live ? (ch.view?.refreshMs ?? d.spec.refreshIntervalMs) : MAX_REFRESH_INTERVAL_MS;
+    if (!ch.view) return ch.live ? d : { ...d, spec: { ...d.spec, refreshIntervalMs } };
+    return { ...d, spec: { ...d.spec, time: { from: ch.view.from, to: ch.view.to }, refreshIntervalMs }, vars: ch.view.vars };
   }
 
   function snapshotOf(ch: Channel): Buffer {
     ch.snapshot ??= encodeEvent("snapshot", {
-      dashboard: summary(ch.dashboard),
-      view: viewOf(ch.dashboard),
+      dashboard: summary(ch.group.dashboard),
+      view: viewOf(ch),
       panels: [...ch.latest.values()],
     });
     return ch.snapshot;
   }
 
-  function setGauge(ch: Channel) {
-    opts.metrics.setSseSubscribers(ch.dashboard.id, ch.subscribers.size);
+  function setGauge(g: Group) {
+    let n = 0;
+    for (const ch of g.channels.values()) n += ch.subscribers.size;
+    opts.metrics.setSseSubscribers(g.dashboard.id, n);
   }
 
-  function newChannel(dashboard: LoadedDashboard): Channel {
+  function newChannel(group: Group, key: string, view: View | null): Channel {
     const ch = {
-      dashboard,
+      group,
+      key,
+      view,
+      live: !endsInPast(view ?? group.dashboard.spec.time, opts.now()),
       subscribers: new Set<Subscriber>(),
       latest: new Map<string, PanelUpdate>(),
       snapshot: null,
@@ -121,10 +172,11 @@ export function createHub(opts: HubOptions) {
       outboxTimer: null,
     } as unknown as Channel;
     ch.poller = createPoller({
-      current: () => ch.dashboard,
+      current: () => asViewed(ch),
       runPanel: opts.runPanel,
       limiter: opts.limiter,
       inFlight,
+      runKey: key,
       refreshMs: opts.refreshMs,
       timers: opts.timers,
       now: opts.now,
@@ -137,12 +189,23 @@ export function createHub(opts: HubOptions) {
       },
       onTick: (seconds) => {
         flush(ch);
-        opts.metrics.observePollerTick(ch.dashboard.id, seconds);
+        opts.metrics.observePollerTick(ch.group.dashboard.id, seconds);
+        if (!ch.live) settle(ch);
       },
       onFault: (err) =>
-        opts.log.error("poller tick failed", { dashboard: ch.dashboard.id, error: err instanceof Error ? err.name : "error" }),
+        opts.log.error("poller tick failed", { dashboard: ch.group.dashboard.id, error: err instanceof Error ? err.name : "error" }),
     });
     return ch;
+  }
+
+  /** A range in the past has had its tick: once its runs are in, its poller stops and its results are kept. */
+  function settle(ch: Channel) {
+    void ch.poller.idle().then(() => {
+      if (ch.live || !channels.has(ch)) return;
+      ch.poller.stop();
+      flush(ch);
+      opts.metrics.setPollersActive(countRunning());
+    });
   }
 
   /** Writes the frames waiting in the outbox as one buffer to every subscriber. */
@@ -162,7 +225,7 @@ export function createHub(opts: HubOptions) {
   }
 
   function drop(sub: Subscriber, reason: string) {
-    const id = sub.channel.dashboard.id;
+    const id = sub.channel.group.dashboard.id;
     leave(sub);
     sub.sink.destroy();
     opts.log.warn("subscriber dropped", { dashboard: id, reason });
@@ -176,12 +239,12 @@ export function createHub(opts: HubOptions) {
     const ch = sub.channel;
     if (!ch.subscribers.delete(sub)) return;
     subscriberCount--;
-    if (channels.get(ch.dashboard.id) !== ch) return;
+    if (!channels.has(ch)) return;
     if (ch.subscribers.size === 0) stopChannel(ch);
-    else setGauge(ch);
+    else setGauge(ch.group);
   }
 
-  /** The last subscriber left (or the dashboard is gone): stop its poller and drop its series. */
+  /** The last subscriber of a view left (or the dashboard is gone): stop its poller; the dashboard's last view drops its series. */
   function stopChannel(ch: Channel) {
     ch.poller.stop();
     if (ch.outboxTimer !== null) opts.timers.clearTimeout(ch.outboxTimer);
@@ -190,15 +253,45 @@ export function createHub(opts: HubOptions) {
       stopping.add(ch.poller);
       void ch.poller.idle().then(() => stopping.delete(ch.poller));
     }
-    channels.delete(ch.dashboard.id);
-    opts.metrics.dropDashboard(ch.dashboard.id);
+    channels.delete(ch);
+    const g = ch.group;
+    g.channels.delete(ch.key);
+    if (g.channels.size === 0) {
+      if (groups.get(g.dashboard.id) === g) groups.delete(g.dashboard.id);
+      opts.metrics.dropDashboard(g.dashboard.id);
+    } else setGauge(g);
     opts.metrics.setPollersActive(countRunning());
   }
 
   function countRunning(): number {
     let n = 0;
-    for (const ch of channels.values()) if (ch.poller.running) n++;
+    for (const ch of channels) if (ch.poller.running) n++;
     return n;
+  }
+
+  /** The key of a view in its group: the saved view (or one equal to it) has the fixed key of the dashboard. */
+  function keyOf(d: LoadedDashboard, view: View | undefined): { key: string; view: View | null } {
+    const saved = JSON.stringify([d.id]);
+    if (!view) return { key: saved, view: null };
+    const k = viewKey(d.id, view);
+    return k === viewKey(d.id, savedView(d.spec, opts.refreshMs(d.spec))) ? { key: saved, view: null } : { key: k, view };
+  }
+
+  /** Null when the view may be opened; else the 429 that refuses it (the view cap is full). */
+  function refusal(d: LoadedDashboard, view: View | undefined): AppError | null {
+    const g = groups.get(d.id);
+    if (!g) return null;
+    const { key, view: v } = keyOf(g.dashboard, view);
+    if (v === null || g.channels.has(key)) return null;
+    let others = 0;
+    for (const ch of g.channels.values()) if (ch.view !== null) others++;
+    if (others < maxViews) return null;
+    return new AppError(
+      "too_many_views",
+      `This dashboard already has ${maxViews} views open on this instance besides its saved one (MAX_VIEWS_PER_DASHBOARD); open the saved view, or try again later.`,
+      {},
+      { "retry-after": String(TOO_MANY_VIEWS_RETRY_S) },
+    );
   }
 
   /** Ends the stream with `event: session_expired` once `expiresAt` (epoch ms) has passed. */
@@ -222,18 +315,31 @@ export function createHub(opts: HubOptions) {
   }
 
   return {
+    /** Null when `view` (absent: the saved one) may be opened now; else the 429 `too_many_views` refusing it. */
+    refusal,
+
     /**
-     * Attaches a subscriber: sends the snapshot of the latest results at once (no new query) and
-     * starts the dashboard's poller when it is the first. With `expiresAt` (the session's `exp`, epoch
-     * ms) the stream gets `event: session_expired` and is closed when that time passes; with
-     * `session`, also when endRevoked finds that session revoked.
+     * Attaches a subscriber to a view (absent: the saved one): sends the snapshot of the latest results
+     * at once (no new query) and starts the view's poller when it is the first. Throws the 429 of
+     * `refusal` when the dashboard's view cap is full. With `expiresAt` (the session's `exp`, epoch ms)
+     * the stream gets `event: session_expired` and is closed when that time passes; with `session`,
+     * also when endRevoked finds that session revoked.
      */
-    subscribe(dashboard: LoadedDashboard, sink: Sink, session: { expiresAt?: number; session?: RevocableSession } = {}): void {
-      let ch = channels.get(dashboard.id);
+    subscribe(dashboard: LoadedDashboard, sink: Sink, session: { expiresAt?: number; session?: StreamSession } = {}, view?: View): void {
+      const refused = refusal(dashboard, view);
+      if (refused) throw refused;
+      let g = groups.get(dashboard.id);
+      if (!g) {
+        g = { dashboard, channels: new Map() };
+        groups.set(dashboard.id, g);
+      }
+      const { key, view: v } = keyOf(g.dashboard, view);
+      let ch = g.channels.get(key);
       const first = !ch;
       if (!ch) {
-        ch = newChannel(dashboard);
-        channels.set(dashboard.id, ch);
+        ch = newChannel(g, key, v);
+        g.channels.set(key, ch);
+        channels.add(ch);
       }
       const sub: Subscriber = { sink, channel: ch, left: false, expiry: null, session: session.session };
       ch.subscribers.add(sub);
@@ -244,7 +350,7 @@ export function createHub(opts: HubOptions) {
         drop(sub, "backpressure");
         return;
       }
-      setGauge(ch);
+      setGauge(g);
       if (first) {
         ch.poller.start();
         opts.metrics.setPollersActive(countRunning());
@@ -258,7 +364,7 @@ export function createHub(opts: HubOptions) {
      */
     endRevoked(isRevoked: (session: RevocableSession) => boolean): number {
       let ended = 0;
-      for (const ch of [...channels.values()]) {
+      for (const ch of [...channels]) {
         for (const sub of [...ch.subscribers]) {
           if (sub.session && isRevoked(sub.session)) {
             endSession(sub, sessionExpiredFrame(sub.session.expiresAt, "revoked"));
@@ -269,43 +375,69 @@ export function createHub(opts: HubOptions) {
       return ended;
     },
 
-    /** The dashboard as the running channel knows it (kept current by change notifications). */
-    current(id: string): LoadedDashboard | undefined {
-      return channels.get(id)?.dashboard;
-    },
-
-    /** A changed spec: subscribers get `event: dashboard`, the poller runs the new spec at once. */
-    applyDashboard(dashboard: LoadedDashboard): void {
-      const ch = channels.get(dashboard.id);
-      if (!ch || ch.dashboard.version === dashboard.version) return;
-      const before = ch.dashboard;
-      ch.dashboard = dashboard;
-      // A panel keeps its last result only while it still runs the same query.
-      for (const panelId of [...ch.latest.keys()]) {
-        const key = panelKey(dashboard, panelId);
-        if (key === undefined || key !== panelKey(before, panelId)) ch.latest.delete(panelId);
+    /**
+     * Ends every stream `frameFor` gives a terminal frame for, judged by its dashboard's workspace and the session it
+     * was opened with (stream-host/access.ts: people who lost their role in a workspace). Returns how many ended.
+     */
+    endWhere(frameFor: (stream: { workspaceId: string; session?: StreamSession }) => Buffer | null): number {
+      let ended = 0;
+      for (const ch of [...channels]) {
+        for (const sub of [...ch.subscribers]) {
+          const frame = frameFor({ workspaceId: ch.group.dashboard.workspaceId, session: sub.session });
+          if (!frame) continue;
+          endSession(sub, frame);
+          ended++;
+        }
       }
-      ch.snapshot = null;
-      flush(ch);
-      broadcast(ch, encodeEvent("dashboard", { ...summary(dashboard), view: viewOf(dashboard) }));
-      ch.poller.tickNow();
+      return ended;
     },
 
-    /** The dashboard was deleted: tell subscribers, close their streams and stop its poller. */
+    /** The dashboard as the running views know it (kept current by change notifications). */
+    current(id: string): LoadedDashboard | undefined {
+      return groups.get(id)?.dashboard;
+    },
+
+    /**
+     * A changed spec: every view's subscribers get `event: dashboard`, and each view runs the new spec
+     * at once (a range in the past is queried once more).
+     */
+    applyDashboard(dashboard: LoadedDashboard): void {
+      const g = groups.get(dashboard.id);
+      if (!g || g.dashboard.version === dashboard.version) return;
+      const before = g.dashboard;
+      g.dashboard = dashboard;
+      for (const ch of g.channels.values()) {
+        // A panel keeps its last result only while it still runs the same query.
+        for (const panelId of [...ch.latest.keys()]) {
+          const key = panelKey(dashboard, panelId);
+          if (key === undefined || key !== panelKey(before, panelId)) ch.latest.delete(panelId);
+        }
+        ch.snapshot = null;
+        flush(ch);
+        broadcast(ch, encodeEvent("dashboard", { ...summary(dashboard), view: viewOf(ch) }));
+        if (ch.poller.running) ch.poller.tickNow();
+        else ch.poller.start();
+      }
+      opts.metrics.setPollersActive(countRunning());
+    },
+
+    /** The dashboard was deleted: tell every view's subscribers, close their streams and stop the pollers. */
     removeDashboard(id: string): void {
-      const ch = channels.get(id);
-      if (!ch) return;
+      const g = groups.get(id);
+      if (!g) return;
       const frame = encodeEvent("dashboard", { id, deleted: true });
-      stopChannel(ch);
-      for (const sub of [...ch.subscribers]) {
-        leave(sub);
-        void sub.sink.end(frame);
+      for (const ch of [...g.channels.values()]) {
+        stopChannel(ch);
+        for (const sub of [...ch.subscribers]) {
+          leave(sub);
+          void sub.sink.end(frame);
+        }
       }
     },
 
     /** Writes the comment heartbeat to every subscriber; one that stopped draining is dropped. */
     heartbeat(): void {
-      for (const ch of [...channels.values()]) {
+      for (const ch of [...channels]) {
         flush(ch);
         broadcast(ch, HEARTBEAT_FRAME);
       }
@@ -313,7 +445,7 @@ export function createHub(opts: HubOptions) {
 
     /** Drain step 2: stops every poller synchronously so no new metric query starts. */
     stopPollers(): void {
-      for (const ch of channels.values()) {
+      for (const ch of channels) {
         ch.poller.stop();
         if (ch.poller.busy) {
           stopping.add(ch.poller);
@@ -329,7 +461,7 @@ export function createHub(opts: HubOptions) {
      */
     closeAll(frameFor: () => Uint8Array): Promise<void> {
       const ends: Promise<void>[] = [];
-      for (const ch of [...channels.values()]) {
+      for (const ch of [...channels]) {
         // Results already in go out before the terminal frame.
         const pending = ch.outbox.length > 0 ? Buffer.concat(ch.outbox) : null;
         ch.outbox = [];
@@ -345,27 +477,39 @@ export function createHub(opts: HubOptions) {
 
     /** Resolves when no poller has a tick or a panel run (and so a metric query of its own) in flight. */
     async idle(): Promise<void> {
-      await Promise.all([...[...channels.values()].map((ch) => ch.poller.idle()), ...[...stopping].map((p) => p.idle())]);
+      await Promise.all([...[...channels].map((ch) => ch.poller.idle()), ...[...stopping].map((p) => p.idle())]);
     },
 
     /** Dashboards with subscribers on this instance. */
     activeIds(): string[] {
-      return [...channels.keys()];
+      return [...groups.keys()];
     },
 
     get subscribers(): number {
       return subscriberCount;
     },
     get dashboards(): number {
-      return channels.size;
+      return groups.size;
     },
-    /** Subscribers of one dashboard on this instance. */
+    /** Subscribers of one dashboard on this instance, over all its views. */
     subscribersOf(id: string): number {
-      return channels.get(id)?.subscribers.size ?? 0;
+      let n = 0;
+      for (const ch of groups.get(id)?.channels.values() ?? []) n += ch.subscribers.size;
+      return n;
     },
-    /** The poller of a dashboard with subscribers (tests and the bench). */
+    /** Views of one dashboard open on this instance (the saved one included). */
+    viewsOf(id: string): number {
+      return groups.get(id)?.channels.size ?? 0;
+    },
+    /** The poller of a dashboard's saved view, else of its first view (tests and the bench). */
     pollerOf(id: string): Poller | undefined {
-      return channels.get(id)?.poller;
+      const g = groups.get(id);
+      if (!g) return undefined;
+      return (g.channels.get(JSON.stringify([id])) ?? g.channels.values().next().value)?.poller;
+    },
+    /** The pollers of every view of a dashboard (tests and the bench). */
+    pollersOf(id: string): Poller[] {
+      return [...(groups.get(id)?.channels.values() ?? [])].map((ch) => ch.poller);
     },
   };
 }

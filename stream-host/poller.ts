@@ -11,6 +11,8 @@ export interface LoadedDashboard {
   workspaceId: string;
   version: number;
   spec: DashboardSpec;
+  /** A view's variable values by name (absent: every variable at its default). */
+  vars?: Record<string, string[]>;
 }
 
 /** The time range of one tick, resolved once so every panel of the tick sees the same window. */
@@ -93,6 +95,11 @@ export interface PollerOptions {
   limiter: KeyedLimiter;
   /** Panel runs in flight, shared by every poller of the process (default: this poller's own). */
   inFlight?: PanelRuns;
+  /**
+   * What this poller's runs are keyed by in `inFlight` (default: the dashboard id). Pollers of different
+   * views of one dashboard run the same panels with other ranges, so each view has its own key.
+   */
+  runKey?: string;
   /** Tick cadence for a spec (the dashboard's value or the default, clamped to the floor). */
   refreshMs(spec: DashboardSpec): number;
   /** A panel's frame, as soon as its run completes (never after stop()). */
@@ -296,7 +303,7 @@ export function createPoller(opts: PollerOptions) {
 
   /** Starts one panel's run in tick `t`; it counts as in flight until it has settled. */
   function launch(panel: Panel, dashboard: LoadedDashboard, range: TickRange, t: Tick) {
-    const key = panelRunKey(dashboard.id, panel.id);
+    const key = panelRunKey(opts.runKey ?? dashboard.id, panel.id);
     inFlight.add(key);
     t.open++;
     const run: Promise<void> = runOne(panel, dashboard, range, t)
@@ -393,7 +400,7 @@ export function createPoller(opts: PollerOptions) {
       }
       const due = dashboard.spec.panels.filter((p) => {
         // Still running from an earlier tick (or a stopped poller of this dashboard): its frame comes when it completes.
-        if (inFlight.has(panelRunKey(dashboard.id, p.id))) return false;
+        if (inFlight.has(panelRunKey(opts.runKey ?? dashboard.id, p.id))) return false;
         const state = backoff.get(p.id);
         if (!state || state.skip === 0) return true;
         // Backed off after a timeout: no query and no frame (its last frame says when it runs again).

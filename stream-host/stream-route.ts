@@ -15,8 +15,10 @@ import { withConfigStoreClient } from "../lib/store/deadline.ts";
 import { getWorkspace } from "../lib/workspaces/store.ts";
 import { isDashboardId } from "./dashboards.ts";
 import type { Hub } from "./hub.ts";
+import type { DashboardSpec } from "../lib/dashboards/spec.ts";
 import type { LoadedDashboard } from "./poller.ts";
 import { SSE_HEADERS, type Sink, drainingFrame, drainRetryMs, nodeSink, webSink } from "./sse.ts";
+import { resolveView, viewQueryOf } from "./view.ts";
 
 export interface StreamRouteDeps {
   hub: Hub;
@@ -37,6 +39,12 @@ export interface StreamRouteDeps {
   drain: DrainState;
   /** Reads a dashboard on `db` (the stream's own bounded client). */
   loadDashboard(id: string, db: pg.PoolClient): Promise<LoadedDashboard | null>;
+  /** The saved view's cadence for a spec (the dashboard's value or the default, within the bounds). */
+  savedRefreshMs(spec: DashboardSpec): number;
+  /** MIN_REFRESH_INTERVAL_MS: a `refresh` parameter below it is a 400. */
+  minRefreshMs: number;
+  /** Epoch ms (a view's range is checked at it). */
+  now(): number;
   random: () => number;
   maxBufferedBytes: number;
   /** Called on every stream request before the session is checked (starts the config-store listener once). */
@@ -113,10 +121,23 @@ export function registerStream<E extends Env>(app: Hono<E>, deps: StreamRouteDep
     // The drain may have begun, or the session been revoked, while we were reading the config store.
     if (deps.drain.draining) return terminal(c);
     if (deps.isRevoked(session)) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
+    const current = deps.hub.current(id) ?? dashboard;
+    // The view (from, to, refresh, var-*): checked against the dashboard only once the caller may see it.
+    const query = viewQueryOf(c.req.url);
+    const view =
+      Object.keys(query).length === 0
+        ? undefined
+        : resolveView(query, current.spec, {
+            savedRefreshMs: deps.savedRefreshMs(current.spec),
+            minRefreshMs: deps.minRefreshMs,
+            now: deps.now(),
+          });
+    const refused = deps.hub.refusal(current, view);
+    if (refused) throw refused;
     const { sink, response } = openStream(c, deps.maxBufferedBytes);
     deps.onFirstSubscriber();
     // The stream ends with `event: session_expired` when the session's `exp` passes or it is revoked.
-    deps.hub.subscribe(deps.hub.current(id) ?? dashboard, sink, { expiresAt: session.expiresAt, session });
+    deps.hub.subscribe(current, sink, { expiresAt: session.expiresAt, session }, view);
     return response;
   });
 }

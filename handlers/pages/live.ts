@@ -14,11 +14,16 @@ export function registerLivePage(app: PageApp, ctx: PageContext): void {
   </div>
   <div class="actions">
     <span id="status" class="pill" role="status" aria-live="polite">Connecting…</span>
-    <span id="range" class="muted"></span>
+    <span id="updated" class="muted small"></span>
     <a class="button" id="edit-link" href="/dashboards/${id}/edit" hidden>Edit</a>
     <button type="button" id="chat-toggle" aria-expanded="false" aria-controls="chat">Ask about this dashboard</button>
   </div>
 </div>
+<div class="toolbar" role="toolbar" aria-label="Time range and refresh">
+  <div id="time-controls" class="time-controls"></div>
+  <button type="button" id="back-to-dashboard" hidden>Back to dashboard</button>
+</div>
+<div id="variables" class="variables" role="group" aria-label="Dashboard variables" hidden></div>
 <p id="message" class="notice" role="alert" hidden></p>
 <div class="live-layout">
   <section id="panels" class="panel-grid" aria-label="Panels" aria-busy="true">${loading("Loading dashboard…")}</section>
@@ -31,7 +36,12 @@ export function registerLivePage(app: PageApp, ctx: PageContext): void {
         nav: "dashboards",
         user: pageUser(c),
         assets: await ctx.assets(),
-        data: { "dashboard-id": id, "max-window-points": ctx.config.MAX_WINDOW_POINTS, "ai-model": ctx.config.AI_MODEL },
+        data: {
+          "dashboard-id": id,
+          "max-window-points": ctx.config.MAX_WINDOW_POINTS,
+          "min-refresh-ms": ctx.config.MIN_REFRESH_INTERVAL_MS,
+          "ai-model": ctx.config.AI_MODEL,
+        },
         body,
       }),
     );

@@ -4,7 +4,8 @@ import type { Auth } from "../../lib/auth/create-auth.ts";
 import { refreshCatalog as refreshSourceCatalog } from "../../lib/catalog-refresh/refresh.ts";
 import type { OidcLogin } from "../../lib/oidc/login.ts";
 import type { AppServices, ServiceDeps } from "../../lib/service/deps.ts";
-import type { Source } from "../../lib/sources/index.ts";
+import { createVariableOptionsCache } from "../../lib/dashboards/variables.ts";
+import { type Source, getSourceInWorkspace } from "../../lib/sources/index.ts";
 import { type ApiRouter, createApiRouter } from "../openapi.ts";
 import { registerAiRoutes } from "./ai/routes.ts";
 import { auditChanges } from "./audit/record.ts";
@@ -12,6 +13,7 @@ import { registerAuditRoutes } from "./audit/routes.ts";
 import type { AiRouteDeps } from "./ai/shared.ts";
 import { registerAuthRoutes } from "./auth/routes.ts";
 import { registerChatRoutes } from "./chat/routes.ts";
+import { registerDashboardVariableRoutes } from "./dashboard-variables/routes.ts";
 import { registerDashboardVersionRoutes } from "./dashboard-versions/routes.ts";
 import { registerDashboardRoutes } from "./dashboards/routes.ts";
 import { registerGenerationLogRoutes } from "./generation-log/routes.ts";
@@ -19,7 +21,9 @@ import { registerLimitRoutes } from "./limits/routes.ts";
 import { registerMeRoutes } from "./me/routes.ts";
 import { registerOpenApiRoutes } from "./openapi/routes.ts";
 import { registerQueryPreviewRoutes } from "./query-preview/routes.ts";
+import { registerSessionRoutes } from "./sessions/routes.ts";
 import { registerSourceRoutes } from "./sources/routes.ts";
+import { registerSqlCheckRoutes } from "./sql-check/routes.ts";
 import { registerTokenRoutes } from "./tokens/routes.ts";
 import { registerWorkspaceRoutes } from "./workspaces/routes.ts";
 
@@ -44,12 +48,22 @@ export function registerRoutes<E extends Env>(app: Hono<E>, deps: RouteDeps, aut
   const retention = { retentionDays: config.AUDIT_RETENTION_DAYS, now };
   api.use(auditChanges({ pool, retention, log: deps.log }));
   registerAuthRoutes(api, deps, auth, oidc);
+  registerSessionRoutes(api, { config, auth, log: deps.log, now });
   registerMeRoutes(api, { config, pool, auth });
   registerWorkspaceRoutes(api, { config, pool, auth, runner });
   registerDashboardRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics });
   registerDashboardVersionRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics });
+  // One cache per app: every viewer of this process shares a query variable's options for the dashboard's cadence.
+  const variableOptions = createVariableOptionsCache({
+    runner,
+    getSource: (workspaceId, sourceId) => getSourceInWorkspace(pool, workspaceId, sourceId),
+    config,
+    now,
+  });
+  registerDashboardVariableRoutes(api, { pool, auth, variableOptions });
   registerSourceRoutes(api, { config, pool, auth, runner, refreshCatalog, now });
   registerQueryPreviewRoutes(api, { pool, auth, runner, now });
+  registerSqlCheckRoutes(api, { pool, auth, guard: deps.guard });
   registerLimitRoutes(api, { config, pool, auth });
   registerTokenRoutes(api, { pool, auth, now });
   registerAuditRoutes(api, { pool, auth, retention });

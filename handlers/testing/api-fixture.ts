@@ -186,14 +186,14 @@ export function dashboardSpec(sourceId: string, overrides: Record<string, unknow
       {
         id: "requests",
         title: "Requests",
-        type: "timeseries",
+        type: "timeseries" as const,
         sourceId,
         sql: "SELECT $__timeGroup(ts, $__interval) AS t, count(*) AS requests FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1",
       },
       {
         id: "errors",
         title: "Errors",
-        type: "stat",
+        type: "stat" as const,
         sourceId,
         sql: "SELECT count(*) FILTER (WHERE status >= 500) AS errors FROM http_requests WHERE $__timeFilter(ts)",
       },

@@ -126,6 +126,26 @@ export const API_ROLE_CASES: RoleCase<ApiRoleFixture>[] = [
     expect: othersOnly(409),
   },
 
+  // Dashboard variables (the fixture dashboards declare a custom variable `env`)
+  {
+    name: "GET a variable's options",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.dashboardId}/variables/env/options`,
+    expect: expectFor("viewer"),
+  },
+  {
+    name: "GET a variable's options (no such variable)",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.dashboardId}/variables/nope/options`,
+    expect: missing,
+  },
+  {
+    name: "GET a variable's options on another workspace's dashboard",
+    method: "GET",
+    path: (f) => `/api/dashboards/${f.otherDashboardId}/variables/env/options`,
+    expect: othersOnly(200),
+  },
+
   // Sources
   { name: "GET sources list", method: "GET", path: (f) => `/api/workspaces/${f.workspace.id}/sources`, expect: expectFor("viewer") },
   {
@@ -159,6 +179,29 @@ export const API_ROLE_CASES: RoleCase<ApiRoleFixture>[] = [
     method: "POST",
     path: (f) => `/api/sources/${f.api.otherSource.id}/test`,
     expect: othersOnly(200),
+  },
+
+  // The guard's verdict as you type
+  {
+    name: "POST sql check",
+    method: "POST",
+    path: (f) => `/api/sources/${f.api.source.id}/check`,
+    body: { sql: "SELECT * FROM pg_shadow" },
+    expect: expectFor("editor"),
+  },
+  {
+    name: "POST sql check of another workspace's source",
+    method: "POST",
+    path: (f) => `/api/sources/${f.api.otherSource.id}/check`,
+    body: { sql: "SELECT 1" },
+    expect: { anonymous: 401, viewer: 404, editor: 404, admin: 404, outsider: 200 },
+  },
+  {
+    name: "POST sql check (missing source)",
+    method: "POST",
+    path: "/api/sources/src_missing/check",
+    body: { sql: "SELECT 1" },
+    expect: missing,
   },
 
   // Query preview

@@ -33,4 +33,11 @@ export const AUTH_ROLE_CASES: RoleCase[] = [
     body: { sub: "role-table-someone-else" },
     expect: { anonymous: 401, viewer: 404, editor: 404, admin: 404, outsider: 404 },
   },
+  // Revoking a person's sessions everywhere is for a platform admin only (no persona of the table is one).
+  {
+    method: "POST",
+    path: "/api/admin/sessions/revoke",
+    body: { sub: "role-table-someone-else" },
+    expect: { anonymous: 401, viewer: 403, editor: 403, admin: 403, outsider: 403 },
+  },
 ];

@@ -6,9 +6,11 @@ import { describe, expect, test } from "vitest";
 import { parseConfig } from "../../lib/config/parse.ts";
 import { variables } from "../../lib/config/variables.ts";
 import { STREAM_HOST_PATHS } from "../../lib/http/stream-host-paths.ts";
-import { TARGETS } from "../../esbuild.config.mjs";
+import { pathToFileURL } from "node:url";
+import { root } from "../../scripts/testing/processes.ts";
 import { LINUX_DIR, envFile, nginxConf, unitCommand, unitEnvironment, unitSettings } from "./testing/unit-files.ts";
 
+const { TARGETS } = (await import(pathToFileURL(`${root}esbuild.config.mjs`).href)) as { TARGETS: { name: string }[] };
 const SERVING_UNITS = ["pulseboard-handlers.service", "pulseboard-stream-host.service"];
 
 describe.each(SERVING_UNITS)("%s", (unit) => {
@@ -19,7 +21,7 @@ describe.each(SERVING_UNITS)("%s", (unit) => {
     const [node, bundle] = unitCommand(unit);
     expect(node).toBe("/usr/bin/node");
     const target = /^dist\/([^/]+)\/main\.mjs$/.exec(bundle!)?.[1];
-    expect(TARGETS.map((t: { name: string }) => t.name)).toContain(target);
+    expect(TARGETS.map((t) => t.name)).toContain(target);
   });
 
   test("SIGTERM drains, and the kill timeout is above SHUTDOWN_GRACE_MS", () => {
@@ -55,7 +57,7 @@ test("nginx sends every stream-host path, and only those, to the stream host, un
   expect(toStreamHost.map(({ kind, path }) => ({ kind, path }))).toEqual(expected);
   for (const loc of toStreamHost.filter((l) => l.kind === "~")) expect(loc.body).toContain("proxy_buffering off;");
   expect(conf).toContain("proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;");
-  expect(toStreamHost.find((l) => l.path === "/api/metrics")!.body).toMatch(/allow [^;]+;[^]*deny all;/);
+  expect(toStreamHost.find((l) => l.path === "/api/metrics")!.body).toMatch(/allow [^;]+;[\s\S]*deny all;/);
 });
 
 test.runIf(existsSync("/usr/bin/systemd-analyze"))("systemd-analyze verify accepts the units", () => {
@@ -67,7 +69,9 @@ test.runIf(existsSync("/usr/bin/systemd-analyze"))("systemd-analyze verify accep
     .split("\n")
     .filter((l) => l.trim() !== "")
     // Missing on a build machine, present on the server: the service user, /opt/pulseboard and the env files.
-    .filter((l) => !/pulseboard\.(env|service)|handlers\.env|stream-host\.env|\/opt\/pulseboard|user|Unit configured|network-online/i.test(l));
+    .filter(
+      (l) => !/pulseboard\.(env|service)|handlers\.env|stream-host\.env|\/opt\/pulseboard|user|Unit configured|network-online/i.test(l),
+    );
   expect(problems).toEqual([]);
   expect(run.status).toBe(0);
 });

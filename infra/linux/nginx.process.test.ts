@@ -177,7 +177,9 @@ http {
 }
 `,
     );
-    nginx = track(spawn(NGINX!, ["-p", prefix, "-c", join(prefix, "nginx.conf"), "-g", "daemon off;"], { stdio: ["ignore", "pipe", "pipe"] }));
+    nginx = track(
+      spawn(NGINX!, ["-p", prefix, "-c", join(prefix, "nginx.conf"), "-g", "daemon off;"], { stdio: ["ignore", "pipe", "pipe"] }),
+    );
     for (let i = 0; ; i++) {
       const ok = await get("/api/health").then(
         (r) => r.status === 200,
@@ -218,7 +220,12 @@ http {
     expect(scrape.body).toContain("svc_pollers_active");
 
     // nginx lets the spoofer through, appends its real address, and the stream host's gate reads that last hop.
-    for (const spoof of [{ "x-forwarded-for": SCRAPER }, { "x-forwarded-for": `10.9.9.9, ${SCRAPER}` }, { "x-real-ip": SCRAPER }]) {
+    const spoofs: Record<string, string>[] = [
+      { "x-forwarded-for": SCRAPER },
+      { "x-forwarded-for": `10.9.9.9, ${SCRAPER}` },
+      { "x-real-ip": SCRAPER },
+    ];
+    for (const spoof of spoofs) {
       const refused = await get("/api/metrics", { from: SPOOFER, headers: { ...auth, ...spoof } });
       expect(refused.status, JSON.stringify(spoof)).toBe(403);
       expect(refused.type).toContain("application/problem+json");
@@ -260,4 +267,3 @@ http {
     expect(await handlers!.exited).toBe(0);
   });
 });
-

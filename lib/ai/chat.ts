@@ -1,7 +1,7 @@
 import type { ModelMessage } from "ai";
 import { z } from "zod";
 import type { DashboardSpec } from "../dashboards/spec.ts";
-import { type PanelFailure, checkPanels, parseDashboardSpec } from "../dashboards/save.ts";
+import { type PanelFailure, type VariableFailure, checkPanels, checkVariables, parseDashboardSpec } from "../dashboards/save.ts";
 import type { Guard } from "../sql-guard/verdict.ts";
 import type { Dashboard } from "../dashboards/store.ts";
 import { AppError } from "../http/errors.ts";
@@ -36,7 +36,7 @@ export type ChatRequest = z.infer<typeof ChatRequestSchema>;
 export type ChatEvent =
   | { type: "delta"; text: string }
   | { type: "proposal"; messageId: string; proposal: ChatProposal }
-  | { type: "proposal_rejected"; detail: string; panels?: PanelFailure[] }
+  | { type: "proposal_rejected"; detail: string; panels?: PanelFailure[]; variables?: VariableFailure[] }
   | { type: "done"; messageId: string; userMessageId: string; usage: TokenUsage; model: string }
   | { type: "error"; code: string; detail: string };
 
@@ -162,7 +162,7 @@ async function checkProposal(
   workspaceId: string,
   dashboard: Dashboard,
   block: string,
-): Promise<{ ok: true; proposal: ChatProposal } | { ok: false; detail: string; panels?: PanelFailure[] }> {
+): Promise<{ ok: true; proposal: ChatProposal } | { ok: false; detail: string; panels?: PanelFailure[]; variables?: VariableFailure[] }> {
   const json = block.replace(/```\s*$/, "").trim();
   let raw: unknown;
   try {
@@ -178,8 +178,14 @@ async function checkProposal(
     throw err;
   }
   const failures = await checkPanels({ pool: deps.pool, guard: deps.guard }, workspaceId, spec);
-  if (failures.length > 0) {
-    return { ok: false, detail: "The proposed change was left out: the SQL guard refused some of its panels.", panels: failures };
+  const variables = await checkVariables({ pool: deps.pool, guard: deps.guard }, workspaceId, spec);
+  if (failures.length > 0 || variables.length > 0) {
+    return {
+      ok: false,
+      detail: "The proposed change was left out: the SQL guard refused some of its panels or variables.",
+      panels: failures,
+      ...(variables.length > 0 ? { variables } : {}),
+    };
   }
   return { ok: true, proposal: { spec, baseVersion: dashboard.version } };
 }
@@ -352,7 +358,7 @@ export async function startChat(
       if (splitter.block !== null) {
         const checked = await checkProposal(deps, input.workspaceId, dashboard, splitter.block);
         if (checked.ok) proposal = checked.proposal;
-        else rejected = { type: "proposal_rejected", detail: checked.detail, panels: checked.panels };
+        else rejected = { type: "proposal_rejected", detail: checked.detail, panels: checked.panels, variables: checked.variables };
       }
       const answer = splitter.visible.trim() || (proposal ? "Here is the proposed change." : "(no answer)");
       // The audit row does not hang on the history: a turn the person received in full was answered

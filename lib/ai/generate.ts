@@ -1,6 +1,14 @@
 import { z } from "zod";
 import type { Catalog } from "../catalog/types.ts";
-import { type DashboardSpec, DashboardSpecBaseSchema, PanelSchema, TimeExpressionSchema, dashboardSpecSchema } from "../dashboards/spec.ts";
+import {
+  type DashboardSpec,
+  DashboardSpecBaseSchema,
+  PanelSchema,
+  TimeExpressionSchema,
+  type Variable,
+  VariableSchema,
+  dashboardSpecSchema,
+} from "../dashboards/spec.ts";
 import type { Guard } from "../sql-guard/verdict.ts";
 import { AppError } from "../http/errors.ts";
 import { type Source, catalogStatus, catalogVersion } from "../sources/index.ts";
@@ -11,11 +19,15 @@ import { SQL_RULES, selectCatalog } from "./prompt.ts";
 /** A panel as the model writes it: the source is ours to set, not the model's. */
 export const GeneratedPanelSchema = PanelSchema.omit({ sourceId: true });
 
+/** A variable as the model writes it: a query variable reads the generation's source, which is ours to set. */
+export const GeneratedVariableSchema = VariableSchema.omit({ sourceId: true });
+
 /** What the model returns for a generation (validated, then completed into a DashboardSpec). */
 export const GeneratedSpecSchema = z.object({
   title: DashboardSpecBaseSchema.shape.title,
   refreshIntervalMs: z.number().int().positive().optional(),
   time: z.object({ from: TimeExpressionSchema, to: TimeExpressionSchema }).optional(),
+  variables: z.array(GeneratedVariableSchema).max(20).optional(),
   panels: z.array(GeneratedPanelSchema).max(50),
 });
 
@@ -84,7 +96,8 @@ function system(source: Source, catalogText: string, cfg: GenerateDeps["config"]
   return [
     "You design dashboards for Pulseboard. Answer with one JSON object: a dashboard spec.",
     `Every panel queries the PostgreSQL source "${source.name}" with one SQL statement that follows the rules below.`,
-    'Spec shape: {"title": string, "time": {"from": string, "to": string}, "refreshIntervalMs"?: number, "panels": [{"id": string (letters, digits, _ or -, unique), "title": string, "type": "timeseries"|"stat"|"table"|"bar", "sql": string, "unit"?: string}]}.',
+    'Spec shape: {"title": string, "time": {"from": string, "to": string}, "refreshIntervalMs"?: number, "variables"?: [...], "panels": [{"id": string (letters, digits, _ or -, unique), "title": string, "type": "timeseries"|"stat"|"table"|"bar", "sql": string, "unit"?: string}]}.',
+    'Variables (only when the request asks to pick a service, host, etc.): {"name": string (letters, digits, _), "label"?: string, "type": "custom", "values": [string, ...]} or {"name", "type": "query", "sql": "SELECT DISTINCT col FROM ... (one text column, same SQL rules)"}, with "default"?: a value, "multi"?: true to pick several, "includeAll"?: true to offer All.',
     `Time expressions: now, now-<n><s|m|h|d|w> or an ISO-8601 instant (default from ${cfg.DEFAULT_TIME_FROM} to ${cfg.DEFAULT_TIME_TO}). refreshIntervalMs is at least ${cfg.MIN_REFRESH_INTERVAL_MS}.`,
     "Use only the tables and columns listed; prefer 2 to 8 panels that answer the request.",
     "",
@@ -187,7 +200,14 @@ export async function generateDashboard(
   const firstCallMs = deps.now() - firstStarted;
 
   const version = catalogVersion(source);
-  const check = (sql: string) => deps.guard.check(sql, catalog, version);
+  const variables = acceptedVariables(
+    generated.variables ?? [],
+    source.id,
+    (sql) => deps.guard.check(sql, catalog, version),
+    warnings,
+    deps.config,
+  );
+  const check = (sql: string) => deps.guard.check(sql, catalog, version, variables);
 
   let panels = dedupeIds(generated.panels);
   const refusedAtFirst = new Map<string, { reason: string; message: string }>();
@@ -253,7 +273,7 @@ export async function generateDashboard(
   const kept = panels.filter((p) => !stillRefused.has(p.id));
   if (kept.length === 0) warnings.push("No generated panel passed the SQL guard; try rephrasing the request.");
 
-  const spec = completeSpec(generated, kept, source.id, deps.config);
+  const spec = completeSpec(generated, kept, variables, source.id, deps.config);
   const parsed = dashboardSpecSchema(deps.config.MIN_REFRESH_INTERVAL_MS).safeParse(spec);
   if (!parsed.success) {
     const err = new ModelCallError(
@@ -311,9 +331,48 @@ function dedupeIds<T extends { id: string }>(panels: T[]): T[] {
   });
 }
 
+/**
+ * The model's variables that stand on their own: a query variable reads the generation's source and its SQL must
+ * pass the guard; each must satisfy the spec's rules alone, and names are unique (the first one wins). Whatever is
+ * left out is said in a warning; panels that name it are then refused and go to the repair round like others.
+ */
+function acceptedVariables(
+  proposed: z.infer<typeof GeneratedVariableSchema>[],
+  sourceId: string,
+  check: (sql: string) => ReturnType<GenerateDeps["guard"]["check"]>,
+  warnings: string[],
+  cfg: GenerateDeps["config"],
+): Variable[] {
+  const kept: Variable[] = [];
+  const alone = dashboardSpecSchema(cfg.MIN_REFRESH_INTERVAL_MS);
+  for (const v of proposed) {
+    const variable: Variable = v.type === "query" ? { ...v, sourceId } : v;
+    const drop = (why: string) => warnings.push(`Variable $${v.name} was left out: ${why}.`);
+    if (kept.some((k) => k.name === v.name)) {
+      drop("its name was used twice");
+      continue;
+    }
+    const shape = alone.safeParse({ title: "v", time: { from: "now-1h", to: "now" }, panels: [], variables: [variable] });
+    if (!shape.success) {
+      drop(shape.error.issues[0]?.message ?? "it does not fit the variable schema");
+      continue;
+    }
+    if (variable.type === "query") {
+      const verdict = check(variable.sql ?? "");
+      if (!verdict.ok) {
+        drop(`the SQL guard refused its SQL (${verdict.reason}: ${verdict.message})`);
+        continue;
+      }
+    }
+    kept.push(variable);
+  }
+  return kept;
+}
+
 function completeSpec(
   generated: z.infer<typeof GeneratedSpecSchema>,
   panels: z.infer<typeof GeneratedPanelSchema>[],
+  variables: Variable[],
   sourceId: string,
   cfg: GenerateDeps["config"],
 ): DashboardSpec {
@@ -322,6 +381,7 @@ function completeSpec(
     time: generated.time ?? { from: cfg.DEFAULT_TIME_FROM, to: cfg.DEFAULT_TIME_TO },
     panels: panels.map((p) => ({ ...p, sourceId })),
   };
+  if (variables.length > 0) spec.variables = variables;
   // A refresh faster than the floor is raised to it rather than failing the whole generation.
   if (generated.refreshIntervalMs !== undefined) {
     spec.refreshIntervalMs = Math.max(generated.refreshIntervalMs, cfg.MIN_REFRESH_INTERVAL_MS);

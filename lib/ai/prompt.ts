@@ -9,6 +9,8 @@ export const SQL_RULES = `SQL rules (a guard enforces them; a statement that bre
 - Macros: $__timeFilter(col) → col BETWEEN range start AND end; $__timeFrom() / $__timeTo() → range start / end;
   $__interval → a bucket width fitting the range; $__timeGroup(col, '5m') or $__timeGroup(col, $__interval) → time bucket of col.
   Never write $1, $2 … yourself and never use any other $__ macro.
+- Dashboard variables: $name or \${name} of a variable the spec declares is bound as a value (never quote it: service = $service).
+  A multi-value variable is written only as col IN ($name) or col NOT IN ($name). Any other $word is refused.
 - Functions allowed: count sum avg min max stddev variance percentile_cont percentile_disc mode bool_and bool_or string_agg array_agg
   json_agg jsonb_agg; row_number rank dense_rank lag lead first_value last_value ntile; abs ceil floor round trunc sign sqrt power exp ln
   log mod div greatest least width_bucket; now date_trunc date_bin date_part extract to_timestamp to_char make_interval age timezone

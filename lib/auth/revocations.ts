@@ -11,16 +11,25 @@ export const SESSION_REVOKED_CHANNEL = "pulseboard_session_revoked";
 
 /**
  * One revocation. `session`: the session `sessionId` (a logout). `user`: every session of `sub`
- * issued at or before `revokedBefore` (an admin's or the user's "sign out everywhere"). Both are kept
- * until `expiresAt` (epoch ms), after which every token they match has expired anyway.
+ * issued at or before `revokedBefore` (a platform admin's or the user's "sign out everywhere").
+ * `workspace`: the same sessions lose their access to `workspaceId` only (a workspace admin's). All are
+ * kept until `expiresAt` (epoch ms), after which every token they match has expired anyway.
  */
 export type Revocation =
   | { kind: "session"; sessionId: string; sub: string; expiresAt: number }
-  | { kind: "user"; sub: string; revokedBefore: number; expiresAt: number };
+  | { kind: "user"; sub: string; revokedBefore: number; expiresAt: number }
+  | { kind: "workspace"; sub: string; workspaceId: string; revokedBefore: number; expiresAt: number };
 
 const RevocationSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("session"), sessionId: z.string().min(1).max(64), sub: z.string().min(1).max(512), expiresAt: z.number() }),
   z.object({ kind: z.literal("user"), sub: z.string().min(1).max(512), revokedBefore: z.number(), expiresAt: z.number() }),
+  z.object({
+    kind: z.literal("workspace"),
+    sub: z.string().min(1).max(512),
+    workspaceId: z.string().min(1).max(64),
+    revokedBefore: z.number(),
+    expiresAt: z.number(),
+  }),
 ]);
 
 /** The part of a session a revocation is matched against. */
@@ -33,6 +42,10 @@ export type RevocableSession = Pick<Session, "sessionId" | "issuedAt" | "expires
  */
 export interface RevocationSet {
   isRevoked(session: RevocableSession): boolean;
+  /** True when the session lost its access to `workspaceId` (a `workspace` revocation), or is revoked outright. */
+  isRevokedIn(session: RevocableSession, workspaceId: string): boolean;
+  /** The workspaces the session lost its access to (empty for almost every session). */
+  revokedWorkspaces(session: RevocableSession): string[];
   /** Adds revocations (a notification, or a full load that `markLoaded` follows). */
   add(...revocations: Revocation[]): void;
   markLoaded(): void;
@@ -41,7 +54,7 @@ export interface RevocationSet {
   whenLoaded(): Promise<void>;
   /** Called after every change, so long-lived connections (streams) can end revoked sessions. */
   onChange(listener: () => void): () => void;
-  /** Entries held (sessions plus users). */
+  /** Entries held (sessions, users and workspace scopes). */
   readonly size: number;
 }
 
@@ -56,6 +69,9 @@ export function createRevocationSet(opts: { now?: () => number; loaded?: boolean
   const now = opts.now ?? Date.now;
   const sessions = new Map<string, number>();
   const users = new Map<string, { revokedBefore: number; expiresAt: number }>();
+  /** sub → workspace id → the scope's revokedBefore and expiry. */
+  const scoped = new Map<string, Map<string, { revokedBefore: number; expiresAt: number }>>();
+  let scopedCount = 0;
   const listeners = new Set<() => void>();
   let loaded = opts.loaded ?? false;
   let lastPrune = now();
@@ -69,6 +85,20 @@ export function createRevocationSet(opts: { now?: () => number; loaded?: boolean
     lastPrune = t;
     for (const [id, exp] of sessions) if (exp <= t) sessions.delete(id);
     for (const [sub, u] of users) if (u.expiresAt <= t) users.delete(sub);
+    for (const [sub, byWorkspace] of scoped) {
+      for (const [ws, r] of byWorkspace) {
+        if (r.expiresAt > t) continue;
+        byWorkspace.delete(ws);
+        scopedCount--;
+      }
+      if (byWorkspace.size === 0) scoped.delete(sub);
+    }
+  }
+
+  function isRevoked(s: RevocableSession): boolean {
+    if (sessions.has(s.sessionId)) return true;
+    const u = users.get(s.user.sub);
+    return u !== undefined && s.issuedAt <= u.revokedBefore;
   }
 
   function changed() {
@@ -76,10 +106,16 @@ export function createRevocationSet(opts: { now?: () => number; loaded?: boolean
   }
 
   return {
-    isRevoked(s) {
-      if (sessions.has(s.sessionId)) return true;
-      const u = users.get(s.user.sub);
-      return u !== undefined && s.issuedAt <= u.revokedBefore;
+    isRevoked,
+    isRevokedIn(s, workspaceId) {
+      if (isRevoked(s)) return true;
+      const r = scoped.get(s.user.sub)?.get(workspaceId);
+      return r !== undefined && s.issuedAt <= r.revokedBefore;
+    },
+    revokedWorkspaces(s) {
+      const byWorkspace = scoped.get(s.user.sub);
+      if (!byWorkspace) return [];
+      return [...byWorkspace].filter(([, r]) => s.issuedAt <= r.revokedBefore).map(([ws]) => ws);
     },
     add(...revocations) {
       const t = now();
@@ -87,6 +123,18 @@ export function createRevocationSet(opts: { now?: () => number; loaded?: boolean
         if (r.expiresAt <= t) continue;
         if (r.kind === "session") {
           sessions.set(r.sessionId, Math.max(r.expiresAt, sessions.get(r.sessionId) ?? 0));
+        } else if (r.kind === "workspace") {
+          let byWorkspace = scoped.get(r.sub);
+          if (!byWorkspace) {
+            byWorkspace = new Map();
+            scoped.set(r.sub, byWorkspace);
+          }
+          const had = byWorkspace.get(r.workspaceId);
+          if (!had) scopedCount++;
+          byWorkspace.set(r.workspaceId, {
+            revokedBefore: Math.max(r.revokedBefore, had?.revokedBefore ?? Number.NEGATIVE_INFINITY),
+            expiresAt: Math.max(r.expiresAt, had?.expiresAt ?? 0),
+          });
         } else {
           const had = users.get(r.sub);
           users.set(r.sub, {
@@ -113,7 +161,7 @@ export function createRevocationSet(opts: { now?: () => number; loaded?: boolean
       return () => listeners.delete(listener);
     },
     get size() {
-      return sessions.size + users.size;
+      return sessions.size + users.size + scopedCount;
     },
   };
 }
@@ -145,6 +193,18 @@ export async function recordRevocation(db: pg.Pool | pg.PoolClient, r: Revocatio
        SELECT pg_notify($5, $6)`,
       [r.sessionId, r.sub, r.expiresAt, now, SESSION_REVOKED_CHANNEL, payload],
     );
+  } else if (r.kind === "workspace") {
+    await db.query(
+      `WITH swept AS (DELETE FROM workspace_session_revocations WHERE expires_at <= ${ts("$5")} AND NOT (sub = $1 AND workspace_id = $2)),
+            added AS (INSERT INTO workspace_session_revocations (sub, workspace_id, revoked_before, expires_at)
+                      VALUES ($1, $2, ${ts("$3")}, ${ts("$4")})
+                      ON CONFLICT (sub, workspace_id) DO UPDATE SET
+                        revoked_before = GREATEST(workspace_session_revocations.revoked_before, EXCLUDED.revoked_before),
+                        expires_at = GREATEST(workspace_session_revocations.expires_at, EXCLUDED.expires_at),
+                        revoked_at = now())
+       SELECT pg_notify($6, $7)`,
+      [r.sub, r.workspaceId, r.revokedBefore, r.expiresAt, now, SESSION_REVOKED_CHANNEL, payload],
+    );
   } else {
     await db.query(
       `WITH swept AS (DELETE FROM user_session_revocations WHERE expires_at <= ${ts("$4")} AND sub <> $1),
@@ -163,7 +223,7 @@ const ms = (column: string) => `round(extract(epoch FROM ${column}) * 1000)::flo
 
 /** Every revocation that has not expired by `now` (epoch ms). */
 export async function loadRevocations(db: pg.Pool | pg.PoolClient, now: number): Promise<Revocation[]> {
-  const [sessions, users] = await Promise.all([
+  const [sessions, users, scoped] = await Promise.all([
     db.query<{ session_id: string; sub: string; expires_at: number }>(
       `SELECT session_id, sub, ${ms("expires_at")} AS expires_at FROM session_revocations WHERE expires_at > ${ts("$1")}`,
       [now],
@@ -173,10 +233,24 @@ export async function loadRevocations(db: pg.Pool | pg.PoolClient, now: number):
          FROM user_session_revocations WHERE expires_at > ${ts("$1")}`,
       [now],
     ),
+    db.query<{ sub: string; workspace_id: string; revoked_before: number; expires_at: number }>(
+      `SELECT sub, workspace_id, ${ms("revoked_before")} AS revoked_before, ${ms("expires_at")} AS expires_at
+         FROM workspace_session_revocations WHERE expires_at > ${ts("$1")}`,
+      [now],
+    ),
   ]);
   return [
     ...sessions.rows.map((r): Revocation => ({ kind: "session", sessionId: r.session_id, sub: r.sub, expiresAt: r.expires_at })),
     ...users.rows.map((r): Revocation => ({ kind: "user", sub: r.sub, revokedBefore: r.revoked_before, expiresAt: r.expires_at })),
+    ...scoped.rows.map(
+      (r): Revocation => ({
+        kind: "workspace",
+        sub: r.sub,
+        workspaceId: r.workspace_id,
+        revokedBefore: r.revoked_before,
+        expiresAt: r.expires_at,
+      }),
+    ),
   ];
 }
 
@@ -260,7 +334,10 @@ export function withRevocations<T extends Pick<SessionTokens, "verifySession">>(
     const session = await tokens.verifySession(token);
     if (!session) return null;
     await loadedOrThrow();
-    return set.isRevoked(session) ? null : session;
+    if (set.isRevoked(session)) return null;
+    // Workspaces this session lost by a workspace admin's revocation: requireRole and the stream refuse them.
+    const lost = set.revokedWorkspaces(session);
+    return lost.length === 0 ? session : { ...session, user: { ...session.user, revokedWorkspaces: lost } };
   }
 
   return {

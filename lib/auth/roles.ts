@@ -16,9 +16,16 @@ export function roleIn(groups: readonly string[], ws: WorkspaceGroups): Role | n
   return null;
 }
 
-/** The caller's role in a workspace: an API token's own role in its one workspace, else what the groups grant; null for none. */
-export function callerRoleIn(user: Pick<SessionUser, "groups" | "token">, ws: WorkspaceGroups & { id: string }): Role | null {
+/**
+ * The caller's role in a workspace: an API token's own role in its one workspace, else what the groups grant, unless
+ * a workspace admin revoked this session's access to it (`revokedWorkspaces`, set by the revocation check); null for none.
+ */
+export function callerRoleIn(
+  user: Pick<SessionUser, "groups" | "token" | "revokedWorkspaces">,
+  ws: WorkspaceGroups & { id: string },
+): Role | null {
   if (user.token) return user.token.workspaceId === ws.id ? user.token.role : null;
+  if (user.revokedWorkspaces?.includes(ws.id)) return null;
   return roleIn(user.groups, ws);
 }
 

@@ -8,6 +8,11 @@ export interface SessionUser {
   name?: string;
   email?: string;
   groups: string[];
+  /**
+   * Workspaces this session lost its access to by a workspace admin's revocation: set by the revocation check
+   * (lib/auth/revocations.ts), never read from the token. Roles in them are refused whatever the groups grant.
+   */
+  revokedWorkspaces?: readonly string[];
   /** Set when the caller is an API token: its `sub` is `token:<id>`, its groups are empty, its role is this one, in this workspace only. */
   token?: TokenIdentity;
 }

@@ -423,6 +423,21 @@ export const variables = {
     doc: "Lifetime of a session token.",
     group: "pulseboard",
   },
+  SESSION_REVOKE_RATE_PER_MINUTE: {
+    schema: int(10, { min: 1 }),
+    doc: "Session revocations one person may request per minute (sign out everywhere, a workspace admin's or a platform admin's revocation of someone's sessions), a token bucket (rate and burst) kept in each instance's memory; over it 429 `rate_limited` with Retry-After. Logout is not counted.",
+    group: "pulseboard",
+  },
+  SESSION_REVOCATIONS_MAX: {
+    schema: int(10000, { min: 100 }),
+    doc: "Revocations of people's sessions (everywhere or in one workspace) kept at once; each lives until the sessions it ends would have expired (SESSION_TTL_SECONDS) and is mirrored in every process's memory. A revocation that would add one more is refused with 429 `rate_limited` until old ones expire (their rows are swept by the next write). Logouts and a person's own sign out everywhere are never refused.",
+    group: "pulseboard",
+  },
+  STREAMS_PER_SESSION_MAX: {
+    schema: int(16, { min: 1 }),
+    doc: "Streams (GET /api/dashboards/{id}/stream) one session may hold open at once on one stream host instance; one more is refused with 429 `rate_limited` until one closes. A browser opens one per tab showing a dashboard.",
+    group: "pulseboard",
+  },
   SQL_GUARD_EXTRA_FUNCTIONS: {
     schema: str(""),
     doc: "Comma- or space-separated function names added to the SQL guard allowlist.",
@@ -491,6 +506,11 @@ export const variables = {
   CONFIG_STORE_STATEMENT_TIMEOUT_MS: {
     schema: int(5000, { min: 1 }),
     doc: "statement_timeout of every config-store connection of the handlers and the stream host. The client gives a query up after `READINESS_CHECK_TIMEOUT_MS`, or 1 s after this when that is sooner, when the server does not answer (a hung store) and closes that connection, so a hung config store never exhausts the pool; this timeout then ends the abandoned statement on the server. A single-statement write that the store finishes after the client gave up still commits although the caller got a 503, as with any lost answer (an update's retry then meets the new version: 409 `version_conflict`). `npm run migrate` and `npm run provision` wait on locks on purpose and run without it.",
+    group: "pulseboard",
+  },
+  MAX_VIEWS_PER_DASHBOARD: {
+    schema: int(20, { min: 1 }),
+    doc: "Views (range, refresh and variable values picked in the stream URL) one dashboard may have open on one stream host instance besides its saved view; each has its own poller. A new view past it answers 429 `too_many_views` with Retry-After; viewers of open views are unaffected.",
     group: "pulseboard",
   },
   CONFIG_STORE_STALE_MAX_MS: {

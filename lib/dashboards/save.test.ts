@@ -8,7 +8,7 @@ import { createGuard, loadGuardParser } from "../sql-guard/index.ts";
 import { createTestConfigStore } from "../testing/pg.ts";
 import { rejection } from "../testing/rejection.ts";
 import { createWorkspace } from "../workspaces/store.ts";
-import { checkPanels, deleteDashboard, saveDashboard } from "./save.ts";
+import { checkPanels, deleteDashboard, parseDashboardSpec, saveDashboard } from "./save.ts";
 import { getDashboard, listDashboards } from "./store.ts";
 
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
@@ -33,7 +33,7 @@ function spec(panels: { id: string; sql: string; sourceId?: string }[], extra: R
 beforeAll(async () => {
   await loadGuardParser();
   store = await createTestConfigStore();
-  deps = { pool: store.pool, guard: createGuard({}), minRefreshIntervalMs: 2000 };
+  deps = { pool: store.pool, guard: createGuard({}) };
   const groups = (p: string) => ({ viewer_group: `${p}-v`, editor_group: `${p}-e`, admin_group: `${p}-a` });
   ws = (await createWorkspace(store.pool, { name: "A", ...groups("a") })).id;
   otherWs = (await createWorkspace(store.pool, { name: "B", ...groups("b") })).id;
@@ -141,12 +141,14 @@ describe("saveDashboard refuses panel SQL the guard rejects", () => {
 
 describe("spec validation", () => {
   test.each([
-    ["refresh below the floor", { refreshIntervalMs: 500 }, "refreshIntervalMs"],
-    ["bad time expression", { time: { from: "yesterday", to: "now" } }, "time.from"],
-    ["unknown panel type", { panels: [{ id: "p", title: "p", type: "pie", sourceId: "s", sql: "SELECT 1" }] }, "panels.0.type"],
-  ])("%s is spec_invalid naming the field", async (_n, extra, path) => {
-    const err = await rejection(saveDashboard(deps, { workspaceId: ws, userSub: "u", spec: spec([{ id: "p1", sql: GOOD_SQL }], extra) }));
-    expect(err.code).toBe("spec_invalid");
+    ["refresh below the floor", { refreshIntervalMs: 500 }, "spec.refreshIntervalMs"],
+    ["bad time expression", { time: { from: "yesterday", to: "now" } }, "spec.time.from"],
+    ["unknown panel type", { panels: [{ id: "p", title: "p", type: "pie", sourceId: "s", sql: "SELECT 1" }] }, "spec.panels.0.type"],
+    ["a duplicate variable", { variables: [1, 2].map(() => ({ name: "v", type: "custom", values: ["a"] })) }, "spec.variables.1.name"],
+  ])("%s is a 400 validation_failed naming the field, as the dashboards API answers", async (_n, extra, path) => {
+    const err = await rejection(Promise.resolve().then(() => parseDashboardSpec(spec([{ id: "p1", sql: GOOD_SQL }], extra), 2000)));
+    expect(err.code).toBe("validation_failed");
+    expect(err.status).toBe(400);
     expect(err.extra.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
   });
 
@@ -260,5 +262,63 @@ describe("change notifications", () => {
     } finally {
       await listener.end();
     }
+  });
+});
+
+describe("variables on save", () => {
+  const service = { name: "service", type: "custom" as const, values: ["api", "web"] };
+  const routes = {
+    name: "routes",
+    type: "query" as const,
+    sourceId: "",
+    sql: "SELECT DISTINCT route FROM http_requests WHERE $__timeFilter(ts)",
+    multi: true,
+  };
+  const USES = `SELECT count(*) FROM http_requests WHERE $__timeFilter(ts) AND service = $service AND route IN ($routes)`;
+
+  test("panels may name the declared variables; query variables' SQL passes the guard", async () => {
+    const saved = await saveDashboard(deps, {
+      workspaceId: ws,
+      userSub: "u1",
+      spec: spec([{ id: "p", sql: USES }], { variables: [service, { ...routes, sourceId }] }),
+    });
+    expect(saved.spec.variables).toHaveLength(2);
+  });
+
+  test("a panel naming an undeclared variable is refused with structure, naming it", async () => {
+    const err = await rejection(
+      saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: spec([{ id: "p", sql: USES }], { variables: [service] }) }),
+    );
+    expect(err.code).toBe("guard_rejected");
+    expect(err.extra.panels).toEqual([{ panelId: "p", reason: "structure", message: expect.stringContaining("$routes") }]);
+  });
+
+  test.each([
+    ["writes", "DELETE FROM http_requests", "keyword"],
+    ["reads a system catalog", "SELECT usename FROM pg_catalog.pg_user", "catalog"],
+    ["names a variable", "SELECT DISTINCT route FROM http_requests WHERE $__timeFilter(ts) AND service = $service", "structure"],
+    ["misses the time filter", "SELECT DISTINCT route FROM http_requests", "time"],
+  ])("a query variable whose SQL %s is refused, naming the variable", async (_n, sql, reason) => {
+    const err = await rejection(
+      saveDashboard(deps, {
+        workspaceId: ws,
+        userSub: "u1",
+        spec: spec([{ id: "p", sql: GOOD_SQL }], { variables: [service, { ...routes, sourceId, sql }] }),
+      }),
+    );
+    expect(err.code).toBe("guard_rejected");
+    expect(err.extra).toMatchObject({ reason, panels: [], variables: [{ variable: "routes", reason }] });
+    expect(err.detail).toContain("$routes");
+  });
+
+  test("a query variable on another workspace's source is refused like a missing one", async () => {
+    const err = await rejection(
+      saveDashboard(deps, {
+        workspaceId: ws,
+        userSub: "u1",
+        spec: spec([{ id: "p", sql: GOOD_SQL }], { variables: [{ ...routes, sourceId: otherSourceId }] }),
+      }),
+    );
+    expect(err.extra.variables).toEqual([{ variable: "routes", reason: "source", message: expect.any(String) }]);
   });
 });

@@ -14,12 +14,17 @@ export interface PanelFailure {
   message: string;
 }
 
+/** Why one query variable cannot be saved: its SQL's guard reason, or `source` when its source is not in the workspace. */
+export interface VariableFailure {
+  variable: string;
+  reason: string;
+  message: string;
+}
+
 export interface SaveDashboardDeps {
   /** Config-store pool, or a client inside the caller's transaction (a provisioning run). */
   pool: pg.Pool | pg.PoolClient;
   guard: Guard;
-  /** MIN_REFRESH_INTERVAL_MS: a spec asking for a faster refresh is refused. */
-  minRefreshIntervalMs: number;
   /** DASHBOARD_VERSION_RETENTION: older versions are deleted by the save; absent deletes none (reads still cap). */
   versionRetention?: number;
 }
@@ -28,8 +33,8 @@ export interface SaveDashboardInput {
   workspaceId: string;
   /** The `sub` of the person saving (created_by / updated_by). */
   userSub: string;
-  /** Untrusted: validated here whatever the caller did before. */
-  spec: unknown;
+  /** A spec the caller parsed once (the route's schema, parseDashboardSpec, the provisioning document's schema). */
+  spec: DashboardSpec;
   /** Absent: create a new dashboard. Present: update it, based on `baseVersion`. */
   dashboardId?: string;
   baseVersion?: number;
@@ -39,22 +44,33 @@ export interface SaveDashboardInput {
   message?: string;
 }
 
+type SourceCatalogs = Map<string, { catalog: Catalog | null; catalogVersion: string }>;
+
+/** The catalogs of the distinct sources named, those of `workspaceId` only: a query or two per save. */
+async function sourceCatalogs(pool: pg.Pool | pg.PoolClient, workspaceId: string, ids: Iterable<string>): Promise<SourceCatalogs> {
+  const sources: SourceCatalogs = new Map();
+  for (const id of new Set(ids)) {
+    const source = await getSourceInWorkspace(pool, workspaceId, id);
+    if (source) sources.set(id, { catalog: source.catalog, catalogVersion: catalogVersion(source) });
+  }
+  return sources;
+}
+
 /**
- * Runs every panel's SQL through the guard against its own source's catalog. Sources must belong to
- * `workspaceId`; a source from another workspace is reported exactly like a missing one.
+ * Runs every panel's SQL through the guard against its own source's catalog, with the spec's variables
+ * declared (any other `$name` is refused). Sources must belong to `workspaceId`; a source from another
+ * workspace is reported exactly like a missing one.
  */
 export async function checkPanels(
   deps: Pick<SaveDashboardDeps, "pool" | "guard">,
   workspaceId: string,
-  spec: Pick<DashboardSpec, "panels">,
+  spec: Pick<DashboardSpec, "panels" | "variables">,
 ): Promise<PanelFailure[]> {
-  const sourceIds = [...new Set(spec.panels.map((p) => p.sourceId))];
-  const sources = new Map<string, { catalog: Catalog | null; catalogVersion: string }>();
-  // Distinct sources only: a dashboard usually reads one or two, so this is a query or two per save.
-  for (const id of sourceIds) {
-    const source = await getSourceInWorkspace(deps.pool, workspaceId, id);
-    if (source) sources.set(id, { catalog: source.catalog, catalogVersion: catalogVersion(source) });
-  }
+  const sources = await sourceCatalogs(
+    deps.pool,
+    workspaceId,
+    spec.panels.map((p) => p.sourceId),
+  );
   const failures: PanelFailure[] = [];
   for (const panel of spec.panels) {
     const source = sources.get(panel.sourceId);
@@ -62,27 +78,71 @@ export async function checkPanels(
       failures.push({ panelId: panel.id, reason: "source", message: "the panel's source does not exist in this workspace" });
       continue;
     }
-    const verdict = deps.guard.check(panel.sql, source.catalog, source.catalogVersion);
+    const verdict = deps.guard.check(panel.sql, source.catalog, source.catalogVersion, spec.variables);
     if (!verdict.ok) failures.push({ panelId: panel.id, reason: verdict.reason, message: verdict.message });
   }
   return failures;
 }
 
-/** Validates an untrusted spec against the refresh floor; throws `spec_invalid` naming every bad field. */
+/**
+ * Runs every query variable's SQL through the guard like a panel's. It lists options, so it names no variable
+ * of its own: any `$name` in it is refused.
+ */
+export async function checkVariables(
+  deps: Pick<SaveDashboardDeps, "pool" | "guard">,
+  workspaceId: string,
+  spec: Pick<DashboardSpec, "variables">,
+): Promise<VariableFailure[]> {
+  const queried = (spec.variables ?? []).filter((v) => v.type === "query" && v.sourceId !== undefined && v.sql !== undefined);
+  if (queried.length === 0) return [];
+  const sources = await sourceCatalogs(
+    deps.pool,
+    workspaceId,
+    queried.map((v) => v.sourceId!),
+  );
+  const failures: VariableFailure[] = [];
+  for (const v of queried) {
+    const source = sources.get(v.sourceId!);
+    if (!source) {
+      failures.push({ variable: v.name, reason: "source", message: "the variable's source does not exist in this workspace" });
+      continue;
+    }
+    const verdict = deps.guard.check(v.sql!, source.catalog, source.catalogVersion);
+    if (!verdict.ok) failures.push({ variable: v.name, reason: verdict.reason, message: verdict.message });
+  }
+  return failures;
+}
+
+/**
+ * Validates an untrusted spec against the refresh floor: the one parse of a spec that did not come through a
+ * route's body schema (a chat proposal, a stored proposal being applied, the demo). Throws `validation_failed`
+ * (400) naming every bad field as `spec.<path>`, the envelope the dashboards API gives for the same spec.
+ */
 export function parseDashboardSpec(spec: unknown, minRefreshIntervalMs: number): DashboardSpec {
   const parsed = dashboardSpecSchema(minRefreshIntervalMs).safeParse(spec);
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
-  throw new AppError(
-    "spec_invalid",
-    `The dashboard spec is invalid: ${issues.map((i) => `${i.path || "(spec)"}: ${i.message}`).join("; ")}`,
-    { issues },
+  const issues = parsed.error.issues.map((i) => ({ path: ["spec", ...i.path.map(String)].join("."), message: i.message }));
+  throw new AppError("validation_failed", `Invalid dashboard spec: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, {
+    issues,
+  });
+}
+
+/** The `guard_rejected` of a save: every refused panel and query variable, by id and name. */
+function refusal(panels: PanelFailure[], variables: VariableFailure[]): AppError {
+  const all = [...panels.map((f) => ({ what: f.panelId, ...f })), ...variables.map((f) => ({ what: `$${f.variable}`, ...f }))];
+  const noun = variables.length === 0 ? "panel" : panels.length === 0 ? "variable" : "panel or variable";
+  return new AppError(
+    "guard_rejected",
+    `${all.length === 1 ? `A ${noun} was` : `${all.length} ${noun}s were`} refused: ${all
+      .map((f) => `${f.what} (${f.reason}): ${f.message}`)
+      .join("; ")}`,
+    { reason: all[0].reason, panels, ...(variables.length > 0 ? { variables } : {}) },
   );
 }
 
 /**
- * The one way a dashboard is written (API create/update and the AI chat "apply proposal" route):
- * validates the spec, guards every panel's SQL against its source's catalog, then inserts, or
+ * The one way a dashboard is written (API create/update, the AI chat "apply proposal" route, provisioning):
+ * takes a parsed spec, guards every panel's and query variable's SQL against its source's catalog, then inserts, or
  * updates only if the stored version still equals `baseVersion` (one atomic statement, so of two
  * saves from the same version exactly one wins and the other gets `version_conflict`). A change is
  * announced on DASHBOARD_CHANGED_CHANNEL in the same statement, so running pollers pick it up, and the
@@ -90,20 +150,13 @@ export function parseDashboardSpec(spec: unknown, minRefreshIntervalMs: number):
  * past `versionRetention`.
  */
 export async function saveDashboard(deps: SaveDashboardDeps, input: SaveDashboardInput): Promise<Dashboard> {
-  const spec = parseDashboardSpec(input.spec, deps.minRefreshIntervalMs);
+  const { spec } = input;
   if (input.dashboardId !== undefined && (input.baseVersion === undefined || !Number.isSafeInteger(input.baseVersion))) {
     throw new AppError("validation_failed", "An update must carry the version it was based on.", { field: "version" });
   }
   const failures = await checkPanels(deps, input.workspaceId, spec);
-  if (failures.length > 0) {
-    throw new AppError(
-      "guard_rejected",
-      `${failures.length === 1 ? "A panel was" : `${failures.length} panels were`} refused: ${failures
-        .map((f) => `${f.panelId} (${f.reason}): ${f.message}`)
-        .join("; ")}`,
-      { reason: failures[0].reason, panels: failures },
-    );
-  }
+  const variableFailures = await checkVariables(deps, input.workspaceId, spec);
+  if (failures.length > 0 || variableFailures.length > 0) throw refusal(failures, variableFailures);
 
   if (input.dashboardId === undefined) {
     const { rows } = await deps.pool

@@ -74,6 +74,20 @@ export const PanelOptionsSchema = z
 /** A variable's name, as written `$name` or `${name}` in panel SQL. */
 export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
+/** The value that selects every option of a variable with `includeAll` (Grafana's URL spelling). */
+export const ALL_VALUE = "$__all";
+
+/** Most options a variable offers: a custom list's length, and what a query variable keeps of its rows. */
+export const MAX_VARIABLE_OPTIONS = 1000;
+
+/** Longest option value. */
+export const MAX_VARIABLE_VALUE_LENGTH = 1000;
+
+const VariableValueSchema = z
+  .string()
+  .max(MAX_VARIABLE_VALUE_LENGTH)
+  .refine((v) => !v.includes("\u0000"), { error: "must not contain a NUL character" });
+
 /**
  * A dashboard variable: `custom` lists its values; `query` takes its options from the first column of a
  * guarded statement on a source. Bound as parameters, never spliced into SQL.
@@ -85,10 +99,10 @@ export const VariableSchema = z.object({
     .refine((n) => !n.startsWith("__"), { error: "must not start with __ (reserved for $__ macros)" }),
   label: z.string().min(1).max(200).optional(),
   type: z.enum(["custom", "query"]),
-  values: z.array(z.string().max(1000)).max(1000).optional(),
+  values: z.array(VariableValueSchema).min(1).max(MAX_VARIABLE_OPTIONS).optional(),
   sourceId: z.string().min(1).max(64).optional(),
   sql: z.string().min(1).max(20000).optional(),
-  default: z.union([z.string().max(1000), z.array(z.string().max(1000)).max(1000)]).optional(),
+  default: z.union([VariableValueSchema, z.array(VariableValueSchema).min(1).max(MAX_VARIABLE_OPTIONS)]).optional(),
   multi: z.boolean().optional(),
   includeAll: z.boolean().optional(),
 });
@@ -134,7 +148,12 @@ export function newDashboardSpecSchema(minRefreshMs: number, defaultTime: { from
 }
 
 function refineSpec(minRefreshMs: number) {
-  return (spec: Pick<z.infer<typeof DashboardSpecBaseSchema>, "refreshIntervalMs" | "panels">, ctx: z.RefinementCtx) => {
+  return (
+    spec: Pick<z.infer<typeof DashboardSpecBaseSchema>, "refreshIntervalMs" | "panels" | "variables" | "time">,
+    ctx: z.RefinementCtx,
+  ) => {
+    refineTime(spec.time, ctx);
+    refineVariables(spec.variables ?? [], ctx);
     if (spec.refreshIntervalMs !== undefined && spec.refreshIntervalMs < minRefreshMs) {
       ctx.addIssue({
         code: "custom",
@@ -148,6 +167,59 @@ function refineSpec(minRefreshMs: number) {
       seen.add(p.id);
     });
   };
+}
+
+/** A range that ends before it starts, when both ends say so without a clock: two instants, or two offsets from now. */
+function refineTime(time: { from: string; to: string }, ctx: z.RefinementCtx): void {
+  const from = parseTimeExpression(time.from);
+  const to = parseTimeExpression(time.to);
+  if (!from.ok || !to.ok || from.value.kind !== to.value.kind) return;
+  const after =
+    from.value.kind === "absolute" && to.value.kind === "absolute"
+      ? from.value.at > to.value.at
+      : from.value.kind === "relative" && to.value.kind === "relative" && from.value.offsetMs < to.value.offsetMs;
+  if (after) ctx.addIssue({ code: "custom", path: ["time", "from"], message: `must not be after time.to (${time.to})` });
+}
+
+/**
+ * What a variable list must hold beyond each entry's shape: unique names; `values` for custom and only for custom,
+ * `sourceId` and `sql` for query and only for query; values listed once, never `$__all`; a default that is one of the
+ * values (when they are known before running anything), several only with `multi`, `$__all` only with `includeAll`.
+ */
+function refineVariables(variables: readonly Variable[], ctx: z.RefinementCtx): void {
+  const names = new Set<string>();
+  variables.forEach((v, i) => {
+    const issue = (field: string, message: string) => ctx.addIssue({ code: "custom", path: ["variables", i, field], message });
+    if (names.has(v.name)) issue("name", `duplicate variable name ${v.name}`);
+    names.add(v.name);
+    if (v.type === "custom") {
+      if (v.values === undefined) issue("values", "a custom variable lists its values");
+      if (v.sourceId !== undefined) issue("sourceId", "only a query variable has a source");
+      if (v.sql !== undefined) issue("sql", "only a query variable has SQL");
+    } else {
+      if (v.sourceId === undefined) issue("sourceId", "a query variable names its source");
+      if (v.sql === undefined) issue("sql", "a query variable has the SQL that lists its options");
+      if (v.values !== undefined) issue("values", "a query variable takes its values from its SQL; values is for custom variables");
+    }
+    const values = v.values ?? [];
+    const seen = new Set<string>();
+    for (const value of values) {
+      if (value === ALL_VALUE) issue("values", `${ALL_VALUE} is reserved for "All" (includeAll)`);
+      else if (seen.has(value)) issue("values", `value ${JSON.stringify(value.slice(0, 64))} is listed twice`);
+      seen.add(value);
+    }
+    if (v.default === undefined) return;
+    const defaults = typeof v.default === "string" ? [v.default] : v.default;
+    if (typeof v.default !== "string" && v.multi !== true && defaults.length > 1) issue("default", "several values need multi: true");
+    for (const d of defaults) {
+      if (d === ALL_VALUE) {
+        if (v.includeAll !== true) issue("default", `${ALL_VALUE} needs includeAll: true`);
+        else if (defaults.length > 1) issue("default", `${ALL_VALUE} stands alone`);
+      } else if (v.type === "custom" && v.values !== undefined && !seen.has(d)) {
+        issue("default", `${JSON.stringify(d.slice(0, 64))} is not one of the values`);
+      }
+    }
+  });
 }
 
 export type Panel = z.infer<typeof PanelSchema>;

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { DashboardSpec } from "../dashboards/spec.ts";
 import { refreshCatalog } from "../catalog-refresh/refresh.ts";
-import { saveDashboard } from "../dashboards/save.ts";
+import { parseDashboardSpec, saveDashboard } from "../dashboards/save.ts";
 import type { Guard } from "../sql-guard/verdict.ts";
 import type { QueryRunner } from "../query/runner.ts";
 import { createSource, getSource } from "../sources/index.ts";
@@ -121,8 +121,8 @@ export async function seedDemo(deps: {
     .rows[0]?.id;
   if (!dash) {
     const saved = await saveDashboard(
-      { pool, guard: deps.guard, minRefreshIntervalMs: deps.minRefreshIntervalMs },
-      { workspaceId: ws, userSub: "seed", spec: demoDashboardSpec(source.id) },
+      { pool, guard: deps.guard },
+      { workspaceId: ws, userSub: "seed", spec: parseDashboardSpec(demoDashboardSpec(source.id), deps.minRefreshIntervalMs) },
     );
     dash = saved.id;
   }

@@ -146,6 +146,18 @@ export interface SessionExpiredFrame {
   reason?: "revoked";
 }
 
+/** Why a stream ended with `event: forbidden`. */
+export type ForbiddenReason = "role_removed" | "workspace_deleted" | "access_revoked";
+
+/**
+ * event: forbidden. Terminal: the person lost their role in the dashboard's workspace (its role groups changed, it
+ * was deleted, or a workspace admin revoked their access); a reconnect would be a 404.
+ */
+export interface ForbiddenFrame {
+  workspaceId: string;
+  reason: ForbiddenReason;
+}
+
 /** event: draining. Terminal: the instance is shutting down; reconnect after `retryMs` (also sent as `retry:`). */
 export interface DrainingFrame {
   retryMs: number;
@@ -157,6 +169,7 @@ export interface StreamFrames {
   panel: PanelUpdate;
   dashboard: DashboardFrame;
   session_expired: SessionExpiredFrame;
+  forbidden: ForbiddenFrame;
   draining: DrainingFrame;
 }
 
@@ -166,10 +179,10 @@ export type StreamEventName = keyof StreamFrames;
 export type StreamFrame = { [K in StreamEventName]: { event: K; data: StreamFrames[K] } }[StreamEventName];
 
 /** The event names, for checks on both sides. */
-export const STREAM_EVENTS: readonly StreamEventName[] = ["snapshot", "panel", "dashboard", "session_expired", "draining"];
+export const STREAM_EVENTS: readonly StreamEventName[] = ["snapshot", "panel", "dashboard", "session_expired", "forbidden", "draining"];
 
 /** Events after which the server closes the stream. */
-export const TERMINAL_EVENTS: ReadonlySet<StreamEventName> = new Set<StreamEventName>(["session_expired", "draining"]);
+export const TERMINAL_EVENTS: ReadonlySet<StreamEventName> = new Set<StreamEventName>(["session_expired", "forbidden", "draining"]);
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -201,6 +214,9 @@ export function decodeFrame(event: string, data: string): StreamFrame | null {
     case "session_expired":
       if (typeof v.expiresAt !== "number") return null;
       return { event: "session_expired", data: v as unknown as SessionExpiredFrame };
+    case "forbidden":
+      if (typeof v.workspaceId !== "string" || typeof v.reason !== "string") return null;
+      return { event: "forbidden", data: v as unknown as ForbiddenFrame };
     case "draining":
       if (typeof v.retryMs !== "number") return null;
       return { event: "draining", data: v as unknown as DrainingFrame };

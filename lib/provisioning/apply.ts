@@ -231,7 +231,7 @@ async function applySource({ deps, db, record, report, later }: Run, workspaceId
 }
 
 async function applyDashboard({ deps, db, record, report }: Run, workspaceId: string, entry: DashboardEntry): Promise<void> {
-  const saveDeps = { pool: db, guard: deps.guard, minRefreshIntervalMs: deps.config.MIN_REFRESH_INTERVAL_MS };
+  const saveDeps = { pool: db, guard: deps.guard };
   const have = await getDashboard(db, entry.id);
   if (have && have.workspaceId !== workspaceId) {
     throw new AppError(

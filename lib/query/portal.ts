@@ -17,7 +17,7 @@ export interface PortalOptions {
   maxRows: number;
   /** Serialized JSON size at which the read stops at once. */
   maxBytes: number;
-  /** BEGIN READ ONLY, SET LOCAL statement_timeout, the session reset and ROLLBACK, encoded (see fixedMessages). */
+  /** BEGIN READ ONLY, SET LOCAL statement_timeout and work_mem, the session reset and ROLLBACK, encoded (see fixedMessages). */
   fixed: FixedMessages;
   /** Ends the connection at once; the portal then fails with its own stop reason. */
   abort: () => void;
@@ -93,7 +93,7 @@ export class ReadOnlyPortal {
    * left session state a ROLLBACK keeps, so its connection is destroyed.
    */
   reusable = false;
-  /** CommandComplete messages seen: BEGIN's and SET's come before the statement's own. */
+  /** CommandComplete messages seen: BEGIN's and the two SETs' come before the statement's own. */
   private completions = 0;
   /** The statement's own reply has ended (the release's row and completion follow). */
   private statementDone = false;
@@ -181,7 +181,7 @@ export class ReadOnlyPortal {
   }
 
   handleCommandComplete(msg: { text: string }): void {
-    if (++this.completions !== 3 || this.statementDone) return;
+    if (++this.completions !== 4 || this.statementDone) return;
     this.statementDone = true;
     this.reusable = msg.text.startsWith("SELECT ");
   }

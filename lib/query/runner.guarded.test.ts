@@ -14,6 +14,7 @@ let fx: MetricsFixture;
 let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
 let runner: QueryRunner;
 let registry: Registry;
+let readerRole: string;
 
 const catalog: Catalog = {
   tables: [
@@ -51,6 +52,7 @@ beforeAll(async () => {
     "GRANT USAGE ON SCHEMA public TO %I",
     "GRANT SELECT ON samples, hosts TO %I",
   ]);
+  readerRole = reader;
   await secrets.set("METRICS_USERNAME", reader);
   await secrets.set("METRICS_PASSWORD", "pw-guarded");
   const config = parseConfig({
@@ -150,6 +152,26 @@ describe("guarded queries on a real guard", () => {
     const other = fx.source({ catalog: hostsOnly, catalogRefreshedAt: new Date(T0) });
     expect((await rejection(runner.run({ source: other, sql, range }))).extra).toEqual({ reason: "catalog" });
     expect((await runner.run({ source, sql, range })).rows).toEqual([[61]]);
+  });
+
+  test("a time series is checked against the range before it runs: refused with time when too many rows", async () => {
+    const source = fx.source({ catalog });
+    const sql = "SELECT count(*)::int FROM generate_series($__timeFrom(), $__timeTo(), interval '1 second') t";
+    expect((await runner.run({ source, sql, range })).rows).toEqual([[3601]]);
+    const week = { fromMs: T0, toMs: T0 + 7 * 86_400_000 };
+    const err = await rejection(runner.run({ source, sql, range: week }));
+    expect(err.extra).toEqual({ reason: "time" });
+    expect(err.message).toContain("generate_series");
+    // With $__interval the same week stays within the cap.
+    const byInterval = "SELECT count(*)::int FROM generate_series($__timeFrom(), $__timeTo(), $__interval) t";
+    expect((await runner.run({ source, sql: byInterval, range: week })).rows[0][0]).toBeLessThanOrEqual(721);
+  });
+
+  test("every statement runs with the runner's work_mem, whatever the role's default", async () => {
+    await fx.admin(`ALTER ROLE ${readerRole} SET work_mem = '512MB'`);
+    const source = fx.source({ catalog });
+    const r = await runner.execute({ source, sql: "SELECT current_setting('work_mem')" });
+    expect(r.rows).toEqual([["4MB"]]);
   });
 
   test("a never-refreshed catalog refuses a statement that reaches the catalog check", async () => {

@@ -66,7 +66,7 @@ function setup() {
   return { runner, source, one, pid };
 }
 
-const RUNNER_STATEMENTS = ["pb_ro_begin", "pb_ro_rollback", "pb_ro_timeout_1000", "pb_ro_unlock"];
+const RUNNER_STATEMENTS = ["pb_ro_begin", "pb_ro_rollback", "pb_ro_timeout_1000", "pb_ro_unlock", "pb_ro_work_mem_4096"];
 
 describe("a pooled source connection carries nothing forward", () => {
   test("a session advisory lock taken by a statement is released before the client is checked out again", async () => {

@@ -4,6 +4,7 @@ import { AppError } from "../http/errors.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { SecretResolver } from "../secrets/resolver.ts";
 import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
+import { seriesRowsProblem } from "../sql-guard/series.ts";
 import type { Guard, MacroParam, VariableDecl } from "../sql-guard/verdict.ts";
 import { type HostPolicy, hostPolicyFromConfig } from "../sources/host-policy.ts";
 import { type Source, catalogVersion } from "../sources/store.ts";
@@ -12,6 +13,8 @@ import { type SourceConnector, createConnectionBudget, createSourcePool, poolKey
 import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
 import type { QueryResult, TimeRange } from "./types.ts";
 import { variableValue } from "./variable-values.ts";
+import { rowsTruncation, stepMsOf, withBuckets } from "./result-notes.ts";
+import { loadShapeParser, shapeOf } from "./time-shape.ts";
 import { fixedMessages, isoTimestamp } from "./wire.ts";
 
 const TIMESTAMPTZ_OID = 1184;
@@ -36,6 +39,8 @@ export interface QueryRunnerOptions {
   secrets: SecretResolver;
   /** Monotonic milliseconds for durations. */
   now?: () => number;
+  /** Epoch milliseconds, to tell whether a result's last bucket is still filling. */
+  wallNow?: () => number;
   /** Connections per source pool. */
   poolMax?: number;
   connectTimeoutMs?: number;
@@ -384,13 +389,31 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
           reason: "catalog",
         });
       }
-      return execute({
+      // A generate_series over times: its rows for this range, before anything runs (lib/sql-guard/series.ts).
+      const series = seriesRowsProblem(verdict.series, range.fromMs, range.toMs, macroValue("interval", range, variableValues));
+      if (series !== null) {
+        metrics.countGuardRejection("time");
+        throw new AppError("guard_rejected", series, { reason: "time" });
+      }
+      const values = verdict.params.map((p) => macroValue(p, range, variableValues));
+      // Newest rows first (docs/query-runner.md): a statement keyed by time is wrapped so PostgreSQL returns
+      // its newest rows first, and MAX_QUERY_ROWS then cuts the oldest; the rows are put back in time order.
+      await loadShapeParser();
+      const shape = shapeOf(verdict.sql, verdict.params);
+      const newest = shape !== null && shape.timeKeyed && shape.position !== null;
+      const result = await execute({
         source,
-        sql: verdict.sql,
-        values: verdict.params.map((p) => macroValue(p, range, variableValues)),
+        sql: newest ? `SELECT * FROM (${verdict.sql}) AS pulseboard_rows ORDER BY ${shape.position} DESC NULLS LAST` : verdict.sql,
+        values,
         // A variable's type is left to the server (0), as a quoted literal's would be.
         paramTypes: verdict.params.map((p) => (typeof p === "object" ? 0 : p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
         signal,
+      });
+      if (newest) result.rows.reverse();
+      if (result.truncated) result.truncation = rowsTruncation(result.rows.length, config.MAX_QUERY_ROWS, newest);
+      return withBuckets(result, shape, stepMsOf(shape, values), range, {
+        maxPoints: config.MAX_WINDOW_POINTS,
+        wallNow: (opts.wallNow ?? Date.now)(),
       });
     },
     execute: (req) => execute(req),

@@ -22,26 +22,27 @@ describe("encodePipeline", () => {
   const FIXED = [
     ["pb_ro_begin", "BEGIN READ ONLY"],
     ["pb_ro_timeout_20000", "SET LOCAL statement_timeout = 20000"],
+    ["pb_ro_work_mem_4096", "SET LOCAL work_mem = '4096kB'"],
     ["pb_ro_unlock", SESSION_RESET],
     ["pb_ro_rollback", "ROLLBACK"],
   ];
 
-  test("a fresh connection gets the four named statements first, then the transaction around the statement", () => {
+  test("a fresh connection gets the five named statements first, then the transaction around the statement", () => {
     const buf = encodePipeline(fixed, true, "SELECT $1::text, $2", [25, 0], ["é", null], 5001);
     const msgs = messages(buf);
-    expect(msgs.map(([c]) => c).join("")).toBe("PPPPBEBEPBDEBEBES");
+    expect(msgs.map(([c]) => c).join("")).toBe("PPPPPBEBEBEPBDEBEBES");
     const texts = msgs.filter(([c]) => c === "P").map(([, b]) => b.toString("utf8").split("\0").slice(0, 2));
     expect(texts).toEqual([...FIXED, ["", "SELECT $1::text, $2"]]);
-    const bind = msgs[9]?.[1] as Buffer;
+    const bind = msgs[12]?.[1] as Buffer;
     // portal "", statement "", 0 format codes, 2 values: "é" (2 bytes), NULL (-1), 0 result format codes
     expect([...bind]).toEqual([0, 0, 0, 0, 0, 2, 0, 0, 0, 2, 0xc3, 0xa9, 0xff, 0xff, 0xff, 0xff, 0, 0]);
-    const execute = msgs[11]?.[1] as Buffer;
+    const execute = msgs[14]?.[1] as Buffer;
     expect(execute.readInt32BE(1)).toBe(5001);
   });
 
   test("a connection that has them skips the Parse of the fixed statements at the start", () => {
     const msgs = messages(encodePipeline(fixed, false, "SELECT 1", [], [], 2));
-    expect(msgs.map(([c]) => c).join("")).toBe("BEBEPBDEBEBES");
+    expect(msgs.map(([c]) => c).join("")).toBe("BEBEBEPBDEBEBES");
   });
 
   test("after the statement: the advisory-lock release, then ROLLBACK, then Sync", () => {

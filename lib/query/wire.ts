@@ -8,7 +8,7 @@
 export interface FixedMessages {
   /** Parse of the four named statements, sent first on a fresh connection. */
   parse: Buffer;
-  /** Bind/Execute of BEGIN READ ONLY and SET LOCAL statement_timeout. */
+  /** Bind/Execute of BEGIN READ ONLY, SET LOCAL statement_timeout and SET LOCAL work_mem. */
   prefix: Buffer;
   /** Bind/Execute of the advisory-lock release (SESSION_RESET) and ROLLBACK, then Sync. */
   suffix: Buffer;
@@ -49,19 +49,43 @@ const bindMessage = (name: string) => message("B", Buffer.concat([cstring(""), c
 const executeMessage = () => message("E", Buffer.concat([cstring(""), Buffer.alloc(4)]));
 const syncMessage = () => message("S", Buffer.alloc(0));
 
-/** Encodes BEGIN READ ONLY, SET LOCAL statement_timeout, the advisory-lock release and ROLLBACK as named statements. */
-export function fixedMessages(timeoutMs: number): FixedMessages {
+/**
+ * work_mem of every statement, in kB (PostgreSQL's default): what one sort or hash may hold before it spills to
+ * temp files. A role may set it for itself, so a role default of the source cannot raise it for panel queries.
+ */
+export const STATEMENT_WORK_MEM_KB = 4096;
+
+/**
+ * Encodes BEGIN READ ONLY, SET LOCAL statement_timeout, SET LOCAL work_mem, the advisory-lock release and
+ * ROLLBACK as named statements.
+ */
+export function fixedMessages(timeoutMs: number, workMemKb = STATEMENT_WORK_MEM_KB): FixedMessages {
   const timeout = Math.max(1, Math.floor(timeoutMs));
-  const names = { begin: "pb_ro_begin", timeout: `pb_ro_timeout_${timeout}`, unlock: "pb_ro_unlock", rollback: "pb_ro_rollback" };
+  const workMem = Math.max(64, Math.floor(workMemKb));
+  const names = {
+    begin: "pb_ro_begin",
+    timeout: `pb_ro_timeout_${timeout}`,
+    workMem: `pb_ro_work_mem_${workMem}`,
+    unlock: "pb_ro_unlock",
+    rollback: "pb_ro_rollback",
+  };
   const parse = Buffer.concat([
     parseMessage(names.begin, "BEGIN READ ONLY"),
     parseMessage(names.timeout, `SET LOCAL statement_timeout = ${timeout}`),
+    parseMessage(names.workMem, `SET LOCAL work_mem = '${workMem}kB'`),
     parseMessage(names.unlock, SESSION_RESET),
     parseMessage(names.rollback, "ROLLBACK"),
   ]);
   return {
     parse,
-    prefix: Buffer.concat([bindMessage(names.begin), executeMessage(), bindMessage(names.timeout), executeMessage()]),
+    prefix: Buffer.concat([
+      bindMessage(names.begin),
+      executeMessage(),
+      bindMessage(names.timeout),
+      executeMessage(),
+      bindMessage(names.workMem),
+      executeMessage(),
+    ]),
     suffix: Buffer.concat([bindMessage(names.unlock), executeMessage(), bindMessage(names.rollback), executeMessage(), syncMessage()]),
   };
 }

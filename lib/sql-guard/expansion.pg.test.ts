@@ -35,7 +35,12 @@ describe("expanded panel SQL runs on PostgreSQL", () => {
     const v = guard.check(sql, DEMO_CATALOG);
     if (!v.ok) throw new Error(`${v.reason}: ${v.message}`);
     const to = Date.now();
-    const res = await client.query({ text: v.sql, values: bind(v.params, to - 3_600_000, to) });
+    // The runner binds from/to as timestamptz and the interval as interval (typed parameters): the same here.
+    const typed = v.sql.replace(
+      /\$(\d+)/g,
+      (_m, n: string) => `$${n}::${v.params[Number(n) - 1] === "interval" ? "interval" : "timestamptz"}`,
+    );
+    const res = await client.query({ text: typed, values: bind(v.params, to - 3_600_000, to) });
     expect(res.fields.length).toBeGreaterThan(0);
   });
 

@@ -3,7 +3,9 @@
 import type { Catalog } from "../catalog/types.ts";
 import { DEFAULT_ALLOWED_FUNCTIONS, parseFunctionList } from "./allowlist.ts";
 import { inspect } from "./inspect.ts";
+import { locateMacroProblem, locateRefusal, locateToken } from "./locate.ts";
 import { expandMacros, safeName } from "./macros.ts";
+import { charOffsetOfByte } from "./offsets.ts";
 import { VerdictCache } from "./cache.ts";
 import type { Guard, GuardReason, GuardVerdict, MacroParam, VariableDecl } from "./verdict.ts";
 
@@ -68,8 +70,10 @@ export function guardOptionsFromConfig(config: {
 
 const DEFAULT_MAX_LENGTH = 20_000;
 
-function reject(reason: GuardReason, message: string): GuardVerdict {
-  return Object.freeze({ ok: false as const, reason, message });
+function reject(reason: GuardReason, message: string, location?: number): GuardVerdict {
+  return Object.freeze(
+    location === undefined ? { ok: false as const, reason, message } : { ok: false as const, reason, message, location },
+  );
 }
 
 /** Check 1: nothing but whitespace (scan.l's [ \t\n\r\f\v]) and semicolons. */
@@ -98,11 +102,11 @@ function hasLoneSurrogate(sql: string): boolean {
   return false;
 }
 
-/** The real scanner's answer on comments; undefined when it cannot scan the text. */
-function scannerFindsComment(scanSync: Parser["scanSync"], sql: string): boolean | undefined {
+/** The real scanner's answer on comments (the byte offset of the first, or false); undefined when it cannot scan the text. */
+function scannerFindsComment(scanSync: Parser["scanSync"], sql: string): number | false | undefined {
   try {
     for (const t of scanSync(sql).tokens) {
-      if (t.tokenName === "SQL_COMMENT" || t.tokenName === "C_COMMENT") return true;
+      if (t.tokenName === "SQL_COMMENT" || t.tokenName === "C_COMMENT") return t.start;
     }
     return false;
   } catch {
@@ -165,17 +169,29 @@ export function createGuard(opts: GuardOptions = {}): Guard {
     // Check 2. A comment needs "--" or "/*" in the text; only then is the real scanner asked.
     if (sql.includes("--") || sql.includes("/*")) {
       const scanned = scannerFindsComment(scanSync, sql);
-      if (scanned ?? expansion.hasComment) return reject("comment", "comments are not allowed in panel SQL");
+      // `scanned` is a byte offset when found, and 0 is one: compare, never test for truthiness.
+      if (scanned === undefined ? expansion.hasComment : scanned !== false) {
+        return reject(
+          "comment",
+          "comments are not allowed in panel SQL",
+          typeof scanned === "number" ? charOffsetOfByte(sql, scanned) : undefined,
+        );
+      }
     }
 
     // Check 3.
-    if (!expansion.ok) return reject("structure", expansion.message);
+    if (!expansion.ok) return reject("structure", expansion.message, locateMacroProblem(sql));
+    const expandedSql = expansion.sql;
+    // A parser location (bytes into the expansion) as an offset into the SQL as written.
+    const written = (byte: number | undefined): number | undefined =>
+      byte === undefined ? undefined : expansion.originalOffset(charOffsetOfByte(expandedSql, byte));
     let tree: { stmts?: unknown[] };
     try {
       tree = parseSync(expansion.sql) as { stmts?: unknown[] };
     } catch (err) {
       if (err instanceof RangeError) return reject("structure", "the statement is nested too deeply");
-      return reject("structure", parseErrorMessage(err));
+      const cursor = (err as { sqlDetails?: { cursorPosition?: unknown } }).sqlDetails?.cursorPosition;
+      return reject("structure", parseErrorMessage(err), written(typeof cursor === "number" ? cursor : undefined));
     }
     const stmts = Array.isArray(tree.stmts) ? tree.stmts : [];
     if (stmts.length === 0) return reject("empty", "the statement is empty");
@@ -189,14 +205,19 @@ export function createGuard(opts: GuardOptions = {}): Guard {
     // Checks 4 to 7.
     if (found.keyword !== null) {
       const keyword = found.keyword || firstWord(expansion.sql);
-      return reject("keyword", `${keyword} is not allowed: panel SQL must be one read-only SELECT`);
+      const at = locateToken(scanSync, sql, keyword.split(" ")[0]);
+      return reject(
+        "keyword",
+        `${keyword} is not allowed: panel SQL must be one read-only SELECT`,
+        at === undefined ? undefined : charOffsetOfByte(sql, at),
+      );
     }
-    if (found.func !== null) return reject("function", found.func);
+    if (found.func !== null) return reject("function", found.func, written(locateRefusal(stmts[0], found.func)));
     if (catalog === null) {
       return reject("catalog", "the source's catalog has never been refreshed; refresh the catalog first");
     }
-    if (found.catalog !== null) return reject("catalog", found.catalog);
-    if (found.time !== null) return reject("time", found.time);
+    if (found.catalog !== null) return reject("catalog", found.catalog, written(locateRefusal(stmts[0], found.catalog)));
+    if (found.time !== null) return reject("time", found.time, written(locateRefusal(stmts[0], found.time)));
     const params = Object.freeze(expansion.params) as MacroParam[];
     const sqlOut = expansion.sql.replace(/^[ \t\n\r\f\v;]+|[ \t\n\r\f\v;]+$/g, "");
     if (found.series.length === 0) return Object.freeze({ ok: true as const, sql: sqlOut, params });

@@ -19,7 +19,6 @@ import {
   type Arg,
   FIXED,
   ONE_ROW,
-  ROW,
   type Size,
   UNBOUNDED,
   bounded,
@@ -307,9 +306,9 @@ class Analyzer {
     maxParam: 0,
   };
   /** Sizes of calls and operators, computed once when the walk checks them (by node body). */
-  private readonly sizes = new WeakMap<object, Size>();
+  private readonly sizes = new Map<object, Size>();
   /** Output columns of each SELECT body, as the walk found them. */
-  private readonly outputs = new WeakMap<object, Column[] | null>();
+  private readonly outputs = new Map<object, Column[] | null>();
 
   constructor(
     private readonly catalog: CatalogIndex | null,
@@ -503,8 +502,11 @@ class Analyzer {
       level.outputNames = new Set((left ?? []).map((c) => c.name));
       this.rest(body, { ...ctx, level }, ["withClause", "larg", "rarg"]);
       // A column of a set operation is either branch's value; UNION, INTERSECT and EXCEPT without ALL sort them.
+      // Unnamed targets are left out of a branch's columns, so positions line up only when no branch lost one.
+      const aligned = left !== null && right !== null && left.length === right.length;
+      const anyRight = pick((right ?? [ONE_ROW]).map((c) => ("size" in c ? c.size : c)));
       const columns =
-        left?.map((c, i) => ({ name: c.name, type: c.type, size: right?.[i] ? pick([c.size, right[i].size]) : ONE_ROW })) ?? null;
+        left?.map((c, i) => ({ name: c.name, type: c.type, size: pick([c.size, aligned ? right[i].size : anyRight]) })) ?? null;
       if (body.all !== true) {
         for (const c of columns ?? [{ name: "", type: null, size: ONE_ROW }]) {
           const p = sortProblem(c.size, String(body.op).replace("SETOP_", ""));
@@ -523,6 +525,8 @@ class Analyzer {
     }
 
     let output: Column[] | null = [];
+    // ORDER BY, GROUP BY and DISTINCT keys are checked once the output columns are known.
+    const sorts: [unknown[], string][] = [];
     for (const key in body) {
       const child = body[key];
       if (typeof child !== "object" || child === null) continue;
@@ -552,8 +556,7 @@ class Analyzer {
           level.outputNames = new Set((output ?? []).map((c) => c.name));
           this.expr(child, inner);
           level.outputNames = null;
-          const what = key === "sortClause" ? "ORDER BY" : key === "groupClause" ? "GROUP BY" : "DISTINCT";
-          this.sortKeys(child as unknown[], output, inner, what);
+          sorts.push([child as unknown[], key === "sortClause" ? "ORDER BY" : key === "groupClause" ? "GROUP BY" : "DISTINCT"]);
           break;
         }
         case "intoClause":
@@ -564,6 +567,7 @@ class Analyzer {
       }
     }
 
+    for (const [keys, what] of sorts) this.sortKeys(keys, output, inner, what);
     this.timeBounds(level, body.whereClause, joinQuals);
     return output;
   }
@@ -577,11 +581,14 @@ class Analyzer {
       const n = nodeOf(k);
       let node: unknown = k;
       if (n?.[0] === "SortBy") node = n[1].node;
-      if (n === undefined || (n[0] !== "SortBy" && Object.keys(n[1]).length === 0)) {
+      if (n === undefined) {
         // SELECT DISTINCT: an empty list item means every output column.
         for (const c of output ?? []) {
           const p = sortProblem(c.size, what);
-          if (p) return this.deny(p);
+          if (p) {
+            this.deny(p);
+            return;
+          }
         }
         continue;
       }
@@ -595,7 +602,10 @@ class Analyzer {
         if (named) size = pick([size, named.size]);
       }
       const p = sortProblem(size, what);
-      if (p) return this.deny(p, (ref?.[1] as { location?: unknown } | undefined)?.location);
+      if (p) {
+        this.deny(p, (ref?.[1] as { location?: unknown } | undefined)?.location);
+        return;
+      }
     }
   }
 
@@ -1076,18 +1086,20 @@ class Analyzer {
    * first problem becomes a function finding naming the function.
    */
   private callSizeOf(name: string, body: Obj, ctx: Ctx, report: boolean): Size {
-    const deny = (message: string): void => {
-      if (report) this.deny(message, body.location);
-    };
+    const problem = this.callProblem(name, body, ctx);
+    if (problem.message !== null && report) this.deny(problem.message, body.location);
+    if (report && name === "generate_series") this.seriesCall(Array.isArray(body.args) ? body.args : [], body.location);
+    return problem.size;
+  }
+
+  private callProblem(name: string, body: Obj, ctx: Ctx): { size: Size; message: string | null } {
     const shown = safeName(name);
     const decl = FUNCTION_DECLARATIONS[name];
     if (!decl) {
-      deny(`function ${shown} has no size declaration, so it is not allowed`);
-      return AGGREGATE;
+      return { size: AGGREGATE, message: `function ${shown} has no size declaration, so it is not allowed` };
     }
     if (body.func_variadic === true) {
-      deny(`VARIADIC arguments to ${shown} are not allowed: the guard must see every argument`);
-      return AGGREGATE;
+      return { size: AGGREGATE, message: `VARIADIC arguments to ${shown} are not allowed: the guard must see every argument` };
     }
     const direct = Array.isArray(body.args) ? body.args : [];
     const order = Array.isArray(body.agg_order) ? body.agg_order.map((o) => (nodeOf(o)?.[0] === "SortBy" ? nodeOf(o)?.[1].node : o)) : [];
@@ -1095,14 +1107,12 @@ class Analyzer {
     // An ordered-set aggregate's WITHIN GROUP (ORDER BY x) is its aggregated argument.
     const nodes = within ? [...direct, ...order] : direct;
     if (!coversArity(decl, nodes.length)) {
-      deny(`${shown} with ${nodes.length} arguments has no size declaration, so it is not allowed`);
-      return AGGREGATE;
+      return { size: AGGREGATE, message: `${shown} with ${nodes.length} arguments has no size declaration, so it is not allowed` };
     }
     const args: Arg[] = nodes.map((node) => ({ node, size: this.sizeOf(node, ctx) }));
     const aggregate = decl.kind === "a" || (decl.kind === "wa" && within);
     if (body.over !== undefined && decl.size === "concatenates") {
-      deny(`${shown} as a window function is not allowed: it builds a value per row of its frame`);
-      return AGGREGATE;
+      return { size: AGGREGATE, message: `${shown} as a window function is not allowed: it builds a value per row of its frame` };
     }
     // DISTINCT and ORDER BY inside an aggregate sort their values, and a window sorts its partition.
     const sorted: unknown[] = [];
@@ -1116,15 +1126,10 @@ class Analyzer {
     }
     for (const key of sorted) {
       const problem = sortProblem(this.sizeOf(key, ctx), `${shown}'s ORDER BY, DISTINCT or window`);
-      if (problem) {
-        deny(problem);
-        return AGGREGATE;
-      }
+      if (problem) return { size: AGGREGATE, message: problem };
     }
     const verdict = callSize(shown, decl, args, aggregate);
-    if (verdict.problem) deny(verdict.problem);
-    if (report && name === "generate_series") this.seriesCall(direct, body.location);
-    return verdict.size;
+    return { size: verdict.size, message: verdict.problem };
   }
 
   /**
@@ -1210,7 +1215,8 @@ class Analyzer {
     const type = t?.[t.length - 1];
     const text = stringConst(body.arg);
     if (text !== undefined && (type === "numeric" || type === "_numeric")) {
-      for (const part of type === "numeric" ? [text] : text.replace(/^\s*\{|\}\s*$/g, "").split(",")) {
+      // An array literal ('{1,2}'::numeric[]) holds one number per element.
+      for (const part of text.replace(/^\s*\{|\}\s*$/g, "").split(",")) {
         const problem = numericLiteralProblem(part);
         if (problem) this.deny(problem, body.location);
       }
@@ -1305,8 +1311,13 @@ class Analyzer {
   /** An output expression whose values are at or after a lower bound from the range start. */
   private timeFloorColumn(val: unknown, ctx: Ctx): boolean {
     const n = nodeOf(val);
-    if (!n || (n[0] !== "ColumnRef" && n[0] !== "TypeCast" && n[0] !== "ParamRef" && n[0] !== "FuncCall" && n[0] !== "A_Expr"))
-      return false;
+    if (!n) return false;
+    // Cheap tests first: this runs for every output column.
+    if (n[0] === "FuncCall") {
+      const f = n[1].funcname as unknown[];
+      const last = Array.isArray(f) ? sval(f[f.length - 1]) : undefined;
+      if (last !== "date_trunc" && last !== "date_bin") return false;
+    } else if (n[0] !== "ColumnRef" && n[0] !== "TypeCast" && n[0] !== "ParamRef" && n[0] !== "A_Expr") return false;
     return this.fromBound(val, ctx.level);
   }
 
@@ -1389,7 +1400,7 @@ class Analyzer {
   /** An end of the range, cast, or truncated once (date_trunc, date_bin). */
   private truncated(v: unknown, mode: "bound" | "series"): Widening | null {
     const casts = TIME_BOUND_CASTS;
-    if (this.param(v, "from", casts) || (mode === "series" && this.param(v, "to", casts))) return { ms: 0, intervals: 0, ranges: 0 };
+    if (this.rangeEnd(v, mode)) return { ms: 0, intervals: 0, ranges: 0 };
     let n = nodeOf(v);
     while (n?.[0] === "TypeCast") {
       const t = stringParts((n[1].typeName as Obj | undefined)?.names);
@@ -1400,19 +1411,24 @@ class Analyzer {
     const parts = stringParts(n[1].funcname);
     const fn = parts?.[parts.length - 1];
     const args = Array.isArray(n[1].args) ? n[1].args : [];
-    const end = (x: unknown) => this.param(x, "from", casts) || (mode === "series" && this.param(x, "to", casts));
+    const end = this.rangeEnd(args[1], mode);
     const cap = mode === "bound" ? MAX_BOUND_WIDENING_MS : MAX_SERIES_WIDENING_MS;
-    if (fn === "date_trunc" && (args.length === 2 || args.length === 3) && end(args[1])) {
+    if (fn === "date_trunc" && (args.length === 2 || args.length === 3) && end) {
       const unit = stringConst(args[0])?.toLowerCase();
       const ms = unit === undefined ? undefined : TRUNCATION_MS[unit];
       return ms !== undefined && ms <= cap ? { ms, intervals: 0, ranges: 0 } : null;
     }
-    if (fn === "date_bin" && args.length === 3 && end(args[1])) {
+    if (fn === "date_bin" && args.length === 3 && end) {
       if (this.param(args[0], "interval", INTERVAL_CASTS)) return { ms: 0, intervals: 1, ranges: 0 };
       const ms = intervalLiteral(args[0]);
       return ms !== undefined && ms <= cap ? { ms, intervals: 0, ranges: 0 } : null;
     }
     return null;
+  }
+
+  /** $__timeFrom() (for a series also $__timeTo()), cast to a timestamp type. */
+  private rangeEnd(x: unknown, mode: "bound" | "series"): boolean {
+    return this.param(x, "from", TIME_BOUND_CASTS) || (mode === "series" && this.param(x, "to", TIME_BOUND_CASTS));
   }
 
   /** One offset: $__interval, one range ($__timeTo() - $__timeFrom()), or a literal interval under the cap. */

@@ -79,7 +79,7 @@ export function pick(sizes: readonly Size[]): Size {
   }
   let copies = 0;
   for (const s of sizes) copies = Math.max(copies, s.copies);
-  return { ...best, copies };
+  return copies === best.copies ? best : { ...best, copies };
 }
 
 /** `s` grown by a constant factor (a replacement longer than its pattern, a JSON escape). */

@@ -40,7 +40,18 @@ export interface SeriesBound {
 /** A guard answer: the SQL to run with its bind list, or the first failed check's reason. */
 export type GuardVerdict =
   // sql with macros expanded to $1..$n; params[i] is what $i+1 binds; series: time series to check against the range
-  { ok: true; sql: string; params: MacroParam[]; series?: readonly SeriesBound[] } | { ok: false; reason: GuardReason; message: string };
+  | { ok: true; sql: string; params: MacroParam[]; series?: readonly SeriesBound[] }
+  | {
+      ok: false;
+      reason: GuardReason;
+      message: string;
+      /**
+       * Where the refused name, comment, keyword or syntax error starts: a UTF-16 offset into the SQL as
+       * written (macros unexpanded), as an editor counts. Absent when the refusal is about the whole
+       * statement or its place could not be told; inside what a macro or variable became it is where that starts.
+       */
+      location?: number;
+    };
 
 /** The SQL guard (`createGuard` in lib/sql-guard/index.ts), as every caller uses it. */
 export interface Guard {

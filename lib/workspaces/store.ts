@@ -53,16 +53,26 @@ export interface WorkspaceLimits {
 
 const COLUMNS = "id, name, viewer_group, editor_group, admin_group, created_at";
 
+/**
+ * NOTIFY channel on the config store; the payload is the id of a workspace whose role groups changed or that was
+ * deleted, sent at commit. Stream hosts end the open streams of people who lost their role in it.
+ */
+export const WORKSPACE_ACCESS_CHANNEL = "pulseboard_workspace_access";
+
 /** One workspace by id, or null. */
 export async function getWorkspace(pool: pg.Pool | pg.PoolClient, id: string): Promise<Workspace | null> {
   const { rows } = await pool.query<Workspace>(`SELECT ${COLUMNS} FROM workspaces WHERE id = $1`, [id]);
   return rows[0] ?? null;
 }
 
-/** Every workspace one of `groups` grants a role in, with the highest such role, ordered by name. */
+/**
+ * Every workspace one of `groups` grants a role in, with the highest such role, ordered by name; `revoked` (the
+ * workspaces a session lost by a workspace admin's revocation) are left out.
+ */
 export async function listWorkspacesForGroups(
   pool: pg.Pool | pg.PoolClient,
   groups: readonly string[],
+  revoked: readonly string[] = [],
 ): Promise<(Workspace & { role: Role })[]> {
   if (groups.length === 0) return [];
   const { rows } = await pool.query<Workspace>(
@@ -72,7 +82,7 @@ export async function listWorkspacesForGroups(
     [groups],
   );
   return rows.flatMap((ws) => {
-    const role = roleIn(groups, ws);
+    const role = revoked.includes(ws.id) ? null : roleIn(groups, ws);
     return role ? [{ ...ws, role }] : [];
   });
 }
@@ -80,9 +90,9 @@ export async function listWorkspacesForGroups(
 /** The workspaces a caller has a role in: an API token's one workspace, or those its groups grant (listWorkspacesForGroups). */
 export async function listWorkspacesFor(
   pool: pg.Pool | pg.PoolClient,
-  user: Pick<SessionUser, "groups" | "token">,
+  user: Pick<SessionUser, "groups" | "token" | "revokedWorkspaces">,
 ): Promise<(Workspace & { role: Role })[]> {
-  if (!user.token) return listWorkspacesForGroups(pool, user.groups);
+  if (!user.token) return listWorkspacesForGroups(pool, user.groups, user.revokedWorkspaces);
   const ws = await getWorkspace(pool, user.token.workspaceId);
   return ws ? [{ ...ws, role: user.token.role }] : [];
 }
@@ -197,19 +207,28 @@ export interface WorkspacePatch {
  * that changes nothing writes nothing (provisioning re-applies count on it).
  */
 export async function updateWorkspace(pool: pg.Pool | pg.PoolClient, id: string, patch: WorkspacePatch): Promise<Workspace | null> {
+  // A change of the role groups is announced on WORKSPACE_ACCESS_CHANNEL at commit (a rename is not).
   const { rows } = await pool.query<Workspace>(
-    `UPDATE workspaces SET
-        name = coalesce($2, name),
-        viewer_group = coalesce($3, viewer_group),
-        editor_group = coalesce($4, editor_group),
-        admin_group = coalesce($5, admin_group)
-      WHERE id = $1
-        AND (name, viewer_group, editor_group, admin_group) IS DISTINCT FROM
-            (coalesce($2, name), coalesce($3, viewer_group), coalesce($4, editor_group), coalesce($5, admin_group))
-      RETURNING ${COLUMNS}`,
-    [id, patch.name ?? null, patch.viewer_group ?? null, patch.editor_group ?? null, patch.admin_group ?? null],
+    `WITH old AS (SELECT viewer_group, editor_group, admin_group FROM workspaces WHERE id = $1),
+          u AS (UPDATE workspaces SET
+                  name = coalesce($2, name),
+                  viewer_group = coalesce($3, viewer_group),
+                  editor_group = coalesce($4, editor_group),
+                  admin_group = coalesce($5, admin_group)
+                WHERE id = $1
+                  AND (name, viewer_group, editor_group, admin_group) IS DISTINCT FROM
+                      (coalesce($2, name), coalesce($3, viewer_group), coalesce($4, editor_group), coalesce($5, admin_group))
+                RETURNING ${COLUMNS})
+     SELECT u.*, CASE WHEN (u.viewer_group, u.editor_group, u.admin_group) IS DISTINCT FROM
+                           (old.viewer_group, old.editor_group, old.admin_group)
+                      THEN pg_notify($6, u.id) END AS notified
+       FROM u, old`,
+    [id, patch.name ?? null, patch.viewer_group ?? null, patch.editor_group ?? null, patch.admin_group ?? null, WORKSPACE_ACCESS_CHANNEL],
   );
-  return rows[0] ?? (await getWorkspace(pool, id));
+  const row = rows[0];
+  if (!row) return getWorkspace(pool, id);
+  const { notified: _, ...ws } = row as Workspace & { notified?: unknown };
+  return ws;
 }
 
 /** What deleting a workspace removed with it. */
@@ -263,6 +282,9 @@ async function deleteWorkspaceIn(client: pg.PoolClient, id: string, opts: { forc
     [id, DASHBOARD_CHANGED_CHANNEL],
   );
   const { rows: deletedSources } = await client.query<{ id: string }>("DELETE FROM sources WHERE workspace_id = $1 RETURNING id", [id]);
-  await client.query("DELETE FROM workspaces WHERE id = $1", [id]);
+  await client.query("WITH w AS (DELETE FROM workspaces WHERE id = $1 RETURNING id) SELECT pg_notify($2, w.id) FROM w", [
+    id,
+    WORKSPACE_ACCESS_CHANNEL,
+  ]);
   return { dashboards: deletedDashboards.map((r) => r.id), sources: deletedSources.map((r) => r.id) };
 }

@@ -10,6 +10,19 @@ export interface ReadmeStep {
   exitCode: number;
 }
 
+/**
+ * The steps a test runs: an `export` whose value holds `…` is a placeholder (a password, your database's address)
+ * that the test fills from its own environment instead.
+ */
+export function withoutPlaceholders(steps: readonly ReadmeStep[]): ReadmeStep[] {
+  return steps.filter((s) => !(/^export\s/.test(s.command) && s.command.includes("…")));
+}
+
+/** Names of the blocks marked for testing in a Markdown text, in order. */
+export function markedBlocks(text: string): string[] {
+  return [...text.matchAll(/<!-- readme-test: ([\w-]+) -->/g)].map((m) => m[1]!);
+}
+
 /** The steps of the block named `name`; throws when the README has no such block. */
 export function readmeBlock(readme: string, name: string): ReadmeStep[] {
   const marker = `<!-- readme-test: ${name} -->`;
@@ -74,8 +87,17 @@ export function missingOutput(output: string, expected: readonly string[]): stri
  * A bash script that runs the steps in order in one shell (so variables and functions carry over), with stderr
  * merged into stdout and a `<marker> N` line after each step carrying its exit status.
  */
-export function stepsScript(steps: readonly ReadmeStep[], marker: string): string {
-  return ["exec 2>&1", ...steps.map((s) => `${s.command}\necho "${marker} $?"`)].join("\n");
+export function stepsScript(steps: readonly ReadmeStep[], marker: string, opts: { serveLast?: boolean } = {}): string {
+  const last = opts.serveLast ? steps.at(-1) : undefined;
+  const run = last ? steps.slice(0, -1) : steps;
+  const lines = ["exec 2>&1", ...run.map((s) => `${s.command}\necho "${marker} $?"`)];
+  // A server (`npm start`) as the block's last step: the shell becomes it, and the test stops it with a signal.
+  // (`A=b exec cmd`: bash applies leading assignments to the command exec runs.)
+  if (last) {
+    const [, assignments, command] = /^((?:\w+=\S*\s+)*)([\s\S]*)$/.exec(last.command)!;
+    lines.push(`${assignments}exec ${command}`);
+  }
+  return lines.join("\n");
 }
 
 /** Splits a stepsScript's output into each step's output and exit status. */

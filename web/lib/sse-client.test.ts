@@ -122,6 +122,18 @@ describe("SSE client", () => {
     expect(h.requests).toHaveLength(1);
   });
 
+  test("event: forbidden is final as a 404 (access to the workspace ended): no reconnect", async () => {
+    const h = harness([
+      sse('event: snapshot\ndata: {}\n\nevent: forbidden\ndata: {"workspaceId":"ws_a","reason":"role_removed"}\n\n'),
+      sse(""),
+    ]);
+    await until(() => h.fatal() !== null);
+    expect(h.fatal()).toBe(404);
+    expect(h.events.map(([e]) => e)).toEqual(["snapshot", "forbidden"]);
+    await settle();
+    expect(h.requests).toHaveLength(1);
+  });
+
   test("close stops everything", async () => {
     const h = harness([]);
     await settle();

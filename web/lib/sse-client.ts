@@ -109,12 +109,14 @@ export function openStream(url: string, handlers: StreamHandlers, opts: StreamOp
             }
             if (m.event === "draining") draining = true;
             handlers.onEvent(m.event, m.data);
-            // The session ended: a reconnect would only get a 401, so the page signs in again now.
-            if (m.event === "session_expired") {
+            // The session ended: a reconnect would only get a 401, so the page signs in again now. Access to
+            // the workspace ended: a reconnect would only get the 404 of anyone without a role there.
+            if (m.event === "session_expired" || m.event === "forbidden") {
+              const status = m.event === "forbidden" ? 404 : 401;
               closed = true;
               ctl.abort();
-              state("closed", { status: 401 });
-              handlers.onFatal?.(401);
+              state("closed", { status });
+              handlers.onFatal?.(status);
               return;
             }
           }

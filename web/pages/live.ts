@@ -1,78 +1,178 @@
-import { type PanelType, renderResult } from "../charts/index.ts";
+import { type PanelDisplay, type PanelType, renderResult } from "../charts/index.ts";
 import { api, type Dashboard, errorText, loginHref, type Me, type Workspace } from "../lib/api.ts";
-import { panelErrorWords } from "../lib/panel-error.ts";
 import { byId, h, notify, replace, stateBox } from "../lib/dom.ts";
-import { describeRange, formatAgo, formatDuration } from "../lib/format.ts";
+import { formatAgo, formatDuration } from "../lib/format.ts";
+import { frameMarks } from "../lib/frame-marks.ts";
+import { panelErrorWords } from "../lib/panel-error.ts";
 import { chatResult, mergeResult } from "../lib/panel-window.ts";
-import { type DashboardSummary, decodeFrame, type PanelUpdate, streamUrl, type ViewSummary, viewParamsOf } from "../../lib/live/frames.ts";
+import { type PanelUpdate, statValue } from "../lib/result.ts";
 import { RollingWindow } from "../lib/rolling-window.ts";
 import { openStream, type StreamState } from "../lib/sse-client.ts";
 import { resolveRange } from "../lib/time-range.ts";
+import { type DashboardSummary, decodeFrame, type ViewSummary } from "../../lib/live/frames.ts";
+import { readView, rangeExpressions, streamQuery, type View, writeView, zoneOf } from "../lib/view-url.ts";
+import { openInspector, type QueryAsRun } from "../live/inspect.ts";
+import { placePanel, usesGrid } from "../live/layout.ts";
+import { panelMenu } from "../live/panel-menu.ts";
+import { queryAsRun } from "../live/query-as-run.ts";
+import { mountTimeControls } from "../live/time-controls.ts";
+import { mountVariablesBar, type VariableSpec } from "../live/variables-bar.ts";
 import { mountChat } from "./chat.ts";
 
-/** What the stream says about the dashboard (no SQL); panel types the charts do not know fall back to a table. */
-type Summary = Omit<DashboardSummary, "panels"> & { panels: (DashboardSummary["panels"][number] & { type: PanelType })[] };
+/** What the stream says about the dashboard (no SQL); the charts' panel types and display options. */
+type Summary = Omit<DashboardSummary, "panels"> & {
+  panels: (Omit<DashboardSummary["panels"][number], "options"> & { type: PanelType; options?: PanelDisplay })[];
+};
+
+/** A panel of the full spec (GET /api/dashboards/{id}): layout and SQL, which the stream's summary leaves out. */
+interface SpecPanel {
+  id: string;
+  sql?: string;
+  gridPos?: { x: number; y: number; w: number; h: number };
+  options?: PanelDisplay;
+}
 
 interface PanelView {
   spec: Summary["panels"][number];
   card: HTMLElement;
   body: HTMLElement;
   meta: HTMLElement;
+  notice: HTMLElement;
   window: RollingWindow;
   last: PanelUpdate | null;
+  hidden: Set<string>;
 }
 
-/** The live dashboard: layout from the stream's snapshot, panels updated per `panel` event. */
+/** The live dashboard: the view (range, refresh, zone, variables, full-screen panel) lives in the URL. */
 export function bootLive(): void {
   const body = document.body;
   const dashboardId = body.dataset.dashboardId!;
   const maxPoints = Math.max(1, Number(body.dataset.maxWindowPoints) || 720);
+  const minRefreshMs = Math.max(1000, Number(body.dataset.minRefreshMs) || 5000);
   const grid = byId("panels");
   const status = byId("status");
-  const rangeEl = byId("range");
+  const updated = byId("updated");
   const message = byId("message");
   const title = byId("title");
   const panels = new Map<string, PanelView>();
+  const hiddenByPanel = new Map<string, Set<string>>();
   let summary: Summary | null = null;
-  /** The view the stream serves (this page's from, to, refresh and var-* resolved by the server). */
-  let view: ViewSummary | null = null;
+  let specPanels = new Map<string, SpecPanel>();
+  let variables: VariableSpec[] = [];
   let lastUpdate: number | null = null;
   let streamState: StreamState = "connecting";
   let retryAt: number | null = null;
   let role: Workspace["role"] | null = null;
+  let view: View = readView(new URLSearchParams(location.search));
+  let pausedAfterSnapshot = false;
+  /** The view the stream serves, as the server resolved it (live is false for a range that has ended). */
+  let served: ViewSummary | null = null;
 
-  // Role for the Edit link; the stream itself only needs viewer.
-  void (async () => {
+  const effective = () => ({
+    from: view.from ?? summary?.time.from ?? "now-1h",
+    to: view.to ?? summary?.time.to ?? "now",
+    refreshMs: view.refreshMs ?? summary?.refreshIntervalMs ?? minRefreshMs,
+    tz: view.tz ?? "browser",
+  });
+  const timeZone = () => zoneOf(effective().tz);
+  const rangeAt = (now: number) => resolveRange({ from: effective().from, to: effective().to }, now);
+  /** A range that ends before now is fixed: queried once, never "Live". */
+  const isPast = () => {
+    if (served) return !served.live;
+    const e = effective();
+    if (e.to === "now") return false;
+    const t = Date.parse(e.to);
+    return !Number.isNaN(t) && t < Date.now();
+  };
+
+  async function loadSpec(): Promise<void> {
     try {
       const [dash, me] = await Promise.all([api<Dashboard>("GET", `/api/dashboards/${dashboardId}`), api<Me>("GET", "/api/me")]);
       const ws: Workspace | undefined = me.workspaces?.find((w) => w.id === dash.workspaceId);
       role = ws?.role ?? null;
       if (role && role !== "viewer") byId("edit-link").hidden = false;
+      const spec = dash.spec as unknown as { title: string; panels: SpecPanel[]; variables?: VariableSpec[] };
+      specPanels = new Map(spec.panels.map((p) => [p.id, p]));
+      variables = spec.variables ?? [];
       if (!summary) {
-        title.textContent = dash.spec.title;
-        document.title = `${dash.spec.title} · Pulseboard`;
+        title.textContent = spec.title;
+        document.title = `${spec.title} · Pulseboard`;
       }
+      layout();
+      await renderVariables(variables);
     } catch (err) {
       if ((err as { status?: number }).status === 404) fatal(404);
     }
-  })();
+  }
 
-  /** The range the panels show: the view's, else the saved one. */
-  const viewTime = () => (view ? { from: view.from, to: view.to } : (summary?.time ?? null));
+  const renderControls = mountTimeControls(byId("time-controls"), {
+    current: effective,
+    minRefreshMs,
+    change: (next) => pushView({ ...view, ...next }),
+    zoomOut: () => moveRange((r) => [r[0] - (r[1] - r[0]) / 2, r[1] + (r[1] - r[0]) / 2]),
+    shift: (dir) => moveRange((r) => [r[0] + (dir * (r[1] - r[0])) / 2, r[1] + (dir * (r[1] - r[0])) / 2]),
+  });
+  const renderVariables = mountVariablesBar(byId("variables"), {
+    dashboardId,
+    current: () => view.vars,
+    change: (name, values) => pushView({ ...view, vars: { ...view.vars, [name]: values } }),
+    onError: (text) => notify(message, text, "error"),
+  });
 
-  function setSummary(next: Summary, nextView?: ViewSummary): void {
+  /** Zoom out or shift: the new range, relative while it still ends at now. */
+  function moveRange(f: (r: [number, number]) => [number, number]): void {
+    const now = Date.now();
+    const r = rangeAt(now);
+    if (!r) return;
+    const next = f(r);
+    if (next[1] > now) {
+      next[0] -= next[1] - now;
+      next[1] = now;
+    }
+    pushView({ ...view, ...rangeExpressions(next, effective().to === "now", now) });
+  }
+
+  /** A new view: into the history (back walks through zooms), then applied without a reload. */
+  function pushView(next: View): void {
+    const before = view;
+    const search = `?${writeView(new URLSearchParams(location.search), next)}`;
+    if (search === location.search) return;
+    view = next;
+    history.pushState(null, "", `${location.pathname}${search}`);
+    apply(before);
+  }
+
+  function apply(before: View): void {
+    const reattach =
+      before.from !== view.from ||
+      before.to !== view.to ||
+      before.refreshMs !== view.refreshMs ||
+      JSON.stringify(before.vars) !== JSON.stringify(view.vars);
+    renderControls();
+    if (JSON.stringify(before.vars) !== JSON.stringify(view.vars)) void renderVariables(variables);
+    if (before.viewPanel !== view.viewPanel) layout();
+    if (reattach) attach();
+    else redrawAll();
+    renderStatus();
+  }
+
+  window.addEventListener("popstate", () => {
+    const before = view;
+    view = readView(new URLSearchParams(location.search));
+    apply(before);
+  });
+
+  function setSummary(next: Summary): void {
     const changed = !summary || summary.version !== next.version || panels.size === 0;
     summary = next;
-    if (nextView) view = nextView;
     title.textContent = next.title;
     document.title = `${next.title} · Pulseboard`;
-    const time = viewTime() ?? next.time;
-    rangeEl.textContent =
-      view && !view.live
-        ? `${describeRange(time)} · not live (the range has ended)`
-        : `${describeRange(time)} · every ${formatDuration(view?.refreshMs ?? next.refreshIntervalMs)}`;
+    renderControls();
+    if (next.variables && JSON.stringify(next.variables) !== JSON.stringify(variables)) {
+      variables = next.variables;
+      void renderVariables(variables);
+    }
     if (!changed) return;
-    // A new spec: rebuild the grid; windows restart because queries may have changed.
     panels.clear();
     grid.removeAttribute("aria-busy");
     if (next.panels.length === 0) {
@@ -90,32 +190,77 @@ export function bootLive(): void {
     for (const p of next.panels) {
       const bodyEl = h("div", { class: "panel-body" }, stateBox("loading", "Waiting for the first result…"));
       const meta = h("span", { class: "panel-meta muted" });
-      const card = h(
-        "article",
-        { class: `panel panel-${p.type}`, "aria-labelledby": `panel-${p.id}-title` },
+      const notice = h("p", { class: "panel-notice", role: "note", hidden: true });
+      const card = h("article", { class: `panel panel-${p.type}`, id: `panel-${p.id}`, "aria-labelledby": `panel-${p.id}-title` });
+      let hidden = hiddenByPanel.get(p.id);
+      if (!hidden) {
+        hidden = new Set();
+        hiddenByPanel.set(p.id, hidden);
+      }
+      const menu = panelMenu(p.title, {
+        fullScreen: () => pushView({ ...view, viewPanel: view.viewPanel === p.id ? undefined : p.id }),
+        isFullScreen: () => view.viewPanel === p.id,
+        inspect: (tab, from) => inspect(p.id, tab, from),
+        copyLink: () => copyLink(p.id),
+      });
+      card.append(
         h(
           "header",
           { class: "panel-head" },
           h("h2", { id: `panel-${p.id}-title` }, p.title, p.unit ? h("span", { class: "unit" }, ` (${p.unit})`) : null),
           meta,
+          menu,
         ),
+        notice,
         bodyEl,
       );
+      if (p.type === "timeseries") {
+        bodyEl.tabIndex = 0;
+        bodyEl.setAttribute("role", "figure");
+      }
       grid.append(card);
-      panels.set(p.id, { spec: p, card, body: bodyEl, meta, window: new RollingWindow(maxPoints), last: null });
+      panels.set(p.id, { spec: p, card, body: bodyEl, meta, notice, window: new RollingWindow(maxPoints), last: null, hidden });
     }
+    layout();
   }
 
-  function draw(view: PanelView): void {
-    const u = view.last;
-    if (!u) return;
+  /** Places the cards: the spec's 24-column grid when it has one, one panel alone when viewPanel names it. */
+  function layout(): void {
+    const gridded = usesGrid([...(summary?.panels ?? []), ...specPanels.values()]);
+    grid.classList.toggle("gridded", gridded && !view.viewPanel);
+    grid.classList.toggle("view-panel", Boolean(view.viewPanel));
+    for (const [id, v] of panels) {
+      v.card.hidden = Boolean(view.viewPanel) && view.viewPanel !== id;
+      placePanel(v.card, view.viewPanel ? undefined : gridPosOf(id));
+    }
+    const back = document.getElementById("back-to-dashboard");
+    if (back) back.hidden = !view.viewPanel;
+    redrawAll();
+  }
+
+  function gridPosOf(id: string): SpecPanel["gridPos"] {
+    return panels.get(id)?.spec.gridPos ?? specPanels.get(id)?.gridPos;
+  }
+
+  function chartHeight(id: string): number {
+    if (view.viewPanel === id) return Math.max(260, window.innerHeight - 300);
+    const g = view.viewPanel ? undefined : gridPosOf(id);
+    return g ? Math.max(120, g.h * 30 - 96) : 220;
+  }
+
+  function displayOf(v: PanelView): PanelDisplay {
+    return { ...(specPanels.get(v.spec.id)?.options ?? {}), ...(v.spec.options ?? {}) };
+  }
+
+  function draw(view_: PanelView): void {
+    const u = view_.last;
+    if (!u || view_.card.hidden) return;
     if ("error" in u) {
-      view.card.classList.add("has-error");
-      // The code in words first (what happened), the server's message as the detail, the code itself last.
+      view_.card.classList.add("has-error");
       const code = u.error.code ?? u.error.reason;
       const words = panelErrorWords(code);
       replace(
-        view.body,
+        view_.body,
         stateBox(
           "error",
           words ?? u.error.message,
@@ -123,36 +268,97 @@ export function bootLive(): void {
           code ? h("code", { class: "reason" }, code) : null,
         ),
       );
-      view.meta.textContent = "failed";
+      view_.meta.textContent = "failed";
       return;
     }
-    view.card.classList.remove("has-error");
-    const time = viewTime();
-    const range = time ? resolveRange(time, u.at) : null;
-    renderResult(view.body, view.spec.type, u.result, {
-      unit: view.spec.unit,
-      window: view.spec.type === "timeseries" || view.spec.type === "stat" ? view.window : undefined,
+    view_.card.classList.remove("has-error");
+    const marks = frameMarks(u.result);
+    const range = rangeAt(u.at);
+    const display = displayOf(view_);
+    const pick = view_.spec.type === "stat" || view_.spec.type === "gauge" ? lastComplete(u, marks.partialFrom) : undefined;
+    renderResult(view_.body, view_.spec.type, u.result, {
+      unit: view_.spec.unit,
+      window: view_.spec.type === "timeseries" || view_.spec.type === "stat" ? view_.window : undefined,
       range,
+      title: view_.spec.title,
+      options: display,
+      pick,
+      timeZone: timeZone(),
+      hidden: view_.hidden,
+      syncKey: `dashboard-${dashboardId}`,
+      onZoom: (a, b) => pushView({ ...view, ...rangeExpressions([a, b], false, Date.now()) }),
+      height: chartHeight(view_.spec.id),
+      partialFrom: marks.partialFrom,
+      stepMs: marks.stepMs,
     });
-    const bits = [
-      u.result.elapsedMs !== undefined ? `${Math.round(u.result.elapsedMs)} ms` : null,
-      u.result.truncated ? "truncated" : null,
-    ].filter(Boolean);
-    view.meta.textContent = bits.join(" · ");
-    if (u.result.truncated) view.meta.title = "The result hit the row or size cap; narrow the query or the time range.";
+    // The range drawn, for scripts and tests (the chart's accessible name says it in words).
+    if (range) {
+      view_.body.dataset.rangeFrom = String(range[0]);
+      view_.body.dataset.rangeTo = String(range[1]);
+    }
+    view_.notice.hidden = marks.notice === null;
+    view_.notice.textContent = marks.notice ?? "";
+    view_.meta.textContent = u.result.elapsedMs !== undefined ? `${Math.round(u.result.elapsedMs)} ms` : "";
+  }
+
+  /** The stat and gauge figure: the last complete bucket when the frame marks a partial one. */
+  function lastComplete(u: PanelUpdate, partialFrom: number | null): { value: number | null; at: number | null } | undefined {
+    if (!("result" in u) || partialFrom === null) return undefined;
+    const rows = u.result.rows.filter((r) => !r.some((c) => typeof c === "number" && c >= partialFrom && c > 946_684_800_000));
+    return statValue({ ...u.result, rows });
+  }
+
+  function redrawAll(): void {
+    for (const v of panels.values()) draw(v);
   }
 
   function applyUpdate(u: PanelUpdate): void {
-    const view = panels.get(u.panelId);
-    if (!view) return;
-    view.last = u;
-    view.card.dataset.updatedAt = String(u.at);
+    const v = panels.get(u.panelId);
+    if (!v) return;
+    v.last = u;
+    v.card.dataset.updatedAt = String(u.at);
     lastUpdate = Math.max(lastUpdate ?? 0, u.at);
-    if ("result" in u && (view.spec.type === "timeseries" || view.spec.type === "stat")) {
-      const time = viewTime();
-      mergeResult(view.window, u.result, time ? resolveRange(time, u.at) : null);
+    if ("result" in u && (v.spec.type === "timeseries" || v.spec.type === "stat")) mergeResult(v.window, u.result, rangeAt(u.at));
+    draw(v);
+  }
+
+  function inspect(panelId: string, tab: "data" | "query", from: HTMLElement): void {
+    const v = panels.get(panelId);
+    if (!v) return;
+    const u = v.last;
+    const query: QueryAsRun | null =
+      u && "result" in u
+        ? queryAsRun({
+            sql: specPanels.get(panelId)?.sql ?? "(the SQL is shown to those who can read the dashboard spec)",
+            result: u.result,
+            at: u.at,
+            range: rangeAt(u.at),
+            maxPoints,
+            vars: view.vars,
+            variables,
+          })
+        : null;
+    openInspector(
+      {
+        title: v.spec.title,
+        panelId,
+        result: u && "result" in u ? u.result : null,
+        error: u && "error" in u ? u.error.message : undefined,
+        query,
+        tab,
+      },
+      from,
+    );
+  }
+
+  async function copyLink(panelId: string): Promise<void> {
+    const url = `${location.origin}${location.pathname}?${writeView(new URLSearchParams(location.search), { ...view, viewPanel: panelId })}`;
+    try {
+      await navigator.clipboard.writeText(url);
+      notify(message, "Link to the panel copied.", "success");
+    } catch {
+      notify(message, `Copy this link: ${url}`, "info");
     }
-    draw(view);
   }
 
   function fatal(statusCode: number): void {
@@ -167,75 +373,136 @@ export function bootLive(): void {
         "error",
         statusCode === 404
           ? "This dashboard does not exist, or you do not have access to it."
-          : "You do not have access to this dashboard.",
-        h("a", { href: "/", class: "button" }, "All dashboards"),
+          : statusCode === 400
+            ? "The server refused this view (a time range, refresh or variable value in the address)."
+            : statusCode === 429
+              ? "Too many different views of this dashboard are open right now; try the saved view."
+              : "You do not have access to this dashboard.",
+        h(
+          "a",
+          { href: statusCode === 400 || statusCode === 429 ? location.pathname : "/", class: "button" },
+          statusCode === 400 || statusCode === 429 ? "Open the saved view" : "All dashboards",
+        ),
       ),
     );
-    status.textContent = "Offline";
-    status.className = "pill bad";
+    setStatus("Offline", "bad");
+  }
+
+  /** The live region: its text changes only with the state (never every second). */
+  function setStatus(text: string, kind: "" | "ok" | "warn" | "bad" | "info"): void {
+    if (status.textContent !== text) status.textContent = text;
+    status.className = `pill${kind ? ` ${kind}` : ""}`;
   }
 
   function renderStatus(): void {
     const now = Date.now();
-    let text: string;
-    let cls = "pill";
+    const paused = effective().refreshMs === 0;
     switch (streamState) {
       case "open":
-        if (view && !view.live) text = lastUpdate ? `Not live · queried ${formatAgo(lastUpdate, now)}` : "Not live";
-        else text = lastUpdate ? `Live · updated ${formatAgo(lastUpdate, now)}` : "Live";
-        cls += " ok";
+      case "closed":
+        if (paused && pausedAfterSnapshot) setStatus("Paused", "info");
+        else if (isPast()) setStatus("Fixed range · not refreshing", "info");
+        else if (streamState === "open") setStatus(`Live · every ${formatDuration(effective().refreshMs)}`, "ok");
+        else setStatus("Offline", "bad");
         break;
       case "connecting":
-        text = "Connecting…";
+        setStatus("Connecting…", "");
         break;
       case "draining":
-      case "reconnecting": {
-        const secs = retryAt ? Math.max(0, Math.ceil((retryAt - now) / 1000)) : 0;
-        text =
-          streamState === "draining"
-            ? `Server restarting · reconnecting${secs ? ` in ${secs} s` : "…"}`
-            : `Reconnecting${secs ? ` in ${secs} s` : "…"}`;
-        cls += " warn";
+        setStatus("Server restarting · reconnecting", "warn");
         break;
-      }
+      case "reconnecting":
+        setStatus("Reconnecting", "warn");
+        break;
       default:
-        text = "Offline";
-        cls += " bad";
+        setStatus("Offline", "bad");
     }
-    if (status.textContent !== text) status.textContent = text;
-    status.className = cls;
+    const secs = retryAt ? Math.max(0, Math.ceil((retryAt - now) / 1000)) : 0;
+    const age =
+      streamState === "reconnecting" || streamState === "draining"
+        ? secs
+          ? `next try in ${secs} s`
+          : ""
+        : lastUpdate
+          ? `updated ${formatAgo(lastUpdate, now)}`
+          : "";
+    if (updated.textContent !== age) updated.textContent = age;
   }
 
-  // The view is this page's own URL (from, to, refresh, var-*); absent parameters are the saved defaults.
-  const stream = openStream(streamUrl(dashboardId, viewParamsOf(new URLSearchParams(location.search))), {
-    onEvent(event, data) {
-      const frame = decodeFrame(event, data);
-      if (!frame) return;
-      if (frame.event === "snapshot") {
-        setSummary(frame.data.dashboard as Summary, frame.data.view);
-        for (const u of frame.data.panels) applyUpdate(u);
-        notify(message, null);
-      } else if (frame.event === "panel") {
-        applyUpdate(frame.data);
-      } else if (frame.event === "dashboard") {
-        const d = frame.data;
-        if (d.deleted) {
-          stream.close();
-          replace(grid, stateBox("empty", "This dashboard was deleted.", h("a", { href: "/", class: "button" }, "All dashboards")));
-          return;
+  let stream: ReturnType<typeof openStream> | null = null;
+  /** The current attachment: callbacks of a stream replaced since are ignored. */
+  let attachment: object | null = null;
+  /** Opens the stream for the view (closing the one before); windows restart with the new range or values. */
+  function attach(): void {
+    stream?.close();
+    for (const v of panels.values()) {
+      v.window.clear();
+      v.last = null;
+      delete v.card.dataset.updatedAt;
+    }
+    pausedAfterSnapshot = false;
+    served = null;
+    streamState = "connecting";
+    const paused = view.refreshMs === 0;
+    const token = {};
+    attachment = token;
+    const s = openStream(`/api/dashboards/${encodeURIComponent(dashboardId)}/stream${streamQuery(view)}`, {
+      onEvent(event, data) {
+        const frame = decodeFrame(event, data);
+        if (!frame) return;
+        const pauseNow = () => {
+          pausedAfterSnapshot = true;
+          s.close();
+          streamState = "closed";
+          renderStatus();
+        };
+        if (frame.event === "snapshot") {
+          served = frame.data.view;
+          setSummary(frame.data.dashboard as Summary);
+          for (const u of frame.data.panels) applyUpdate(u);
+          notify(message, null);
+          // Paused: the snapshot is the view; nothing more is read until refresh is switched back on.
+          if (paused && frame.data.panels.length > 0) pauseNow();
+          renderStatus();
+        } else if (frame.event === "panel") {
+          applyUpdate(frame.data);
+          if (paused) pauseNow();
+        } else if (frame.event === "dashboard") {
+          const d = frame.data;
+          if (d.deleted) {
+            s.close();
+            replace(grid, stateBox("empty", "This dashboard was deleted.", h("a", { href: "/", class: "button" }, "All dashboards")));
+            return;
+          }
+          if (d.view) served = d.view;
+          setSummary(d as Summary);
+          void loadSpec();
+          notify(message, "The dashboard was changed; showing the new version.", "info");
         }
-        setSummary(d as Summary, d.view);
-        notify(message, "The dashboard was changed; showing the new version.", "info");
-      }
-    },
-    onState(state, info) {
-      streamState = state;
-      retryAt = info.retryInMs !== undefined ? Date.now() + info.retryInMs : null;
-      renderStatus();
-    },
-    onFatal: fatal,
+      },
+      onState(state, info) {
+        if (attachment !== token) return;
+        if (pausedAfterSnapshot && state === "closed") return;
+        streamState = state;
+        retryAt = info.retryInMs !== undefined ? Date.now() + info.retryInMs : null;
+        renderStatus();
+      },
+      onFatal: fatal,
+    });
+    stream = s;
+    renderStatus();
+  }
+
+  byId("back-to-dashboard").addEventListener("click", () => pushView({ ...view, viewPanel: undefined }));
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape" && view.viewPanel && !document.querySelector("dialog[open]")) pushView({ ...view, viewPanel: undefined });
   });
-  window.addEventListener("pagehide", () => stream.close());
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => redrawAll());
+
+  void loadSpec();
+  attach();
+  renderControls();
+  window.addEventListener("pagehide", () => stream?.close());
   setInterval(renderStatus, 1000);
 
   // Charts size to their card; redraw when the layout width changes.
@@ -243,7 +510,7 @@ export function bootLive(): void {
   new ResizeObserver(() => {
     if (Math.abs(grid.clientWidth - lastWidth) < 8) return;
     lastWidth = grid.clientWidth;
-    for (const v of panels.values()) draw(v);
+    redrawAll();
   }).observe(grid);
 
   mountChat({

@@ -34,6 +34,12 @@ export const AUDITED: Record<string, AuditedRoute> = {
   "POST /api/workspaces/:workspaceId/dashboards": { action: "dashboard.create", target: member("id"), versioned: "created" },
   "PUT /api/dashboards/:dashboardId": { action: "dashboard.update", target: param("dashboardId"), versioned: "updated" },
   "POST /api/dashboards/:dashboardId/chat/apply": { action: "dashboard.update", target: param("dashboardId"), versioned: "updated" },
+  // A restore saves an earlier version's spec as a new version: an update like any other.
+  "POST /api/dashboards/:dashboardId/versions/:version/restore": {
+    action: "dashboard.update",
+    target: param("dashboardId"),
+    versioned: "updated",
+  },
   "DELETE /api/dashboards/:dashboardId": {
     action: "dashboard.delete",
     target: param("dashboardId"),
@@ -60,7 +66,9 @@ export const AUDITED: Record<string, AuditedRoute> = {
 export const NOT_AUDITED: Record<string, string> = {
   "POST /api/auth/logout": "ends the caller's own session; it belongs to no workspace",
   "POST /api/auth/sessions/revoke": "ends the caller's own sessions; it belongs to no workspace",
+  "POST /api/admin/sessions/revoke": "a platform admin's revocation across every workspace: it belongs to no one workspace's trail",
   "POST /api/workspaces/:workspaceId/query-preview": "runs a read-only query; nothing is stored",
+  "POST /api/sources/:sourceId/check": "the guard's verdict on a statement; nothing is run or stored",
   "POST /api/sources/:sourceId/test": "tests a connection; nothing is stored",
   "POST /api/workspaces/:workspaceId/generate": "drafts a dashboard for the caller to save; the generation log records the call",
   "POST /api/sources/:sourceId/draft": "drafts notes for the caller to save; the generation log records the call",

@@ -3,12 +3,10 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type pg from "pg";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
-import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
 import { MAX_SESSION_TOKEN_LENGTH } from "../../../lib/auth/session.ts";
 import type { SessionUser } from "../../../lib/auth/types.ts";
 import type { Config } from "../../../lib/config/parse.ts";
 import { AppError } from "../../../lib/http/errors.ts";
-import { limitBody } from "../../../lib/http/input.ts";
 import { problem } from "../../../lib/http/problem.ts";
 import type { Logger } from "../../../lib/log/logger.ts";
 import type { Readiness } from "../../../lib/probes/ready.ts";
@@ -16,7 +14,6 @@ import { type OidcLogin, safeReturnTo } from "../../../lib/oidc/login.ts";
 import { LOGIN_TRANSACTION_TTL_SECONDS } from "../../../lib/oidc/transaction.ts";
 import { listWorkspacesForGroups } from "../../../lib/workspaces/store.ts";
 import { type ApiRouter, ProblemSchema, problemResponse, problems } from "../../openapi.ts";
-import { WorkspaceParamsSchema } from "../dashboards/routes.ts";
 
 type AuthRouteConfig = Pick<Config, "OIDC_REDIRECT_URI" | "PUBLIC_BASE_URL" | "PLATFORM_ADMIN_GROUP">;
 
@@ -103,13 +100,12 @@ const logout = createRoute({
 });
 
 /**
- * GET /api/auth/login, GET /api/auth/callback, POST /api/auth/logout, and "sign out everywhere"
- * (registerSessionRoutes). `oidc` is null when sign-in is not configured; login then answers 503 with a
+ * GET /api/auth/login, GET /api/auth/callback and POST /api/auth/logout ("sign out everywhere" and
+ * the admins' revocations are in handlers/routes/sessions). `oidc` is null when sign-in is not configured; login then answers 503 with a
  * clear message.
  */
 export function registerAuthRoutes(app: ApiRouter, deps: AuthRouteDeps, auth: Auth, oidc: OidcLogin | null): void {
   const loginCookie = `${auth.cookieName}_login`;
-  registerSessionRoutes(app, { auth, log: deps.log, now: deps.now });
 
   app.openapi(login, async (c) => {
     try {
@@ -241,105 +237,6 @@ export function registerAuthRoutes(app: ApiRouter, deps: AuthRouteDeps, auth: Au
     for (const cookie of cookies) res.headers.append("set-cookie", cookie);
     return res;
   }
-}
-
-/** Body of POST /api/workspaces/:workspaceId/sessions/revoke: whose sessions end. */
-export const RevokeUserSessionsSchema = z
-  .object({ sub: z.string().min(1).max(512).openapi({ description: "The user's `sub` (as in GET /api/me)", example: "demo-viewer" }) })
-  .openapi("RevokeUserSessions");
-
-/** What a "sign out everywhere" recorded. */
-export const SessionRevocationSchema = z
-  .object({
-    sub: z.string(),
-    revokedBefore: z
-      .string()
-      .openapi({ format: "date-time", description: "Every session of `sub` issued at or before this instant is ended" }),
-  })
-  .openapi("SessionRevocation");
-
-const configStoreUnavailable = {
-  503: problemResponse(
-    "The revocation could not be recorded or sessions cannot be checked (`config_store_unavailable`, with Retry-After)",
-    true,
-  ),
-};
-
-/**
- * POST /api/auth/sessions/revoke (any signed-in user: ends every session of their own, this one
- * included) and POST /api/workspaces/:workspaceId/sessions/revoke (a workspace admin: ends every
- * session of the user `sub`). Sessions are not per workspace, so the second signs that user out
- * everywhere; it is meant for someone whose groups changed at the identity provider while their
- * session still carries the old ones.
- */
-function registerSessionRoutes(app: ApiRouter, deps: { auth: Auth; log: Logger; now: () => number }): void {
-  const { auth } = deps;
-
-  /** Records "every session of `sub` issued up to now has ended" until those sessions would have expired anyway. */
-  async function revokeAll(sub: string) {
-    const revokedBefore = deps.now();
-    try {
-      await auth.revoke({ kind: "user", sub, revokedBefore, expiresAt: revokedBefore + auth.sessions.ttlSeconds * 1000 });
-    } catch (err) {
-      if (err instanceof AppError) throw err;
-      deps.log.warn("session revocation could not be recorded", { error: errorCode(err) });
-      throw new AppError(
-        "config_store_unavailable",
-        "The sessions could not be ended because the configuration store is unavailable; try again shortly.",
-        {},
-        { "retry-after": "5" },
-      );
-    }
-    return { sub, revokedBefore: new Date(revokedBefore).toISOString() };
-  }
-
-  const own = createRoute({
-    method: "post",
-    path: "/api/auth/sessions/revoke",
-    tags: ["auth"],
-    summary: "Sign out everywhere: end every session of mine, this one included (any signed-in user)",
-    middleware: [auth.rejectCrossSite, auth.requireSession] as const,
-    responses: {
-      200: { description: "Ended; the session cookie is cleared", content: { "application/json": { schema: SessionRevocationSchema } } },
-      ...problems(401, 403),
-      ...configStoreUnavailable,
-    },
-  });
-  app.openapi(own, async (c) => {
-    const body = await revokeAll(c.var.user.sub);
-    deleteCookie(c, auth.cookieName, { path: "/", secure: auth.secureCookies, httpOnly: true, sameSite: "Lax" });
-    c.header("cache-control", "no-store");
-    deps.log.info("sessions revoked", { sub: body.sub, by: "self" });
-    return c.json(body, 200);
-  });
-
-  const byAdmin = createRoute({
-    method: "post",
-    path: "/api/workspaces/{workspaceId}/sessions/revoke",
-    tags: ["auth"],
-    summary: "End every session of a user, in every workspace (admin of this workspace)",
-    middleware: [
-      auth.rejectCrossSite,
-      auth.requireSession,
-      auth.requireRole("admin", workspaceFromParam("workspaceId")),
-      limitBody(4 * 1024),
-    ] as const,
-    request: {
-      params: WorkspaceParamsSchema,
-      body: { required: true, content: { "application/json": { schema: RevokeUserSessionsSchema } } },
-    },
-    responses: {
-      200: { description: "Ended", content: { "application/json": { schema: SessionRevocationSchema } } },
-      ...problems(400, 401, 403, 404),
-      ...configStoreUnavailable,
-    },
-  });
-  app.openapi(byAdmin, async (c) => {
-    const body = await revokeAll(c.req.valid("json").sub);
-    c.header("cache-control", "no-store");
-    deps.log.info("sessions revoked", { sub: body.sub, by: c.var.user.sub, workspace: c.var.workspaceId });
-    return c.json(body, 200);
-  });
 }
 
 function errorCode(err: unknown): string {

@@ -163,17 +163,23 @@ describe("POST /api/auth/sessions/revoke: sign out everywhere", () => {
   });
 });
 
-describe("POST /api/workspaces/:workspaceId/sessions/revoke: an admin ends a user's sessions", () => {
-  test("every session of that user ends, whichever workspace they use; the admin's own session is untouched", async () => {
+describe("POST /api/workspaces/:workspaceId/sessions/revoke: an admin ends a person's access to the workspace", () => {
+  test("the person loses this workspace in every session issued so far and keeps their others; the admin's own session is untouched", async () => {
     const target = { ...newUser(), groups: [fixture.workspace.editor_group, fixture.otherWorkspace.viewer_group] };
     const cookie = await cookieOf(target);
-    expect(await me(cookie)).toBe(200);
+    const get = async (path: string, c: string) => (await app.request(path, { headers: { cookie: c } })).status;
+    expect(await get(`/api/workspaces/${fixture.workspace.id}`, cookie)).toBe(200);
     const res = await post(`/api/workspaces/${fixture.workspace.id}/sessions/revoke`, fixture.cookies.admin, { sub: target.sub });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ sub: target.sub, revokedBefore: expect.any(String) });
+    expect(await res.json()).toMatchObject({ sub: target.sub, revokedBefore: expect.any(String), workspaceId: fixture.workspace.id });
     expect(res.headers.get("set-cookie")).toBeNull();
-    expect(await me(cookie)).toBe(401);
+    expect(await get(`/api/workspaces/${fixture.workspace.id}`, cookie)).toBe(404);
+    expect(await get(`/api/workspaces/${fixture.otherWorkspace.id}`, cookie)).toBe(200);
+    const mine = (await (await app.request("/api/me", { headers: { cookie } })).json()) as { workspaces: { id: string }[] };
+    expect(mine.workspaces.map((w) => w.id)).toEqual([fixture.otherWorkspace.id]);
     expect(await me(fixture.cookies.admin!)).toBe(200);
+    // Nothing was revoked everywhere.
+    expect((await store.pool.query("SELECT 1 FROM user_session_revocations WHERE sub = $1", [target.sub])).rowCount).toBe(0);
   });
 
   test.each([
@@ -182,12 +188,15 @@ describe("POST /api/workspaces/:workspaceId/sessions/revoke: an admin ends a use
     ["a sub longer than any session can carry", { sub: "x".repeat(513) }],
     ["a sub that is not a string", { sub: ["a"] }],
     ["not JSON", "{sub:"],
+    ["a NUL in the sub", { sub: "a\u0000b" }],
+    ["a lone surrogate in the sub", { sub: "a\ud800b" }],
   ])("%s is a 400 naming the field, and nothing is revoked", async (_name, body) => {
-    const before = (await store.pool.query("SELECT count(*) FROM user_session_revocations")).rows[0].count;
+    const count = "SELECT (SELECT count(*) FROM user_session_revocations) + (SELECT count(*) FROM workspace_session_revocations) AS count";
+    const before = (await store.pool.query(count)).rows[0].count;
     const res = await post(`/api/workspaces/${fixture.workspace.id}/sessions/revoke`, fixture.cookies.admin, body);
     expect(res.status).toBe(400);
     expect(res.headers.get("content-type")).toContain("application/problem+json");
-    expect((await store.pool.query("SELECT count(*) FROM user_session_revocations")).rows[0].count).toBe(before);
+    expect((await store.pool.query(count)).rows[0].count).toBe(before);
   });
 
   test("an editor cannot, and an admin of another workspace is told the workspace does not exist", async () => {

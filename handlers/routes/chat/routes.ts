@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { type ChatEvent, ChatRequestSchema, startChat } from "../../../lib/ai/chat.ts";
-import { saveDashboard } from "../../../lib/dashboards/save.ts";
+import { parseDashboardSpec, saveDashboard } from "../../../lib/dashboards/save.ts";
 import { dashboardWorkspaceId, getDashboard } from "../../../lib/dashboards/store.ts";
 import { AppError } from "../../../lib/http/errors.ts";
 import { limitBody, MAX_PG_INTEGER } from "../../../lib/http/input.ts";
@@ -170,11 +170,12 @@ export function registerChatRoutes(app: ApiRouter, deps: AiRouteDeps): void {
     if (!proposal) throw new AppError("not_found", "No proposed change with that message id in your chat on this dashboard.");
     // The same save as PUT /api/dashboards/:id: spec validation, the guard on every panel, versioned update.
     const saved = await saveDashboard(
-      { pool, guard: deps.guard, minRefreshIntervalMs: config.MIN_REFRESH_INTERVAL_MS },
+      { pool, guard: deps.guard },
       {
         workspaceId: t.workspaceId,
         userSub: t.userSub,
-        spec: proposal.spec,
+        // Parsed again under this process's configuration: a stored proposal may predate a raised refresh floor.
+        spec: parseDashboardSpec(proposal.spec, config.MIN_REFRESH_INTERVAL_MS),
         dashboardId: t.dashboardId,
         baseVersion: body.version ?? proposal.baseVersion,
       },

@@ -3,7 +3,7 @@ import type pg from "pg";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
 import type { Config } from "../../../lib/config/parse.ts";
 import { diffSpecs } from "../../../lib/dashboards/diff.ts";
-import { saveDashboard } from "../../../lib/dashboards/save.ts";
+import { parseDashboardSpec, saveDashboard } from "../../../lib/dashboards/save.ts";
 import { dashboardWorkspaceId } from "../../../lib/dashboards/store.ts";
 import { type DashboardVersionSummary, getVersion, listVersions } from "../../../lib/dashboards/versions.ts";
 import { AppError } from "../../../lib/http/errors.ts";
@@ -91,7 +91,6 @@ export function registerDashboardVersionRoutes(app: ApiRouter, deps: DashboardVe
   const saveDeps = {
     pool,
     guard: countingGuard(deps.guard, deps.metrics),
-    minRefreshIntervalMs: config.MIN_REFRESH_INTERVAL_MS,
     versionRetention: retention,
   };
   const versionOf = async (dashboardId: string, version: number) => {
@@ -216,7 +215,8 @@ export function registerDashboardVersionRoutes(app: ApiRouter, deps: DashboardVe
         userSub: c.var.user.sub,
         dashboardId,
         baseVersion: body.version,
-        spec: old.spec,
+        // Parsed under today's rules: an old version may predate one (a raised refresh floor, a variable rule).
+        spec: parseDashboardSpec(old.spec, config.MIN_REFRESH_INTERVAL_MS),
         message: body.message ?? `Restored version ${version}`,
       });
       return c.json(dashboardJson(saved, config), 200);

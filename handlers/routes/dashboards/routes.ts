@@ -111,7 +111,6 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
   const saveDeps = {
     pool,
     guard: countingGuard(deps.guard, deps.metrics),
-    minRefreshIntervalMs: config.MIN_REFRESH_INTERVAL_MS,
     versionRetention: config.DASHBOARD_VERSION_RETENTION,
   };
 

@@ -61,7 +61,30 @@ const stream = createRoute({
   path: "/api/dashboards/{dashboardId}/stream",
   tags: ["stream-host"],
   summary: "Live panel results (viewer): snapshot, panel, dashboard events, heartbeats and the drain frame",
-  request: { params: DashboardParamsSchema },
+  request: {
+    params: DashboardParamsSchema,
+    // The view, in Grafana's URL names; absent parameters are the saved defaults, other parameters are ignored.
+    query: z.object({
+      from: z
+        .string()
+        .max(64)
+        .optional()
+        .openapi({ description: "Range start: now, now-<n><s|m|h|d|w> or an ISO-8601 instant", example: "now-6h" }),
+      to: z
+        .string()
+        .max(64)
+        .optional()
+        .openapi({ description: "Range end, as from; a range ending in the past is queried once and not polled", example: "now" }),
+      refresh: z
+        .string()
+        .max(64)
+        .optional()
+        .openapi({ description: "Cadence as a duration (5s, 1m, 1h, 1d); below MIN_REFRESH_INTERVAL_MS is a 400", example: "30s" }),
+      "var-name": z.array(z.string().max(1000)).optional().openapi({
+        description: "var-<name>: values of a dashboard variable, repeated for several (var-service=checkout&var-service=search)",
+      }),
+    }),
+  },
   responses: {
     200: {
       description:
@@ -69,7 +92,8 @@ const stream = createRoute({
       content: { "text/event-stream": { schema: z.string() } },
     },
     // 503 config_store_unavailable: the session's workspace role could not be read within READINESS_CHECK_TIMEOUT_MS.
-    ...problems(401, 404),
+    // 400 validation_failed names the bad view parameter; 429 too_many_views past MAX_VIEWS_PER_DASHBOARD, with Retry-After.
+    ...problems(400, 401, 404, 429),
   },
 });
 

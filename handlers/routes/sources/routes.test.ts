@@ -207,7 +207,7 @@ describe("updating and deleting", () => {
   test("a source a dashboard reads cannot be deleted; an unused one can", async () => {
     const s = await fx.newSource("in use");
     const d = await saveDashboard(
-      { pool: fx.pool, guard: fx.guard, minRefreshIntervalMs: fx.config.MIN_REFRESH_INTERVAL_MS },
+      { pool: fx.pool, guard: fx.guard },
       { workspaceId: fx.roles.workspace.id, userSub: "u", spec: dashboardSpec(s.id) },
     );
     const refused = await call(fx.app, admin, "DELETE", `/api/sources/${s.id}`);

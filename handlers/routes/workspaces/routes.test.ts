@@ -118,7 +118,7 @@ describe("delete", () => {
     const ws = await (await asPlatform("POST", "/api/admin/workspaces", { name: "Busy", groups: groups("busy") })).json();
     const source = await fx.newSource("busy metrics", ws.id);
     const dash = await saveDashboard(
-      { pool: fx.pool, guard: fx.guard, minRefreshIntervalMs: fx.config.MIN_REFRESH_INTERVAL_MS },
+      { pool: fx.pool, guard: fx.guard },
       { workspaceId: ws.id, userSub: "seed", spec: dashboardSpec(source.id) },
     );
 

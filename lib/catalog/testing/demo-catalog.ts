@@ -190,4 +190,28 @@ export const REALISTIC_PANEL_SQL: readonly string[] = [
    GROUP BY 1 ORDER BY 1`,
   `SELECT service, ntile(4) OVER (ORDER BY avg(latency_ms)) AS quartile FROM http_requests
    WHERE $__timeFilter(ts) GROUP BY service`,
+  // gap fills, widened bounds, per-row formatting and aggregates the size analysis accepts
+  `SELECT g.t AS time, count(r.ts) AS requests
+   FROM generate_series(date_bin($__interval, $__timeFrom(), timestamptz 'epoch'), $__timeTo(), $__interval) AS g(t)
+   LEFT JOIN http_requests r ON r.ts >= g.t AND r.ts < g.t + $__interval AND $__timeFilter(r.ts)
+   GROUP BY 1 ORDER BY 1`,
+  `SELECT date_trunc('day', ts) AS day, count(*) FROM http_requests
+   WHERE ts >= date_trunc('day', $__timeFrom()) AND ts < $__timeTo() GROUP BY 1 ORDER BY 1`,
+  `SELECT ts AS time, latency_ms - lag(latency_ms) OVER (ORDER BY ts) AS delta
+   FROM http_requests WHERE ts >= $__timeFrom() - interval '1 minute' AND ts < $__timeTo() ORDER BY 1`,
+  `SELECT service, string_agg(format('%s=%s', route, status), ', ') AS pairs FROM http_requests
+   WHERE $__timeFilter(ts) GROUP BY service`,
+  `SELECT service, string_agg(DISTINCT replace(route, '/api/', ''), ', ') AS routes FROM http_requests
+   WHERE $__timeFilter(ts) GROUP BY service`,
+  `SELECT g AS bytes FROM generate_series(0, 4000000000, 250000000) AS g`,
+  `SELECT date(ts) AS day, count(*) FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1`,
+  `SELECT service, array_to_string(array_agg(DISTINCT route), ', ') AS routes FROM http_requests
+   WHERE $__timeFilter(ts) GROUP BY service`,
+  `SELECT corr(latency_ms, status) AS r FROM http_requests WHERE $__timeFilter(ts)`,
+  `SELECT jsonb_object_agg(service, n) AS doc
+   FROM (SELECT service, count(*) AS n FROM http_requests WHERE $__timeFilter(ts) GROUP BY service) c`,
+  `SELECT g.t AS time, x.n
+   FROM generate_series($__timeFrom()::timestamptz, $__timeTo()::timestamptz, $__interval) AS g(t)
+   CROSS JOIN LATERAL (SELECT count(*) AS n FROM http_requests WHERE ts >= g.t AND ts < g.t + $__interval) x
+   ORDER BY 1`,
 ];

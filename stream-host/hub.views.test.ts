@@ -1,0 +1,207 @@
+import { Registry } from "prom-client";
+import { describe, expect, test } from "vitest";
+import type { DashboardSpec, Panel } from "../lib/dashboards/spec.ts";
+import { AppError } from "../lib/http/errors.ts";
+import type { QueryResult, SnapshotFrame } from "../lib/live/frames.ts";
+import { createManualTimers } from "../lib/lifecycle/manual-timers.ts";
+import { createLogger } from "../lib/log/logger.ts";
+import { createMetrics } from "../lib/metrics/metrics.ts";
+import { createHub } from "./hub.ts";
+import { createKeyedLimiter } from "./limiter.ts";
+import type { LoadedDashboard, TickRange } from "./poller.ts";
+import type { Sink } from "./sse.ts";
+import { type View, resolveView } from "./view.ts";
+
+const NOW = Date.UTC(2026, 10, 27, 12, 0, 0);
+const flush = () => new Promise<void>((r) => setImmediate(r));
+
+function panel(id: string): Panel {
+  return { id, title: id, type: "timeseries", sourceId: "src_a", sql: `SELECT '${id}'` };
+}
+
+function dashboard(version = 1): LoadedDashboard {
+  const spec: DashboardSpec = {
+    title: "D",
+    refreshIntervalMs: 5000,
+    time: { from: "now-1h", to: "now" },
+    panels: [panel("a"), panel("b")],
+    variables: [{ name: "service", type: "custom", values: ["checkout", "search"], multi: true }],
+  };
+  return { id: "db_1", workspaceId: "ws_1", version, spec };
+}
+
+const empty: QueryResult = { columns: [], rows: [], truncated: false, elapsedMs: 1 };
+
+function sink() {
+  const frames: string[] = [];
+  let ended = false;
+  const listeners: (() => void)[] = [];
+  const s: Sink = {
+    write(frame) {
+      frames.push(Buffer.from(frame).toString());
+      return true;
+    },
+    async end(frame) {
+      if (frame) frames.push(Buffer.from(frame).toString());
+      ended = true;
+      for (const l of listeners.splice(0)) l();
+    },
+    destroy() {
+      ended = true;
+      for (const l of listeners.splice(0)) l();
+    },
+    onClose: (l) => void listeners.push(l),
+    get closed() {
+      return ended;
+    },
+  };
+  return { sink: s, frames, close: () => s.destroy() };
+}
+
+function setup(maxViews = 20) {
+  const clock = createManualTimers(NOW);
+  const calls: { panel: string; range: TickRange; vars: Record<string, string[]> | undefined }[] = [];
+  const registry = new Registry();
+  const hub = createHub({
+    metrics: createMetrics(registry, { defaultCollectors: false }),
+    runPanel: async (p, d, range) => {
+      calls.push({ panel: p.id, range, vars: d.vars });
+      return empty;
+    },
+    limiter: createKeyedLimiter(100),
+    refreshMs: (spec) => spec.refreshIntervalMs ?? 15000,
+    maxViewsPerDashboard: maxViews,
+    timers: clock.timers,
+    now: clock.now,
+    monotonic: clock.now,
+    log: createLogger({ silent: true }),
+  });
+  const view = (q: string): View =>
+    resolveView(
+      Object.fromEntries(
+        [...new URLSearchParams(q)].reduce((m, [k, v]) => m.set(k, [...(m.get(k) ?? []), v]), new Map<string, string[]>()),
+      ),
+      dashboard().spec,
+      {
+        savedRefreshMs: 5000,
+        minRefreshMs: 2000,
+        now: clock.now(),
+      },
+    );
+  return { clock, calls, hub, view, registry };
+}
+
+function snapshotOf(frames: string[]): SnapshotFrame {
+  const f = frames.find((x) => x.startsWith("event: snapshot"))!;
+  return JSON.parse(f.split("\ndata: ")[1]) as SnapshotFrame;
+}
+
+describe("views on shared pollers", () => {
+  test("3 views x 100 viewers: one poller per view, one query per panel per view per tick", async () => {
+    const { clock, calls, hub, view } = setup();
+    const views = [undefined, view("from=now-6h"), view("var-service=checkout")];
+    for (const v of views) for (let i = 0; i < 100; i++) hub.subscribe(dashboard(), sink().sink, {}, v);
+    expect(hub.viewsOf("db_1")).toBe(3);
+    expect(hub.subscribersOf("db_1")).toBe(300);
+    for (let tick = 1; tick <= 3; tick++) {
+      clock.runNext();
+      await flush();
+      // Every poller runs its first tick at once, then every 5 s.
+      if (tick === 1) for (let k = 0; k < 2; k++) clock.runNext();
+      await flush();
+      expect(calls.length).toBe(tick * 3 * 2);
+      if (tick < 3) clock.advance(5000);
+    }
+    const sixHours = calls.filter((c) => c.range.toMs - c.range.fromMs === 6 * 3_600_000);
+    expect(sixHours.length).toBe(3 * 2);
+    expect(calls.filter((c) => c.vars?.service?.[0] === "checkout").length).toBe(3 * 2);
+  });
+
+  test("a view equal to the saved one is the saved view; a snapshot says which view it serves", async () => {
+    const { hub, view } = setup();
+    const a = sink();
+    const b = sink();
+    hub.subscribe(dashboard(), a.sink);
+    hub.subscribe(dashboard(), b.sink, {}, view("from=now-1h&to=now&refresh=5s"));
+    expect(hub.viewsOf("db_1")).toBe(1);
+    expect(snapshotOf(b.frames).view).toEqual({ from: "now-1h", to: "now", refreshMs: 5000, vars: {}, live: true, saved: true });
+    const c = sink();
+    hub.subscribe(dashboard(), c.sink, {}, view("from=now-6h&refresh=1m"));
+    expect(snapshotOf(c.frames).view).toMatchObject({ from: "now-6h", refreshMs: 60_000, live: true, saved: false });
+  });
+
+  test("past the view cap a new view is refused with 429 too_many_views; open views and the saved one are unaffected", async () => {
+    const { hub, view } = setup(2);
+    const open = [sink(), sink()];
+    hub.subscribe(dashboard(), open[0].sink, {}, view("from=now-2h"));
+    hub.subscribe(dashboard(), open[1].sink, {}, view("from=now-3h"));
+    const refused = hub.refusal(dashboard(), view("from=now-4h"));
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused?.status).toBe(429);
+    expect(refused?.code).toBe("too_many_views");
+    expect(refused?.headers["retry-after"]).toMatch(/^\d+$/);
+    expect(() => hub.subscribe(dashboard(), sink().sink, {}, view("from=now-4h"))).toThrow(AppError);
+    // An open view and the saved view still admit viewers.
+    expect(hub.refusal(dashboard(), view("from=now-2h"))).toBeNull();
+    hub.subscribe(dashboard(), sink().sink, {}, view("from=now-2h"));
+    hub.subscribe(dashboard(), sink().sink);
+    expect(hub.viewsOf("db_1")).toBe(3);
+    // A view closed frees its place.
+    open[1].close();
+    expect(hub.refusal(dashboard(), view("from=now-4h"))).toBeNull();
+  });
+
+  test("1,000 distinct views at once: the cap holds, the rest are 429", () => {
+    const { hub, view } = setup(20);
+    let refused = 0;
+    for (let i = 1; i <= 1000; i++) {
+      try {
+        hub.subscribe(dashboard(), sink().sink, {}, view(`from=now-${i}m`));
+      } catch (err) {
+        expect((err as AppError).code).toBe("too_many_views");
+        refused++;
+      }
+    }
+    expect(hub.viewsOf("db_1")).toBe(20);
+    expect(refused).toBe(980);
+  });
+
+  test("a range ending in the past is queried once, kept, and served without a query; frames say it is not live", async () => {
+    const { clock, calls, hub, view } = setup();
+    const past = view("from=2026-11-26T00:00:00Z&to=2026-11-26T06:00:00Z");
+    const first = sink();
+    hub.subscribe(dashboard(), first.sink, {}, past);
+    clock.runNext();
+    await flush();
+    await flush();
+    expect(calls.length).toBe(2);
+    expect(hub.pollersOf("db_1").every((p) => !p.running)).toBe(true);
+    clock.advance(3_600_000);
+    await flush();
+    expect(calls.length).toBe(2);
+    const later = sink();
+    hub.subscribe(dashboard(), later.sink, {}, past);
+    const snap = snapshotOf(later.frames);
+    expect(snap.view.live).toBe(false);
+    expect(snap.panels.map((p) => p.panelId).sort()).toEqual(["a", "b"]);
+    expect(calls.length).toBe(2);
+    // A new spec version queries it once more.
+    hub.applyDashboard(dashboard(2));
+    clock.runNext();
+    await flush();
+    await flush();
+    expect(calls.length).toBe(4);
+  });
+
+  test("metric labels carry the dashboard id only, never view text", async () => {
+    const { clock, hub, view, registry } = setup();
+    hub.subscribe(dashboard(), sink().sink, {}, view("from=now-6h&var-service=checkout"));
+    clock.runNext();
+    await flush();
+    await flush();
+    const text = await registry.metrics();
+    expect(text).not.toContain("now-6h");
+    expect(text).not.toContain("checkout");
+    expect(text).toContain('svc_sse_subscribers{dashboard="db_1"} 1');
+  });
+});

@@ -1,0 +1,440 @@
+/**
+ * The time series panel, drawn by uPlot (canvas): one crosshair shared by every time series on the page (cursor
+ * sync), drag-to-zoom, a legend whose click hides a series and whose shift-click isolates it, optional legend values
+ * (last, min, max, mean), colours by series name, threshold lines and bands, min/max, decimals, the unit on the
+ * axis, binary ticks for bytes, the time zone on the axis and tooltip, gaps as gaps, and the bucket still filling
+ * drawn faded and dashed. One instance per panel, kept across ticks: a tick is one setData.
+ */
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+import { h, replace } from "../lib/dom.ts";
+import { formatTimestamp } from "../lib/format.ts";
+import type { Point } from "../lib/rolling-window.ts";
+import { seriesColor } from "../lib/series-color.ts";
+import { BINARY_INCRS, isBytes, legendStats, type Threshold, valueFormatter } from "../lib/value-format.ts";
+
+export interface LineSeries {
+  key: string;
+  points: readonly Point[];
+}
+
+export type LegendValue = "last" | "min" | "max" | "mean";
+
+export interface TimeseriesOptions {
+  title: string;
+  unit?: string;
+  decimals?: number;
+  min?: number;
+  max?: number;
+  thresholds?: readonly Threshold[];
+  legend?: { show?: boolean; values?: readonly LegendValue[] };
+  /** The view's range (epoch ms); without one, the data's extent. */
+  range: readonly [number, number] | null;
+  /** IANA zone for the axis and tooltip; undefined: the browser's. */
+  timeZone?: string;
+  height: number;
+  /** Charts with one key share the crosshair. */
+  syncKey: string;
+  /** Series names hidden by the legend; the caller keeps it across redraws. */
+  hidden: Set<string>;
+  /** The start (epoch ms) of the bucket still filling: drawn faded and dashed, left out of the legend values. */
+  partialFrom?: number | null;
+  /** The bucket step (ms): a missing bucket between two points is a gap. */
+  stepMs?: number | null;
+  /** A drag over the plot: the selected range (epoch ms). */
+  onZoom?: (from: number, to: number) => void;
+  /** Whether the page is in the dark theme (the palette follows). */
+  dark: boolean;
+}
+
+const AXIS_FONT = "11px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+
+/** 24-hour axis labels; a tick at a day boundary adds the date on a second line (uPlot's axis value table). */
+const TIME_VALUES: uPlot.Axis.Values = [
+  // tick step (s), label, then the second line when the year, month, day, hour, minute, second changes
+  [3600 * 24 * 365, "{YYYY}", null, null, null, null, null, null, 1],
+  [3600 * 24 * 28, "{MMM}", "\n{YYYY}", null, null, null, null, null, 1],
+  [3600 * 24, "{D} {MMM}", "\n{YYYY}", null, null, null, null, null, 1],
+  [3600, "{HH}:{mm}", "\n{D} {MMM} {YYYY}", null, "\n{D} {MMM}", null, null, null, 1],
+  [60, "{HH}:{mm}", "\n{D} {MMM} {YYYY}", null, "\n{D} {MMM}", null, null, null, 1],
+  [1, "{HH}:{mm}:{ss}", "\n{D} {MMM} {YYYY}", null, "\n{D} {MMM}", null, null, null, 1],
+];
+
+/** Aligned columns for uPlot: seconds on x; per series, null for a gap and undefined for "no sample here". */
+export function alignSeries(
+  series: readonly LineSeries[],
+  stepMs: number | null | undefined,
+  partialFrom: number | null | undefined,
+): { xs: number[]; ys: (number | null | undefined)[][]; partial: (number | null)[] } {
+  const times = new Set<number>();
+  const withGaps = series.map((s) => gapNulls(s.points, stepMs));
+  for (const pts of withGaps) for (const p of pts) times.add(p[0]);
+  const sorted = [...times].sort((a, b) => a - b);
+  const index = new Map<number, number>();
+  for (let i = 0; i < sorted.length; i++) index.set(sorted[i]!, i);
+  const partial: (number | null)[] = [];
+  const ys = withGaps.map((pts) => {
+    const col = new Array<number | null | undefined>(sorted.length).fill(undefined);
+    let partialValue: number | null = null;
+    for (const [t, v] of pts) {
+      if (partialFrom != null && t >= partialFrom) {
+        partialValue = v;
+        continue;
+      }
+      col[index.get(t)!] = v;
+    }
+    partial.push(partialValue);
+    return col;
+  });
+  return { xs: sorted.map((t) => t / 1000), ys, partial };
+}
+
+/** The points with a null inserted after each point followed by a missing bucket (the step is known). */
+export function gapNulls(points: readonly Point[], stepMs: number | null | undefined): Point[] {
+  if (!stepMs || points.length < 2) return points as Point[];
+  const out: Point[] = [];
+  for (let i = 0; i < points.length; i++) {
+    const p = points[i]!;
+    out.push(p);
+    const next = points[i + 1];
+    if (next && next[0] - p[0] > stepMs * 1.5) out.push([p[0] + stepMs, null]);
+  }
+  return out;
+}
+
+interface Built {
+  plot: uPlot;
+  keys: string;
+  legend: HTMLElement;
+  tip: HTMLElement;
+}
+
+/** A time series chart mounted in `el`, redrawn in place with update(). */
+export class TimeseriesChart {
+  private built: Built | null = null;
+  private series: readonly LineSeries[] = [];
+  private opts: TimeseriesOptions;
+  private partial: (number | null)[] = [];
+  private partialX: number | null = null;
+  /** Set while a drag started on this chart (not on a synced one). */
+  dragging = false;
+
+  constructor(
+    private readonly el: HTMLElement,
+    opts: TimeseriesOptions,
+  ) {
+    this.opts = opts;
+  }
+
+  /** Draws `series` with `opts`; reuses the plot when the series names and options are the same. */
+  update(series: readonly LineSeries[], opts: TimeseriesOptions): void {
+    this.series = series;
+    const optionsChanged = opts !== this.opts && optionsKey(opts) !== optionsKey(this.opts);
+    this.opts = opts;
+    if (!series.some((s) => s.points.some((p) => p[1] !== null))) {
+      this.destroy();
+      replace(this.el, h("div", { class: "chart-empty" }, "No data in this time range"));
+      return;
+    }
+    const { xs, ys, partial } = alignSeries(series, opts.stepMs, opts.partialFrom);
+    this.partial = partial;
+    this.partialX = opts.partialFrom != null && partial.some((v) => v !== null) ? opts.partialFrom / 1000 : null;
+    const keys = series.map((s) => s.key).join("\u0000");
+    const width = Math.max(160, Math.floor(this.el.clientWidth || 480));
+    if (!this.built || this.built.keys !== keys || optionsChanged) this.build(keys, width, xs, ys);
+    else {
+      const plot = this.built.plot;
+      if (Math.abs(plot.width - width) > 2) plot.setSize({ width, height: opts.height });
+      plot.batch(() => {
+        plot.setData([xs, ...ys] as uPlot.AlignedData, false);
+        this.setX(plot, xs);
+      });
+    }
+    this.renderLegend();
+    this.el.setAttribute("aria-label", this.label());
+  }
+
+  /** The chart's accessible name: title, range and last values. */
+  label(): string {
+    const fmt = valueFormatter(this.opts.unit, this.opts.decimals);
+    const range = this.opts.range
+      ? `${formatTimestamp(this.opts.range[0], { timeZone: this.opts.timeZone })} to ${formatTimestamp(this.opts.range[1], { timeZone: this.opts.timeZone })}`
+      : "the data's range";
+    const lasts = this.series
+      .filter((s) => !this.opts.hidden.has(s.key))
+      .slice(0, 8)
+      .map((s) => `${s.key} ${fmt(legendStats(this.completeValues(s)).last)}`);
+    return `${this.opts.title}, time series from ${range}${lasts.length ? `; last: ${lasts.join(", ")}` : ""}`;
+  }
+
+  destroy(): void {
+    this.built?.plot.destroy();
+    this.built = null;
+  }
+
+  private completeValues(s: LineSeries): (number | null)[] {
+    const from = this.opts.partialFrom;
+    return s.points.filter((p) => from == null || p[0] < from).map((p) => p[1]);
+  }
+
+  private setX(plot: uPlot, xs: number[]): void {
+    const r = this.opts.range;
+    const min = r ? r[0] / 1000 : xs[0]!;
+    const max = r ? r[1] / 1000 : xs[xs.length - 1]!;
+    plot.setScale("x", { min, max: max > min ? max : min + 1 });
+  }
+
+  private build(keys: string, width: number, xs: number[], ys: (number | null | undefined)[][]): void {
+    this.destroy();
+    const o = this.opts;
+    const fmt = valueFormatter(o.unit, o.decimals);
+    const axisFmt = valueFormatter(o.unit, undefined);
+    const css = getComputedStyle(document.documentElement);
+    const muted = css.getPropertyValue("--muted").trim() || "#5d6878";
+    const gridColor = css.getPropertyValue("--grid").trim() || "#e9ecf0";
+    const tz = o.timeZone;
+    const chart = this;
+    const plotEl = h("div", { class: "uplot-host" });
+    const tip = h("div", { class: "tooltip", hidden: true, role: "presentation" });
+    const legend = h("ul", { class: "legend", "aria-label": `Series of ${o.title}` });
+    replace(this.el, h("div", { class: "chart-wrap" }, plotEl, tip), legend);
+
+    const opts: uPlot.Options = {
+      width,
+      height: o.height,
+      tzDate: tz ? (ts) => uPlot.tzDate(new Date(ts * 1000), tz) : (ts) => new Date(ts * 1000),
+      legend: { show: false },
+      cursor: {
+        sync: { key: o.syncKey, setSeries: false },
+        drag: { x: true, y: false, setScale: false },
+        points: { size: 6 },
+        focus: { prox: 16 },
+      },
+      select: { show: true, left: 0, top: 0, width: 0, height: 0 },
+      scales: {
+        x: { time: true },
+        y: {
+          range: (_u, dmin, dmax) => {
+            if (dmin === null || dmax === null) return [o.min ?? 0, o.max ?? 1];
+            const [lo, hi] = uPlot.rangeNum(dmin >= 0 ? 0 : dmin, dmax, 0.1, true);
+            const low = o.min ?? (dmin >= 0 ? 0 : lo!);
+            const high = o.max ?? Math.max(hi!, low + 1e-9);
+            return [low, high > low ? high : low + 1];
+          },
+        },
+      },
+      axes: [
+        {
+          stroke: muted,
+          font: AXIS_FONT,
+          grid: { stroke: gridColor, width: 1 },
+          ticks: { stroke: gridColor, width: 1, size: 4 },
+          space: 70,
+          values: TIME_VALUES,
+        },
+        {
+          stroke: muted,
+          font: AXIS_FONT,
+          grid: { stroke: gridColor, width: 1 },
+          ticks: { show: false },
+          space: 36,
+          ...(isBytes(o.unit) ? { incrs: BINARY_INCRS as number[] } : {}),
+          values: (_u, ticks) => ticks.map((v) => axisFmt(v)),
+          size: (_u, values) => 14 + Math.max(2, ...(values ?? []).map((v) => String(v).length)) * 6.5,
+        },
+      ],
+      series: [
+        {},
+        ...this.series.map((s) => ({
+          label: s.key,
+          stroke: seriesColor(s.key, o.dark),
+          width: 1.5,
+          show: !o.hidden.has(s.key),
+          spanGaps: false,
+          points: { show: false },
+        })),
+      ],
+      hooks: {
+        drawAxes: [(u) => drawThresholds(u, o.thresholds)],
+        draw: [(u) => chart.drawPartial(u)],
+        setSelect: [
+          (u) => {
+            // Synced charts receive the selection too: only the chart dragged on zooms.
+            if (u.select.width > 4 && o.onZoom && chart.dragging) {
+              const a = u.posToVal(u.select.left, "x") * 1000;
+              const b = u.posToVal(u.select.left + u.select.width, "x") * 1000;
+              o.onZoom(Math.round(a), Math.round(b));
+            }
+            chart.dragging = false;
+            u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+          },
+        ],
+        setCursor: [(u) => chart.renderTip(u, fmt)],
+      },
+    };
+    const plot = new uPlot(opts, [xs, ...ys] as uPlot.AlignedData, plotEl);
+    this.setX(plot, xs);
+    plot.over.addEventListener("pointerleave", () => (tip.hidden = true));
+    plot.over.addEventListener("mousedown", () => (this.dragging = true));
+    this.built = { plot, keys, legend, tip };
+  }
+
+  /** The bucket still filling: a faded dashed segment from each series' last complete point. */
+  private drawPartial(u: uPlot): void {
+    if (this.partialX === null) return;
+    const ctx = u.ctx;
+    const x1 = u.valToPos(this.partialX, "x", true);
+    ctx.save();
+    ctx.setLineDash([4, 4]);
+    ctx.globalAlpha = 0.55;
+    ctx.lineWidth = 1.5 * devicePixelRatio;
+    const xs = u.data[0];
+    this.series.forEach((s, i) => {
+      const v = this.partial[i];
+      if (v === null || v === undefined || !u.series[i + 1]?.show) return;
+      const col = u.data[i + 1]!;
+      let j = xs.length - 1;
+      while (j >= 0 && (col[j] === null || col[j] === undefined)) j--;
+      ctx.strokeStyle = seriesColor(s.key, this.opts.dark);
+      ctx.beginPath();
+      if (j >= 0) ctx.moveTo(u.valToPos(xs[j]!, "x", true), u.valToPos(col[j] as number, "y", true));
+      else ctx.moveTo(x1, u.valToPos(v, "y", true));
+      ctx.lineTo(x1, u.valToPos(v, "y", true));
+      ctx.stroke();
+    });
+    ctx.restore();
+  }
+
+  private renderTip(u: uPlot, fmt: (n: number | null) => string): void {
+    const tip = this.built?.tip;
+    if (!tip) return;
+    const idx = u.cursor.idx;
+    if (idx === null || idx === undefined || u.cursor.left === undefined || u.cursor.left < 0) {
+      tip.hidden = true;
+      return;
+    }
+    const t = u.data[0][idx]! * 1000;
+    const rows = this.series
+      .map((s, i) => ({ s, v: u.data[i + 1]?.[idx] }))
+      .filter((r) => !this.opts.hidden.has(r.s.key) && r.v !== undefined)
+      .slice(0, 12)
+      .map((r) =>
+        h(
+          "div",
+          { class: "tip-row" },
+          swatch(r.s.key, this.opts.dark),
+          h("span", { class: "tip-key" }, r.s.key),
+          h("strong", null, fmt(r.v ?? null)),
+        ),
+      );
+    replace(tip, h("div", { class: "tip-time" }, formatTimestamp(t, { timeZone: this.opts.timeZone })), ...rows);
+    tip.hidden = false;
+    tip.classList.toggle("left", u.cursor.left > u.over.clientWidth / 2);
+  }
+
+  private renderLegend(): void {
+    const built = this.built;
+    if (!built) return;
+    const o = this.opts;
+    if (o.legend?.show === false || (this.series.length === 1 && !o.legend?.values?.length && !this.series[0]!.key)) {
+      built.legend.hidden = true;
+      return;
+    }
+    built.legend.hidden = false;
+    const fmt = valueFormatter(o.unit, o.decimals);
+    const wanted = o.legend?.values?.length ? o.legend.values : (["last"] as const);
+    const items = this.series.slice(0, 30).map((s, i) => {
+      const stats = legendStats(this.completeValues(s));
+      const shown = !o.hidden.has(s.key);
+      return h(
+        "li",
+        null,
+        h(
+          "button",
+          {
+            type: "button",
+            class: `legend-item${shown ? "" : " off"}`,
+            "aria-pressed": shown ? "true" : "false",
+            title: "Click: show or hide. Shift-click: show only this series (again: show all).",
+            onclick: (ev: Event) => this.toggle(i, (ev as MouseEvent).shiftKey || (ev as MouseEvent).metaKey || (ev as MouseEvent).ctrlKey),
+          },
+          swatch(s.key, o.dark),
+          h("span", { class: "legend-key" }, s.key || o.title),
+          ...wanted.map((k) =>
+            h(
+              "span",
+              { class: "legend-val" },
+              wanted.length > 1 || o.legend?.values?.length ? h("span", { class: "muted" }, `${k} `) : null,
+              fmt(stats[k]),
+            ),
+          ),
+        ),
+      );
+    });
+    replace(built.legend, items, this.series.length > 30 ? h("li", { class: "muted" }, `+${this.series.length - 30} more`) : null);
+  }
+
+  /** Legend click: hide or show series `i`; with a modifier, show it alone (or everything, when it already is). */
+  private toggle(i: number, isolate: boolean): void {
+    const key = this.series[i]!.key;
+    const hidden = this.opts.hidden;
+    if (isolate) {
+      const alone = this.series.every((s, j) => (j === i ? !hidden.has(s.key) : hidden.has(s.key)));
+      hidden.clear();
+      if (!alone) for (const s of this.series) if (s.key !== key) hidden.add(s.key);
+    } else if (hidden.has(key)) hidden.delete(key);
+    else hidden.add(key);
+    const plot = this.built?.plot;
+    if (plot) {
+      plot.batch(() => {
+        for (let j = 0; j < this.series.length; j++) plot.setSeries(j + 1, { show: !hidden.has(this.series[j]!.key) });
+      });
+    }
+    this.renderLegend();
+    this.el.setAttribute("aria-label", this.label());
+    (this.built?.legend.querySelectorAll("button")[i] as HTMLElement | undefined)?.focus();
+  }
+}
+
+function swatch(key: string, dark: boolean): HTMLElement {
+  const el = h("span", { class: "swatch", "aria-hidden": "true" });
+  el.style.background = seriesColor(key, dark);
+  return el;
+}
+
+/** What forces a rebuild rather than a setData: everything but the range and the data. */
+function optionsKey(o: TimeseriesOptions): string {
+  return JSON.stringify([o.unit, o.decimals, o.min, o.max, o.thresholds, o.legend, o.timeZone, o.height, o.dark, o.syncKey]);
+}
+
+/** Threshold bands (faint) and lines (dashed) behind the series. */
+function drawThresholds(u: uPlot, thresholds: readonly Threshold[] | undefined): void {
+  if (!thresholds?.length) return;
+  const steps = [...thresholds].sort((a, b) => (a.value ?? Number.NEGATIVE_INFINITY) - (b.value ?? Number.NEGATIVE_INFINITY));
+  const ctx = u.ctx;
+  const { left, top, width, height } = u.bbox;
+  const [lo, hi] = [u.scales.y!.min!, u.scales.y!.max!];
+  ctx.save();
+  steps.forEach((t, i) => {
+    const from = Math.max(lo, t.value ?? lo);
+    const to = Math.min(hi, steps[i + 1]?.value ?? hi);
+    if (to <= from) return;
+    const yTop = u.valToPos(to, "y", true);
+    const yBottom = u.valToPos(from, "y", true);
+    ctx.fillStyle = t.color;
+    ctx.globalAlpha = 0.07;
+    ctx.fillRect(left, Math.max(top, yTop), width, Math.min(top + height, yBottom) - Math.max(top, yTop));
+    if (t.value !== null && t.value > lo && t.value < hi) {
+      ctx.globalAlpha = 0.9;
+      ctx.strokeStyle = t.color;
+      ctx.lineWidth = devicePixelRatio;
+      ctx.setLineDash([6, 4]);
+      ctx.beginPath();
+      ctx.moveTo(left, yBottom);
+      ctx.lineTo(left + width, yBottom);
+      ctx.stroke();
+      ctx.setLineDash([]);
+    }
+  });
+  ctx.restore();
+}
