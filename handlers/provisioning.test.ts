@@ -37,7 +37,7 @@ beforeAll(async () => {
     pool: fx.pool,
     guard: fx.guard,
     runner: fx.runner,
-    refreshCatalog: (s) => refreshCatalog({ db: fx.pool, runner: fx.runner }, s),
+    refreshCatalog: (s, db) => refreshCatalog({ db, runner: fx.runner }, s),
     config: fx.config,
   };
   opts = { minRefreshIntervalMs: fx.config.MIN_REFRESH_INTERVAL_MS, defaultTime: { from: "now-24h", to: "now" } };
@@ -253,9 +253,14 @@ describe("sources go through the API's host policy and connection test", () => {
     expect(err.code).toBe("source_unavailable");
     expect(err.detail).toMatch(/^source src_down: /);
     expect(err.detail).not.toContain("203.0.113.60");
-    expect(await rowsOf("ws_down")).toMatchObject({ sources: [], dashboards: [] });
-    // Fixed and applied again: it continues from where it stopped.
-    expect((await apply(shop("down"))).changes.map((c) => `${c.action} ${c.id}`)).toEqual(["created src_down", "created db_down"]);
+    // One transaction: the workspace created before the failing source is not there either.
+    expect(await rowsOf("ws_down")).toEqual({ workspaces: [], limits: [], sources: [], dashboards: [] });
+    // Fixed and applied again: everything is created.
+    expect((await apply(shop("down"))).changes.map((c) => `${c.action} ${c.id}`)).toEqual([
+      "created ws_down",
+      "created src_down",
+      "created db_down",
+    ]);
   });
 
   test("a secret_ref the workspace holds no grant for is grant_missing naming the source", async () => {
@@ -416,5 +421,63 @@ workspaces:
     expect((await failure(loadProvisioningFile(join(dir, "missing.yaml"), opts))).detail).toBe(
       "dashboard db_m: specFile nope.json: no such file",
     );
+  });
+});
+
+describe("one transaction", () => {
+  test("a failure halfway leaves nothing of the run applied: earlier updates are rolled back, and the audit trail has none of them", async () => {
+    await apply(shop("atomic"));
+    const before = await rowsOf("ws_atomic");
+    const audited = (await fx.pool.query("SELECT count(*)::int AS n FROM audit_log WHERE workspace_id = 'ws_atomic'")).rows[0].n;
+    const doc = shop("atomic", { name: "Renamed", title: "Changed title" });
+    // A second dashboard after the changed one, whose panel the guard refuses: the run fails on it.
+    const bad = shop("atomic", { sql: "SELECT pg_sleep(10) FROM http_requests WHERE $__timeFilter(ts)" }).workspaces[0].dashboards[0];
+    doc.workspaces[0].dashboards.push({ ...bad, id: "db_atomic_bad" });
+    const err = await failure(apply(doc));
+    expect(err.detail).toMatch(/^dashboard db_atomic_bad: /);
+    expect(await rowsOf("ws_atomic")).toEqual(before);
+    expect((await fx.pool.query("SELECT count(*)::int AS n FROM audit_log WHERE workspace_id = 'ws_atomic'")).rows[0].n).toBe(audited);
+  });
+
+  test("each change is in the audit trail as system:provisioning, with the versions", async () => {
+    await apply(shop("trail"));
+    await apply(shop("trail", { title: "Second" }));
+    const { rows } = await fx.pool.query(
+      "SELECT actor_kind, actor_id, action, target_id, before_version, after_version FROM audit_log WHERE workspace_id = 'ws_trail' ORDER BY id",
+    );
+    expect(rows).toEqual([
+      {
+        actor_kind: "system",
+        actor_id: "provisioning",
+        action: "workspace.create",
+        target_id: "ws_trail",
+        before_version: null,
+        after_version: null,
+      },
+      {
+        actor_kind: "system",
+        actor_id: "provisioning",
+        action: "source.create",
+        target_id: "src_trail",
+        before_version: null,
+        after_version: 1,
+      },
+      {
+        actor_kind: "system",
+        actor_id: "provisioning",
+        action: "dashboard.create",
+        target_id: "db_trail",
+        before_version: null,
+        after_version: 1,
+      },
+      {
+        actor_kind: "system",
+        actor_id: "provisioning",
+        action: "dashboard.update",
+        target_id: "db_trail",
+        before_version: 1,
+        after_version: 2,
+      },
+    ]);
   });
 });

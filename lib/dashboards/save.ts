@@ -22,8 +22,8 @@ export interface VariableFailure {
 }
 
 export interface SaveDashboardDeps {
-  /** Config-store pool. */
-  pool: pg.Pool;
+  /** Config-store pool, or a client inside the caller's transaction (a provisioning run). */
+  pool: pg.Pool | pg.PoolClient;
   guard: Guard;
   /** DASHBOARD_VERSION_RETENTION: older versions are deleted by the save; absent deletes none (reads still cap). */
   versionRetention?: number;
@@ -47,7 +47,7 @@ export interface SaveDashboardInput {
 type SourceCatalogs = Map<string, { catalog: Catalog | null; catalogVersion: string }>;
 
 /** The catalogs of the distinct sources named, those of `workspaceId` only: a query or two per save. */
-async function sourceCatalogs(pool: pg.Pool, workspaceId: string, ids: Iterable<string>): Promise<SourceCatalogs> {
+async function sourceCatalogs(pool: pg.Pool | pg.PoolClient, workspaceId: string, ids: Iterable<string>): Promise<SourceCatalogs> {
   const sources: SourceCatalogs = new Map();
   for (const id of new Set(ids)) {
     const source = await getSourceInWorkspace(pool, workspaceId, id);
@@ -214,7 +214,7 @@ export async function saveDashboard(deps: SaveDashboardDeps, input: SaveDashboar
 
 /** Deletes a dashboard (when `baseVersion` is given, only if it still has that version) and announces it. */
 export async function deleteDashboard(
-  pool: pg.Pool,
+  pool: pg.Pool | pg.PoolClient,
   input: { dashboardId: string; workspaceId: string; baseVersion?: number },
 ): Promise<void> {
   const { rows } = await pool.query(
@@ -227,7 +227,12 @@ export async function deleteDashboard(
   if (rows.length === 0) throw await missingOrConflict(pool, input.dashboardId, input.workspaceId, input.baseVersion);
 }
 
-async function missingOrConflict(pool: pg.Pool, id: string, workspaceId: string, baseVersion: number | undefined): Promise<AppError> {
+async function missingOrConflict(
+  pool: pg.Pool | pg.PoolClient,
+  id: string,
+  workspaceId: string,
+  baseVersion: number | undefined,
+): Promise<AppError> {
   const { rows } = await pool.query<{ version: number }>("SELECT version FROM dashboards WHERE id = $1 AND workspace_id = $2", [
     id,
     workspaceId,

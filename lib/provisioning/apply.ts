@@ -1,5 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type pg from "pg";
+import { type AuditAction, PROVISIONING_ACTOR, recordAudit } from "../audit/store.ts";
+import { defaultOf } from "../config/variables.ts";
 import { deleteDashboard, saveDashboard } from "../dashboards/save.ts";
 import type { Guard } from "../sql-guard/verdict.ts";
 import { getDashboard } from "../dashboards/store.ts";
@@ -19,8 +21,10 @@ export interface ProvisionDeps {
   guard: Guard;
   /** Connection tests (host policy, grants, credentials) before a source is stored or reconnected. */
   runner: Pick<QueryRunner, "testConnection" | "evict" | "forget">;
-  refreshCatalog: (source: Source) => Promise<Source>;
-  config: { MIN_REFRESH_INTERVAL_MS: number; SOURCES_PER_WORKSPACE_MAX: number };
+  /** Reads a source's catalog and stores it on `db` (the run's transaction: the source may not be committed yet). */
+  refreshCatalog: (source: Source, db: pg.PoolClient) => Promise<Source>;
+  /** AUDIT_RETENTION_DAYS defaults to the variable's default when absent. */
+  config: { MIN_REFRESH_INTERVAL_MS: number; SOURCES_PER_WORKSPACE_MAX: number; AUDIT_RETENTION_DAYS?: number };
   /** Told of each change as it is made (the CLI prints them). */
   onChange?: (change: ProvisionChange) => void;
 }
@@ -42,7 +46,7 @@ export interface ProvisionReport {
   unchanged: number;
 }
 
-// One provisioning run at a time per config store (every stream host task applies the file when it starts).
+// The key of the run's transaction-scoped advisory lock.
 const LOCK_KEY = "pulseboard:provision";
 
 /** Source fields that decide where and as whom it connects: a change is tested before it is stored. */
@@ -63,36 +67,87 @@ const plain = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
  * Applies a validated provisioning document: upserts its workspaces, then their sources, then their dashboards, then
  * performs the explicit deletes (dashboards, sources, workspaces). Entities not named in the file are never touched.
  * What already matches the file is not written, so applying the same document twice makes no change the second time
- * (no version or updated_at moves). Stops at the first failure with an AppError naming the entity; what was applied
- * before it stays applied, and running again after the fix continues from there.
+ * (no version or updated_at moves). The whole run is one transaction: the first failure throws an AppError naming the
+ * entity and nothing of the run is applied (runner pools are evicted only after the commit). Every change is recorded
+ * in the audit trail as `system:provisioning`, in the same transaction.
  */
 export async function applyProvisioning(deps: ProvisionDeps, doc: ProvisioningDocument): Promise<ProvisionReport> {
   const report: ProvisionReport = { changes: [], unchanged: 0 };
-  const record = (change: ProvisionChange) => {
+  const told: ProvisionChange[] = [];
+  const afterCommit: (() => void)[] = [];
+  const db = await deps.pool.connect();
+  const retention = { retentionDays: deps.config.AUDIT_RETENTION_DAYS ?? defaultOf("AUDIT_RETENTION_DAYS") };
+  const record: Recorder = async (change, audit) => {
     report.changes.push(change);
-    deps.onChange?.(change);
+    told.push(change);
+    await recordAudit(
+      db,
+      {
+        workspaceId: audit.workspaceId,
+        actor: PROVISIONING_ACTOR,
+        action: AUDIT_ACTION[change.kind][change.action],
+        targetId: change.id,
+        beforeVersion: audit.before ?? null,
+        afterVersion: audit.after ?? null,
+      },
+      retention,
+    );
   };
-  const lock = await deps.pool.connect();
+  const run: Run = { deps, db, record, report, later: (f) => afterCommit.push(f) };
   try {
-    await lock.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [LOCK_KEY]);
-    for (const ws of doc.workspaces) await step("workspace", ws.id, () => applyWorkspace(deps, ws, record, report));
+    await db.query("BEGIN");
+    // One provisioning run at a time per config store (every stream host task applies the file when it starts).
+    await db.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [LOCK_KEY]);
+    for (const ws of doc.workspaces) await step("workspace", ws.id, () => applyWorkspace(run, ws));
     for (const ws of doc.workspaces) {
-      for (const s of ws.sources) await step("source", s.id, () => applySource(deps, ws.id, s, record, report));
+      for (const s of ws.sources) await step("source", s.id, () => applySource(run, ws.id, s));
     }
     for (const ws of doc.workspaces) {
-      for (const d of ws.dashboards) await step("dashboard", d.id, () => applyDashboard(deps, ws.id, d, record, report));
+      for (const d of ws.dashboards) await step("dashboard", d.id, () => applyDashboard(run, ws.id, d));
     }
-    for (const id of doc.delete.dashboards) await step("dashboard", id, () => removeDashboard(deps, id, record));
-    for (const id of doc.delete.sources) await step("source", id, () => removeSource(deps, id, record));
+    for (const id of doc.delete.dashboards) await step("dashboard", id, () => removeDashboard(run, id));
+    for (const id of doc.delete.sources) await step("source", id, () => removeSource(run, id));
     for (const e of doc.delete.workspaces) {
       const { id, force } = typeof e === "string" ? { id: e, force: false } : e;
-      await step("workspace", id, () => removeWorkspace(deps, id, force, record));
+      await step("workspace", id, () => removeWorkspace(run, id, force));
     }
-    return report;
+    await db.query("COMMIT");
+  } catch (err) {
+    await db.query("ROLLBACK").catch(() => {});
+    throw err;
   } finally {
-    await lock.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [LOCK_KEY]).catch(() => {});
-    lock.release();
+    db.release();
   }
+  for (const f of afterCommit) f();
+  // Told once committed, so a caller never prints a change that was rolled back.
+  for (const change of told) deps.onChange?.(change);
+  return report;
+}
+
+const AUDIT_ACTION: Record<EntityKind, Record<ProvisionChange["action"], AuditAction>> = {
+  workspace: {
+    created: "workspace.create",
+    updated: "workspace.update",
+    deleted: "workspace.delete",
+    catalog_refreshed: "workspace.update",
+  },
+  source: { created: "source.create", updated: "source.update", deleted: "source.delete", catalog_refreshed: "source.catalog_refresh" },
+  dashboard: {
+    created: "dashboard.create",
+    updated: "dashboard.update",
+    deleted: "dashboard.delete",
+    catalog_refreshed: "dashboard.update",
+  },
+};
+
+/** One run's transaction and what its steps share. */
+interface Run {
+  deps: ProvisionDeps;
+  db: pg.PoolClient;
+  record: Recorder;
+  report: ProvisionReport;
+  /** Runs `f` once the run has committed (closing runner pools of changed or deleted sources). */
+  later: (f: () => void) => void;
 }
 
 async function step(kind: EntityKind, id: string, run: () => Promise<void>): Promise<void> {
@@ -103,14 +158,14 @@ async function step(kind: EntityKind, id: string, run: () => Promise<void>): Pro
   }
 }
 
-type Recorder = (change: ProvisionChange) => void;
+type Recorder = (change: ProvisionChange, audit: { workspaceId: string; before?: number | null; after?: number | null }) => Promise<void>;
 
-async function applyWorkspace(deps: ProvisionDeps, ws: WorkspaceEntry, record: Recorder, report: ProvisionReport): Promise<void> {
+async function applyWorkspace({ db, record, report }: Run, ws: WorkspaceEntry): Promise<void> {
   const want = { name: ws.name, viewer_group: ws.groups.viewer, editor_group: ws.groups.editor, admin_group: ws.groups.admin };
-  const have = await getWorkspace(deps.pool, ws.id);
+  const have = await getWorkspace(db, ws.id);
   if (!have) {
-    await createWorkspace(deps.pool, { id: ws.id, ...want });
-    record({ kind: "workspace", id: ws.id, action: "created" });
+    await createWorkspace(db, { id: ws.id, ...want });
+    await record({ kind: "workspace", id: ws.id, action: "created" }, { workspaceId: ws.id });
     return;
   }
   const fields = (Object.keys(want) as (keyof typeof want)[]).filter((k) => have[k] !== want[k]);
@@ -118,19 +173,13 @@ async function applyWorkspace(deps: ProvisionDeps, ws: WorkspaceEntry, record: R
     report.unchanged++;
     return;
   }
-  await updateWorkspace(deps.pool, ws.id, want);
-  record({ kind: "workspace", id: ws.id, action: "updated", fields });
+  await updateWorkspace(db, ws.id, want);
+  await record({ kind: "workspace", id: ws.id, action: "updated", fields }, { workspaceId: ws.id });
 }
 
-async function applySource(
-  deps: ProvisionDeps,
-  workspaceId: string,
-  entry: SourceEntry,
-  record: Recorder,
-  report: ProvisionReport,
-): Promise<void> {
+async function applySource({ deps, db, record, report, later }: Run, workspaceId: string, entry: SourceEntry): Promise<void> {
   const { id, ...input } = entry;
-  const have = await getSource(deps.pool, id);
+  const have = await getSource(db, id);
   if (have && have.workspaceId !== workspaceId) {
     throw new AppError(
       "conflict",
@@ -153,14 +202,9 @@ async function applySource(
     };
     // As the API does: the host policy, the grant and the credentials are proven before anything is stored.
     await deps.runner.testConnection(candidate, { stored: false });
-    const created = await createSource(
-      deps.pool,
-      workspaceId,
-      { ...input },
-      { id, maxPerWorkspace: deps.config.SOURCES_PER_WORKSPACE_MAX },
-    );
-    record({ kind: "source", id, action: "created" });
-    await deps.refreshCatalog(created);
+    const created = await createSource(db, workspaceId, { ...input }, { id, maxPerWorkspace: deps.config.SOURCES_PER_WORKSPACE_MAX });
+    await record({ kind: "source", id, action: "created" }, { workspaceId, after: created.version });
+    await deps.refreshCatalog(created, db);
     return;
   }
   const want: Partial<Source> = { ...input };
@@ -169,31 +213,26 @@ async function applySource(
   if (fields.length > 0) {
     if (reconnect) await deps.runner.testConnection({ ...have, ...want } as Source);
     const patch = Object.fromEntries(fields.map((f) => [f, want[f]]));
-    const saved = await updateSource(deps.pool, workspaceId, id, have.version, patch);
-    if (reconnect) deps.runner.evict(id);
-    record({ kind: "source", id, action: "updated", fields });
+    const saved = await updateSource(db, workspaceId, id, have.version, patch);
+    if (reconnect) later(() => deps.runner.evict(id));
+    await record({ kind: "source", id, action: "updated", fields }, { workspaceId, before: have.version, after: saved.version });
     // Another database or schema list means another catalog, as on the API's update.
-    if (reconnect || fields.includes("schemas") || fields.includes("timeColumnOverrides")) await deps.refreshCatalog(saved);
+    if (reconnect || fields.includes("schemas") || fields.includes("timeColumnOverrides")) await deps.refreshCatalog(saved, db);
     return;
   }
   if (!have.catalogRefreshedAt) {
-    // Created by an earlier run whose catalog refresh failed: dashboards cannot be saved until it is read.
-    await deps.refreshCatalog(have);
-    record({ kind: "source", id, action: "catalog_refreshed" });
+    // A source whose catalog was never read (created before runs were one transaction, or by the API while its
+    // source was down): dashboards cannot be saved until it is read.
+    await deps.refreshCatalog(have, db);
+    await record({ kind: "source", id, action: "catalog_refreshed" }, { workspaceId, before: have.version, after: have.version });
     return;
   }
   report.unchanged++;
 }
 
-async function applyDashboard(
-  deps: ProvisionDeps,
-  workspaceId: string,
-  entry: DashboardEntry,
-  record: Recorder,
-  report: ProvisionReport,
-): Promise<void> {
-  const saveDeps = { pool: deps.pool, guard: deps.guard };
-  const have = await getDashboard(deps.pool, entry.id);
+async function applyDashboard({ deps, db, record, report }: Run, workspaceId: string, entry: DashboardEntry): Promise<void> {
+  const saveDeps = { pool: db, guard: deps.guard };
+  const have = await getDashboard(db, entry.id);
   if (have && have.workspaceId !== workspaceId) {
     throw new AppError(
       "conflict",
@@ -201,8 +240,8 @@ async function applyDashboard(
     );
   }
   if (!have) {
-    await saveDashboard(saveDeps, { workspaceId, userSub: PROVISIONING_USER, spec: entry.spec, newDashboardId: entry.id });
-    record({ kind: "dashboard", id: entry.id, action: "created" });
+    const created = await saveDashboard(saveDeps, { workspaceId, userSub: PROVISIONING_USER, spec: entry.spec, newDashboardId: entry.id });
+    await record({ kind: "dashboard", id: entry.id, action: "created" }, { workspaceId, after: created.version });
     return;
   }
   if (isDeepStrictEqual(plain(entry.spec), plain(have.spec))) {
@@ -210,28 +249,31 @@ async function applyDashboard(
     return;
   }
   // Based on the version just read: an edit that lands in between is a version_conflict, never overwritten unseen.
-  await saveDashboard(saveDeps, {
+  const saved = await saveDashboard(saveDeps, {
     workspaceId,
     userSub: PROVISIONING_USER,
     dashboardId: entry.id,
     baseVersion: have.version,
     spec: entry.spec,
   });
-  record({ kind: "dashboard", id: entry.id, action: "updated", fields: ["spec"] });
+  await record(
+    { kind: "dashboard", id: entry.id, action: "updated", fields: ["spec"] },
+    { workspaceId, before: have.version, after: saved.version },
+  );
 }
 
-async function removeDashboard(deps: ProvisionDeps, id: string, record: Recorder): Promise<void> {
-  const have = await getDashboard(deps.pool, id);
+async function removeDashboard({ db, record }: Run, id: string): Promise<void> {
+  const have = await getDashboard(db, id);
   if (!have) return;
-  await deleteDashboard(deps.pool, { dashboardId: id, workspaceId: have.workspaceId, baseVersion: have.version });
-  record({ kind: "dashboard", id, action: "deleted" });
+  await deleteDashboard(db, { dashboardId: id, workspaceId: have.workspaceId, baseVersion: have.version });
+  await record({ kind: "dashboard", id, action: "deleted" }, { workspaceId: have.workspaceId, before: have.version });
 }
 
-async function removeSource(deps: ProvisionDeps, id: string, record: Recorder): Promise<void> {
-  const have = await getSource(deps.pool, id);
+async function removeSource({ deps, db, record, later }: Run, id: string): Promise<void> {
+  const have = await getSource(db, id);
   if (!have) return;
   // As the API: a source a panel still reads is not deleted.
-  const { rows } = await deps.pool.query<{ id: string }>(
+  const { rows } = await db.query<{ id: string }>(
     `SELECT id FROM dashboards
       WHERE workspace_id = $1 AND spec->'panels' @> jsonb_build_array(jsonb_build_object('sourceId', $2::text))
       ORDER BY id`,
@@ -242,18 +284,20 @@ async function removeSource(deps: ProvisionDeps, id: string, record: Recorder): 
       dashboards: rows.map((r) => r.id),
     });
   }
-  if (await deleteSource(deps.pool, have.workspaceId, id)) {
-    deps.runner.forget(id);
-    record({ kind: "source", id, action: "deleted" });
+  if (await deleteSource(db, have.workspaceId, id)) {
+    later(() => deps.runner.forget(id));
+    await record({ kind: "source", id, action: "deleted" }, { workspaceId: have.workspaceId, before: have.version });
   }
 }
 
-async function removeWorkspace(deps: ProvisionDeps, id: string, force: boolean, record: Recorder): Promise<void> {
-  if (!(await getWorkspace(deps.pool, id))) return;
+async function removeWorkspace({ deps, db, record, later }: Run, id: string, force: boolean): Promise<void> {
+  if (!(await getWorkspace(db, id))) return;
   try {
-    const removed = await deleteWorkspace(deps.pool, id, { force });
-    for (const sourceId of removed.sources) deps.runner.forget(sourceId);
-    record({ kind: "workspace", id, action: "deleted" });
+    const removed = await deleteWorkspace(db, id, { force });
+    later(() => {
+      for (const sourceId of removed.sources) deps.runner.forget(sourceId);
+    });
+    await record({ kind: "workspace", id, action: "deleted" }, { workspaceId: id });
   } catch (err) {
     if (err instanceof AppError && err.code === "conflict") {
       const { dashboards, sources } = err.extra as { dashboards: number; sources: number };

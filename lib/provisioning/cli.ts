@@ -10,12 +10,15 @@ import { buildQueryServices } from "../service/query-services.ts";
 import type { Guard } from "../sql-guard/index.ts";
 import { configStoreFailureCode, describeConfigStoreFailure } from "../store/connect-failure.ts";
 import { applyProvisioning, type ProvisionChange } from "./apply.ts";
+import { exportText, exportWorkspace } from "./export.ts";
 import { type DocumentOptions, parseProvisioningDocument, parseProvisioningText, readProvisioningFile } from "./document.ts";
 
 export const USAGE = `usage: npm run provision -- FILE
        npm run provision -- --from-env
+       npm run provision -- --export WORKSPACE_ID > FILE
   FILE: a provisioning file (YAML or JSON, docs/provisioning.md); dashboard specFile paths are relative to it
   --from-env: apply the document in PROVISION_DOCUMENT instead (what the deployed stack does)
+  --export: write one workspace's sources, dashboards and variables to stdout as a provisioning file
   Applies workspaces, sources and dashboards idempotently to DATABASE_URL (run npm run migrate first).
   exit: 0 applied (a second run reports 0 changes), 1 invalid document or a failed change, 2 bad usage`;
 
@@ -62,6 +65,15 @@ export async function runProvisionCli(argv: string[], deps: ProvisionCliDeps, io
     minRefreshIntervalMs: config.MIN_REFRESH_INTERVAL_MS,
     defaultTime: { from: config.DEFAULT_TIME_FROM, to: config.DEFAULT_TIME_TO },
   };
+  if (args.export !== undefined) {
+    try {
+      io.stdout(exportText(await exportWorkspace(deps.pool, args.export), new Date()));
+      return 0;
+    } catch (err) {
+      io.stderr(`provision failed: ${describeFailure(err)}`);
+      return 1;
+    }
+  }
   let ownServices = false;
   let services = deps.services;
   try {
@@ -83,7 +95,7 @@ export async function runProvisionCli(argv: string[], deps: ProvisionCliDeps, io
         pool: deps.pool,
         guard: services.guard,
         runner,
-        refreshCatalog: (source) => refreshCatalog({ db: deps.pool, runner }, source),
+        refreshCatalog: (source, db) => refreshCatalog({ db, runner }, source),
         config,
         onChange: (c) => io.stdout(describeChange(c)),
       },
@@ -100,13 +112,18 @@ export async function runProvisionCli(argv: string[], deps: ProvisionCliDeps, io
   }
 }
 
-function parseCliArgs(argv: string[]): { file?: string; fromEnv: boolean } {
+function parseCliArgs(argv: string[]): { file?: string; fromEnv: boolean; export?: string } {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { "from-env": { type: "boolean", default: false } },
+    options: { "from-env": { type: "boolean", default: false }, export: { type: "string" } },
     allowPositionals: true,
   });
   const fromEnv = values["from-env"] === true;
+  if (values.export !== undefined) {
+    if (fromEnv || positionals.length > 0) throw new Error("--export takes a workspace id and nothing else");
+    if (!/^ws_[A-Za-z0-9_-]{1,60}$/.test(values.export)) throw new Error("--export needs a workspace id (ws_…)");
+    return { fromEnv: false, export: values.export };
+  }
   if (fromEnv && positionals.length > 0) throw new Error("give a FILE or --from-env, not both");
   if (!fromEnv && positionals.length !== 1)
     throw new Error(positionals.length === 0 ? "a provisioning FILE is required" : "one FILE at a time");

@@ -243,41 +243,48 @@ export interface DeletedWorkspace {
  * dashboards are announced on DASHBOARD_CHANGED_CHANNEL at commit, so stream hosts end their streams. Throws
  * `not_found` when there is no such workspace. Returns the ids removed, so the caller can close source pools.
  */
-export async function deleteWorkspace(pool: pg.Pool, id: string, opts: { force?: boolean } = {}): Promise<DeletedWorkspace> {
-  const client = await pool.connect();
+export async function deleteWorkspace(db: pg.Pool | pg.PoolClient, id: string, opts: { force?: boolean } = {}): Promise<DeletedWorkspace> {
+  // A client is already inside its caller's transaction (a provisioning run): the delete joins it.
+  if ("release" in db) return deleteWorkspaceIn(db, id, opts);
+  const client = await db.connect();
   try {
     await client.query("BEGIN");
-    const { rows: ws } = await client.query<{ id: string }>("SELECT id FROM workspaces WHERE id = $1 FOR UPDATE", [id]);
-    if (ws.length === 0) throw new AppError("not_found", "Not found.");
-    const { rows: counts } = await client.query<{ dashboards: number; sources: number }>(
-      `SELECT (SELECT count(*)::int FROM dashboards WHERE workspace_id = $1) AS dashboards,
-              (SELECT count(*)::int FROM sources WHERE workspace_id = $1) AS sources`,
-      [id],
-    );
-    const { dashboards, sources } = counts[0]!;
-    if ((dashboards > 0 || sources > 0) && !opts.force) {
-      throw new AppError(
-        "conflict",
-        `The workspace still has ${dashboards} dashboard(s) and ${sources} source(s). Delete them first, or delete with force=true to remove them with it.`,
-        { dashboards, sources },
-      );
-    }
-    const { rows: deletedDashboards } = await client.query<{ id: string }>(
-      `WITH d AS (DELETE FROM dashboards WHERE workspace_id = $1 RETURNING id)
-       SELECT d.id, pg_notify($2, d.id) FROM d`,
-      [id, DASHBOARD_CHANGED_CHANNEL],
-    );
-    const { rows: deletedSources } = await client.query<{ id: string }>("DELETE FROM sources WHERE workspace_id = $1 RETURNING id", [id]);
-    await client.query("WITH w AS (DELETE FROM workspaces WHERE id = $1 RETURNING id) SELECT pg_notify($2, w.id) FROM w", [
-      id,
-      WORKSPACE_ACCESS_CHANNEL,
-    ]);
+    const deleted = await deleteWorkspaceIn(client, id, opts);
     await client.query("COMMIT");
-    return { dashboards: deletedDashboards.map((r) => r.id), sources: deletedSources.map((r) => r.id) };
+    return deleted;
   } catch (err) {
     await client.query("ROLLBACK").catch(() => {});
     throw err;
   } finally {
     client.release();
   }
+}
+
+async function deleteWorkspaceIn(client: pg.PoolClient, id: string, opts: { force?: boolean }): Promise<DeletedWorkspace> {
+  const { rows: ws } = await client.query<{ id: string }>("SELECT id FROM workspaces WHERE id = $1 FOR UPDATE", [id]);
+  if (ws.length === 0) throw new AppError("not_found", "Not found.");
+  const { rows: counts } = await client.query<{ dashboards: number; sources: number }>(
+    `SELECT (SELECT count(*)::int FROM dashboards WHERE workspace_id = $1) AS dashboards,
+            (SELECT count(*)::int FROM sources WHERE workspace_id = $1) AS sources`,
+    [id],
+  );
+  const { dashboards, sources } = counts[0]!;
+  if ((dashboards > 0 || sources > 0) && !opts.force) {
+    throw new AppError(
+      "conflict",
+      `The workspace still has ${dashboards} dashboard(s) and ${sources} source(s). Delete them first, or delete with force=true to remove them with it.`,
+      { dashboards, sources },
+    );
+  }
+  const { rows: deletedDashboards } = await client.query<{ id: string }>(
+    `WITH d AS (DELETE FROM dashboards WHERE workspace_id = $1 RETURNING id)
+     SELECT d.id, pg_notify($2, d.id) FROM d`,
+    [id, DASHBOARD_CHANGED_CHANNEL],
+  );
+  const { rows: deletedSources } = await client.query<{ id: string }>("DELETE FROM sources WHERE workspace_id = $1 RETURNING id", [id]);
+  await client.query("WITH w AS (DELETE FROM workspaces WHERE id = $1 RETURNING id) SELECT pg_notify($2, w.id) FROM w", [
+    id,
+    WORKSPACE_ACCESS_CHANNEL,
+  ]);
+  return { dashboards: deletedDashboards.map((r) => r.id), sources: deletedSources.map((r) => r.id) };
 }

@@ -66,6 +66,7 @@ export const AUDITED: Record<string, AuditedRoute> = {
 export const NOT_AUDITED: Record<string, string> = {
   "POST /api/auth/logout": "ends the caller's own session; it belongs to no workspace",
   "POST /api/auth/sessions/revoke": "ends the caller's own sessions; it belongs to no workspace",
+  "POST /api/admin/sessions/revoke": "a platform admin's revocation across every workspace: it belongs to no one workspace's trail",
   "POST /api/workspaces/:workspaceId/query-preview": "runs a read-only query; nothing is stored",
   "POST /api/sources/:sourceId/check": "the guard's verdict on a statement; nothing is run or stored",
   "POST /api/sources/:sourceId/test": "tests a connection; nothing is stored",
