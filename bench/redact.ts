@@ -1,6 +1,11 @@
 // npm run bench -- redact: time to redact 1 MB of adversarial text of each kind (text built to make a
-// backtracking pattern quadratic) beside 1 MB of plain prose, and the ratio (target <= 3x for each kind).
+// backtracking pattern quadratic) beside 1 MB of plain prose, and the ratio (target <= 3x for each kind). Then a
+// model answer nested 10,000 levels deep: the bound check that refuses it, and what redaction and storage do with it
+// (they stop at the nesting limit) beside the same answer 8 levels deep.
+import { redactDeep } from "../lib/ai/generation-log.ts";
+import { modelOutputIssue, modelOutputTextIssue } from "../lib/ai/output-bounds.ts";
 import { redact } from "../lib/ai/redact.ts";
+import { storableJson } from "../lib/ai/storable.ts";
 
 const SIZE = 1 << 20;
 const ROUNDS = 7;
@@ -67,6 +72,39 @@ export async function run(): Promise<void> {
     console.log(`${name.padEnd(width)}  ${kindMs[k]!.toFixed(1).padStart(7)} ms  ${ratio.toFixed(2)}x prose`);
   });
   console.log(`worst adversarial / prose:      ${worst.toFixed(2)}x (target <= 3x for each kind)`);
+  deepAnswer();
+}
+
+/** A model answer `{"panels":[{"options":{"a":{"a":…}}}]}` nested `depth` levels, as JSON text. */
+const deepText = (depth: number) =>
+  `{"title":"t","panels":[{"id":"p","options":${'{"a":'.repeat(depth)}"password: hunter2"${"}".repeat(depth)}}]}`;
+
+/** Best time in ms of `fn` over ROUNDS rounds. */
+function bestOf(fn: () => unknown): number {
+  let t = Number.POSITIVE_INFINITY;
+  for (let r = 0; r < ROUNDS; r++) {
+    const start = performance.now();
+    fn();
+    t = Math.min(t, performance.now() - start);
+  }
+  return t;
+}
+
+function deepAnswer(): void {
+  const deep = deepText(10_000);
+  const shallow = deepText(8);
+  const deepValue = JSON.parse(deep) as unknown;
+  const shallowValue = JSON.parse(shallow) as unknown;
+  const refused = modelOutputTextIssue(deep);
+  console.log(`model answer 10,000 levels deep (${deep.length.toLocaleString("en-US")} characters): ${refused ?? "accepted"}`);
+  const check = bestOf(() => modelOutputIssue(deepValue));
+  const checkShallow = bestOf(() => modelOutputIssue(shallowValue));
+  console.log(`  bound check:            ${check.toFixed(3).padStart(8)} ms  (8 levels: ${checkShallow.toFixed(3)} ms)`);
+  const store = bestOf(() => JSON.stringify(storableJson(redactDeep(deepValue, 20_000))));
+  const storeShallow = bestOf(() => JSON.stringify(storableJson(redactDeep(shallowValue, 20_000))));
+  console.log(
+    `  redact + store:         ${store.toFixed(3).padStart(8)} ms  (8 levels: ${storeShallow.toFixed(3)} ms, ${(store / storeShallow).toFixed(2)}x)`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();

@@ -20,6 +20,7 @@ import { createNotificationListener, listenerClientFactory } from "../lib/store/
 import { withConfigStoreClient } from "../lib/store/deadline.ts";
 import { getWorkspace } from "../lib/workspaces/store.ts";
 import { createStreamAccess } from "./access.ts";
+import { createSessionStreams } from "./session-streams.ts";
 import { createDashboardSync, loadDashboard } from "./dashboards.ts";
 import { createHub } from "./hub.ts";
 import { createKeyedLimiter } from "./limiter.ts";
@@ -197,6 +198,7 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
   });
   registerStream(app, {
     hub,
+    sessionStreams: createSessionStreams(config.STREAMS_PER_SESSION_MAX),
     sessions,
     isRevoked: (s) => revocations.isRevoked(s),
     cookieName: config.SESSION_COOKIE_NAME,

@@ -15,6 +15,7 @@ import { withConfigStoreClient } from "../lib/store/deadline.ts";
 import { getWorkspace } from "../lib/workspaces/store.ts";
 import { isDashboardId } from "./dashboards.ts";
 import type { Hub } from "./hub.ts";
+import type { SessionStreams } from "./session-streams.ts";
 import type { DashboardSpec } from "../lib/dashboards/spec.ts";
 import type { LoadedDashboard } from "./poller.ts";
 import { SSE_HEADERS, type Sink, drainingFrame, drainRetryMs, nodeSink, webSink } from "./sse.ts";
@@ -49,6 +50,8 @@ export interface StreamRouteDeps {
   maxBufferedBytes: number;
   /** Called on every stream request before the session is checked (starts the config-store listener once). */
   onRequest(): void;
+  /** Per-session cap of open streams (stream-host/session-streams.ts); absent: no cap. */
+  sessionStreams?: SessionStreams;
   /** Called when the first subscriber attaches (starts the heartbeat). */
   onFirstSubscriber(): void;
 }
@@ -134,7 +137,9 @@ export function registerStream<E extends Env>(app: Hono<E>, deps: StreamRouteDep
           });
     const refused = deps.hub.refusal(current, view);
     if (refused) throw refused;
+    const release = deps.sessionStreams?.open(session.sessionId);
     const { sink, response } = openStream(c, deps.maxBufferedBytes);
+    if (release) sink.onClose(release);
     deps.onFirstSubscriber();
     // The stream ends with `event: session_expired` when the session's `exp` passes or it is revoked.
     deps.hub.subscribe(current, sink, { expiresAt: session.expiresAt, session }, view);

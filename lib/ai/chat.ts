@@ -9,6 +9,7 @@ import type pg from "pg";
 import type { ChatProposal, ChatStore, ChatThread } from "./chat-store.ts";
 import type { GenerationLog, GenerationOutcome } from "./generation-log.ts";
 import { type ModelCallError, type ModelCallDeps, type TokenUsage, classifyFailure, deadline, tokensOf } from "./invoke.ts";
+import { modelOutputIssue } from "./output-bounds.ts";
 import { SQL_RULES, bounded } from "./prompt.ts";
 import { loadAiSdk } from "./sdk.ts";
 
@@ -170,6 +171,9 @@ async function checkProposal(
   } catch {
     return { ok: false, detail: "The proposed change was not valid JSON and was left out." };
   }
+  // Held to the limits of a request body before anything else walks it (validation, storage, the log).
+  const issue = modelOutputIssue(raw);
+  if (issue) return { ok: false, detail: `The proposed change was left out: it ${issue}, past what a request may carry.` };
   let spec: DashboardSpec;
   try {
     spec = parseDashboardSpec(raw, deps.config.MIN_REFRESH_INTERVAL_MS);
@@ -356,9 +360,19 @@ export async function startChat(
       let proposal: ChatProposal | null = null;
       let rejected: Extract<ChatEvent, { type: "proposal_rejected" }> | null = null;
       if (splitter.block !== null) {
-        const checked = await checkProposal(deps, input.workspaceId, dashboard, splitter.block);
-        if (checked.ok) proposal = checked.proposal;
-        else rejected = { type: "proposal_rejected", detail: checked.detail, panels: checked.panels, variables: checked.variables };
+        // The model has answered and been charged: whatever checking the proposal does, the turn is still
+        // stored and logged below (a check that fails leaves the proposal out).
+        try {
+          const checked = await checkProposal(deps, input.workspaceId, dashboard, splitter.block);
+          if (checked.ok) proposal = checked.proposal;
+          else rejected = { type: "proposal_rejected", detail: checked.detail, panels: checked.panels, variables: checked.variables };
+        } catch (err) {
+          model.log.warn("chat proposal could not be checked", {
+            workspace: input.workspaceId,
+            error: err instanceof Error ? err.name : "error",
+          });
+          rejected = { type: "proposal_rejected", detail: "The proposed change could not be checked and was left out; try again." };
+        }
       }
       const answer = splitter.visible.trim() || (proposal ? "Here is the proposed change." : "(no answer)");
       // The audit row does not hang on the history: a turn the person received in full was answered

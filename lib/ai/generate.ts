@@ -127,6 +127,7 @@ export async function generateDashboard(
     );
   }
   const catalog: Catalog = source.catalog;
+  const freshness: "fresh" | "stale" = status;
   const warnings: string[] = [];
   if (status === "stale") {
     warnings.push(
@@ -152,9 +153,11 @@ export async function generateDashboard(
     usage.input += u.input;
     usage.output += u.output;
   };
+  let logged = false;
   const logFailure = async (err: unknown) => {
     if (err instanceof ModelCallError) {
       add(err.usage);
+      logged = true;
       await deps.generationLog.write({
         ...logBase(input, deps),
         result: { sourceId: source.id, error: err.code },
@@ -198,116 +201,135 @@ export async function generateDashboard(
     throw failure;
   }
   const firstCallMs = deps.now() - firstStarted;
-
-  const version = catalogVersion(source);
-  const variables = acceptedVariables(
-    generated.variables ?? [],
-    source.id,
-    (sql) => deps.guard.check(sql, catalog, version),
-    warnings,
-    deps.config,
-  );
-  const check = (sql: string) => deps.guard.check(sql, catalog, version, variables);
-
-  let panels = dedupeIds(generated.panels);
-  const refusedAtFirst = new Map<string, { reason: string; message: string }>();
-  for (const p of panels) {
-    const v = check(p.sql);
-    if (!v.ok) refusedAtFirst.set(p.id, { reason: v.reason, message: v.message });
-  }
-
-  const repaired: string[] = [];
-  let stillRefused = new Map(refusedAtFirst);
-  // The repair round is a second call of about the first one's length: only when that still fits.
-  const repairFits = left() >= Math.max(firstCallMs, MIN_MODEL_CALL_MS);
-  if (refusedAtFirst.size > 0 && !repairFits) {
-    warnings.push("The repair round was skipped: not enough of this request's time was left; refused panels were dropped.");
-  }
-  if (refusedAtFirst.size > 0 && repairFits) {
-    const refused = panels.filter((p) => refusedAtFirst.has(p.id));
-    const list = refused
-      .map((p) => {
-        const r = refusedAtFirst.get(p.id)!;
-        return `- panel "${p.id}" (${p.title}), refused with reason ${r.reason}: ${r.message}\n  SQL: ${p.sql}`;
-      })
-      .join("\n");
-    try {
-      const repair = await generateStructured(withinDeadline().model, scope, {
-        system: sys,
-        prompt: `Request: ${input.prompt}\n\nThe SQL guard refused these panels of your dashboard:\n${list}\n\nReturn {"panels": [...]} with a corrected version of each refused panel, keeping its id. Leave out a panel you cannot fix.`,
-        schema: RepairSchema,
-        name: "panel_repairs",
-        description: "Corrected versions of the refused panels",
+  try {
+    return await afterAnswer(generated, firstCallMs);
+  } catch (err) {
+    // The model answered and its tokens were charged: whatever failed after that, the row is written once.
+    if (!logged) {
+      logged = true;
+      await deps.generationLog.write({
+        ...logBase(input, deps),
+        result: { sourceId: source.id, error: err instanceof AppError ? err.code : "internal" },
+        inputTokens: usage.input,
+        outputTokens: usage.output,
+        outcome: "invalid_output",
       });
-      add(repair.usage);
-      const fixes = new Map(repair.value.panels.filter((p) => refusedAtFirst.has(p.id)).map((p) => [p.id, p]));
-      stillRefused = new Map();
-      panels = panels.map((p) => {
-        if (!refusedAtFirst.has(p.id)) return p;
-        const fix = fixes.get(p.id);
-        if (!fix) {
-          stillRefused.set(p.id, refusedAtFirst.get(p.id)!);
-          return p;
-        }
-        const v = check(fix.sql);
-        if (v.ok) repaired.push(p.id);
-        else stillRefused.set(p.id, { reason: v.reason, message: v.message });
-        return fix;
-      });
-    } catch (err) {
-      // The first answer is still useful: refused panels are dropped and the user is told why.
-      if (err instanceof AppError && (err.code === "rate_limited" || err.code === "over_budget")) {
-        warnings.push(`The repair round was skipped (${err.code}); refused panels were dropped.`);
-      } else if (err instanceof ModelCallError) {
-        add(err.usage);
-        warnings.push(`The repair round failed (${err.code}); refused panels were dropped.`);
-      } else {
-        throw err;
-      }
     }
-  }
-
-  const dropped: DroppedPanel[] = panels
-    .filter((p) => stillRefused.has(p.id))
-    .map((p) => ({ panelId: p.id, title: p.title, sql: p.sql, ...stillRefused.get(p.id)! }));
-  const kept = panels.filter((p) => !stillRefused.has(p.id));
-  if (kept.length === 0) warnings.push("No generated panel passed the SQL guard; try rephrasing the request.");
-
-  const spec = completeSpec(generated, kept, variables, source.id, deps.config);
-  const parsed = dashboardSpecSchema(deps.config.MIN_REFRESH_INTERVAL_MS).safeParse(spec);
-  if (!parsed.success) {
-    const err = new ModelCallError(
-      "ai_provider_error",
-      "The AI provider returned a dashboard that does not match the dashboard schema.",
-      "invalid_output",
-      { input: 0, output: 0 },
-    );
-    await logFailure(err);
     throw err;
   }
 
-  const result: GenerationResult = {
-    spec: parsed.data,
-    dropped,
-    repaired,
-    warnings,
-    catalog: {
-      status,
-      tablesTotal: selection.tablesTotal,
-      tablesIncluded: selection.tablesIncluded,
-      omittedTables: selection.omittedTables,
-    },
-    model: deps.model.provider.modelId,
-    usage,
-  };
-  await deps.generationLog.write({
-    ...logBase(input, deps),
-    result: { sourceId: source.id, spec: result.spec, dropped, repaired, warnings },
-    inputTokens: usage.input,
-    outputTokens: usage.output,
-    outcome: "ok",
-  });
-  return result;
+  async function afterAnswer(generated: z.infer<typeof GeneratedSpecSchema>, firstCallMs: number): Promise<GenerationResult> {
+    const version = catalogVersion(source);
+    const variables = acceptedVariables(
+      generated.variables ?? [],
+      source.id,
+      (sql) => deps.guard.check(sql, catalog, version),
+      warnings,
+      deps.config,
+    );
+    const check = (sql: string) => deps.guard.check(sql, catalog, version, variables);
+
+    let panels = dedupeIds(generated.panels);
+    const refusedAtFirst = new Map<string, { reason: string; message: string }>();
+    for (const p of panels) {
+      const v = check(p.sql);
+      if (!v.ok) refusedAtFirst.set(p.id, { reason: v.reason, message: v.message });
+    }
+
+    const repaired: string[] = [];
+    let stillRefused = new Map(refusedAtFirst);
+    // The repair round is a second call of about the first one's length: only when that still fits.
+    const repairFits = left() >= Math.max(firstCallMs, MIN_MODEL_CALL_MS);
+    if (refusedAtFirst.size > 0 && !repairFits) {
+      warnings.push("The repair round was skipped: not enough of this request's time was left; refused panels were dropped.");
+    }
+    if (refusedAtFirst.size > 0 && repairFits) {
+      const refused = panels.filter((p) => refusedAtFirst.has(p.id));
+      const list = refused
+        .map((p) => {
+          const r = refusedAtFirst.get(p.id)!;
+          return `- panel "${p.id}" (${p.title}), refused with reason ${r.reason}: ${r.message}\n  SQL: ${p.sql}`;
+        })
+        .join("\n");
+      try {
+        const repair = await generateStructured(withinDeadline().model, scope, {
+          system: sys,
+          prompt: `Request: ${input.prompt}\n\nThe SQL guard refused these panels of your dashboard:\n${list}\n\nReturn {"panels": [...]} with a corrected version of each refused panel, keeping its id. Leave out a panel you cannot fix.`,
+          schema: RepairSchema,
+          name: "panel_repairs",
+          description: "Corrected versions of the refused panels",
+        });
+        add(repair.usage);
+        const fixes = new Map(repair.value.panels.filter((p) => refusedAtFirst.has(p.id)).map((p) => [p.id, p]));
+        stillRefused = new Map();
+        panels = panels.map((p) => {
+          if (!refusedAtFirst.has(p.id)) return p;
+          const fix = fixes.get(p.id);
+          if (!fix) {
+            stillRefused.set(p.id, refusedAtFirst.get(p.id)!);
+            return p;
+          }
+          const v = check(fix.sql);
+          if (v.ok) repaired.push(p.id);
+          else stillRefused.set(p.id, { reason: v.reason, message: v.message });
+          return fix;
+        });
+      } catch (err) {
+        // The first answer is still useful: refused panels are dropped and the user is told why.
+        if (err instanceof AppError && (err.code === "rate_limited" || err.code === "over_budget")) {
+          warnings.push(`The repair round was skipped (${err.code}); refused panels were dropped.`);
+        } else if (err instanceof ModelCallError) {
+          add(err.usage);
+          warnings.push(`The repair round failed (${err.code}); refused panels were dropped.`);
+        } else {
+          throw err;
+        }
+      }
+    }
+
+    const dropped: DroppedPanel[] = panels
+      .filter((p) => stillRefused.has(p.id))
+      .map((p) => ({ panelId: p.id, title: p.title, sql: p.sql, ...stillRefused.get(p.id)! }));
+    const kept = panels.filter((p) => !stillRefused.has(p.id));
+    if (kept.length === 0) warnings.push("No generated panel passed the SQL guard; try rephrasing the request.");
+
+    const spec = completeSpec(generated, kept, variables, source.id, deps.config);
+    const parsed = dashboardSpecSchema(deps.config.MIN_REFRESH_INTERVAL_MS).safeParse(spec);
+    if (!parsed.success) {
+      const err = new ModelCallError(
+        "ai_provider_error",
+        "The AI provider returned a dashboard that does not match the dashboard schema.",
+        "invalid_output",
+        { input: 0, output: 0 },
+      );
+      await logFailure(err);
+      throw err;
+    }
+
+    const result: GenerationResult = {
+      spec: parsed.data,
+      dropped,
+      repaired,
+      warnings,
+      catalog: {
+        status: freshness,
+        tablesTotal: selection.tablesTotal,
+        tablesIncluded: selection.tablesIncluded,
+        omittedTables: selection.omittedTables,
+      },
+      model: deps.model.provider.modelId,
+      usage,
+    };
+    logged = true;
+    await deps.generationLog.write({
+      ...logBase(input, deps),
+      result: { sourceId: source.id, spec: result.spec, dropped, repaired, warnings },
+      inputTokens: usage.input,
+      outputTokens: usage.output,
+      outcome: "ok",
+    });
+    return result;
+  }
 }
 
 function logBase(input: { workspaceId: string; userSub: string; prompt: string }, deps: GenerateDeps) {

@@ -1,5 +1,7 @@
 import type pg from "pg";
 import type { LlmRoute } from "../metrics/metrics.ts";
+import { MAX_JSON_DEPTH } from "../http/input.ts";
+import { TOO_DEEP_MARKER } from "./output-bounds.ts";
 import { redact } from "./redact.ts";
 import { storableJson, storableText } from "./storable.ts";
 
@@ -88,19 +90,22 @@ const truncatedMarker = (length: number) => ` …[truncated: ${length} character
  */
 export function redactDeep(value: unknown, max = Number.POSITIVE_INFINITY): unknown {
   let left = max;
-  const walk = (v: unknown): unknown => {
+  // The recursion is bounded: anything nested past MAX_JSON_DEPTH (which model output checked by
+  // modelOutputIssue never is) is replaced by a marker instead of walked.
+  const walk = (v: unknown, depth: number): unknown => {
     if (typeof v === "string") {
       const out = redactCapped(v, Math.max(left, 0));
       left -= Math.min(v.length, Math.max(left, 0));
       return out;
     }
-    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === "object" && depth >= MAX_JSON_DEPTH) return TOO_DEEP_MARKER;
+    if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));
     if (v && typeof v === "object") {
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, walk(x)]));
+      return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, walk(x, depth + 1)]));
     }
     return v;
   };
-  return walk(value);
+  return walk(value, 0);
 }
 
 const DAY_MS = 86_400_000;

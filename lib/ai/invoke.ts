@@ -4,6 +4,7 @@ import { AppError } from "../http/errors.ts";
 import type { Logger } from "../log/logger.ts";
 import type { AdmissionGate, AdmissionScope } from "./admission.ts";
 import type { GenerationOutcome } from "./generation-log.ts";
+import { modelOutputIssue, modelOutputTextIssue, unfence } from "./output-bounds.ts";
 import type { AiProvider } from "./provider.ts";
 import { type AiSdk, loadAiSdk } from "./sdk.ts";
 
@@ -138,11 +139,7 @@ function isOutputError(err: unknown): boolean {
   ].includes(name);
 }
 
-/** Strips a Markdown code fence around JSON, as small local models often add one. */
-export function unfence(text: string): string {
-  const m = /^\s*```[a-zA-Z]*\s*\n([\s\S]*?)\n?```\s*$/.exec(text);
-  return m ? m[1]! : text;
-}
+export { unfence };
 
 /**
  * One structured model call behind the admission gate: admits (or throws 429), calls with a
@@ -173,14 +170,15 @@ export async function generateStructured<T>(
       providerOptions: PROVIDER_OPTIONS,
     });
     usage = tokensOf(result.usage);
-    return { value: result.output as T, usage };
+    return { value: bounded(result.output as T, usage, deps, scope, result.text), usage };
   } catch (err) {
+    if (err instanceof ModelCallError) throw err;
     // Local models often wrap JSON in a code fence; accept it when what is inside validates.
     if (NoObjectGeneratedError.isInstance(err) && err.text && !clock.timedOut()) {
       const salvaged = salvage(err.text, req.schema);
       if (salvaged.ok) {
         usage = tokensOf(err.usage);
-        return { value: salvaged.value, usage };
+        return { value: bounded(salvaged.value, usage, deps, scope, err.text), usage };
       }
     }
     // A call cut off by the deadline never gets the provider's usage report, yet the provider read the
@@ -197,6 +195,28 @@ export async function generateStructured<T>(
     clock.clear();
     if (usage) await deps.gate.recordUsage(scope.workspaceId, deps.provider.modelId, usage);
   }
+}
+
+/**
+ * `value` when it is within the limits of a request body (lib/ai/output-bounds.ts), checked before anything else of
+ * ours walks it; else an `invalid_output` failure carrying the tokens the answer cost (the caller's finally still
+ * charges them, and the route writes its generation_log row).
+ */
+function bounded<T>(value: T, usage: TokenUsage, deps: ModelCallDeps, scope: AdmissionScope, text: string): T {
+  // The answer as the model wrote it too: schema validation drops unknown keys, which may hold anything.
+  const issue = modelOutputTextIssue(text) ?? modelOutputIssue(value);
+  if (!issue) return value;
+  deps.log.warn("ai output refused", {
+    route: scope.route,
+    workspace: scope.workspaceId,
+    reason: issue.startsWith("nests") ? "depth" : "size",
+  });
+  throw new ModelCallError(
+    "ai_provider_error",
+    `The AI provider returned output that ${issue}, past what a request may carry.`,
+    "invalid_output",
+    usage,
+  );
 }
 
 function salvage<T>(text: string, schema: z.ZodType<T>): { ok: true; value: T } | { ok: false } {

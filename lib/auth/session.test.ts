@@ -217,3 +217,15 @@ describe("lifetime rules", () => {
     clock.t = T0;
   });
 });
+
+describe("claims with NUL or invalid Unicode", () => {
+  test.each([
+    ["a NUL in sub", { sub: "a\u0000b", groups: ["g"] }],
+    ["a NUL in a group", { sub: "a", groups: ["g\u0000"] }],
+    ["a lone surrogate in sub", { sub: "a\ud800", groups: ["g"] }],
+    ["a lone surrogate in a group", { sub: "a", groups: ["\udc00g"] }],
+  ])("%s: the session is refused (never reaches a query)", async (_name, user) => {
+    const tokens = createSessionTokens({ secret: "claims-secret-0123456789abcdef0123", ttlSeconds: 3600 });
+    expect(await tokens.verifySession(await tokens.mint(user))).toBeNull();
+  });
+});

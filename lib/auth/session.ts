@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { SignJWT, jwtVerify } from "jose";
+import { claimTextProblem } from "./claims.ts";
 import type { SessionUser } from "./types.ts";
 
 /** Tokens longer than this are refused before any parsing (a cookie never legitimately gets close). */
@@ -133,8 +134,9 @@ export function createSessionTokens(opts: {
   return { mint, verify, verifySession, ttlSeconds: opts.ttlSeconds };
 }
 
+/** A claim string we accept: short, and without NUL or invalid Unicode (PostgreSQL would refuse it in every query). */
 function shortString(v: unknown): v is string {
-  return typeof v === "string" && v.length > 0 && v.length <= MAX_CLAIM_LENGTH;
+  return typeof v === "string" && v.length > 0 && v.length <= MAX_CLAIM_LENGTH && claimTextProblem(v) === null;
 }
 
 /** Validates the claim shapes; a token we signed always passes, anything else is treated as invalid. */
