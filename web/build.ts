@@ -17,7 +17,7 @@ export interface BuildWebAssetsOptions {
 
 const ENTRY = fileURLToPath(new URL("./main.ts", import.meta.url));
 /** Files a previous build of ours left: main-<HASH>.js/.css/.map and the manifest. */
-const OURS = /^((main|chunk)-[A-Z0-9]+\.(js|css)(\.map)?|manifest\.json)$/;
+const OURS = /^(main-[A-Z0-9]+\.(js|css)(\.map)?|manifest\.json)$/;
 
 /**
  * Bundles the browser code (web/main.ts and the CSS it imports) with esbuild into content-hashed
@@ -33,9 +33,6 @@ export async function buildWebAssets(opts: BuildWebAssetsOptions): Promise<{ out
     entryPoints: { main: ENTRY },
     outdir,
     entryNames: "[name]-[hash]",
-    // The editor (CodeMirror) is imported on demand by its page: the other pages do not load it.
-    splitting: true,
-    chunkNames: "chunk-[hash]",
     bundle: true,
     format: "esm",
     platform: "browser",

@@ -2,6 +2,7 @@
 import "./styles.css";
 import { bootAccount } from "./pages/account.ts";
 import { bootAdminWorkspaces } from "./pages/admin-workspaces.ts";
+import { bootEditor } from "./pages/editor.ts";
 import { bootGenerate } from "./pages/generate.ts";
 import { bootList } from "./pages/list.ts";
 import { bootLive } from "./pages/live.ts";
@@ -10,21 +11,12 @@ import { bootSources } from "./pages/sources.ts";
 const PAGES: Record<string, () => void> = {
   list: bootList,
   live: bootLive,
-  editor: () => void import("./pages/editor.ts").then((m) => m.bootEditor(), showBootError),
+  editor: bootEditor,
   generate: bootGenerate,
   sources: bootSources,
   account: bootAccount,
   "admin-workspaces": bootAdminWorkspaces,
 };
-
-function showBootError(err: unknown): void {
-  const main = document.getElementById("main");
-  const p = document.createElement("p");
-  p.className = "notice error";
-  p.setAttribute("role", "alert");
-  p.textContent = `This page failed to start: ${err instanceof Error ? err.message : String(err)}`;
-  main?.prepend(p);
-}
 
 function boot(): void {
   const page = document.body.dataset.page ?? "";

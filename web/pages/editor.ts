@@ -94,6 +94,8 @@ export function bootEditor(): void {
       const me = await api<Me>("GET", "/api/me");
       const role = me.workspaces?.find((w) => w.id === workspaceId)?.role;
       sources = listOf<Source>(await api<unknown>("GET", `/api/workspaces/${encodeURIComponent(workspaceId)}/sources`), "sources");
+      // The list leaves catalogs out; each source's own read carries it (for completion).
+      sources = await Promise.all(sources.map((s) => api<Source>("GET", `/api/sources/${encodeURIComponent(s.id)}`).catch(() => s)));
       editorEl.removeAttribute("aria-busy");
       editorEl.nextElementSibling?.classList.contains("loading") && editorEl.nextElementSibling.remove();
       document.querySelector(".state.loading")?.remove();
