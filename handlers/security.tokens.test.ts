@@ -17,10 +17,7 @@ const bearers = {} as Record<Persona, string | null>;
 const queues: Record<ConsumedQueue, string[]> = { putDashboard: [], deleteDashboard: [], putSource: [], deleteSource: [] };
 
 async function newDashboard(workspaceId: string, source: Source): Promise<string> {
-  const d = await saveDashboard(
-    { pool: fx.pool, guard: fx.guard },
-    { workspaceId, userSub: "seed", spec: dashboardSpec(source.id) },
-  );
+  const d = await saveDashboard({ pool: fx.pool, guard: fx.guard }, { workspaceId, userSub: "seed", spec: dashboardSpec(source.id) });
   return d.id;
 }
 
