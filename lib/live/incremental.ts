@@ -11,7 +11,7 @@
  */
 import type { Catalog } from "../catalog/types.ts";
 import type { MacroParam } from "../sql-guard/verdict.ts";
-import { intervalLiteralMs } from "../sql-guard/interval.ts";
+import { fixedIntervalMs } from "../sql-guard/interval.ts";
 import type { Cell } from "./frames.ts";
 
 /** How a qualifying statement buckets time. Bucket starts are computed here exactly as PostgreSQL does. */
@@ -117,8 +117,7 @@ function stepOf(arg: unknown, params: readonly MacroParam[]): { stepMs?: number;
   const u = unwrap(arg);
   if (castType(arg) !== "interval" && !(u && u[0] === "A_Const" && isNode(u[1].sval))) return undefined;
   const text = literalText(arg);
-  if (text === undefined || /mon|y/i.test(text)) return undefined;
-  const ms = intervalLiteralMs(text);
+  const ms = text === undefined ? undefined : fixedIntervalMs(text);
   return ms !== undefined && ms <= MAX_STEP_MS && Number.isInteger(ms) ? { stepMs: ms } : undefined;
 }
 

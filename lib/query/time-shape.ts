@@ -1,4 +1,5 @@
 import type { MacroParam } from "../sql-guard/verdict.ts";
+import { fixedIntervalMs } from "../sql-guard/interval.ts";
 
 /**
  * What the runner learns of a guarded statement from its parse tree, once per statement text: the result
@@ -38,52 +39,12 @@ const TIMESCALE_ORIGIN_MS = Date.UTC(2000, 0, 3);
 /** date_trunc('week') starts weeks on Monday; 1970-01-05 was one. */
 const MONDAY_MS = Date.UTC(1970, 0, 5);
 
-const UNIT_MS: Record<string, number> = {
-  microsecond: 0.001,
-  microseconds: 0.001,
-  us: 0.001,
-  millisecond: 1,
-  milliseconds: 1,
-  ms: 1,
-  second: 1_000,
-  seconds: 1_000,
-  sec: 1_000,
-  secs: 1_000,
-  s: 1_000,
-  minute: 60_000,
-  minutes: 60_000,
-  min: 60_000,
-  mins: 60_000,
-  m: 60_000,
-  hour: 3_600_000,
-  hours: 3_600_000,
-  h: 3_600_000,
-  day: 86_400_000,
-  days: 86_400_000,
-  d: 86_400_000,
-  week: 604_800_000,
-  weeks: 604_800_000,
-  w: 604_800_000,
-};
-
 /**
  * Milliseconds of a PostgreSQL interval text of fixed length ("1 minute", "5 mins", "1 hour 30 minutes",
  * "00:05:00", "5m"); null for months and years (their length varies) or anything else.
  */
 export function intervalMs(text: string): number | null {
-  const t = text.trim().toLowerCase();
-  const clock = /^(\d{1,4}):(\d{2})(?::(\d{2}(?:\.\d+)?))?$/.exec(t);
-  if (clock) return (Number(clock[1]) * 3600 + Number(clock[2]) * 60 + Number(clock[3] ?? 0)) * 1000;
-  const parts = t.match(/(\d+(?:\.\d+)?)\s*([a-z]+)/g);
-  if (!parts || parts.join("").replace(/\s/g, "") !== t.replace(/\s/g, "").replace(/^@/, "")) return null;
-  let ms = 0;
-  for (const part of parts) {
-    const m = /^(\d+(?:\.\d+)?)\s*([a-z]+)$/.exec(part)!;
-    const unit = UNIT_MS[m[2]];
-    if (unit === undefined) return null;
-    ms += Number(m[1]) * unit;
-  }
-  return ms > 0 ? ms : null;
+  return fixedIntervalMs(text) ?? null;
 }
 
 type Node = Record<string, unknown>;

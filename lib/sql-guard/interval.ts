@@ -114,6 +114,19 @@ export function intervalLiteralMs(text: string): number | undefined {
   return i > 0 && total > 0 && Number.isFinite(total) ? total : undefined;
 }
 
+/** Units whose length varies (a month, a year): an interval using one has no fixed width. */
+const VARYING_UNITS: ReadonlySet<string> = new Set(["month", "months", "mon", "mons", "year", "years", "y"]);
+
+/**
+ * As intervalLiteralMs, for intervals of a fixed length only: undefined when a month or a year is part of it
+ * (a bucket of "1 month" has no one width in milliseconds).
+ */
+export function fixedIntervalMs(text: string): number | undefined {
+  const units = text.toLowerCase().match(/[a-z]+/g) ?? [];
+  if (units.some((u) => VARYING_UNITS.has(u))) return undefined;
+  return intervalLiteralMs(text);
+}
+
 /** Units date_trunc takes, by how far a truncation can move a time back. */
 export const TRUNCATION_MS: Record<string, number> = {
   microseconds: 0.001,
