@@ -146,8 +146,15 @@ export function auditChanges(deps: { pool: pg.Pool; retention: AuditRetention; l
     const m = /^\/api\/(dashboards|sources)\/([^/]+)$/.exec(c.req.path);
     if (!m) return null;
     const table = m[1] === "dashboards" ? "dashboards" : "sources";
+    let id: string;
+    try {
+      id = decodeURIComponent(m[2]!);
+    } catch {
+      // Not a valid percent-encoding: no stored id can match, and the route answers the request itself.
+      return null;
+    }
     return deps.pool
-      .query<{ version: number }>(`SELECT version FROM ${table} WHERE id = $1`, [decodeURIComponent(m[2]!)])
+      .query<{ version: number }>(`SELECT version FROM ${table} WHERE id = $1`, [id])
       .then((r) => r.rows[0]?.version ?? null);
   }
 }
