@@ -154,7 +154,13 @@ describe("runner: idle connections of one workspace do not starve another", () =
   });
 
   const backends = async () =>
-    Number((await fx.admin("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pulseboard'")).rows[0].n);
+    Number(
+      (
+        await fx.admin(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pulseboard' AND datname = current_database()",
+        )
+      ).rows[0].n,
+    );
 
   test("workspace B's five sources hold idle connections; A's and C's sources still connect, running ones are kept", async () => {
     const b: Source[] = Array.from({ length: 5 }, () => fx.source({ workspaceId: "ws_b" }));
