@@ -186,8 +186,12 @@ describe("the README's first real deployment and docs/provisioning.md, followed 
 
   beforeAll(async () => {
     metrics = await createMetricsFixture((await createDatabase("first_metrics")).url);
-    await metrics.admin("CREATE TABLE http_requests (ts timestamptz NOT NULL, service text NOT NULL, route text NOT NULL, status integer NOT NULL)");
-    await metrics.admin("INSERT INTO http_requests SELECT now() - g * interval '1 minute', 'shop', '/checkout', 200 FROM generate_series(1, 60) g");
+    await metrics.admin(
+      "CREATE TABLE http_requests (ts timestamptz NOT NULL, service text NOT NULL, route text NOT NULL, status integer NOT NULL)",
+    );
+    await metrics.admin(
+      "INSERT INTO http_requests SELECT now() - g * interval '1 minute', 'shop', '/checkout', 200 FROM generate_series(1, 60) g",
+    );
   });
   afterAll(async () => {
     if (server && server.child.exitCode === null) {

@@ -153,8 +153,6 @@ export function auditChanges(deps: { pool: pg.Pool; retention: AuditRetention; l
       // Not a valid percent-encoding: no stored id can match, and the route answers the request itself.
       return null;
     }
-    return deps.pool
-      .query<{ version: number }>(`SELECT version FROM ${table} WHERE id = $1`, [id])
-      .then((r) => r.rows[0]?.version ?? null);
+    return deps.pool.query<{ version: number }>(`SELECT version FROM ${table} WHERE id = $1`, [id]).then((r) => r.rows[0]?.version ?? null);
   }
 }
