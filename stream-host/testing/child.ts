@@ -22,7 +22,8 @@ export interface HostProcess {
 export async function spawnStreamHost(env: Record<string, string>, entry = "stream-host/main.ts"): Promise<HostProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", entry], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? "", ...env },
+    // Tests stand many viewers on one session cookie; the per-session cap has its own test.
+    env: { PATH: process.env.PATH ?? "", STREAMS_PER_SESSION_MAX: "100000", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const logs: Record<string, unknown>[] = [];

@@ -62,7 +62,14 @@ export function createTestHost(opts: {
   log?: Logger;
 }) {
   const clock = createManualTimers();
-  const { config } = parseConfig({ DATABASE_URL: opts.url, SESSION_SECRET, NODE_ENV: "test", ...opts.env });
+  // Tests stand many viewers on one session cookie; the per-session cap has its own test (session-streams.test.ts).
+  const { config } = parseConfig({
+    DATABASE_URL: opts.url,
+    SESSION_SECRET,
+    NODE_ENV: "test",
+    STREAMS_PER_SESSION_MAX: "100000",
+    ...opts.env,
+  });
   const registry = new Registry();
   const metrics = createMetrics(registry, { defaultCollectors: false });
   const deps = buildServiceDeps(config, { pool: opts.pool, metrics, log: opts.log ?? createLogger({ silent: true }), now: clock.now });

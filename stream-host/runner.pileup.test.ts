@@ -4,15 +4,15 @@
 // execute path (the guard refuses it); it ends on its own after a few seconds of CPU.
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { createKeyedLimiter } from "../../stream-host/limiter.ts";
-import { parseConfig } from "../config/parse.ts";
-import { createMetrics } from "../metrics/metrics.ts";
-import { createSecretResolver } from "../secrets/resolver.ts";
-import type { Guard } from "../sql-guard/verdict.ts";
-import { createDatabase } from "../testing/pg.ts";
-import { rejection } from "../testing/rejection.ts";
-import { createQueryRunner } from "./runner.ts";
-import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing/metrics-db.ts";
+import { createKeyedLimiter } from "./limiter.ts";
+import { parseConfig } from "../lib/config/parse.ts";
+import { createMetrics } from "../lib/metrics/metrics.ts";
+import { createSecretResolver } from "../lib/secrets/resolver.ts";
+import type { Guard } from "../lib/sql-guard/verdict.ts";
+import { createDatabase } from "../lib/testing/pg.ts";
+import { rejection } from "../lib/testing/rejection.ts";
+import { createQueryRunner } from "../lib/query/runner.ts";
+import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "../lib/query/testing/metrics-db.ts";
 
 let fx: MetricsFixture;
 let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
