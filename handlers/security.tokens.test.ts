@@ -17,7 +17,9 @@ const bearers = {} as Record<Persona, string | null>;
 const queues: Record<ConsumedQueue, string[]> = { putDashboard: [], deleteDashboard: [], putSource: [], deleteSource: [] };
 
 async function newDashboard(workspaceId: string, source: Source): Promise<string> {
-  const d = await saveDashboard({ pool: fx.pool, guard: fx.guard }, { workspaceId, userSub: "seed", spec: dashboardSpec(source.id) });
+  // A custom variable, as in security.test.ts, so that the role table can read its options.
+  const spec = dashboardSpec(source.id, { variables: [{ name: "env", type: "custom" as const, values: ["prod", "staging"] }] });
+  const d = await saveDashboard({ pool: fx.pool, guard: fx.guard }, { workspaceId, userSub: "seed", spec });
   return d.id;
 }
 
