@@ -362,7 +362,7 @@ describe("metrics store faults", () => {
     noAddressInLogs();
   }, 180_000);
 
-  test("hung (SIGSTOP): only its panels fail, with codes; the same dashboard's healthy panel keeps its cadence while the hung one waits for its code; it recovers on SIGCONT", async () => {
+  test("hung (SIGSTOP): the hung panel's run keeps its slot until the server can confirm its statement ended; the same dashboard's healthy panel keeps its cadence; it recovers on SIGCONT", async () => {
     const s = await openStream(host.port, streamPath(dashboards.mixed), cookie);
     const other = await openStream(host.port, streamPath(dashboards.other), cookie);
     await more(s, 1, (f) => f.result !== undefined && f.panelId === "faulty");
@@ -370,24 +370,12 @@ describe("metrics store faults", () => {
     frozen.push({ server: metrics, pids });
     const mark = s.frames.length;
     try {
-      // The hung panel's first frame is its code: query_timeout when the runner's stall watchdog gives its
-      // query up (QUERY_TIMEOUT_SECONDS plus the grace: the frozen server cannot cancel it), or
-      // connect_timeout when it needed a new connection; its next attempt needs a new connection.
-      const failed = await more(s, 2, (f) => f.panelId === "faulty" && f.error !== undefined);
-      for (const f of failed) expect(["query_timeout", "connect_timeout"]).toContain(f.error!.code);
-      // Meanwhile the healthy panel of the same dashboard kept its cadence: results at every refresh
-      // (200 ms) before the first code and between the two (about 30 and 50 in a run; ticks that waited
-      // for every panel let 1 and 2 through).
-      const frames = panelFrames(s, mark);
-      const codes = frames.flatMap((f, i) => (f.panelId === "faulty" && f.error ? [i] : []));
-      const [firstCode, secondCode] = codes as [number, number];
-      // One run at a time: nothing of the hung panel between its two codes.
-      expect(frames.slice(firstCode + 1, secondCode).filter((f) => f.panelId === "faulty")).toEqual([]);
-      const healthyBefore = frames.slice(0, firstCode).filter((f) => f.panelId === "healthy");
-      const healthyBetween = frames.slice(firstCode, secondCode).filter((f) => f.panelId === "healthy");
-      expect(healthyBefore.length).toBeGreaterThanOrEqual(5);
-      expect(healthyBetween.length).toBeGreaterThanOrEqual(5);
-      expect([...healthyBefore, ...healthyBetween].filter((f) => f.error)).toEqual([]);
+      // A frozen server can neither cancel the hung panel's statement nor say that it ended
+      // (pg_stat_activity, docs/query-runner.md), so its run holds its slot and sends nothing new rather
+      // than starting another backend; the healthy panel of the same dashboard keeps its cadence meanwhile.
+      const healthyMeanwhile = await more(s, 10, (f) => f.panelId === "healthy");
+      expect(healthyMeanwhile.filter((f) => f.error)).toEqual([]);
+      expect(panelFrames(s, mark).filter((f) => f.panelId === "faulty" && f.result !== undefined)).toEqual([]);
       // The dashboard without the hung source keeps its cadence throughout.
       const healthy = await more(other, 10, (f) => f.panelId === "healthy");
       expect(healthy.filter((f) => f.error)).toEqual([]);
