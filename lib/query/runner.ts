@@ -14,6 +14,7 @@ import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.t
 import { type SourceConnector, createConnectionBudget, createSourcePool, poolKey } from "./pools.ts";
 import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
 import type { QueryResult, TimeRange } from "./types.ts";
+import { type HeldListener, heldListener } from "./held.ts";
 import { SOURCE_LIMITS_SQL, type SourceLimits, sourceLimitsFromRow } from "./source-limits.ts";
 import { variableValue } from "./variable-values.ts";
 import { rowsTruncation, stepMsOf, withBuckets } from "./result-notes.ts";
@@ -80,6 +81,12 @@ export interface ExecuteRequest {
   stats?: ReadStats;
   /** Once aborted, a statement still waiting for its connection is never sent (the stream host's stopped pollers). */
   signal?: AbortSignal;
+  /**
+   * Told once when the statement outlived its timeout and the source has not confirmed that it ended: the
+   * runner keeps holding it (and the caller its slot) until the source does. Defaults to the listener of
+   * the current async call (lib/query/held.ts).
+   */
+  onHeld?: HeldListener;
 }
 
 export interface RunRequest {
@@ -90,6 +97,8 @@ export interface RunRequest {
   range: TimeRange;
   /** See ExecuteRequest.signal. */
   signal?: AbortSignal;
+  /** See ExecuteRequest.onHeld. */
+  onHeld?: HeldListener;
   /** The dashboard's variables the statement may name (the guard refuses any other `$name`). */
   variables?: readonly VariableDecl[];
   /** Each variable's resolved values (lib/dashboards/variables.ts), bound as parameters, never spliced. */
@@ -320,6 +329,8 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     if (closed) throw draining();
     const maxBytes = req.maxBytes ?? config.MAX_RESULT_BYTES;
     const started = now();
+    // Captured now: the async call this statement belongs to (the panel's run) is the one to tell.
+    const onHeld = req.onHeld ?? heldListener();
     running++;
     let rows = 0;
     let ok = false;
@@ -364,7 +375,18 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
           client.removeListener("error", ignoreClientError);
           client.release(err);
           released = true;
-          err.keptRunningMs = await untilBackendEnded(source, (client as unknown as { processID?: number }).processID);
+          const held = new AppError(
+            "query_timeout",
+            `The query outlived QUERY_TIMEOUT_SECONDS (${config.QUERY_TIMEOUT_SECONDS} s) and the source has not confirmed that it ended; its query slot stays held until the source does.`,
+            { reason: "query_held", timeoutSeconds: config.QUERY_TIMEOUT_SECONDS },
+          );
+          err.keptRunningMs = await untilBackendEnded(source, (client as unknown as { processID?: number }).processID, () => {
+            try {
+              onHeld?.(held);
+            } catch {
+              // A listener's failure must not end the hold early.
+            }
+          });
         }
         throw queryError(err, { sourceId: source.id, timeoutSeconds: config.QUERY_TIMEOUT_SECONDS, maxBytes });
       } finally {
@@ -396,12 +418,14 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   /**
    * Waits until `pid` no longer shows in the source's pg_stat_activity, asked on another connection every
    * endedPollMs (a role sees its own sessions there); returns how long that took. A source that cannot be
-   * reached is asked again: nothing confirms the statement ended. Stops asking when the runner closes.
+   * reached is asked again: nothing confirms the statement ended. `onWaiting` runs once, at the first answer
+   * that does not confirm it. Stops asking when the runner closes.
    */
-  async function untilBackendEnded(source: Source, pid: number | undefined): Promise<number> {
+  async function untilBackendEnded(source: Source, pid: number | undefined, onWaiting: () => void): Promise<number> {
     const since = now();
     if (typeof pid !== "number") return 0;
     const pollMs = opts.endedPollMs ?? 500;
+    let told = false;
     while (!closed) {
       try {
         const client = await checkout(poolFor(source), source);
@@ -416,6 +440,11 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       } catch {
         // Unreachable for now: the backend may still run.
       }
+      // The first answer that does not confirm the end: the statement is held from here on.
+      if (!told) {
+        told = true;
+        onWaiting();
+      }
       await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
     return now() - since;
@@ -429,7 +458,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   }
 
   return {
-    async run({ source, workspaceId, sql, range, signal, variables, variableValues, window }) {
+    async run({ source, workspaceId, sql, range, signal, onHeld, variables, variableValues, window }) {
       if (workspaceId !== undefined && workspaceId !== source.workspaceId) {
         throw new AppError("forbidden", "The source belongs to another workspace.");
       }
@@ -466,6 +495,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         // A variable's type is left to the server (0), as a quoted literal's would be.
         paramTypes: verdict.params.map((p) => (typeof p === "object" ? 0 : p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
         signal,
+        onHeld,
       });
       if (newest) result.rows.reverse();
       if (result.truncated) result.truncation = rowsTruncation(result.rows.length, config.MAX_QUERY_ROWS, newest);
