@@ -6,6 +6,7 @@ import { type Source, getSource } from "../lib/sources/index.ts";
 import { withConfigStoreClient } from "../lib/store/deadline.ts";
 import { configStoreFaultCode, configStoreUnavailable } from "../lib/store/faults.ts";
 import type { Panel } from "../lib/dashboards/spec.ts";
+import { variableValuesOf } from "../lib/dashboards/variables.ts";
 import type { LoadedDashboard, PlanPanel, RunPanel } from "./poller.ts";
 
 /** Used when no runner was wired: every panel reports that its source cannot be queried. */
@@ -164,20 +165,4 @@ export function panelRunnerWith(
       return runner.plan({ source, sql: panel.sql, variables: declared.map((v) => ({ name: v.name, multi: v.multi })) });
     },
   };
-}
-
-/**
- * The values a view binds: the view's own (var-* in its URL), else each variable's saved default. A
- * variable with neither is left out, and a panel naming it fails with that variable named.
- */
-export function variableValuesOf(
-  declared: readonly { name: string; default?: string | string[] }[],
-  chosen: Readonly<Record<string, string[]>> | undefined,
-): Record<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const v of declared) {
-    if (chosen !== undefined && Object.hasOwn(chosen, v.name)) out.set(v.name, chosen[v.name]);
-    else if (v.default !== undefined) out.set(v.name, typeof v.default === "string" ? [v.default] : v.default);
-  }
-  return Object.fromEntries(out);
 }
