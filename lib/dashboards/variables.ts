@@ -136,6 +136,22 @@ export async function viewSelection(
 }
 
 /**
+ * The values a view binds: the view's own (var-* in its URL, or the editor's preview), else each variable's
+ * saved default. A variable with neither is left out, and a panel naming it fails with that variable named.
+ */
+export function variableValuesOf(
+  declared: readonly { name: string; default?: string | string[] }[],
+  chosen: Readonly<Record<string, readonly string[]>> | undefined,
+): Record<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const v of declared) {
+    if (chosen !== undefined && Object.hasOwn(chosen, v.name)) out.set(v.name, [...chosen[v.name]]);
+    else if (v.default !== undefined) out.set(v.name, typeof v.default === "string" ? [v.default] : v.default);
+  }
+  return Object.fromEntries(out);
+}
+
+/**
  * The bind values of a selection made earlier (resolveVariables or viewSelection), with the options as they are
  * now: All takes every current option, and a variable the selection leaves out takes its default (the spec's
  * default where still an option, else the first option). A poller calls it on every tick so that All and the

@@ -66,6 +66,11 @@ export function loadGuardParser(): Promise<void> {
   return parserLoad;
 }
 
+/** True once loadGuardParser() has resolved (parseTree and the guard's checks work). */
+export function guardParserLoaded(): boolean {
+  return parser !== null;
+}
+
 /**
  * The parser's tree of a statement (libpg-query's parseSync), for analyses beside the guard's own (which
  * panels may tick incrementally). Throws before loadGuardParser() has resolved, or on a syntax error.
