@@ -160,6 +160,7 @@ export interface ViewSummary {
   from: string;
   to: string;
   refreshMs: number;
+  /** The view's variable selection: names sorted, values sorted (`$__all` for All); a variable at its default is left out. */
   vars: Record<string, string[]>;
   live: boolean;
   /** True when the view is the dashboard's saved one (no view parameter differed from it). */

@@ -4,7 +4,7 @@ import { AppError } from "../http/errors.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { SecretResolver } from "../secrets/resolver.ts";
 import { type IncrementalVerdict, planIncremental } from "../live/incremental.ts";
-import { parseTree } from "../sql-guard/index.ts";
+import { loadGuardParser, parseTree } from "../sql-guard/index.ts";
 import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
 import { seriesRowsProblem } from "../sql-guard/series.ts";
 import type { Guard, MacroParam, VariableDecl } from "../sql-guard/verdict.ts";
@@ -16,7 +16,7 @@ import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
 import type { QueryResult, TimeRange } from "./types.ts";
 import { variableValue } from "./variable-values.ts";
 import { rowsTruncation, stepMsOf, withBuckets } from "./result-notes.ts";
-import { loadShapeParser, shapeOf } from "./time-shape.ts";
+import { shapeOf } from "./time-shape.ts";
 import { fixedMessages, isoTimestamp } from "./wire.ts";
 
 const TIMESTAMPTZ_OID = 1184;
@@ -463,7 +463,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       const values = verdict.params.map((p) => macroValue(p, range, variableValues, window));
       // Newest rows first (docs/query-runner.md): a statement keyed by time is wrapped so PostgreSQL returns
       // its newest rows first, and MAX_QUERY_ROWS then cuts the oldest; the rows are put back in time order.
-      await loadShapeParser();
+      await loadGuardParser();
       const shape = shapeOf(verdict.sql, verdict.params);
       const newest = shape !== null && shape.timeKeyed && shape.position !== null;
       const result = await execute({
