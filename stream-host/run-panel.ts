@@ -60,7 +60,13 @@ export function runPanelWith(
 export function panelRunnerWith(
   runner: Pick<QueryRunner, "run"> & Partial<Pick<QueryRunner, "plan">>,
   deps: Pick<ServiceDeps, "pool"> & { now?: () => number; timers?: Timers },
-  opts: { cacheMs?: number; readTimeoutMs?: number; staleMaxMs?: number } = {},
+  opts: {
+    cacheMs?: number;
+    readTimeoutMs?: number;
+    staleMaxMs?: number;
+    /** Share a tick's identical queries across dashboards and views (RunRequest.share, COALESCE_PANEL_QUERIES). */
+    share?: boolean;
+  } = {},
 ): { run: RunPanel; plan: PlanPanel } {
   const now = deps.now ?? Date.now;
   const cacheMs = opts.cacheMs ?? SOURCE_CACHE_MS;
@@ -155,6 +161,7 @@ export function panelRunnerWith(
         window,
         variables: declared.map((v) => ({ name: v.name, multi: v.multi })),
         variableValues: variableValuesOf(declared, dashboard.vars),
+        ...(opts.share && range.at !== undefined ? { share: { at: range.at } } : {}),
       });
     },
     async plan(panel, dashboard, signal) {
