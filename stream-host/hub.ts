@@ -166,8 +166,9 @@ export function createHub(opts: HubOptions) {
     // A range in the past is queried once: its poller is stopped after the first tick, and a cadence of a
     // day keeps a second from starting meanwhile.
     const refreshIntervalMs = ch.live ? (ch.view?.refreshMs ?? d.spec.refreshIntervalMs) : MAX_REFRESH_INTERVAL_MS;
-    if (!ch.view) return ch.live ? d : { ...d, spec: { ...d.spec, refreshIntervalMs } };
-    return { ...d, spec: { ...d.spec, time: { from: ch.view.from, to: ch.view.to }, refreshIntervalMs }, vars: ch.view.vars };
+    const saved = { time: d.spec.time, refreshIntervalMs: d.spec.refreshIntervalMs };
+    if (!ch.view) return ch.live ? d : { ...d, spec: { ...d.spec, refreshIntervalMs }, saved };
+    return { ...d, spec: { ...d.spec, time: { from: ch.view.from, to: ch.view.to }, refreshIntervalMs }, vars: ch.view.vars, saved };
   }
 
   function snapshotOf(ch: Channel): Buffer {

@@ -12,8 +12,13 @@ export interface LoadedDashboard {
   workspaceId: string;
   version: number;
   spec: DashboardSpec;
-  /** A view's variable values by name (absent: every variable at its default). */
+  /** A view's variable selection by name (absent, or a name left out: that variable at its default). */
   vars?: Record<string, string[]>;
+  /**
+   * The stored spec's range and cadence when `spec` is a view's (stream-host/hub.ts): query variables' options
+   * are read over the stored range, the same for every view.
+   */
+  saved?: Pick<DashboardSpec, "time" | "refreshIntervalMs">;
 }
 
 /** The time range of one tick, resolved once so every panel of the tick sees the same window. */

@@ -3,6 +3,8 @@
  * the stream host and read by the browser. Browser-safe: no Node imports, types and pure functions only.
  */
 
+import type { Variable } from "../dashboards/spec.ts";
+
 /** One cell of a result: numbers, text, booleans, null, JSON; timestamps are epoch milliseconds. */
 export type Cell = string | number | boolean | null | object;
 
@@ -130,16 +132,11 @@ export interface PanelSummary {
   gridPos?: { x: number; y: number; w: number; h: number };
 }
 
-/** A dashboard variable as subscribers see it (a query variable's SQL and source stay on the server). */
-export interface VariableSummary {
-  name: string;
-  label?: string;
-  type: "custom" | "query";
-  values?: string[];
-  default?: string | string[];
-  multi?: boolean;
-  includeAll?: boolean;
-}
+/**
+ * A dashboard variable as subscribers see it: the spec's own type without a query variable's SQL and source,
+ * which stay on the server. The live page's variables bar reads this one type.
+ */
+export type VariableSummary = Omit<Variable, "sql" | "sourceId">;
 
 /** What subscribers learn about a dashboard: layout and saved defaults, never the panels' SQL. */
 export interface DashboardSummary {
@@ -163,6 +160,7 @@ export interface ViewSummary {
   from: string;
   to: string;
   refreshMs: number;
+  /** The view's variable selection: names sorted, values sorted (`$__all` for All); a variable at its default is left out. */
   vars: Record<string, string[]>;
   live: boolean;
   /** True when the view is the dashboard's saved one (no view parameter differed from it). */
