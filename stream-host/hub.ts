@@ -67,6 +67,9 @@ export const COALESCE_MS = 250;
 /** Default of MAX_VIEWS_PER_DASHBOARD. */
 export const DEFAULT_MAX_VIEWS_PER_DASHBOARD = 20;
 
+/** Cadences whose tick grid the hub remembers at once. */
+const MAX_GRIDS = 1000;
+
 /** How long a viewer refused with too_many_views is told to wait (Retry-After, seconds). */
 export const TOO_MANY_VIEWS_RETRY_S = 30;
 
@@ -81,6 +84,11 @@ export interface HubOptions {
    */
   incremental?: { plan: PlanPanel; options: IncrementalOptions };
   limiter: KeyedLimiter;
+  /**
+   * Pollers of one cadence tick together (PollerOptions.grid), so panels with the same query on different
+   * dashboards and views ask for it at the same instant and the runner shares it (COALESCE_PANEL_QUERIES).
+   */
+  coalesce?: boolean;
   refreshMs(spec: DashboardSpec): number;
   timers: Timers;
   now(): number;
@@ -107,6 +115,18 @@ export function createHub(opts: HubOptions) {
    */
   const inFlight: PanelRuns = new Set();
   let subscriberCount = 0;
+  /** The tick grid of each cadence: its origin, set by the first tick that asked (PollerOptions.grid). */
+  const grids = new Map<number, number>();
+  function gridOf(refreshMs: number, at: number): number {
+    let origin = grids.get(refreshMs);
+    if (origin === undefined) {
+      // Cadences come from view URLs; a process that saw very many forgets them (alignment resumes at once).
+      if (grids.size >= MAX_GRIDS) grids.clear();
+      origin = at;
+      grids.set(refreshMs, origin);
+    }
+    return origin;
+  }
 
   function summary(d: LoadedDashboard): DashboardSummary {
     return {
@@ -192,6 +212,7 @@ export function createHub(opts: HubOptions) {
       inFlight,
       runKey: key,
       refreshMs: opts.refreshMs,
+      ...(opts.coalesce ? { grid: gridOf } : {}),
       timers: opts.timers,
       now: opts.now,
       monotonic: opts.monotonic,
