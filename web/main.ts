@@ -2,11 +2,13 @@
 import "./styles.css";
 import { bootAccount } from "./pages/account.ts";
 import { bootAdminWorkspaces } from "./pages/admin-workspaces.ts";
+import { bootAudit } from "./pages/audit.ts";
 import { bootEditor } from "./pages/editor.ts";
 import { bootGenerate } from "./pages/generate.ts";
 import { bootList } from "./pages/list.ts";
 import { bootLive } from "./pages/live.ts";
 import { bootSources } from "./pages/sources.ts";
+import { bootTokens } from "./pages/tokens.ts";
 
 const PAGES: Record<string, () => void> = {
   list: bootList,
@@ -15,6 +17,8 @@ const PAGES: Record<string, () => void> = {
   generate: bootGenerate,
   sources: bootSources,
   account: bootAccount,
+  tokens: bootTokens,
+  audit: bootAudit,
   "admin-workspaces": bootAdminWorkspaces,
 };
 

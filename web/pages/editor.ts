@@ -51,6 +51,8 @@ export function bootEditor(): void {
   let selected: string | null = null;
   let sqlEditor: SqlEditor | null = null;
   let formFor: string | null = null;
+  /** The variable values the preview binds (the editor's stand-in for a viewer's var-NAME), by name. */
+  const previewValues = new Map<string, string[]>();
   const fresh: DashboardSpec = {
     title: "Untitled dashboard",
     time: { from: body.defaultFrom || "now-24h", to: body.defaultTo || "now" },
@@ -165,6 +167,9 @@ export function bootEditor(): void {
         byId(`pane-${other}`).hidden = other !== name;
       }
       if (name === "settings") renderSettings();
+      // Variables may have changed in Settings: the preview's value pickers follow.
+      const slot = document.getElementById("preview-vars-slot");
+      if (name === "panels" && slot) replace(slot, previewVariables());
     });
   }
 
@@ -481,6 +486,7 @@ export function bootEditor(): void {
         "div",
         { class: "row" },
         h("button", { type: "button", id: "preview-run", class: "primary", onclick: () => void preview(id, previewEl) }, "Preview"),
+        h("span", { id: "preview-vars-slot" }, previewVariables()),
       ),
       previewEl,
     );
@@ -522,6 +528,55 @@ export function bootEditor(): void {
     if (sqlEditor && !sqlEditor.view.hasFocus) sqlEditor.setDoc(p.sql);
   }
 
+  /** The values a variable's preview binds: the one picked here, else its default, else its first value. */
+  function valuesFor(v: Variable): string[] {
+    const picked = previewValues.get(v.name);
+    if (picked !== undefined) return picked;
+    if (v.default !== undefined) return typeof v.default === "string" ? [v.default] : v.default;
+    return v.values?.length ? [v.values[0]] : [];
+  }
+
+  /** One control per dashboard variable: the values the preview binds, as a viewer's variables bar would. */
+  function previewVariables(): HTMLElement | null {
+    const vars = spec().variables ?? [];
+    if (vars.length === 0) return null;
+    return h(
+      "span",
+      { class: "row preview-vars", id: "preview-vars" },
+      vars.map((v) => {
+        const current = valuesFor(v);
+        let control: HTMLInputElement | HTMLSelectElement;
+        if (v.type === "custom" && v.values?.length) {
+          const sel = h(
+            "select",
+            { name: `preview-var-${v.name}`, multiple: v.multi === true },
+            v.values.map((x) => h("option", { value: x, selected: current.includes(x) }, x)),
+          );
+          sel.addEventListener("change", () =>
+            previewValues.set(
+              v.name,
+              [...sel.selectedOptions].map((o) => o.value),
+            ),
+          );
+          control = sel;
+        } else {
+          const inp = h("input", { name: `preview-var-${v.name}`, value: current.join(", "), placeholder: "value" });
+          inp.addEventListener("input", () =>
+            previewValues.set(
+              v.name,
+              inp.value
+                .split(",")
+                .map((x) => x.trim())
+                .filter(Boolean),
+            ),
+          );
+          control = inp;
+        }
+        return h("label", { class: "field inline" }, `$${v.name}`, control);
+      }),
+    );
+  }
+
   async function checkSql(sourceId: string | undefined, text: string): Promise<SqlVerdict | null> {
     if (!sourceId || !sources.some((s) => s.id === sourceId)) return null;
     const variables = (spec().variables ?? []).map((v) => ({ name: v.name, multi: v.multi }));
@@ -536,7 +591,13 @@ export function bootEditor(): void {
       const result = await api<QueryResult & { range?: { fromMs: number; toMs: number } }>(
         "POST",
         `/api/workspaces/${encodeURIComponent(workspaceId)}/query-preview`,
-        { sourceId: p.sourceId, sql: p.sql, time: spec().time },
+        {
+          sourceId: p.sourceId,
+          sql: p.sql,
+          time: spec().time,
+          variables: spec().variables ?? [],
+          values: Object.fromEntries((spec().variables ?? []).map((v) => [v.name, valuesFor(v)])),
+        },
       );
       const chart = h("div", { class: `preview-chart preview-${p.type}`, "data-type": p.type });
       replace(
