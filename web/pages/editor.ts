@@ -243,7 +243,10 @@ export function bootEditor(): void {
     );
   }
 
-  /** Pointer drag on a handle: whole cells of the grid, one undo step per gesture. */
+  /**
+   * Pointer drag on a handle: whole cells of the grid, one undo step per gesture. The gesture listens on the
+   * window, not the handle: every step re-renders the layout, which replaces the handle under the pointer.
+   */
   function drag(handle: HTMLElement, id: string, start: GridPos, resize: boolean): void {
     handle.addEventListener("pointerdown", (e) => {
       e.preventDefault();
@@ -251,7 +254,6 @@ export function bootEditor(): void {
       const x0 = e.clientX;
       const y0 = e.clientY;
       const gesture = `drag:${id}:${e.timeStamp}`;
-      handle.setPointerCapture(e.pointerId);
       let last = "";
       const move = (ev: PointerEvent) => {
         const dx = Math.round((ev.clientX - x0) / cell);
@@ -263,11 +265,13 @@ export function bootEditor(): void {
         setPos(id, pos, gesture);
       };
       const up = () => {
-        handle.removeEventListener("pointermove", move);
-        handle.removeEventListener("pointerup", up);
+        window.removeEventListener("pointermove", move);
+        window.removeEventListener("pointerup", up);
+        window.removeEventListener("pointercancel", up);
       };
-      handle.addEventListener("pointermove", move);
-      handle.addEventListener("pointerup", up);
+      window.addEventListener("pointermove", move);
+      window.addEventListener("pointerup", up);
+      window.addEventListener("pointercancel", up);
     });
   }
 
@@ -844,7 +848,10 @@ export function bootEditor(): void {
       byId<HTMLAnchorElement>("cancel").href = `/dashboards/${encodeURIComponent(out.id)}`;
     } catch (err) {
       saveBtn.disabled = false;
-      if (err instanceof ApiError && err.status === 409 && dash) return void showConflict();
+      if (err instanceof ApiError && err.status === 409 && dash) {
+        notify(message, "Not saved: someone else saved this dashboard in between. Nothing of either change is lost.", "error");
+        return void showConflict();
+      }
       if (err instanceof ApiError && (err.status === 422 || err.status === 400)) return showProblem(err);
       notify(message, `${errorText(err)} Your changes are kept in this browser and can be saved again.`, "error");
     }
@@ -1090,9 +1097,11 @@ export function bootEditor(): void {
       if (!saveBtn.disabled) void saveNow();
       return;
     }
-    // Inside the SQL editor or a text field, their own undo applies.
+    // Inside the SQL editor or a text field, their own undo applies. The SQL editor sits in a shadow root, so
+    // the event's target here is its host: the path says whether the key was typed inside it.
     const t = e.target as HTMLElement;
-    if (t.closest(".cm-editor") || t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement) return;
+    const inSqlEditor = e.composedPath().some((n) => n instanceof HTMLElement && n.classList.contains("cm-editor"));
+    if (inSqlEditor || t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement) return;
     if (mod && e.key.toLowerCase() === "z") {
       e.preventDefault();
       if (e.shiftKey) session.redo();
