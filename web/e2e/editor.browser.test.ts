@@ -95,7 +95,13 @@ const underlined = () =>
     .allTextContents()
     .then((t) => t.join(""));
 
-const specJson = async () => JSON.parse(await page.inputValue("#spec")) as Dashboard["spec"];
+/** The spec as the JSON tab shows it (the tab is opened to read it, then Panels again). */
+async function specJson(): Promise<Dashboard["spec"]> {
+  await page.locator("#tab-json").click();
+  const text = await page.inputValue("#spec");
+  await page.locator("#tab-panels").click();
+  return JSON.parse(text) as Dashboard["spec"];
+}
 const panelSql = async () => (await specJson()).panels.find((p) => p.id === "panel-1")?.sql;
 
 describe("the editor is a chunk of its own", () => {

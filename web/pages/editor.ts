@@ -167,6 +167,7 @@ export function bootEditor(): void {
         byId(`pane-${other}`).hidden = other !== name;
       }
       if (name === "settings") renderSettings();
+      if (name === "json") renderJson();
       // Variables may have changed in Settings: the preview's value pickers follow.
       const slot = document.getElementById("preview-vars-slot");
       if (name === "panels" && slot) replace(slot, previewVariables());
@@ -208,8 +209,13 @@ export function bootEditor(): void {
     }, coalesce);
   }
 
+  /** What the layout view shows; a change elsewhere (SQL typed, a unit) leaves it as it is. */
+  let layoutShown = "";
   function renderLayout(): void {
     const placed = withPositions(spec().panels);
+    const shown = JSON.stringify([selected, placed.map((p) => [p.id, p.title, p.type, p.gridPos])]);
+    if (shown === layoutShown && layoutEl.isConnected) return;
+    layoutShown = shown;
     replace(
       layoutEl,
       placed.length === 0 ? stateBox("empty", "No panels yet: add one.") : null,
@@ -808,7 +814,8 @@ export function bootEditor(): void {
 
   // --- JSON view --------------------------------------------------------------------------------
   function renderJson(): void {
-    if (document.activeElement === specEl) return;
+    // Written when the JSON tab is shown (and kept current while it is), not on every keystroke elsewhere.
+    if (document.activeElement === specEl || byId("pane-json").hidden) return;
     specEl.value = JSON.stringify(spec(), null, 2);
     specState.textContent = "";
   }
