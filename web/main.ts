@@ -5,10 +5,12 @@ import "uplot/dist/uPlot.min.css";
 import "./styles.css";
 import { bootAccount } from "./pages/account.ts";
 import { bootAdminWorkspaces } from "./pages/admin-workspaces.ts";
+import { bootAudit } from "./pages/audit.ts";
 import { bootGenerate } from "./pages/generate.ts";
 import { bootList } from "./pages/list.ts";
 import { bootLive } from "./pages/live.ts";
 import { bootSources } from "./pages/sources.ts";
+import { bootTokens } from "./pages/tokens.ts";
 
 const PAGES: Record<string, () => void | Promise<void>> = {
   list: bootList,
@@ -17,6 +19,8 @@ const PAGES: Record<string, () => void | Promise<void>> = {
   generate: bootGenerate,
   sources: bootSources,
   account: bootAccount,
+  tokens: bootTokens,
+  audit: bootAudit,
   "admin-workspaces": bootAdminWorkspaces,
 };
 

@@ -212,19 +212,23 @@ export async function saveDashboard(deps: SaveDashboardDeps, input: SaveDashboar
   throw await missingOrConflict(deps.pool, input.dashboardId, input.workspaceId, input.baseVersion!);
 }
 
-/** Deletes a dashboard (when `baseVersion` is given, only if it still has that version) and announces it. */
+/**
+ * Deletes a dashboard (when `baseVersion` is given, only if it still has that version) and announces it. Returns the
+ * version it had when deleted (the audit trail's "before").
+ */
 export async function deleteDashboard(
   pool: pg.Pool | pg.PoolClient,
   input: { dashboardId: string; workspaceId: string; baseVersion?: number },
-): Promise<void> {
-  const { rows } = await pool.query(
+): Promise<number> {
+  const { rows } = await pool.query<{ version: number }>(
     `WITH d AS (
-       DELETE FROM dashboards WHERE id = $1 AND workspace_id = $2 AND ($3::int IS NULL OR version = $3::int) RETURNING id
+       DELETE FROM dashboards WHERE id = $1 AND workspace_id = $2 AND ($3::int IS NULL OR version = $3::int) RETURNING id, version
      )
-     SELECT pg_notify($4, d.id) FROM d`,
+     SELECT pg_notify($4, d.id), d.version FROM d`,
     [input.dashboardId, input.workspaceId, input.baseVersion ?? null, DASHBOARD_CHANGED_CHANNEL],
   );
   if (rows.length === 0) throw await missingOrConflict(pool, input.dashboardId, input.workspaceId, input.baseVersion);
+  return rows[0]!.version;
 }
 
 async function missingOrConflict(

@@ -227,11 +227,12 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
     responses: { 204: { description: "Deleted" }, ...problems(400, 401, 403, 404, 409) },
   });
   app.openapi(remove, async (c) => {
-    await deleteDashboard(pool, {
+    const deleted = await deleteDashboard(pool, {
       dashboardId: c.req.valid("param").dashboardId,
       workspaceId: c.var.workspaceId,
       baseVersion: c.req.valid("query").version,
     });
+    c.set("auditBeforeVersion", deleted);
     return c.body(null, 204);
   });
 }
