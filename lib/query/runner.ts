@@ -247,7 +247,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       pool: createSourcePool({
         source,
         // The host checked is the host this pool connects to (a changed host makes a new pool).
-        credentials: () => secrets.resolve(source.secretRef, source.workspaceId, source.host),
+        credentials: () => secrets.resolve(source.secretRef, source.workspaceId, source.host, source.port),
         target: () => hostPolicy.check(source),
         budget,
         connector: opts.connector,
@@ -341,8 +341,8 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       // A NUL would end the statement text early on the wire; the guard refuses it too.
       if (req.sql.includes("\0")) throw new AppError("bad_request", "The statement contains a NUL character.");
       // Every statement, not only every connection: a revoked grant is refused even on a warm pool. The host is
-      // checked with it (SOURCE_SECRET_HOSTS), so a source pointed elsewhere never gets to a credential lookup.
-      secrets.checkGrant(source.secretRef, source.workspaceId, source.host);
+      // checked with it (SOURCE_SECRET_HOSTS, host and port), so a source pointed elsewhere never gets to a credential lookup.
+      secrets.checkGrant(source.secretRef, source.workspaceId, source.host, source.port);
       const client = await checkout(poolFor(source), source);
       if (req.signal?.aborted) {
         client.release();
