@@ -1,8 +1,9 @@
 // The browser entry: one bundle for every page; the server's shell names the page in data-page. The editor
 // (CodeMirror, about 80% of the code) is a chunk of its own, imported only by its page.
-// uPlot's stylesheet is imported here too, so that main.css carries it for every page (web/build.ts).
-import "uplot/dist/uPlot.min.css";
+// uPlot's stylesheet is imported here too, so that main.css carries it for every page (web/build.ts); after ours,
+// where the charts' own import put it before the split.
 import "./styles.css";
+import "uplot/dist/uPlot.min.css";
 import { bootAccount } from "./pages/account.ts";
 import { bootAdminWorkspaces } from "./pages/admin-workspaces.ts";
 import { bootAudit } from "./pages/audit.ts";
