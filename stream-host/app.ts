@@ -121,7 +121,11 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
           runner,
           { pool: deps.pool, now: deps.now, timers, variables: viewVariables },
           // A source read is bounded like a readiness check; a copy serves through an outage up to the stale bound.
-          { readTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS, staleMaxMs: config.CONFIG_STORE_STALE_MAX_MS },
+          {
+            readTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS,
+            staleMaxMs: config.CONFIG_STORE_STALE_MAX_MS,
+            share: config.COALESCE_PANEL_QUERIES,
+          },
         )
       : null;
 
@@ -141,6 +145,7 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
           }
         : undefined,
     limiter: createKeyedLimiter(options.sourceConcurrency ?? DEFAULT_SOURCE_CONCURRENCY),
+    coalesce: config.COALESCE_PANEL_QUERIES,
     refreshMs: (spec) => effectiveRefreshMs(spec, config),
     maxViewsPerDashboard: config.MAX_VIEWS_PER_DASHBOARD,
     timers,

@@ -71,7 +71,13 @@ export function panelRunnerWith(
     /** The variable values a panel binds (stream-host/view-variables.ts); default: without query variables' options. */
     variables?: ViewVariables;
   },
-  opts: { cacheMs?: number; readTimeoutMs?: number; staleMaxMs?: number } = {},
+  opts: {
+    cacheMs?: number;
+    readTimeoutMs?: number;
+    staleMaxMs?: number;
+    /** Share a tick's identical queries across dashboards and views (RunRequest.share, COALESCE_PANEL_QUERIES). */
+    share?: boolean;
+  } = {},
 ): { run: RunPanel; plan: PlanPanel } {
   const now = deps.now ?? Date.now;
   const variables = deps.variables ?? createViewVariables(null);
@@ -169,6 +175,7 @@ export function panelRunnerWith(
         window,
         variables: declared.map((v) => ({ name: v.name, multi: v.multi })),
         variableValues,
+        ...(opts.share && range.at !== undefined ? { share: { at: range.at } } : {}),
       });
     },
     async plan(panel, dashboard, signal) {

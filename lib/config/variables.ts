@@ -156,6 +156,11 @@ export const variables = {
     doc: "A panel that ticks incrementally runs its full query every this many ticks (720: an hour at a 5 s refresh) and after any error, spec or view change, so no drift persists; 0 turns incremental ticks off.",
     group: "pulseboard",
   },
+  COALESCE_PANEL_QUERIES: {
+    schema: bool(true),
+    doc: "Panels on one stream host with the same source, statement, bound values, range and cadence share one query per tick, whichever dashboards or views they are on (their pollers tick on one grid per cadence); false gives every view its own queries.",
+    group: "pulseboard",
+  },
   MAX_WINDOW_POINTS: {
     schema: int(720, { min: 1 }),
     doc: "Max points kept per series in the browser rolling window; also bounds `$__interval` buckets.",

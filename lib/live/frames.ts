@@ -175,6 +175,12 @@ export interface ViewSummary {
   saved: boolean;
 }
 
+/**
+ * event: view. The view this stream serves changed state without a spec change: a range whose fixed end (`to`, an
+ * instant) has passed was queried once more after it and is no longer live (`live: false`); its results stay.
+ */
+export type ViewFrame = ViewSummary;
+
 /** event: snapshot. Sent first on every stream: the dashboard, the view and the latest result of each panel. */
 export interface SnapshotFrame {
   dashboard: DashboardSummary;
@@ -214,6 +220,7 @@ export interface StreamFrames {
   panel: PanelUpdate;
   "panel-delta": PanelDeltaFrame;
   dashboard: DashboardFrame;
+  view: ViewFrame;
   session_expired: SessionExpiredFrame;
   forbidden: ForbiddenFrame;
   draining: DrainingFrame;
@@ -230,6 +237,7 @@ export const STREAM_EVENTS: readonly StreamEventName[] = [
   "panel",
   "panel-delta",
   "dashboard",
+  "view",
   "session_expired",
   "forbidden",
   "draining",
@@ -276,6 +284,9 @@ export function decodeFrame(event: string, data: string): StreamFrame | null {
     case "dashboard":
       if (typeof v.id !== "string") return null;
       return { event: "dashboard", data: v as unknown as DashboardFrame };
+    case "view":
+      if (typeof v.from !== "string" || typeof v.to !== "string" || typeof v.live !== "boolean") return null;
+      return { event: "view", data: v as unknown as ViewFrame };
     case "session_expired":
       if (typeof v.expiresAt !== "number") return null;
       return { event: "session_expired", data: v as unknown as SessionExpiredFrame };

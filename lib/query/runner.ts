@@ -15,6 +15,7 @@ import { type SourceConnector, createConnectionBudget, createSourcePool, poolKey
 import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
 import type { QueryResult, TimeRange } from "./types.ts";
 import { variableValue } from "./variable-values.ts";
+import { type CoalesceStats, createCoalescer } from "./coalesce.ts";
 import { rowsTruncation, stepMsOf, withBuckets } from "./result-notes.ts";
 import { shapeOf } from "./time-shape.ts";
 import { fixedMessages, isoTimestamp } from "./wire.ts";
@@ -55,6 +56,8 @@ export interface QueryRunnerOptions {
   hostPolicy?: HostPolicy;
   /** Socket factory of source connections (tests record attempts instead of connecting). */
   connector?: SourceConnector;
+  /** How long a shared run's result serves identical runs that arrive after it came in (`RunRequest.share`). */
+  shareKeepMs?: number;
 }
 
 /**
@@ -107,6 +110,14 @@ export interface RunRequest {
    * lib/live/incremental.ts).
    */
   window?: TimeRange;
+  /**
+   * Share the query with identical runs (lib/query/coalesce.ts): a run of the same source (so the same
+   * workspace), the same guarded statement with the same bound values over the same range, for the same
+   * tick instant `at`, waits for the one in flight or takes its result when it came in moments ago. The
+   * stream host's pollers tick on a shared grid per cadence, so panels of different dashboards and views
+   * meet here.
+   */
+  share?: { at: number };
 }
 
 export interface PoolStats {
@@ -137,6 +148,8 @@ export interface QueryRunner {
   forget(sourceId: string): void;
   /** Statements currently executing. */
   inFlight(): number;
+  /** Shared runs (RunRequest.share): queries started, and runs served by one of them. */
+  readonly shared: CoalesceStats;
   /** Pool counters of a source, or null before its first query. */
   poolStats(sourceId: string): PoolStats | null;
   /** Refuses new statements, then ends every pool once every checked-out client has been released. */
@@ -189,6 +202,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   // Connections holding the pipeline's fixed named statements (entries die with their connection).
   const prepared = new WeakSet<object>();
   const fixed = fixedMessages(timeoutMs);
+  const coalescer = createCoalescer({ keepMs: opts.shareKeepMs });
   let running = 0;
   let closed = false;
 
@@ -436,7 +450,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   }
 
   return {
-    async run({ source, workspaceId, sql, range, signal, variables, variableValues, window }) {
+    async run({ source, workspaceId, sql, range, signal, variables, variableValues, window, share }) {
       if (workspaceId !== undefined && workspaceId !== source.workspaceId) {
         throw new AppError("forbidden", "The source belongs to another workspace.");
       }
@@ -466,20 +480,30 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       await loadGuardParser();
       const shape = shapeOf(verdict.sql, verdict.params);
       const newest = shape !== null && shape.timeKeyed && shape.position !== null;
-      const result = await execute({
-        source,
-        sql: newest ? `SELECT * FROM (${verdict.sql}) AS pulseboard_rows ORDER BY ${shape.position} DESC NULLS LAST` : verdict.sql,
-        values,
-        // A variable's type is left to the server (0), as a quoted literal's would be.
-        paramTypes: verdict.params.map((p) => (typeof p === "object" ? 0 : p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
-        signal,
-      });
-      if (newest) result.rows.reverse();
-      if (result.truncated) result.truncation = rowsTruncation(result.rows.length, config.MAX_QUERY_ROWS, newest);
-      return withBuckets(result, shape, stepMsOf(shape, values), range, {
-        maxPoints: config.MAX_WINDOW_POINTS,
-        wallNow: (opts.wallNow ?? Date.now)(),
-      });
+      const text = newest ? `SELECT * FROM (${verdict.sql}) AS pulseboard_rows ORDER BY ${shape.position} DESC NULLS LAST` : verdict.sql;
+      const read = async (sig: AbortSignal | undefined): Promise<QueryResult> => {
+        const result = await execute({
+          source,
+          sql: text,
+          values,
+          // A variable's type is left to the server (0), as a quoted literal's would be.
+          paramTypes: verdict.params.map((p) => (typeof p === "object" ? 0 : p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
+          signal: sig,
+        });
+        if (newest) result.rows.reverse();
+        if (result.truncated) result.truncation = rowsTruncation(result.rows.length, config.MAX_QUERY_ROWS, newest);
+        return withBuckets(result, shape, stepMsOf(shape, values), range, {
+          maxPoints: config.MAX_WINDOW_POINTS,
+          wallNow: (opts.wallNow ?? Date.now)(),
+        });
+      };
+      if (!share) return read(signal);
+      // Everything the result depends on: the source and the connection it is read over (a source belongs to one
+      // workspace, so runs of different workspaces never meet), the statement as sent, its values, the range the
+      // result's notes are computed for, and the tick.
+      const { id, workspaceId: ws, host, port, database, sslmode, secretRef } = source;
+      const key = JSON.stringify([id, ws, host, port, database, sslmode, secretRef, text, values, range.fromMs, range.toMs, share.at]);
+      return coalescer.share(key, signal, read);
     },
     execute: (req) => execute(req),
     plan({ source, sql, variables }) {
@@ -513,6 +537,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       metrics.dropSource(sourceId);
     },
     inFlight: () => running,
+    shared: coalescer.stats,
     poolStats(sourceId) {
       const entry = pools.get(sourceId);
       if (!entry) return null;
