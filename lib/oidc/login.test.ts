@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { type JWK, SignJWT, exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { claimTextProblem } from "../auth/claims.ts";
+import { claimTextProblem } from "./claims.ts";
 import { AppError } from "../http/errors.ts";
 import { type LoginTransaction, type OidcSettings, createOidcLogin, oidcLoginFromConfig, safeReturnTo } from "./login.ts";
 

@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, customFetch as joseCustomFetch, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import type * as client from "openid-client";
-import { claimTextProblem } from "../auth/claims.ts";
+import { claimTextProblem } from "./claims.ts";
 import type { Config } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import { reasonFromError } from "../probes/reason.ts";
@@ -270,7 +270,7 @@ function groupsFrom(v: unknown): string[] {
 
 /**
  * Throws a 401 naming `claim` (never its value) when its text, or any text in it (a list of groups), has a NUL or is
- * ill-formed Unicode (lib/auth/claims.ts, the rule the session check applies to every request).
+ * ill-formed Unicode (claims.ts, the rule the session check applies to every request).
  */
 function refuseBadClaimText(claim: string, v: unknown): void {
   const texts = typeof v === "string" ? [v] : Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
