@@ -3,11 +3,15 @@ import type { ZodError } from "zod";
 import { type AuthVariables, ROLES } from "../lib/auth/types.ts";
 import { AppError, ERROR_STATUS, type ErrorCode } from "../lib/http/errors.ts";
 import type { InputIssue } from "../lib/http/input.ts";
+import type { AuditVariables } from "./routes/audit/record.ts";
 
 export const OPENAPI_PATH = "/api/openapi.json";
 
-/** The Hono env of every API route: what the session and role middleware set (lib/auth/types.ts). */
-export type ApiEnv = { Variables: AuthVariables };
+/**
+ * The Hono env of every API route: what the session and role middleware set (lib/auth/types.ts), and what a route
+ * tells the audit trail (routes/audit/record.ts).
+ */
+export type ApiEnv = { Variables: AuthVariables & AuditVariables };
 
 /** The router every /api route of the handlers app is declared on (createApiRouter). */
 export type ApiRouter = OpenAPIHono<ApiEnv>;

@@ -229,7 +229,7 @@ describe("the README's first real deployment and docs/provisioning.md, followed 
     );
   }, 300_000);
 
-  test("migrate, provision twice, npm start: a member of shop-editors sees Shop and its live dashboard", async () => {
+  test("migrate, provision twice, npm start: a member of shop-editors sees Shop and its live dashboard; CI writes a dashboard with an API token", async () => {
     const reader = await metrics.createRole("reader", "first-deployment-reader-pw", [
       "GRANT USAGE ON SCHEMA public TO %I",
       "GRANT SELECT ON ALL TABLES IN SCHEMA public TO %I",
@@ -276,6 +276,18 @@ describe("the README's first real deployment and docs/provisioning.md, followed 
     // The operator's own data: the panel's count, not an error frame.
     expect(frames).toMatch(/"panelId":"rps","at":\d+,"result":\{"columns":\[\{"name":"requests"/);
     await reader_.cancel();
+
+    // "Dashboards as code from CI, with an API token", against this deployment: an admin of Shop creates the token,
+    // the CI job writes the dashboard file with it, the admin reads the trail and revokes it.
+    const shop = {
+      PULSEBOARD_URL: `http://localhost:${port}`,
+      ADMIN_SESSION: await createSessionTokens({ secret, ttlSeconds: 600 }).mint({ sub: "shop-admin", groups: ["shop-admins"] }),
+    };
+    const created = await runBlock("ci-token", shop);
+    // The block's one step printed the created token (its JSON answer).
+    const ciToken = JSON.parse(splitStepOutput(created.output(), MARKER)[0]!.output) as { id: string; token: string };
+    await runBlock("ci-dashboards", { ...shop, PULSEBOARD_TOKEN: ciToken.token });
+    await runBlock("ci-token-revoke", { ...shop, PULSEBOARD_TOKEN: ciToken.token, TOKEN_ID: ciToken.id });
 
     server.child.kill("SIGINT");
     expect(await server.exited).toBe(0);

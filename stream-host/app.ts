@@ -7,6 +7,8 @@ import { type RevocationSet, createRevocationSet, revocationFeed, withRevocation
 import { type SessionTokens, createSessionTokens, sessionKeysOf } from "../lib/auth/session.ts";
 import { DASHBOARD_CHANGED_CHANNEL } from "../lib/dashboards/store.ts";
 import { effectiveRefreshMs } from "../lib/dashboards/spec.ts";
+import { type VariableOptionsCache, createVariableOptionsCache } from "../lib/dashboards/variables.ts";
+import { getSourceInWorkspace } from "../lib/sources/index.ts";
 import { onError } from "../lib/http/problem.ts";
 import { accessLog } from "../lib/log/access.ts";
 import { createMetricsGate } from "../lib/metrics-gate/gate.ts";
@@ -25,7 +27,8 @@ import { createDashboardSync, loadDashboard } from "./dashboards.ts";
 import { createHub } from "./hub.ts";
 import { createKeyedLimiter } from "./limiter.ts";
 import type { LoadedDashboard, RunPanel } from "./poller.ts";
-import { panelRunnerWith, unavailableRunPanel } from "./run-panel.ts";
+import { panelRunnerWith, runnerUnavailable, unavailableRunPanel } from "./run-panel.ts";
+import { createViewVariables } from "./view-variables.ts";
 import { DEFAULT_MAX_BUFFERED_BYTES, drainingFrame, drainRetryMs } from "./sse.ts";
 import { registerStream } from "./stream-route.ts";
 import { type Timers, systemTimers } from "../lib/lifecycle/timers.ts";
@@ -46,6 +49,11 @@ export interface StreamHostOptions {
   runPanel?: RunPanel;
   /** The guarded runner, when `runPanel` is not given: panels run through it and the drain closes it. */
   queryRunner?: QueryRunner;
+  /**
+   * Query variables' options, one cache per process shared by every view and viewer (lib/dashboards/variables.ts).
+   * Default: a cache on `queryRunner` (without one, query variables fail and custom ones work).
+   */
+  variableOptions?: VariableOptionsCache;
   /** Drain step 4: awaits in-flight metric queries and releases the runner's pools. */
   closeQueries?: () => Promise<void>;
   /** Connection for LISTEN on dashboard changes and session revocations; `false` disables listening (tests). */
@@ -92,13 +100,32 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
   const runner = options.queryRunner;
   const closeQueries = options.closeQueries ?? (runner ? () => runner.closeAll() : undefined);
 
+  // One options cache per process: a query variable's options are read at most once per dashboard cadence
+  // whatever the number of views and viewers, both to check a stream's var-* values and to bind them.
+  const variableOptions =
+    options.variableOptions ??
+    createVariableOptionsCache({
+      runner: runner ?? { run: () => Promise.reject(runnerUnavailable()) },
+      getSource: (workspaceId, sourceId) =>
+        withConfigStoreClient(deps.pool, config.READINESS_CHECK_TIMEOUT_MS, (c) => getSourceInWorkspace(c, workspaceId, sourceId), {
+          timers,
+        }),
+      config,
+      now: deps.now,
+    });
+  const viewVariables = createViewVariables(variableOptions);
+
   const panels =
     !options.runPanel && runner
       ? panelRunnerWith(
           runner,
-          { pool: deps.pool, now: deps.now, timers },
+          { pool: deps.pool, now: deps.now, timers, variables: viewVariables },
           // A source read is bounded like a readiness check; a copy serves through an outage up to the stale bound.
-          { readTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS, staleMaxMs: config.CONFIG_STORE_STALE_MAX_MS },
+          {
+            readTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS,
+            staleMaxMs: config.CONFIG_STORE_STALE_MAX_MS,
+            share: config.COALESCE_PANEL_QUERIES,
+          },
         )
       : null;
 
@@ -118,6 +145,7 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
           }
         : undefined,
     limiter: createKeyedLimiter(options.sourceConcurrency ?? DEFAULT_SOURCE_CONCURRENCY),
+    coalesce: config.COALESCE_PANEL_QUERIES,
     refreshMs: (spec) => effectiveRefreshMs(spec, config),
     maxViewsPerDashboard: config.MAX_VIEWS_PER_DASHBOARD,
     timers,
@@ -215,6 +243,7 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     loadDashboard: load,
     savedRefreshMs: (spec) => effectiveRefreshMs(spec, config),
     minRefreshMs: config.MIN_REFRESH_INTERVAL_MS,
+    selectVariables: viewVariables.select,
     now: deps.now,
     random,
     maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
@@ -228,6 +257,8 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     app,
     hub,
     revocations,
+    /** The process's query-variable options (tests count its entries). */
+    variableOptions,
     access,
     /**
      * Opens the config-store listener (dashboard changes, session revocations) and loads the

@@ -10,7 +10,7 @@ import { type IncrementalOptions, createIncrementalPanels } from "./incremental.
 import { type LoadedDashboard, type PanelRuns, type PlanPanel, type Poller, type RunPanel, createPoller } from "./poller.ts";
 import { HEARTBEAT_FRAME, type Sink, encodeEvent, sessionExpiredFrame } from "./sse.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
-import { type View, endsInPast, savedView, viewKey, viewSummary } from "./view.ts";
+import { type View, endsInPast, fixedEnd, savedView, viewKey, viewSummary } from "./view.ts";
 
 export type { DashboardSummary };
 
@@ -44,6 +44,8 @@ interface Channel {
   view: View | null;
   /** False for a range ending in the past: queried once, kept, not polled. */
   live: boolean;
+  /** While live with a fixed end (`to` an instant) ahead: the timer that asks for the tick at that end. */
+  endTimer: unknown;
   subscribers: Set<Subscriber>;
   /** The latest update of every panel, in spec order of first arrival; the snapshot is built from it. */
   latest: Map<string, PanelUpdate>;
@@ -65,6 +67,9 @@ export const COALESCE_MS = 250;
 /** Default of MAX_VIEWS_PER_DASHBOARD. */
 export const DEFAULT_MAX_VIEWS_PER_DASHBOARD = 20;
 
+/** Cadences whose tick grid the hub remembers at once. */
+const MAX_GRIDS = 1000;
+
 /** How long a viewer refused with too_many_views is told to wait (Retry-After, seconds). */
 export const TOO_MANY_VIEWS_RETRY_S = 30;
 
@@ -79,6 +84,11 @@ export interface HubOptions {
    */
   incremental?: { plan: PlanPanel; options: IncrementalOptions };
   limiter: KeyedLimiter;
+  /**
+   * Pollers of one cadence tick together (PollerOptions.grid), so panels with the same query on different
+   * dashboards and views ask for it at the same instant and the runner shares it (COALESCE_PANEL_QUERIES).
+   */
+  coalesce?: boolean;
   refreshMs(spec: DashboardSpec): number;
   timers: Timers;
   now(): number;
@@ -105,6 +115,18 @@ export function createHub(opts: HubOptions) {
    */
   const inFlight: PanelRuns = new Set();
   let subscriberCount = 0;
+  /** The tick grid of each cadence: its origin, set by the first tick that asked (PollerOptions.grid). */
+  const grids = new Map<number, number>();
+  function gridOf(refreshMs: number, at: number): number {
+    let origin = grids.get(refreshMs);
+    if (origin === undefined) {
+      // Cadences come from view URLs; a process that saw very many forgets them (alignment resumes at once).
+      if (grids.size >= MAX_GRIDS) grids.clear();
+      origin = at;
+      grids.set(refreshMs, origin);
+    }
+    return origin;
+  }
 
   function summary(d: LoadedDashboard): DashboardSummary {
     return {
@@ -146,8 +168,9 @@ export function createHub(opts: HubOptions) {
     // A range in the past is queried once: its poller is stopped after the first tick, and a cadence of a
     // day keeps a second from starting meanwhile.
     const refreshIntervalMs = ch.live ? (ch.view?.refreshMs ?? d.spec.refreshIntervalMs) : MAX_REFRESH_INTERVAL_MS;
-    if (!ch.view) return ch.live ? d : { ...d, spec: { ...d.spec, refreshIntervalMs } };
-    return { ...d, spec: { ...d.spec, time: { from: ch.view.from, to: ch.view.to }, refreshIntervalMs }, vars: ch.view.vars };
+    const saved = { time: d.spec.time, refreshIntervalMs: d.spec.refreshIntervalMs };
+    if (!ch.view) return ch.live ? d : { ...d, spec: { ...d.spec, refreshIntervalMs }, saved };
+    return { ...d, spec: { ...d.spec, time: { from: ch.view.from, to: ch.view.to }, refreshIntervalMs }, vars: ch.view.vars, saved };
   }
 
   function snapshotOf(ch: Channel): Buffer {
@@ -171,6 +194,7 @@ export function createHub(opts: HubOptions) {
       key,
       view,
       live: !endsInPast(view ?? group.dashboard.spec.time, opts.now()),
+      endTimer: null,
       subscribers: new Set<Subscriber>(),
       latest: new Map<string, PanelUpdate>(),
       snapshot: null,
@@ -188,6 +212,7 @@ export function createHub(opts: HubOptions) {
       inFlight,
       runKey: key,
       refreshMs: opts.refreshMs,
+      ...(opts.coalesce ? { grid: gridOf } : {}),
       timers: opts.timers,
       now: opts.now,
       monotonic: opts.monotonic,
@@ -198,15 +223,54 @@ export function createHub(opts: HubOptions) {
         ch.outbox.push(delta ? encodeEvent("panel-delta", delta) : encodeEvent("panel", update));
         if (ch.outboxTimer === null) ch.outboxTimer = opts.timers.setTimeout(() => flush(ch), COALESCE_MS);
       },
-      onTick: (seconds) => {
+      onTick: (seconds, startedAt) => {
         flush(ch);
         opts.metrics.observePollerTick(ch.group.dashboard.id, seconds);
+        if (ch.live) endIfPassed(ch, startedAt);
         if (!ch.live) settle(ch);
       },
       onFault: (err) =>
         opts.log.error("poller tick failed", { dashboard: ch.group.dashboard.id, error: err instanceof Error ? err.name : "error" }),
     });
     return ch;
+  }
+
+  /**
+   * A live view whose range has a fixed end still ahead: at that end its poller ticks once more (without waiting
+   * for its cadence), and that tick, which started at or after the end and so saw every row up to it, is its last
+   * (endIfPassed). A delay beyond setTimeout's longest is re-armed when it fires.
+   */
+  function armEnd(ch: Channel) {
+    if (ch.endTimer !== null) opts.timers.clearTimeout(ch.endTimer);
+    ch.endTimer = null;
+    const end = ch.live ? fixedEnd(resolvedView(ch)) : null;
+    if (end === null) return;
+    const delay = end - opts.now();
+    ch.endTimer = opts.timers.setTimeout(
+      () => {
+        ch.endTimer = null;
+        if (!channels.has(ch) || !ch.live) return;
+        if (opts.now() < end) armEnd(ch);
+        else ch.poller.tickNow();
+      },
+      Math.max(0, Math.min(delay, MAX_TIMER_MS)),
+    );
+  }
+
+  /**
+   * After a tick of a live view: when that tick started at or after the range's fixed end, it queried the whole
+   * range once every row up to the end could be there, so the view stops being live: its viewers get
+   * `event: view` with `live: false`, and its poller stops once the tick's runs are in (settle). Its results stay.
+   */
+  function endIfPassed(ch: Channel, startedAt: number) {
+    const end = fixedEnd(resolvedView(ch));
+    if (end === null || startedAt < end) return;
+    ch.live = false;
+    if (ch.endTimer !== null) opts.timers.clearTimeout(ch.endTimer);
+    ch.endTimer = null;
+    ch.snapshot = null;
+    flush(ch);
+    broadcast(ch, encodeEvent("view", viewOf(ch)));
   }
 
   /** A range in the past has had its tick: once its runs are in, its poller stops and its results are kept. */
@@ -258,6 +322,8 @@ export function createHub(opts: HubOptions) {
   /** The last subscriber of a view left (or the dashboard is gone): stop its poller; the dashboard's last view drops its series. */
   function stopChannel(ch: Channel) {
     ch.poller.stop();
+    if (ch.endTimer !== null) opts.timers.clearTimeout(ch.endTimer);
+    ch.endTimer = null;
     if (ch.outboxTimer !== null) opts.timers.clearTimeout(ch.outboxTimer);
     ch.outboxTimer = null;
     if (ch.poller.busy) {
@@ -364,6 +430,7 @@ export function createHub(opts: HubOptions) {
       setGauge(g);
       if (first) {
         ch.poller.start();
+        armEnd(ch);
         opts.metrics.setPollersActive(countRunning());
       }
       if (session.expiresAt !== undefined) armExpiry(sub, session.expiresAt);
@@ -418,6 +485,9 @@ export function createHub(opts: HubOptions) {
       const before = g.dashboard;
       g.dashboard = dashboard;
       for (const ch of g.channels.values()) {
+        // The saved view follows the spec's range: an end moved into the past (or back to now) changes whether it is live.
+        ch.live = !endsInPast(resolvedView(ch), opts.now());
+        armEnd(ch);
         // A panel keeps its last result only while it still runs the same query.
         for (const panelId of [...ch.latest.keys()]) {
           const key = panelKey(dashboard, panelId);

@@ -86,8 +86,59 @@ describe("poller", () => {
     t.clock.runNext();
     await flush();
     expect(t.runner.calls.map((c) => c.panel.id)).toEqual(["a", "b"]);
-    expect(t.runner.calls[0].range).toEqual({ fromMs: t.clock.now() - 3_600_000, toMs: t.clock.now() });
+    expect(t.runner.calls[0].range).toEqual({ fromMs: t.clock.now() - 3_600_000, toMs: t.clock.now(), at: t.clock.now() });
     expect(t.runner.calls[1].range).toEqual(t.runner.calls[0].range);
+  });
+
+  test("on a shared grid, pollers started apart tick at the same instants after their first tick, and read the same range", async () => {
+    const T0 = 1_700_000_000_000;
+    const clock = createManualTimers(T0);
+    const origins = new Map<number, number>();
+    const grid = (refresh: number, at: number) => {
+      if (!origins.has(refresh)) origins.set(refresh, at);
+      return origins.get(refresh) as number;
+    };
+    const runs: { poller: string; range: { fromMs: number; toMs: number; at?: number } }[] = [];
+    const make = (name: string) =>
+      createPoller({
+        current: () => dashboard([panel("a")], 5000),
+        runPanel: async (_p, _d, range) => {
+          runs.push({ poller: name, range });
+          return { columns: [], rows: [], truncated: false, elapsedMs: 1 };
+        },
+        limiter: createKeyedLimiter(4),
+        refreshMs: (spec) => spec.refreshIntervalMs ?? 15000,
+        grid,
+        onPanel: () => {},
+        onTick: () => {},
+        timers: clock.timers,
+        now: clock.now,
+        monotonic: clock.now,
+      });
+    const first = make("first");
+    const second = make("second");
+    first.start();
+    clock.runNext();
+    await flush();
+    // The second starts 3.3 s into the first's cadence: its own first tick at once, then on the first's grid
+    // (the next grid instant at least half a cadence on: T0 + 10 s, not T0 + 5 s which is 1.7 s away).
+    clock.advance(3_300);
+    second.start();
+    clock.runNext();
+    await flush();
+    for (let i = 0; i < 4; i++) {
+      clock.runNext();
+      await flush();
+    }
+    const at = (name: string) => runs.filter((r) => r.poller === name).map((r) => r.range.at);
+    expect(at("first").slice(0, 3)).toEqual([T0, T0 + 5_000, T0 + 10_000]);
+    expect(at("second").slice(0, 2)).toEqual([T0 + 3_300, T0 + 10_000]);
+    const shared = runs.filter((r) => r.range.at === T0 + 10_000);
+    expect(shared).toHaveLength(2);
+    expect(shared[0].range).toEqual({ fromMs: T0 + 10_000 - 3_600_000, toMs: T0 + 10_000, at: T0 + 10_000 });
+    expect(shared[1].range).toEqual(shared[0].range);
+    first.stop();
+    second.stop();
   });
 
   test("ticks never overlap, and a panel never runs twice at once: a tick ends at its bound, the next skips the panel still running", async () => {

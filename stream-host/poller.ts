@@ -13,14 +13,21 @@ export interface LoadedDashboard {
   workspaceId: string;
   version: number;
   spec: DashboardSpec;
-  /** A view's variable values by name (absent: every variable at its default). */
+  /** A view's variable selection by name (absent, or a name left out: that variable at its default). */
   vars?: Record<string, string[]>;
+  /**
+   * The stored spec's range and cadence when `spec` is a view's (stream-host/hub.ts): query variables' options
+   * are read over the stored range, the same for every view.
+   */
+  saved?: Pick<DashboardSpec, "time" | "refreshIntervalMs">;
 }
 
 /** The time range of one tick, resolved once so every panel of the tick sees the same window. */
 export interface TickRange {
   fromMs: number;
   toMs: number;
+  /** The instant (epoch ms) the tick resolved the range at: runs of one instant may share a query. */
+  at?: number;
 }
 
 /**
@@ -114,14 +121,22 @@ export interface PollerOptions {
   runKey?: string;
   /** Tick cadence for a spec (the dashboard's value or the default, clamped to the floor). */
   refreshMs(spec: DashboardSpec): number;
+  /**
+   * The origin (epoch ms) of the tick grid of a cadence, shared by the pollers of the process that tick at it
+   * (the first tick to ask, at `at`, sets it). With it, a tick after the first falls on origin + k x cadence, at
+   * least half a cadence after the previous one started, and resolves its range at that instant: pollers of one
+   * cadence read the same range at the same instant, so identical panel queries can be shared
+   * (RunRequest.share). Without it, a tick is due one cadence after the previous one started.
+   */
+  grid?(refreshMs: number, at: number): number;
   /** A panel's frame, as soon as its run completes (never after stop()). */
   onPanel(update: PanelUpdate): void;
   /**
    * Wall time of a tick, in seconds, when it ends: when every panel it started has finished, or at its
    * bound (one refresh interval after it started) with the panels whose query still runs left out.
-   * Only while the poller runs.
+   * Only while the poller runs. `startedAt`: the epoch ms the tick started at (its range was resolved then).
    */
-  onTick(seconds: number): void;
+  onTick(seconds: number, startedAt: number): void;
   /** Unexpected failures (never a panel's own error, which goes to onPanel). */
   onFault?(err: unknown): void;
   timers: Timers;
@@ -168,6 +183,8 @@ export function createPoller(opts: PollerOptions) {
   let timer: unknown = null;
   /** Epoch ms the scheduled tick is due at (for retryAt). */
   let nextTickAt: number | null = null;
+  /** The grid instant the scheduled tick resolves its range at (null: the instant it starts). */
+  let nextGridAt: number | null = null;
   let tick: Tick | null = null;
   let again = false;
   let queriesStarted = 0;
@@ -189,16 +206,26 @@ export function createPoller(opts: PollerOptions) {
     }
   }
 
-  function schedule(delayMs: number) {
+  function schedule(delayMs: number, gridAt: number | null = null) {
     if (stopped) return;
     if (timer !== null) opts.timers.clearTimeout(timer);
     const delay = Math.max(0, delayMs);
-    nextTickAt = opts.now() + delay;
+    nextTickAt = gridAt !== null && delay > 0 ? gridAt : opts.now() + delay;
+    nextGridAt = gridAt;
     timer = opts.timers.setTimeout(() => {
       timer = null;
       nextTickAt = null;
-      startTick();
+      const at = nextGridAt;
+      nextGridAt = null;
+      startTick(at);
     }, delay);
+  }
+
+  /** The next grid instant after tick `t`: the first at least half a cadence after it started (maybe already past). */
+  function nextOnGrid(t: Tick, grid: NonNullable<PollerOptions["grid"]>): number {
+    const origin = grid(t.refresh, t.at);
+    const k = Math.ceil((t.at + t.refresh / 2 - origin) / t.refresh);
+    return origin + k * t.refresh;
   }
 
   /** Epoch ms at which the next tick is due: the running tick's bound, else the scheduled one. */
@@ -359,16 +386,19 @@ export function createPoller(opts: PollerOptions) {
     const elapsed = opts.monotonic() - t.started;
     // A stopped poller's series are already dropped; observing now would bring them back.
     if (!stopped && t.generation === generation) {
-      deliver(() => opts.onTick(elapsed / 1000));
+      deliver(() => opts.onTick(elapsed / 1000, t.at));
       if (again) {
         again = false;
         schedule(0);
+      } else if (opts.grid) {
+        const at = nextOnGrid(t, opts.grid);
+        schedule(at - opts.now(), at);
       } else schedule(t.expired ? 0 : t.refresh - elapsed);
     }
     t.finish();
   }
 
-  function startTick(): void {
+  function startTick(gridAt: number | null = null): void {
     if (stopped || tick) {
       // Never overlap: a tick asked for while one runs happens right after it.
       if (tick) again = true;
@@ -379,7 +409,8 @@ export function createPoller(opts: PollerOptions) {
       finish = resolve;
     });
     const t: Tick = {
-      at: opts.now(),
+      // On the grid, the range is resolved at the grid instant even when the timer fired a little late.
+      at: gridAt ?? opts.now(),
       // Used only when reading the dashboard itself failed: retry later rather than spin.
       refresh: FAULT_RETRY_MS,
       started: opts.monotonic(),
@@ -399,7 +430,7 @@ export function createPoller(opts: PollerOptions) {
       t.refresh = opts.refreshMs(dashboard.spec);
       let range: TickRange;
       try {
-        range = { fromMs: resolveTime(dashboard.spec.time.from, t.at), toMs: resolveTime(dashboard.spec.time.to, t.at) };
+        range = { fromMs: resolveTime(dashboard.spec.time.from, t.at), toMs: resolveTime(dashboard.spec.time.to, t.at), at: t.at };
       } catch {
         for (const p of dashboard.spec.panels) {
           deliver(() =>
@@ -456,6 +487,7 @@ export function createPoller(opts: PollerOptions) {
       if (timer !== null) opts.timers.clearTimeout(timer);
       timer = null;
       nextTickAt = null;
+      nextGridAt = null;
       again = false;
       if (tick) {
         expire(tick);

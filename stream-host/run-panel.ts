@@ -7,10 +7,16 @@ import { withConfigStoreClient } from "../lib/store/deadline.ts";
 import { configStoreFaultCode, configStoreUnavailable } from "../lib/store/faults.ts";
 import type { Panel } from "../lib/dashboards/spec.ts";
 import type { LoadedDashboard, PlanPanel, RunPanel } from "./poller.ts";
+import { type ViewVariables, createViewVariables } from "./view-variables.ts";
+
+/** The failure of a query when no runner was wired. */
+export function runnerUnavailable(): AppError {
+  return new AppError("source_unavailable", "The query runner is not available on this instance.", { cause: "runner_unavailable" });
+}
 
 /** Used when no runner was wired: every panel reports that its source cannot be queried. */
 export const unavailableRunPanel: RunPanel = async () => {
-  throw new AppError("source_unavailable", "The query runner is not available on this instance.", { cause: "runner_unavailable" });
+  throw runnerUnavailable();
 };
 
 /** How long a source read from the config store is reused by the pollers. */
@@ -47,7 +53,7 @@ interface CacheEntry {
  */
 export function runPanelWith(
   runner: Pick<QueryRunner, "run">,
-  deps: Pick<ServiceDeps, "pool"> & { now?: () => number; timers?: Timers },
+  deps: Pick<ServiceDeps, "pool"> & { now?: () => number; timers?: Timers; variables?: ViewVariables },
   opts: { cacheMs?: number; readTimeoutMs?: number; staleMaxMs?: number } = {},
 ): RunPanel {
   return panelRunnerWith(runner, deps, opts).run;
@@ -59,10 +65,22 @@ export function runPanelWith(
  */
 export function panelRunnerWith(
   runner: Pick<QueryRunner, "run"> & Partial<Pick<QueryRunner, "plan">>,
-  deps: Pick<ServiceDeps, "pool"> & { now?: () => number; timers?: Timers },
-  opts: { cacheMs?: number; readTimeoutMs?: number; staleMaxMs?: number } = {},
+  deps: Pick<ServiceDeps, "pool"> & {
+    now?: () => number;
+    timers?: Timers;
+    /** The variable values a panel binds (stream-host/view-variables.ts); default: without query variables' options. */
+    variables?: ViewVariables;
+  },
+  opts: {
+    cacheMs?: number;
+    readTimeoutMs?: number;
+    staleMaxMs?: number;
+    /** Share a tick's identical queries across dashboards and views (RunRequest.share, COALESCE_PANEL_QUERIES). */
+    share?: boolean;
+  } = {},
 ): { run: RunPanel; plan: PlanPanel } {
   const now = deps.now ?? Date.now;
+  const variables = deps.variables ?? createViewVariables(null);
   const cacheMs = opts.cacheMs ?? SOURCE_CACHE_MS;
   const readTimeoutMs = opts.readTimeoutMs ?? SOURCE_READ_TIMEOUT_MS;
   const staleMaxMs = opts.staleMaxMs ?? STALE_MAX_MS;
@@ -146,6 +164,8 @@ export function panelRunnerWith(
       const source = await sourceFor(panel, dashboard, signal);
       // Checked again by the runner once it has a connection: a checkout outlasting the stop sends nothing.
       const declared = dashboard.spec.variables ?? [];
+      const variableValues = await variables.valuesFor(panel, dashboard);
+      if (signal.aborted) throw new AppError("source_unavailable", "The stream host is shutting down.", { cause: "draining" });
       return runner.run({
         source,
         workspaceId: dashboard.workspaceId,
@@ -154,7 +174,8 @@ export function panelRunnerWith(
         signal,
         window,
         variables: declared.map((v) => ({ name: v.name, multi: v.multi })),
-        variableValues: variableValuesOf(declared, dashboard.vars),
+        variableValues,
+        ...(opts.share && range.at !== undefined ? { share: { at: range.at } } : {}),
       });
     },
     async plan(panel, dashboard, signal) {
@@ -164,20 +185,4 @@ export function panelRunnerWith(
       return runner.plan({ source, sql: panel.sql, variables: declared.map((v) => ({ name: v.name, multi: v.multi })) });
     },
   };
-}
-
-/**
- * The values a view binds: the view's own (var-* in its URL), else each variable's saved default. A
- * variable with neither is left out, and a panel naming it fails with that variable named.
- */
-export function variableValuesOf(
-  declared: readonly { name: string; default?: string | string[] }[],
-  chosen: Readonly<Record<string, string[]>> | undefined,
-): Record<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const v of declared) {
-    if (chosen !== undefined && Object.hasOwn(chosen, v.name)) out.set(v.name, chosen[v.name]);
-    else if (v.default !== undefined) out.set(v.name, typeof v.default === "string" ? [v.default] : v.default);
-  }
-  return Object.fromEntries(out);
 }

@@ -19,7 +19,8 @@ import type { SessionStreams } from "./session-streams.ts";
 import type { DashboardSpec } from "../lib/dashboards/spec.ts";
 import type { LoadedDashboard } from "./poller.ts";
 import { SSE_HEADERS, type Sink, drainingFrame, drainRetryMs, nodeSink, webSink } from "./sse.ts";
-import { resolveView, viewQueryOf } from "./view.ts";
+import { type View, resolveView, viewQueryOf } from "./view.ts";
+import type { ViewVariables } from "./view-variables.ts";
 
 export interface StreamRouteDeps {
   hub: Hub;
@@ -42,6 +43,11 @@ export interface StreamRouteDeps {
   loadDashboard(id: string, db: pg.PoolClient): Promise<LoadedDashboard | null>;
   /** The saved view's cadence for a spec (the dashboard's value or the default, within the bounds). */
   savedRefreshMs(spec: DashboardSpec): number;
+  /**
+   * A view's requested variable values checked against the options (stream-host/view-variables.ts): the view's
+   * variables as its key holds them; a value outside the options is a 400 naming `var-NAME`.
+   */
+  selectVariables: ViewVariables["select"];
   /** MIN_REFRESH_INTERVAL_MS: a `refresh` parameter below it is a 400. */
   minRefreshMs: number;
   /** Epoch ms (a view's range is checked at it). */
@@ -121,20 +127,24 @@ export function registerStream<E extends Env>(app: Hono<E>, deps: StreamRouteDep
     if (!dashboard) throw new AppError("not_found", "Not found.");
     if (!workspace || !callerRoleIn(session.user, workspace)) throw new AppError("not_found", "Not found.");
 
+    // The view (from, to, refresh, var-*): checked against the dashboard only once the caller may see it.
+    const query = viewQueryOf(c.req.url);
+    let view: View | undefined;
+    if (Object.keys(query).length > 0) {
+      const viewed = deps.hub.current(id) ?? dashboard;
+      view = resolveView(query, viewed.spec, {
+        savedRefreshMs: deps.savedRefreshMs(viewed.spec),
+        minRefreshMs: deps.minRefreshMs,
+        now: deps.now(),
+      });
+      // Values against the variables' options (a query variable's from the process's cache): a viewer cannot
+      // mint views beyond them. Values equal to the defaults are the saved view's.
+      if (Object.keys(view.vars).length > 0) view = { ...view, vars: await deps.selectVariables(viewed, view.vars) };
+    }
     // The drain may have begun, or the session been revoked, while we were reading the config store.
     if (deps.drain.draining) return terminal(c);
     if (deps.isRevoked(session)) throw new AppError("unauthenticated", "Sign in to continue: the session is missing, expired or invalid.");
     const current = deps.hub.current(id) ?? dashboard;
-    // The view (from, to, refresh, var-*): checked against the dashboard only once the caller may see it.
-    const query = viewQueryOf(c.req.url);
-    const view =
-      Object.keys(query).length === 0
-        ? undefined
-        : resolveView(query, current.spec, {
-            savedRefreshMs: deps.savedRefreshMs(current.spec),
-            minRefreshMs: deps.minRefreshMs,
-            now: deps.now(),
-          });
     const refused = deps.hub.refusal(current, view);
     if (refused) throw refused;
     const release = deps.sessionStreams?.open(session.sessionId);

@@ -156,6 +156,11 @@ export const variables = {
     doc: "A panel that ticks incrementally runs its full query every this many ticks (720: an hour at a 5 s refresh) and after any error, spec or view change, so no drift persists; 0 turns incremental ticks off.",
     group: "pulseboard",
   },
+  COALESCE_PANEL_QUERIES: {
+    schema: bool(true),
+    doc: "Panels on one stream host with the same source, statement, bound values, range and cadence share one query per tick, whichever dashboards or views they are on (their pollers tick on one grid per cadence); false gives every view its own queries.",
+    group: "pulseboard",
+  },
   MAX_WINDOW_POINTS: {
     schema: int(720, { min: 1 }),
     doc: "Max points kept per series in the browser rolling window; also bounds `$__interval` buckets.",
@@ -465,7 +470,7 @@ export const variables = {
   },
   SOURCE_SECRET_HOSTS: {
     schema: str(),
-    doc: "Which hosts a source using a secret_ref may connect to: `<SECRET_REF>:<host>,<host>` entries separated by `;`; a host is an exact name or IP address, or `*.suffix` (any name ending in `.suffix`). A source whose host is not listed for its ref is refused with `grant_missing` before any credential lookup. A ref without an entry is refused in production (its credentials would go to any host an admin names); outside production it may be used with any host. Warned about in production for every granted ref it does not bind.",
+    doc: "Which hosts a source using a secret_ref may connect to: `<SECRET_REF>:<host>,<host>` entries separated by `;`; a host is an exact name or IP address, or `*.suffix` (any name ending in `.suffix`), optionally with a port (`db.internal:5432`, `[2001:db8::1]:5432`) that binds the ref to that port only (no port: every port). A source whose host, or port of a port-bound host, is not listed for its ref is refused with `grant_missing` before any connection attempt or credential lookup. A ref without an entry is refused in production (its credentials would go to any host an admin names); outside production it may be used with any host. Warned about in production for every granted ref it does not bind.",
     group: "pulseboard",
   },
   SOURCE_ALLOWED_HOSTS: {

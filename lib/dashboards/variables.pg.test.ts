@@ -16,7 +16,7 @@ import type { Source } from "../sources/store.ts";
 import { createDatabase } from "../testing/pg.ts";
 import { rejection } from "../testing/rejection.ts";
 import { ALL_VALUE, type DashboardSpec, type Variable } from "./spec.ts";
-import { createVariableOptionsCache, resolveVariables, selectionValues } from "./variables.ts";
+import { createVariableOptionsCache, resolveVariables, selectionValues, viewSelection } from "./variables.ts";
 
 let fx: MetricsFixture;
 let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
@@ -222,6 +222,51 @@ describe("resolveVariables: a viewer's values against the options", () => {
   test("the same value repeated 10,000 times is one value", async () => {
     expect((await resolve({ env: Array(10_000).fill("prod") })).values.env).toEqual(["prod"]);
   });
+
+  test("viewSelection keys a view: only what differs from the defaults, names sorted, values in one order", async () => {
+    const none = async () => [];
+    expect(await viewSelection(spec, { svc: ["web", "db"], env: ["prod"] }, none)).toEqual({ env: ["prod"], svc: ["db", "web"] });
+    expect(Object.keys(await viewSelection(spec, { svc: ["db"], env: ["prod"] }, none))).toEqual(["env", "svc"]);
+    // Exactly the defaults (given in any order) is the saved view.
+    expect(await viewSelection(spec, { env: ["staging"], svc: ["web", "api"], first: ["a"] }, none)).toEqual({});
+    expect(await viewSelection(spec, { svc: [ALL_VALUE] }, none)).toEqual({ svc: [ALL_VALUE] });
+    expect((await rejection(viewSelection(spec, { env: ["dev"] }, none))).extra.issues).toEqual([
+      { path: "var-env", message: expect.any(String) },
+    ]);
+  });
+
+  test("viewSelection reads only the options of the variables asked for, and none when a shape is refused", async () => {
+    const q: Variable = { name: "q", type: "query", sourceId: "src", sql: "SELECT 1" };
+    const asked: string[] = [];
+    const optionsOf = async (v: Variable) => {
+      asked.push(v.name);
+      return ["x", "y"];
+    };
+    const withQuery = { variables: [...(spec.variables ?? []), q] };
+    expect(await viewSelection(withQuery, { env: ["prod"] }, optionsOf)).toEqual({ env: ["prod"] });
+    expect(asked).toEqual([]);
+    await rejection(viewSelection(withQuery, { q: ["x"], env: ["prod", "staging"] }, optionsOf));
+    expect(asked).toEqual([]);
+    expect(await viewSelection(withQuery, { q: ["y"] }, optionsOf)).toEqual({ q: ["y"] });
+    expect(await viewSelection(withQuery, { q: ["x"] }, optionsOf)).toEqual({});
+    expect(asked).toEqual(["q", "q"]);
+  });
+
+  test("selectionValues: a variable left out binds its default, All the options now; `only` binds just those", async () => {
+    const none = async () => [];
+    expect(await selectionValues(spec, { svc: [ALL_VALUE] }, none)).toEqual({ env: ["staging"], svc: ["api", "web", "db"], first: ["a"] });
+    expect(await selectionValues(spec, { env: ["prod"] }, none, new Set(["env"]))).toEqual({ env: ["prod"] });
+    const q: Variable = { name: "q", type: "query", sourceId: "src", sql: "SELECT 1", includeAll: true };
+    let options = ["m", "n"];
+    const optionsOf = async () => options;
+    expect(await selectionValues({ variables: [q] }, {}, optionsOf)).toEqual({ q: ["m"] });
+    expect(await selectionValues({ variables: [q] }, { q: [ALL_VALUE] }, optionsOf)).toEqual({ q: ["m", "n"] });
+    options = ["n", "o", "p"];
+    expect(await selectionValues({ variables: [q] }, {}, optionsOf)).toEqual({ q: ["n"] });
+    expect(await selectionValues({ variables: [q] }, { q: [ALL_VALUE] }, optionsOf)).toEqual({ q: ["n", "o", "p"] });
+    // A fixed choice binds as chosen without reading the options (a failing query does not fail it).
+    expect(await selectionValues({ variables: [q] }, { q: ["m"] }, () => Promise.reject(new Error("down")))).toEqual({ q: ["m"] });
+  });
 });
 
 describe("query variables: options from a guarded query, once per cadence, shared", () => {
@@ -293,6 +338,12 @@ describe("query variables: options from a guarded query, once per cadence, share
     await rejection(cache.options(d, two));
     expect(runs()).toBe(2);
     expect((await rejection(cache.options(d, { ...variable, sourceId: "src_elsewhere" }))).code).toBe("not_found");
+    // A refusal by the guard names the variable too.
+    const unfiltered = { ...variable, sourceId: source.id, sql: "SELECT DISTINCT name FROM items" };
+    expect(await rejection(cache.options(d, unfiltered))).toMatchObject({
+      code: "guard_rejected",
+      detail: expect.stringMatching(/^Variable item: /),
+    });
   });
 
   test("an edited variable is a new entry, run at once", async () => {

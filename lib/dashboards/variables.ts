@@ -58,6 +58,33 @@ function defaultSelection(v: Variable, options: readonly string[]): string[] {
   return options.length > 0 ? [options[0]] : [];
 }
 
+/** One variable's selection from a viewer's values (see resolveVariables); throws the 400 naming it. */
+function choose(v: Variable, asked: readonly string[], options: readonly string[]): string[] {
+  const wanted = [...new Set(asked)];
+  if (wanted.length === 0) return defaultSelection(v, options);
+  if (wanted[0] === ALL_VALUE && wanted.length === 1) return [ALL_VALUE];
+  const known = new Set(options);
+  if (!wanted.every((w) => known.has(w))) throw refused(v.name, "is not one of the variable's options");
+  return wanted.sort();
+}
+
+/** The shape checks that need no options: one value unless multi, All only where offered and alone, no overlong value. */
+function checkShape(v: Variable, asked: readonly string[]): void {
+  const wanted = [...new Set(asked)];
+  if (wanted.length > 1 && v.multi !== true) throw refused(v.name, "takes one value (the variable is not multi-value)");
+  if (wanted.includes(ALL_VALUE)) {
+    if (v.includeAll !== true) throw refused(v.name, `${ALL_VALUE} (All) is not offered by this variable`);
+    if (wanted.length > 1) throw refused(v.name, `${ALL_VALUE} (All) stands alone`);
+  }
+  // A value longer than any option cannot be one: refused before any query runs.
+  if (wanted.some((w) => w.length > MAX_VARIABLE_VALUE_LENGTH)) throw refused(v.name, "is not one of the variable's options");
+}
+
+/** The bind values of one variable's selection: All is every option. */
+function bindOf(selection: readonly string[], options: readonly string[]): string[] {
+  return selection[0] === ALL_VALUE ? [...options] : [...selection];
+}
+
 /**
  * Checks a viewer's requested values against the spec: absent (or empty) means the default (or the first option);
  * every value must be one of the variable's options; several values only where `multi`; `$__all` only where
@@ -74,42 +101,64 @@ export async function resolveVariables(
   const values: VariableValues = {};
   for (const v of spec.variables ?? []) {
     const asked = Object.hasOwn(requested, v.name) ? requested[v.name] : [];
-    const wanted = [...new Set(asked)];
-    if (wanted.length > 1 && v.multi !== true) throw refused(v.name, "takes one value (the variable is not multi-value)");
-    if (wanted.includes(ALL_VALUE)) {
-      if (v.includeAll !== true) throw refused(v.name, `${ALL_VALUE} (All) is not offered by this variable`);
-      if (wanted.length > 1) throw refused(v.name, `${ALL_VALUE} (All) stands alone`);
-    }
-    // A value longer than any option cannot be one: refused before any query runs.
-    if (wanted.some((w) => w.length > MAX_VARIABLE_VALUE_LENGTH)) throw refused(v.name, "is not one of the variable's options");
+    checkShape(v, asked);
     const options = customOptions(v) ?? (await optionsOf(v));
-    let chosen: string[];
-    if (wanted.length === 0) chosen = defaultSelection(v, options);
-    else if (wanted[0] === ALL_VALUE) chosen = [ALL_VALUE];
-    else {
-      const known = new Set(options);
-      if (!wanted.every((w) => known.has(w))) throw refused(v.name, "is not one of the variable's options");
-      chosen = wanted.sort();
-    }
+    const chosen = choose(v, asked, options);
     selection[v.name] = chosen;
-    values[v.name] = chosen[0] === ALL_VALUE ? [...options] : chosen;
+    values[v.name] = bindOf(chosen, options);
   }
   return { selection, values };
 }
 
 /**
- * The bind values of a selection made earlier (resolveVariables), with All taking the options as they are now: a
- * poller calls it on every tick so that All follows a query variable's options.
+ * A view's variables, as a stream keys it: the requested variables (only those; a variable left out needs no
+ * options) checked as resolveVariables does, each kept only where it differs from the variable's default
+ * selection now, names sorted. Requesting exactly the defaults gives `{}`: the saved view. Throws the 400 naming
+ * `var-NAME` for a refused value, and a query variable's options failure (naming the variable) when they cannot
+ * be read.
+ */
+export async function viewSelection(
+  spec: Pick<DashboardSpec, "variables">,
+  requested: Readonly<Record<string, readonly string[]>>,
+  optionsOf: OptionsOf,
+): Promise<VariableValues> {
+  const out: VariableValues = {};
+  const asked = (spec.variables ?? []).filter((v) => Object.hasOwn(requested, v.name));
+  // Every shape is checked before any option is read: a malformed request costs no query.
+  for (const v of asked) checkShape(v, requested[v.name]);
+  for (const v of [...asked].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const options = customOptions(v) ?? (await optionsOf(v));
+    const chosen = choose(v, requested[v.name], options);
+    const fallback = defaultSelection(v, options);
+    if (chosen.length !== fallback.length || chosen.some((c, i) => c !== fallback[i])) out[v.name] = chosen;
+  }
+  return out;
+}
+
+/**
+ * The bind values of a selection made earlier (resolveVariables or viewSelection), with the options as they are
+ * now: All takes every current option, and a variable the selection leaves out takes its default (the spec's
+ * default where still an option, else the first option). A poller calls it on every tick so that All and the
+ * defaults follow a query variable's options. With `only`, just those variables are bound (the ones a panel names),
+ * so a variable whose options fail fails only the panels that use it.
  */
 export async function selectionValues(
   spec: Pick<DashboardSpec, "variables">,
   selection: Readonly<VariableValues>,
   optionsOf: OptionsOf,
+  only?: ReadonlySet<string>,
 ): Promise<VariableValues> {
   const values: VariableValues = {};
   for (const v of spec.variables ?? []) {
-    const chosen = selection[v.name] ?? [];
-    values[v.name] = chosen[0] === ALL_VALUE ? [...(customOptions(v) ?? (await optionsOf(v)))] : [...chosen];
+    if (only !== undefined && !only.has(v.name)) continue;
+    const chosen = Object.hasOwn(selection, v.name) ? selection[v.name] : undefined;
+    // A fixed selection of a query variable binds as chosen, without its options.
+    if (chosen !== undefined && chosen.length > 0 && chosen[0] !== ALL_VALUE) {
+      values[v.name] = [...chosen];
+      continue;
+    }
+    const options = customOptions(v) ?? (await optionsOf(v));
+    values[v.name] = bindOf(chosen !== undefined && chosen.length > 0 ? chosen : defaultSelection(v, options), options);
   }
   return values;
 }
@@ -172,6 +221,32 @@ export function optionsFromResult(name: string, columns: readonly unknown[], row
 }
 
 /**
+ * Reads one variable's options now: a custom variable's values, or a query variable's SQL run through the guarded
+ * runner on its source in `workspaceId` over `range`. Failures name the variable.
+ */
+export async function readVariableOptions(
+  deps: Pick<VariableOptionsCacheDeps, "runner" | "getSource">,
+  workspaceId: string,
+  v: Variable,
+  range: { fromMs: number; toMs: number },
+): Promise<string[]> {
+  if (v.type !== "query" || v.sourceId === undefined || v.sql === undefined) return [...(v.values ?? [])];
+  const source = await deps.getSource(workspaceId, v.sourceId);
+  if (!source) throw new AppError("not_found", `Variable ${v.name}: its source does not exist in this workspace.`);
+  let result: Awaited<ReturnType<QueryRunner["run"]>>;
+  try {
+    result = await deps.runner.run({ source, workspaceId, sql: v.sql, range });
+  } catch (err) {
+    // The panel or viewer who meets this failure learns which variable it is.
+    if (err instanceof AppError) {
+      throw new AppError(err.code, `Variable ${v.name}: its options could not be read. ${err.detail}`, err.extra, err.headers);
+    }
+    throw err;
+  }
+  return optionsFromResult(v.name, result.columns, result.rows);
+}
+
+/**
  * Builds the per-process cache of query variables' options. Keyed by dashboard, variable name, source, SQL and
  * saved range, so an edited variable is run afresh; one entry per key whatever the number of viewers.
  */
@@ -181,13 +256,9 @@ export function createVariableOptionsCache(deps: VariableOptionsCacheDeps): Vari
   // Least recently used first: a hit moves its entry to the end.
   const entries = new Map<string, Entry>();
 
-  async function run(dashboard: VariableDashboard, v: Variable, at: number): Promise<string[]> {
-    if (v.type !== "query" || v.sourceId === undefined || v.sql === undefined) return [...(v.values ?? [])];
-    const source = await deps.getSource(dashboard.workspaceId, v.sourceId);
-    if (!source) throw new AppError("not_found", `Variable ${v.name}: its source does not exist in this workspace.`);
+  function run(dashboard: VariableDashboard, v: Variable, at: number): Promise<string[]> {
     const range = { fromMs: resolveTime(dashboard.spec.time.from, at), toMs: resolveTime(dashboard.spec.time.to, at) };
-    const result = await deps.runner.run({ source, workspaceId: dashboard.workspaceId, sql: v.sql, range });
-    return optionsFromResult(v.name, result.columns, result.rows);
+    return readVariableOptions(deps, dashboard.workspaceId, v, range);
   }
 
   function options(dashboard: VariableDashboard, v: Variable): Promise<string[]> {

@@ -131,7 +131,12 @@ export interface PanelSummary {
   gridPos?: { x: number; y: number; w: number; h: number };
 }
 
-/** A dashboard variable as subscribers see it (a query variable's SQL and source stay on the server). */
+/**
+ * A dashboard variable as subscribers see it (a query variable's SQL and source stay on the server): what the stream
+ * host sends and the live page's variables bar reads. The stream host builds it from the spec's Variable, so the
+ * compiler holds the two together (lib/ folders do not import each other in a cycle: live/ does not import
+ * dashboards/).
+ */
 export interface VariableSummary {
   name: string;
   label?: string;
@@ -164,11 +169,18 @@ export interface ViewSummary {
   from: string;
   to: string;
   refreshMs: number;
+  /** The view's variable selection: names sorted, values sorted (`$__all` for All); a variable at its default is left out. */
   vars: Record<string, string[]>;
   live: boolean;
   /** True when the view is the dashboard's saved one (no view parameter differed from it). */
   saved: boolean;
 }
+
+/**
+ * event: view. The view this stream serves changed state without a spec change: a range whose fixed end (`to`, an
+ * instant) has passed was queried once more after it and is no longer live (`live: false`); its results stay.
+ */
+export type ViewFrame = ViewSummary;
 
 /** event: snapshot. Sent first on every stream: the dashboard, the view and the latest result of each panel. */
 export interface SnapshotFrame {
@@ -209,6 +221,7 @@ export interface StreamFrames {
   panel: PanelUpdate;
   "panel-delta": PanelDeltaFrame;
   dashboard: DashboardFrame;
+  view: ViewFrame;
   session_expired: SessionExpiredFrame;
   forbidden: ForbiddenFrame;
   draining: DrainingFrame;
@@ -225,6 +238,7 @@ export const STREAM_EVENTS: readonly StreamEventName[] = [
   "panel",
   "panel-delta",
   "dashboard",
+  "view",
   "session_expired",
   "forbidden",
   "draining",
@@ -271,6 +285,9 @@ export function decodeFrame(event: string, data: string): StreamFrame | null {
     case "dashboard":
       if (typeof v.id !== "string") return null;
       return { event: "dashboard", data: v as unknown as DashboardFrame };
+    case "view":
+      if (typeof v.from !== "string" || typeof v.to !== "string" || typeof v.live !== "boolean") return null;
+      return { event: "view", data: v as unknown as ViewFrame };
     case "session_expired":
       if (typeof v.expiresAt !== "number") return null;
       return { event: "session_expired", data: v as unknown as SessionExpiredFrame };

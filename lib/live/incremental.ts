@@ -11,7 +11,7 @@
  */
 import type { Catalog } from "../catalog/types.ts";
 import type { MacroParam } from "../sql-guard/verdict.ts";
-import { fixedIntervalMs } from "../sql-guard/interval.ts";
+import { bucketStart, kindOf, nameParts, timeBucketOf } from "../sql-guard/time-bucket.ts";
 import type { Cell } from "./frames.ts";
 
 /** How a qualifying statement buckets time. Bucket starts are computed here exactly as PostgreSQL does. */
@@ -35,24 +35,8 @@ function isNode(v: unknown): v is Node {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** The one key of a libpg-query node wrapper ({ FuncCall: {...} }) and its body. */
-function unwrap(v: unknown): [string, Node] | null {
-  if (!isNode(v)) return null;
-  const keys = Object.keys(v);
-  if (keys.length !== 1) return null;
-  const body = v[keys[0]];
-  return isNode(body) ? [keys[0], body] : null;
-}
-
 function list(v: unknown): unknown[] {
   return Array.isArray(v) ? v : [];
-}
-
-function strings(v: unknown): string[] {
-  return list(v).map((n) => {
-    const u = unwrap(n);
-    return u && u[0] === "String" && typeof u[1].sval === "string" ? u[1].sval : "\u0000";
-  });
 }
 
 /** A copy of a tree without `location` fields, for structural comparison. */
@@ -67,104 +51,40 @@ function* walk(v: unknown): Generator<[string, Node]> {
     return;
   }
   if (!isNode(v)) return;
-  const u = unwrap(v);
+  const u = kindOf(v);
   if (u) yield u;
   for (const val of Object.values(u ? u[1] : v)) if (typeof val === "object" && val !== null) yield* walk(val);
 }
 
-const EPOCH_MS = 0;
-/** TimescaleDB's default origin for time_bucket: Monday 2000-01-03 00:00 UTC. */
-const TIME_BUCKET_ORIGIN_MS = Date.UTC(2000, 0, 3);
-const TRUNC_UNITS: Record<string, number> = { second: 1_000, minute: 60_000 };
-/** Longest exact step: a week (months and years are not fixed lengths). */
-const MAX_STEP_MS = 7 * 86_400_000;
-
-function literalText(node: unknown): string | undefined {
-  const u = unwrap(node);
-  if (!u) return undefined;
-  if (u[0] === "A_Const" && isNode(u[1].sval) && typeof u[1].sval.sval === "string") return u[1].sval.sval;
-  if (u[0] === "TypeCast") return literalText(u[1].arg);
-  return undefined;
-}
-
-function castType(node: unknown): string | undefined {
-  const u = unwrap(node);
-  if (!u || u[0] !== "TypeCast" || !isNode(u[1].typeName)) return undefined;
-  const names = strings(u[1].typeName.names);
-  return names[names.length - 1];
-}
-
 function paramNumber(node: unknown): number | undefined {
-  let u = unwrap(node);
-  if (u && u[0] === "TypeCast") u = unwrap(u[1].arg);
+  let u = kindOf(node);
+  if (u && u[0] === "TypeCast") u = kindOf(u[1].arg);
   return u && u[0] === "ParamRef" && typeof u[1].number === "number" ? u[1].number : undefined;
 }
 
 /** The column a ColumnRef names (its last field) and its qualifier, if any. */
 function columnRef(node: unknown): { name: string; qualifier?: string } | undefined {
-  const u = unwrap(node);
+  const u = kindOf(node);
   if (!u || u[0] !== "ColumnRef") return undefined;
-  const f = strings(u[1].fields);
+  const f = nameParts(u[1].fields);
   if (f.length === 1) return { name: f[0] };
   if (f.length === 2) return { qualifier: f[0], name: f[1] };
   return undefined;
 }
 
-function stepOf(arg: unknown, params: readonly MacroParam[]): { stepMs?: number; interval?: true } | undefined {
-  const n = paramNumber(arg);
-  if (n !== undefined) return params[n - 1] === "interval" ? { interval: true } : undefined;
-  // A typed interval literal, or an untyped one that PostgreSQL resolves to the parameter's type (interval).
-  const u = unwrap(arg);
-  if (castType(arg) !== "interval" && !(u && u[0] === "A_Const" && isNode(u[1].sval))) return undefined;
-  const text = literalText(arg);
-  const ms = text === undefined ? undefined : fixedIntervalMs(text);
-  return ms !== undefined && ms <= MAX_STEP_MS && Number.isInteger(ms) ? { stepMs: ms } : undefined;
-}
-
 /**
- * The bucket a select-list expression computes over `timeColumn`, or undefined when it is not one of
- * the bucket forms this module can reproduce exactly.
+ * The bucket a select-list expression computes over the time column, when PostgreSQL's buckets are
+ * exactly the grid this module reproduces (lib/sql-guard/time-bucket.ts decides both for every analysis).
  */
 function bucketOf(expr: unknown, timeColumn: (c: unknown) => boolean, params: readonly MacroParam[]): BucketStep | undefined {
-  const u = unwrap(expr);
-  if (!u || u[0] !== "FuncCall" || u[1].over || u[1].agg_star || u[1].agg_distinct) return undefined;
-  const name = strings(u[1].funcname).join(".");
-  const args = list(u[1].args);
-  if (name === "date_bin" || name === "pg_catalog.date_bin") {
-    if (args.length !== 3 || !timeColumn(args[1])) return undefined;
-    const step = stepOf(args[0], params);
-    const origin = literalText(args[2]);
-    const originMs =
-      origin === "epoch"
-        ? EPOCH_MS
-        : origin !== undefined && /^\d{4}-\d{2}-\d{2}[T ][\d:.]+(Z|[+-]00(:?00)?)$/.test(origin)
-          ? Date.parse(origin.replace(" ", "T"))
-          : Number.NaN;
-    if (!step || Number.isNaN(originMs)) return undefined;
-    return step.interval ? { kind: "interval", originMs } : { kind: "fixed", stepMs: step.stepMs as number, originMs };
-  }
-  if (name === "time_bucket") {
-    if (args.length !== 2 || !timeColumn(args[1])) return undefined;
-    const step = stepOf(args[0], params);
-    if (!step) return undefined;
-    // time_bucket's default origin is 2000-01-03; steps dividing a day align with the epoch the same way.
-    return step.interval
-      ? { kind: "interval", originMs: TIME_BUCKET_ORIGIN_MS }
-      : { kind: "fixed", stepMs: step.stepMs as number, originMs: TIME_BUCKET_ORIGIN_MS };
-  }
-  if (name === "date_trunc") {
-    // Only units that no time zone offset can shift (offsets are whole minutes).
-    if (args.length !== 2 || !timeColumn(args[1])) return undefined;
-    const unit = literalText(args[0])?.toLowerCase();
-    const stepMs = unit ? TRUNC_UNITS[unit] : undefined;
-    return stepMs ? { kind: "fixed", stepMs, originMs: EPOCH_MS } : undefined;
-  }
-  return undefined;
+  const b = timeBucketOf(expr, params);
+  if (!b || !b.exact || !timeColumn(b.column)) return undefined;
+  return "param" in b.step ? { kind: "interval", originMs: b.originMs } : { kind: "fixed", stepMs: b.step.ms, originMs: b.originMs };
 }
 
 /** Conjuncts of a WHERE clause (AND at the top only). */
 function conjuncts(where: unknown): unknown[] {
-  const u = unwrap(where);
+  const u = kindOf(where);
   if (u && u[0] === "BoolExpr" && u[1].boolop === "AND_EXPR") return list(u[1].args).flatMap(conjuncts);
   return where === undefined ? [] : [where];
 }
@@ -188,7 +108,7 @@ export function planIncremental(
   }
   const stmts = isNode(tree) ? list(tree.stmts) : [];
   if (stmts.length !== 1 || !isNode(stmts[0])) return no("not one statement");
-  const top = unwrap(stmts[0].stmt);
+  const top = kindOf(stmts[0].stmt);
   if (!top || top[0] !== "SelectStmt") return no("not a SELECT");
   const s = top[1];
   if (s.op !== undefined && s.op !== "SETOP_NONE") return no("a set operation");
@@ -205,7 +125,7 @@ export function planIncremental(
   }
 
   const from = list(s.fromClause);
-  const rel = from.length === 1 ? unwrap(from[0]) : null;
+  const rel = from.length === 1 ? kindOf(from[0]) : null;
   if (!rel || rel[0] !== "RangeVar") return no("not exactly one table in FROM");
   const relname = String(rel[1].relname);
   const schema = typeof rel[1].schemaname === "string" ? rel[1].schemaname : undefined;
@@ -227,17 +147,17 @@ export function planIncremental(
   let upper = 0;
   const param = (n: unknown) => params[(paramNumber(n) ?? 0) - 1];
   for (const c of conjuncts(s.whereClause)) {
-    const u = unwrap(c);
+    const u = kindOf(c);
     if (!u || u[0] !== "A_Expr" || !isTimeColumn(u[1].lexpr)) continue;
     if (u[1].kind === "AEXPR_BETWEEN") {
-      const bounds = unwrap(u[1].rexpr);
+      const bounds = kindOf(u[1].rexpr);
       const items = bounds && bounds[0] === "List" ? list(bounds[1].items) : [];
       if (items.length === 2 && param(items[0]) === "from" && param(items[1]) === "to") {
         lower++;
         upper++;
       }
     } else if (u[1].kind === "AEXPR_OP") {
-      const op = strings(u[1].name).join("");
+      const op = nameParts(u[1].name).join("");
       if ((op === ">=" || op === ">") && param(u[1].rexpr) === "from") lower++;
       if ((op === "<" || op === "<=") && param(u[1].rexpr) === "to") upper++;
     }
@@ -247,7 +167,7 @@ export function planIncremental(
   if (lower !== 1 || upper > 1 || rangeUses !== lower + upper)
     return no("the range is used other than as one lower (and upper) bound on the time column");
 
-  const targets = list(s.targetList).map((t) => unwrap(t));
+  const targets = list(s.targetList).map((t) => kindOf(t));
   let bucketColumn = -1;
   let step: BucketStep | undefined;
   targets.forEach((t, i) => {
@@ -264,12 +184,12 @@ export function planIncremental(
   const bucketName = typeof bucketTarget[1].name === "string" ? bucketTarget[1].name : undefined;
   if (
     targets.some(
-      (t) => t && t[0] === "ResTarget" && isNode(t[1].val) && unwrap(t[1].val)?.[0] === "ColumnRef" && columnRef(t[1].val) === undefined,
+      (t) => t && t[0] === "ResTarget" && isNode(t[1].val) && kindOf(t[1].val)?.[0] === "ColumnRef" && columnRef(t[1].val) === undefined,
     )
   )
     return no("a * in the select list");
   const isBucketRef = (n: unknown): boolean => {
-    const u = unwrap(n);
+    const u = kindOf(n);
     if (u && u[0] === "A_Const" && isNode(u[1].ival)) return u[1].ival.ival === bucketColumn + 1;
     const ref = columnRef(n);
     if (ref && bucketName !== undefined && ref.qualifier === undefined && ref.name === bucketName) return true;
@@ -277,16 +197,13 @@ export function planIncremental(
   };
   if (!list(s.groupClause).some(isBucketRef)) return no("GROUP BY does not group by the time bucket");
   for (const sort of list(s.sortClause)) {
-    const u = unwrap(sort);
+    const u = kindOf(sort);
     if (!u || u[0] !== "SortBy" || !isBucketRef(u[1].node)) return no("ORDER BY other than the time bucket");
   }
   return { ok: true, bucketColumn, step };
 }
 
-/** The start (epoch ms) of the bucket holding `t`. */
-export function bucketStart(t: number, stepMs: number, originMs: number): number {
-  return originMs + Math.floor((t - originMs) / stepMs) * stepMs;
-}
+export { bucketStart };
 
 /** The windows an incremental tick queries, and what it keeps of the last result. */
 export interface TickWindows {

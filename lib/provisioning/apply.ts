@@ -284,7 +284,7 @@ async function removeSource({ deps, db, record, later }: Run, id: string): Promi
       dashboards: rows.map((r) => r.id),
     });
   }
-  if (await deleteSource(db, have.workspaceId, id)) {
+  if ((await deleteSource(db, have.workspaceId, id)) !== null) {
     later(() => deps.runner.forget(id));
     await record({ kind: "source", id, action: "deleted" }, { workspaceId: have.workspaceId, before: have.version });
   }

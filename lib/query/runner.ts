@@ -4,7 +4,7 @@ import { AppError } from "../http/errors.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { SecretResolver } from "../secrets/resolver.ts";
 import { type IncrementalVerdict, planIncremental } from "../live/incremental.ts";
-import { parseTree } from "../sql-guard/index.ts";
+import { loadGuardParser, parseTree } from "../sql-guard/index.ts";
 import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
 import { seriesRowsProblem } from "../sql-guard/series.ts";
 import type { Guard, MacroParam, VariableDecl } from "../sql-guard/verdict.ts";
@@ -17,8 +17,9 @@ import type { QueryResult, TimeRange } from "./types.ts";
 import { type HeldListener, heldListener } from "./held.ts";
 import { SOURCE_LIMITS_SQL, type SourceLimits, sourceLimitsFromRow } from "./source-limits.ts";
 import { variableValue } from "./variable-values.ts";
+import { type CoalesceStats, createCoalescer } from "./coalesce.ts";
 import { rowsTruncation, stepMsOf, withBuckets } from "./result-notes.ts";
-import { loadShapeParser, shapeOf } from "./time-shape.ts";
+import { shapeOf } from "./time-shape.ts";
 import { fixedMessages, isoTimestamp } from "./wire.ts";
 
 const TIMESTAMPTZ_OID = 1184;
@@ -57,6 +58,8 @@ export interface QueryRunnerOptions {
   hostPolicy?: HostPolicy;
   /** Socket factory of source connections (tests record attempts instead of connecting). */
   connector?: SourceConnector;
+  /** How long a shared run's result serves identical runs that arrive after it came in (`RunRequest.share`). */
+  shareKeepMs?: number;
 }
 
 export type { SourceLimits } from "./source-limits.ts";
@@ -109,6 +112,14 @@ export interface RunRequest {
    * lib/live/incremental.ts).
    */
   window?: TimeRange;
+  /**
+   * Share the query with identical runs (lib/query/coalesce.ts): a run of the same source (so the same
+   * workspace), the same guarded statement with the same bound values over the same range, for the same
+   * tick instant `at`, waits for the one in flight or takes its result when it came in moments ago. The
+   * stream host's pollers tick on a shared grid per cadence, so panels of different dashboards and views
+   * meet here.
+   */
+  share?: { at: number };
 }
 
 export interface PoolStats {
@@ -139,6 +150,8 @@ export interface QueryRunner {
   forget(sourceId: string): void;
   /** Statements currently executing. */
   inFlight(): number;
+  /** Shared runs (RunRequest.share): queries started, and runs served by one of them. */
+  readonly shared: CoalesceStats;
   /** Pool counters of a source, or null before its first query. */
   poolStats(sourceId: string): PoolStats | null;
   /** Refuses new statements, then ends every pool once every checked-out client has been released. */
@@ -191,6 +204,10 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   // Connections holding the pipeline's fixed named statements (entries die with their connection).
   const prepared = new WeakSet<object>();
   const fixed = fixedMessages(timeoutMs);
+  const coalescer = createCoalescer({ keepMs: opts.shareKeepMs });
+  // The held-notice listeners of the runs sharing each query in flight (by the coalescer's key), and the
+  // notice once the query is held.
+  const heldRuns = new Map<string, { listeners: Set<HeldListener>; notice?: AppError }>();
   let running = 0;
   let closed = false;
 
@@ -242,7 +259,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       pool: createSourcePool({
         source,
         // The host checked is the host this pool connects to (a changed host makes a new pool).
-        credentials: () => secrets.resolve(source.secretRef, source.workspaceId, source.host),
+        credentials: () => secrets.resolve(source.secretRef, source.workspaceId, source.host, source.port),
         target: () => hostPolicy.check(source),
         budget,
         connector: opts.connector,
@@ -338,8 +355,8 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       // A NUL would end the statement text early on the wire; the guard refuses it too.
       if (req.sql.includes("\0")) throw new AppError("bad_request", "The statement contains a NUL character.");
       // Every statement, not only every connection: a revoked grant is refused even on a warm pool. The host is
-      // checked with it (SOURCE_SECRET_HOSTS), so a source pointed elsewhere never gets to a credential lookup.
-      secrets.checkGrant(source.secretRef, source.workspaceId, source.host);
+      // checked with it (SOURCE_SECRET_HOSTS, host and port), so a source pointed elsewhere never gets to a credential lookup.
+      secrets.checkGrant(source.secretRef, source.workspaceId, source.host, source.port);
       const client = await checkout(poolFor(source), source);
       if (req.signal?.aborted) {
         client.release();
@@ -415,6 +432,15 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     }
   }
 
+  /** Tells one listener; its failure must not end a hold early or keep the others from hearing. */
+  function tell(listener: HeldListener, notice: AppError): void {
+    try {
+      listener(notice);
+    } catch {
+      // The caller's own fault: nothing to do here.
+    }
+  }
+
   /**
    * Waits until `pid` no longer shows in the source's pg_stat_activity, asked on another connection every
    * endedPollMs (a role sees its own sessions there); returns how long that took. A source that cannot be
@@ -458,7 +484,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   }
 
   return {
-    async run({ source, workspaceId, sql, range, signal, onHeld, variables, variableValues, window }) {
+    async run({ source, workspaceId, sql, range, signal, onHeld, variables, variableValues, window, share }) {
       if (workspaceId !== undefined && workspaceId !== source.workspaceId) {
         throw new AppError("forbidden", "The source belongs to another workspace.");
       }
@@ -485,24 +511,56 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       const values = verdict.params.map((p) => macroValue(p, range, variableValues, window));
       // Newest rows first (docs/query-runner.md): a statement keyed by time is wrapped so PostgreSQL returns
       // its newest rows first, and MAX_QUERY_ROWS then cuts the oldest; the rows are put back in time order.
-      await loadShapeParser();
+      await loadGuardParser();
       const shape = shapeOf(verdict.sql, verdict.params);
       const newest = shape !== null && shape.timeKeyed && shape.position !== null;
-      const result = await execute({
-        source,
-        sql: newest ? `SELECT * FROM (${verdict.sql}) AS pulseboard_rows ORDER BY ${shape.position} DESC NULLS LAST` : verdict.sql,
-        values,
-        // A variable's type is left to the server (0), as a quoted literal's would be.
-        paramTypes: verdict.params.map((p) => (typeof p === "object" ? 0 : p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
-        signal,
-        onHeld,
-      });
-      if (newest) result.rows.reverse();
-      if (result.truncated) result.truncation = rowsTruncation(result.rows.length, config.MAX_QUERY_ROWS, newest);
-      return withBuckets(result, shape, stepMsOf(shape, values), range, {
-        maxPoints: config.MAX_WINDOW_POINTS,
-        wallNow: (opts.wallNow ?? Date.now)(),
-      });
+      const text = newest ? `SELECT * FROM (${verdict.sql}) AS pulseboard_rows ORDER BY ${shape.position} DESC NULLS LAST` : verdict.sql;
+      const listener = onHeld ?? heldListener();
+      const read = async (sig: AbortSignal | undefined, held: HeldListener | undefined): Promise<QueryResult> => {
+        const result = await execute({
+          source,
+          sql: text,
+          values,
+          // A variable's type is left to the server (0), as a quoted literal's would be.
+          paramTypes: verdict.params.map((p) => (typeof p === "object" ? 0 : p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
+          signal: sig,
+          onHeld: held,
+        });
+        if (newest) result.rows.reverse();
+        if (result.truncated) result.truncation = rowsTruncation(result.rows.length, config.MAX_QUERY_ROWS, newest);
+        return withBuckets(result, shape, stepMsOf(shape, values), range, {
+          maxPoints: config.MAX_WINDOW_POINTS,
+          wallNow: (opts.wallNow ?? Date.now)(),
+        });
+      };
+      if (!share) return read(signal, listener);
+      // Everything the result depends on: the source and the connection it is read over (a source belongs to one
+      // workspace, so runs of different workspaces never meet), the statement as sent, its values, the range the
+      // result's notes are computed for, and the tick.
+      const { id, workspaceId: ws, host, port, database, sslmode, secretRef } = source;
+      const key = JSON.stringify([id, ws, host, port, database, sslmode, secretRef, text, values, range.fromMs, range.toMs, share.at]);
+      // Every run sharing the query hears that it is held, a run joining a held query at once.
+      let sharing = heldRuns.get(key);
+      if (!sharing) {
+        sharing = { listeners: new Set() };
+        heldRuns.set(key, sharing);
+      }
+      const runs = sharing;
+      if (listener) {
+        runs.listeners.add(listener);
+        if (runs.notice) tell(listener, runs.notice);
+      }
+      try {
+        return await coalescer.share(key, signal, (sig) =>
+          read(sig, (notice) => {
+            runs.notice = notice;
+            for (const l of runs.listeners) tell(l, notice);
+          }),
+        );
+      } finally {
+        if (listener) runs.listeners.delete(listener);
+        if (runs.listeners.size === 0 && heldRuns.get(key) === runs) heldRuns.delete(key);
+      }
     },
     execute: (req) => execute(req),
     plan({ source, sql, variables }) {
@@ -528,6 +586,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       metrics.dropSource(sourceId);
     },
     inFlight: () => running,
+    shared: coalescer.stats,
     poolStats(sourceId) {
       const entry = pools.get(sourceId);
       if (!entry) return null;

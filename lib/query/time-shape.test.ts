@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, test } from "vitest";
-import { intervalMs, loadShapeParser, shapeOf } from "./time-shape.ts";
+import { loadGuardParser } from "../sql-guard/index.ts";
+import { intervalMs, shapeOf } from "./time-shape.ts";
 
-beforeAll(() => loadShapeParser());
+beforeAll(() => loadGuardParser());
 
 describe("shapeOf", () => {
   test.each([

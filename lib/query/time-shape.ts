@@ -1,5 +1,9 @@
-import type { MacroParam } from "../sql-guard/verdict.ts";
+import { guardParserLoaded, parseTree } from "../sql-guard/index.ts";
 import { fixedIntervalMs } from "../sql-guard/interval.ts";
+import { kindOf, nameParts, stripCasts, timeBucketOf, uncast } from "../sql-guard/time-bucket.ts";
+import type { MacroParam } from "../sql-guard/verdict.ts";
+
+export { bucketStart } from "../sql-guard/time-bucket.ts";
 
 /**
  * What the runner learns of a guarded statement from its parse tree, once per statement text: the result
@@ -17,27 +21,8 @@ export interface TimeShape {
   timeKeyed: boolean;
 }
 
-type Parse = (sql: string) => unknown;
-let parseSync: Parse | null = null;
-let loading: Promise<void> | null = null;
-
-/** Loads the parser (libpg-query, the guard's), once; shapeOf answers null until it has loaded. */
-export function loadShapeParser(): Promise<void> {
-  loading ??= import("libpg-query").then(async (imported) => {
-    const mod = typeof imported.loadModule === "function" ? imported : (imported as unknown as { default: typeof imported }).default;
-    await mod.loadModule();
-    parseSync = mod.parseSync;
-  });
-  return loading;
-}
-
 const MAX_SHAPES = 1000;
 const shapes = new Map<string, TimeShape | null>();
-
-/** TimescaleDB's default time_bucket origin (a Monday), which also aligns every step dividing a week. */
-const TIMESCALE_ORIGIN_MS = Date.UTC(2000, 0, 3);
-/** date_trunc('week') starts weeks on Monday; 1970-01-05 was one. */
-const MONDAY_MS = Date.UTC(1970, 0, 5);
 
 /**
  * Milliseconds of a PostgreSQL interval text of fixed length ("1 minute", "5 mins", "1 hour 30 minutes",
@@ -50,76 +35,10 @@ export function intervalMs(text: string): number | null {
 type Node = Record<string, unknown>;
 const isNode = (v: unknown): v is Node => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** A node's single wrapped kind: `{ FuncCall: {...} }` → ["FuncCall", {...}]. */
-function kindOf(v: unknown): [string, Node] | null {
-  if (!isNode(v)) return null;
-  const keys = Object.keys(v);
-  if (keys.length !== 1) return null;
-  const inner = v[keys[0]];
-  return isNode(inner) ? [keys[0], inner] : null;
-}
-
-/** Strips type casts: `x::timestamptz` is x. */
-function uncast(v: unknown): [string, Node] | null {
-  let k = kindOf(v);
-  while (k && k[0] === "TypeCast") k = kindOf(k[1].arg);
-  return k;
-}
-
-function stringConst(v: unknown): string | null {
-  const k = uncast(v);
-  if (!k || k[0] !== "A_Const") return null;
-  const s = k[1].sval;
-  return isNode(s) && typeof s.sval === "string" ? s.sval : null;
-}
-
 function lastName(fields: unknown): string | null {
-  if (!Array.isArray(fields) || fields.length === 0) return null;
-  const last = kindOf(fields[fields.length - 1]);
-  return last && last[0] === "String" && typeof last[1].sval === "string" ? last[1].sval : null;
-}
-
-function funcName(call: Node): string | null {
-  return lastName(call.funcname)?.toLowerCase() ?? null;
-}
-
-/** The step of a bucket call's first argument: a literal interval, or the `$n` of `$__interval`. */
-function stepOf(arg: unknown, params: readonly MacroParam[]): TimeShape["step"] {
-  const k = uncast(arg);
-  if (k && k[0] === "ParamRef" && typeof k[1].number === "number") {
-    return params[k[1].number - 1] === "interval" ? { param: k[1].number } : null;
-  }
-  const text = stringConst(arg);
-  if (text === null) return null;
-  const ms = intervalMs(text);
-  return ms === null ? null : { ms };
-}
-
-/** A bucket call (date_bin, time_bucket, date_trunc) and its step and origin; null for any other expression. */
-function bucketOf(v: unknown, params: readonly MacroParam[]): { step: NonNullable<TimeShape["step"]>; originMs: number } | null {
-  const k = uncast(v);
-  if (!k || k[0] !== "FuncCall") return null;
-  const name = funcName(k[1]);
-  const args = Array.isArray(k[1].args) ? k[1].args : [];
-  if ((name === "date_bin" || name === "time_bucket") && args.length >= 2) {
-    const step = stepOf(args[0], params);
-    if (!step) return null;
-    let originMs = name === "date_bin" ? Number.NaN : TIMESCALE_ORIGIN_MS;
-    if (name === "date_bin") {
-      const origin = stringConst(args[2]);
-      originMs = origin === null ? Number.NaN : origin === "epoch" ? 0 : Date.parse(origin);
-    }
-    if (!Number.isFinite(originMs)) return null;
-    return { step, originMs };
-  }
-  if (name === "date_trunc" && args.length === 2) {
-    const unit = stringConst(args[0])?.toLowerCase();
-    const ms =
-      unit === undefined ? undefined : { second: 1_000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 }[unit];
-    if (ms === undefined) return null;
-    return { step: { ms }, originMs: unit === "week" ? MONDAY_MS : 0 };
-  }
-  return null;
+  const parts = nameParts(fields);
+  const last = parts.at(-1);
+  return last === undefined || last === "\u0000" ? null : last;
 }
 
 /** The column a `$__timeFilter` expansion compares: `col BETWEEN $from AND $to`. */
@@ -165,8 +84,8 @@ function shapeOfTree(tree: unknown, params: readonly MacroParam[]): TimeShape | 
     const alias = rt && typeof rt[1].name === "string" ? rt[1].name : null;
     names.push(alias ?? (col && col[0] === "ColumnRef" ? lastName(col[1].fields) : null));
     if (!bucket) {
-      const b = bucketOf(val, params);
-      if (b) bucket = { index: i, ...b };
+      const b = timeBucketOf(stripCasts(val), params);
+      if (b) bucket = { index: i, step: b.step, originMs: b.originMs };
     }
   });
   const found = bucket as { index: number; step: NonNullable<TimeShape["step"]>; originMs: number } | null;
@@ -189,26 +108,21 @@ function shapeOfTree(tree: unknown, params: readonly MacroParam[]): TimeShape | 
 
 /**
  * The time shape of a guarded statement (its expanded SQL and bind list), from the parser's tree; cached
- * by statement text. Null when the statement has no time column the runner can use, or before the parser
- * has loaded (loadShapeParser).
+ * by statement text. Null when the statement has no time column the runner can use, or before the guard's
+ * parser has loaded (loadGuardParser).
  */
 export function shapeOf(sql: string, params: readonly MacroParam[]): TimeShape | null {
   const key = `${params.map((p) => (typeof p === "string" ? p : "v")).join(",")}\u0000${sql}`;
   const hit = shapes.get(key);
   if (hit !== undefined) return hit;
-  if (parseSync === null) return null;
+  if (!guardParserLoaded()) return null;
   let shape: TimeShape | null;
   try {
-    shape = shapeOfTree(parseSync(sql), params);
+    shape = shapeOfTree(parseTree(sql), params);
   } catch {
     shape = null;
   }
   if (shapes.size >= MAX_SHAPES) shapes.delete(shapes.keys().next().value!);
   shapes.set(key, shape);
   return shape;
-}
-
-/** Start (epoch ms) of the bucket of width `stepMs` aligned to `originMs` that holds `t`. */
-export function bucketStart(t: number, stepMs: number, originMs: number): number {
-  return originMs + Math.floor((t - originMs) / stepMs) * stepMs;
 }

@@ -67,7 +67,7 @@ describe("sources store", () => {
     const s = await createSource(db, "ws_a", { ...input, name: "Only A" });
     expect(await getSourceInWorkspace(db, "ws_b", s.id)).toBeNull();
     expect((await listSources(db, "ws_b")).map((x) => x.id)).not.toContain(s.id);
-    expect(await deleteSource(db, "ws_b", s.id)).toBe(false);
+    expect(await deleteSource(db, "ws_b", s.id)).toBeNull();
     expect((await rejection(updateSource(db, "ws_b", s.id, 1, { name: "x" }))).code).toBe("not_found");
   });
 
@@ -101,7 +101,7 @@ describe("sources store", () => {
     const b = await createSource(db, "ws_b", { ...input, name: "beta" });
     const a = await createSource(db, "ws_b", { ...input, name: "Alpha" });
     expect((await listSources(db, "ws_b")).map((s) => s.id)).toEqual([a.id, b.id]);
-    expect(await deleteSource(db, "ws_b", a.id)).toBe(true);
+    expect(await deleteSource(db, "ws_b", a.id)).toBe(a.version);
     expect(await getSource(db, a.id)).toBeNull();
   });
 });

@@ -295,10 +295,13 @@ export async function updateSource(
   });
 }
 
-/** Deletes a source of a workspace; false when there was none. */
-export async function deleteSource(db: Queryable, workspaceId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query("DELETE FROM sources WHERE id = $1 AND workspace_id = $2", [id, workspaceId]);
-  return (rowCount ?? 0) > 0;
+/** Deletes a source of a workspace; the version it had when deleted (the audit trail's "before"), null when there was none. */
+export async function deleteSource(db: Queryable, workspaceId: string, id: string): Promise<number | null> {
+  const { rows } = await db.query<{ version: number }>("DELETE FROM sources WHERE id = $1 AND workspace_id = $2 RETURNING version", [
+    id,
+    workspaceId,
+  ]);
+  return rows[0]?.version ?? null;
 }
 
 /**

@@ -22,6 +22,17 @@ export { intervalFor } from "./interval.ts";
 export { MAX_SERIES_ROWS, seriesRowsProblem } from "./series.ts";
 export { DEFAULT_ALLOWED_FUNCTIONS, parseFunctionList } from "./allowlist.ts";
 
+/**
+ * The dashboard variables a statement names (`$name`, `${name}`), read by the guard's own macro expansion; empty
+ * when the statement does not expand (the guard then refuses it with `structure`).
+ */
+export function variablesNamed(sql: string, variables: readonly VariableDecl[]): Set<string> {
+  const expansion = expandMacros(sql, variables);
+  const names = new Set<string>();
+  if (expansion.ok) for (const p of expansion.params) if (typeof p === "object") names.add(p.variable);
+  return names;
+}
+
 export interface GuardOptions {
   /** Added to the function allowlist (SQL_GUARD_EXTRA_FUNCTIONS); `schema.name` entries allow that qualified call. */
   extraFunctions?: readonly string[];
@@ -53,6 +64,11 @@ export function loadGuardParser(): Promise<void> {
     parser = { parseSync: mod.parseSync, scanSync: mod.scanSync };
   });
   return parserLoad;
+}
+
+/** True once loadGuardParser() has resolved (parseTree and the guard's checks work). */
+export function guardParserLoaded(): boolean {
+  return parser !== null;
 }
 
 /**

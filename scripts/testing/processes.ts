@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createServer } from "node:net";
@@ -31,6 +31,46 @@ export function runScript(
     stdio: ["ignore", "pipe", "pipe"],
   });
   return track(child);
+}
+
+/**
+ * How long one `node --import tsx` command may run in a process test before it is killed: a real process starts and
+ * tsx compiles its imports, which took over 10 s on a loaded 2-core machine. A generous bound so that a hung command
+ * fails with its output instead of the test's timeout; never an assertion of speed.
+ */
+export const PROCESS_BUDGET_MS = 90_000;
+
+/** The timeout of a test that runs `processes` commands one after another (each within PROCESS_BUDGET_MS). */
+export function processTestTimeout(processes: number): number {
+  return processes * PROCESS_BUDGET_MS + 10_000;
+}
+
+/** What a finished command printed and its exit code. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `node --import tsx <script> ...args` in the checkout to its end with exactly `env` (plus PATH). A command
+ * still running after PROCESS_BUDGET_MS is killed and the call rejects with what it printed.
+ */
+export function runCli(script: string, args: string[], env: Record<string, string | undefined>, cwd: string = root): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", script, ...args],
+      { cwd, env: { PATH: process.env.PATH ?? "", ...env }, timeout: PROCESS_BUDGET_MS, killSignal: "SIGKILL" },
+      (err, stdout, stderr) => {
+        if (err?.killed) {
+          reject(new Error(`${script} ${args.join(" ")} was still running after ${PROCESS_BUDGET_MS} ms:\n${stdout}${stderr}`));
+          return;
+        }
+        resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
+  });
 }
 
 /** Follows a spawned child's output and exit. */

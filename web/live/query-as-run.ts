@@ -3,11 +3,11 @@
  * and its bound values), else rebuilt from the spec and the view — the macros' values at the result's time (the
  * range, `$__interval` by the same rule as the server) and the variables' values.
  */
+import type { VariableSummary } from "../../lib/live/frames.ts";
 import { intervalFor } from "../../lib/sql-guard/interval.ts";
 import type { QueryResult } from "../lib/result.ts";
 import { ALL } from "../lib/view-url.ts";
 import type { QueryAsRun } from "./inspect.ts";
-import type { VariableSpec } from "./variables-bar.ts";
 
 export function queryAsRun(input: {
   sql: string;
@@ -16,7 +16,7 @@ export function queryAsRun(input: {
   range: [number, number] | null;
   maxPoints: number;
   vars: Record<string, string[]>;
-  variables: readonly VariableSpec[];
+  variables: readonly VariableSummary[];
 }): QueryAsRun {
   const r = input.result as QueryResult & { query?: { sql?: unknown; params?: unknown } };
   const rows = input.result.rows.length;

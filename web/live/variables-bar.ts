@@ -3,23 +3,13 @@
  * dropdown of checkboxes; "All" (when the variable allows it) is Grafana's `$__all`. Options come from the spec
  * (custom) or from the server (query variables: GET /api/dashboards/{id}/variables/{name}/options).
  */
+import type { VariableSummary } from "../../lib/live/frames.ts";
 import { api } from "../lib/api.ts";
 import { h, replace } from "../lib/dom.ts";
 import { ALL } from "../lib/view-url.ts";
 
-/** A variable as the dashboard spec declares it (the fields the bar uses). */
-export interface VariableSpec {
-  name: string;
-  label?: string;
-  type: "custom" | "query";
-  values?: string[];
-  default?: string | string[];
-  multi?: boolean;
-  includeAll?: boolean;
-}
-
 /** The options of a variable: the spec's values, or the server's list for a query variable. */
-export async function variableOptions(dashboardId: string, v: VariableSpec): Promise<string[]> {
+export async function variableOptions(dashboardId: string, v: VariableSummary): Promise<string[]> {
   if (v.type === "custom") return v.values ?? [];
   const body = await api<unknown>(
     "GET",
@@ -32,7 +22,7 @@ export async function variableOptions(dashboardId: string, v: VariableSpec): Pro
 }
 
 /** The selection in effect: the URL's, else the default, else All (when allowed) or the first option. */
-export function selection(v: VariableSpec, fromUrl: string[] | undefined, options: readonly string[]): string[] {
+export function selection(v: VariableSummary, fromUrl: string[] | undefined, options: readonly string[]): string[] {
   if (fromUrl?.length) return v.multi ? fromUrl : fromUrl.slice(0, 1);
   if (v.default !== undefined) return Array.isArray(v.default) ? v.default : [v.default];
   if (v.includeAll) return [ALL];
@@ -48,7 +38,7 @@ export interface VariablesBarDeps {
 }
 
 /** Mounts the bar; render(variables) draws it for the spec's variables (hidden when there are none). */
-export function mountVariablesBar(host: HTMLElement, deps: VariablesBarDeps): (variables: readonly VariableSpec[]) => Promise<void> {
+export function mountVariablesBar(host: HTMLElement, deps: VariablesBarDeps): (variables: readonly VariableSummary[]) => Promise<void> {
   const cache = new Map<string, string[]>();
   return async function render(variables) {
     host.hidden = variables.length === 0;
@@ -76,11 +66,11 @@ export function mountVariablesBar(host: HTMLElement, deps: VariablesBarDeps): (v
   };
 }
 
-function labelOf(v: VariableSpec): string {
+function labelOf(v: VariableSummary): string {
   return v.label ?? v.name;
 }
 
-function singleControl(v: VariableSpec, options: readonly string[], chosen: string[], deps: VariablesBarDeps): HTMLElement {
+function singleControl(v: VariableSummary, options: readonly string[], chosen: string[], deps: VariablesBarDeps): HTMLElement {
   const id = `var-${v.name}`;
   const select = h(
     "select",
@@ -92,7 +82,7 @@ function singleControl(v: VariableSpec, options: readonly string[], chosen: stri
   return h("div", { class: "variable" }, h("label", { for: id }, labelOf(v)), select);
 }
 
-function multiControl(v: VariableSpec, options: readonly string[], chosen: string[], deps: VariablesBarDeps): HTMLElement {
+function multiControl(v: VariableSummary, options: readonly string[], chosen: string[], deps: VariablesBarDeps): HTMLElement {
   const all = chosen.includes(ALL);
   const summaryText = all ? "All" : chosen.length === 0 ? "None" : chosen.length <= 2 ? chosen.join(", ") : `${chosen.length} selected`;
   const boxes: HTMLInputElement[] = [];

@@ -9,14 +9,14 @@ import { type PanelUpdate, statValue } from "../lib/result.ts";
 import { RollingWindow } from "../lib/rolling-window.ts";
 import { openStream, type StreamState } from "../lib/sse-client.ts";
 import { resolveRange } from "../lib/time-range.ts";
-import { applyPanelDelta, type DashboardSummary, decodeFrame, type ViewSummary } from "../../lib/live/frames.ts";
+import { applyPanelDelta, type DashboardSummary, decodeFrame, type VariableSummary, type ViewSummary } from "../../lib/live/frames.ts";
 import { rangeExpressions, readView, shift, streamQuery, type View, writeView, zoneOf, zoomOut } from "../lib/view-url.ts";
 import { openInspector, type QueryAsRun } from "../live/inspect.ts";
 import { placePanel, usesGrid } from "../live/layout.ts";
 import { panelMenu } from "../live/panel-menu.ts";
 import { queryAsRun } from "../live/query-as-run.ts";
 import { mountTimeControls } from "../live/time-controls.ts";
-import { mountVariablesBar, type VariableSpec } from "../live/variables-bar.ts";
+import { mountVariablesBar } from "../live/variables-bar.ts";
 import { mountChat } from "./chat.ts";
 
 /** What the stream says about the dashboard (no SQL); the charts' panel types and display options. */
@@ -58,7 +58,7 @@ export function bootLive(): void {
   const hiddenByPanel = new Map<string, Set<string>>();
   let summary: Summary | null = null;
   let specPanels = new Map<string, SpecPanel>();
-  let variables: VariableSpec[] = [];
+  let variables: VariableSummary[] = [];
   let lastUpdate: number | null = null;
   let streamState: StreamState = "connecting";
   let retryAt: number | null = null;
@@ -91,7 +91,7 @@ export function bootLive(): void {
       const ws: Workspace | undefined = me.workspaces?.find((w) => w.id === dash.workspaceId);
       role = ws?.role ?? null;
       if (role && role !== "viewer") byId("edit-link").hidden = false;
-      const spec = dash.spec as unknown as { title: string; panels: SpecPanel[]; variables?: VariableSpec[] };
+      const spec = dash.spec as unknown as { title: string; panels: SpecPanel[]; variables?: VariableSummary[] };
       specPanels = new Map(spec.panels.map((p) => [p.id, p]));
       variables = spec.variables ?? [];
       if (!summary) {

@@ -141,6 +141,53 @@ describe("what is recorded", () => {
   });
 });
 
+/** An app on a pool wrapper that counts every query and checkout the app makes (`seen`). */
+function countingApp(): { app: ReturnType<typeof createApp>; seen: string[] } {
+  const seen: string[] = [];
+  const pool = new Proxy(fx.pool, {
+    get(target, prop) {
+      if (prop === "query" || prop === "connect") {
+        return (...args: unknown[]) => {
+          const first = args[0] as { text?: unknown } | string | undefined;
+          seen.push(prop === "connect" ? "connect" : String(typeof first === "string" ? first : first?.text));
+          return (target[prop] as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const app = createApp({
+    ...testAppDeps(fx.config, { pool, log: createLogger({ silent: true }), now: () => clock, guard: fx.guard, queryRunner: fx.runner }),
+    oidc: null,
+  });
+  return { app, seen };
+}
+
+describe("what a refused change costs", () => {
+  test("the counting wrapper sees the app's queries (an admin's delete of a source reads and deletes it)", async () => {
+    const { app, seen } = countingApp();
+    const s = await fx.newSource("counted");
+    expect((await call(app, fx.roles.cookies.admin, "DELETE", `/api/sources/${s.id}`)).status).toBe(204);
+    expect(seen.some((q) => q.startsWith("DELETE FROM sources"))).toBe(true);
+    expect((await trail(`?targetId=${s.id}`)).map((e) => [e.action, e.beforeVersion])).toEqual([["source.delete", s.version]]);
+  });
+
+  test.each([
+    ["an anonymous DELETE of a dashboard", null, "/api/dashboards/db_anything", 401],
+    ["an anonymous DELETE of a source", null, "/api/sources/src_anything", 401],
+    ["an anonymous DELETE of a badly encoded id", null, "/api/dashboards/%", 401],
+    ["an anonymous DELETE of a token", null, "/api/workspaces/ws_x/tokens/tok_x", 401],
+    ["a cross-site DELETE by an editor", "editor", "/api/dashboards/db_anything", 403],
+  ] as const)("%s performs no config-store query", async (_name, who, path, status) => {
+    const { app, seen } = countingApp();
+    const headers: Record<string, string> = who ? { origin: "https://elsewhere.example" } : {};
+    const res = await call(app, who ? fx.roles.cookies[who] : null, "DELETE", path, undefined, headers);
+    expect(res.status).toBe(status);
+    expect(seen).toEqual([]);
+  });
+});
+
 /** Actions recorded for a workspace that no longer has a role group anyone holds: read straight from the table. */
 async function recordedFor(workspaceId: string): Promise<string[]> {
   const { rows } = await fx.pool.query<{ action: string }>("SELECT action FROM audit_log WHERE workspace_id = $1 ORDER BY id DESC", [

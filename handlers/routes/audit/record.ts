@@ -6,7 +6,17 @@ import { routePatternOf } from "../../../lib/http/route-pattern.ts";
 import type { Logger } from "../../../lib/log/logger.ts";
 
 type Body = Record<string, unknown> | null;
-type Ctx = Context<{ Variables: AuthVariables }>;
+
+/**
+ * What a route tells the audit trail that only it knows: the version of the row a DELETE removed (its answer is
+ * an empty 204). The route reads it from its own delete, after its session and role checks, so a refused
+ * request costs the config store nothing.
+ */
+export interface AuditVariables {
+  auditBeforeVersion?: number;
+}
+
+type Ctx = Context<{ Variables: AuthVariables & AuditVariables }>;
 
 /** How one mutating route's success is recorded: its action, its target, and the target's versions. */
 interface AuditedRoute {
@@ -17,8 +27,8 @@ interface AuditedRoute {
   workspace?: (c: Ctx, body: Body) => unknown;
   /**
    * How the target's versions are known: the response carries the new `version` (created; updated, whose
-   * earlier one is that minus one; unchanged, where both are it), or a delete's earlier one is read
-   * before it happens. Absent: the target has no version.
+   * earlier one is that minus one; unchanged, where both are it), or a delete's route sets the version it
+   * removed (`auditBeforeVersion`). Absent: the target has no version.
    */
   versioned?: "created" | "updated" | "unchanged" | "deleted";
 }
@@ -85,14 +95,11 @@ const str = (v: unknown): string | null => (typeof v === "string" && v.length > 
  * logged with its ids (the change itself has happened and is not undone).
  */
 export function auditChanges(deps: { pool: pg.Pool; retention: AuditRetention; log: Logger }): MiddlewareHandler<{
-  Variables: AuthVariables;
+  Variables: AuthVariables & AuditVariables;
 }> {
   return async (c, next) => {
     if (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS") return next();
-    // A delete's earlier version is read before it happens (the row is gone after).
-    let before: number | null = null;
-    const pre = preRead(c);
-    if (pre) before = await pre.catch(() => null);
+    // Nothing is read before the route runs: its own checks come first, and a refused request costs no query.
     await next();
     if (c.res.status < 200 || c.res.status >= 300) return;
     const route = AUDITED[`${c.req.method} ${routePatternOf(c)}`];
@@ -120,7 +127,7 @@ export function auditChanges(deps: { pool: pg.Pool; retention: AuditRetention; l
           : route.versioned === "unchanged"
             ? version
             : route.versioned === "deleted"
-              ? before
+              ? (c.get("auditBeforeVersion") ?? null)
               : null,
       afterVersion: route.versioned === "deleted" ? null : route.versioned ? version : null,
       requestId: c.get("requestId") ?? null,
@@ -139,20 +146,4 @@ export function auditChanges(deps: { pool: pg.Pool; retention: AuditRetention; l
       });
     }
   };
-
-  function preRead(c: Ctx): Promise<number | null> | null {
-    if (c.req.method !== "DELETE") return null;
-    // The route is not matched yet from inside a middleware's first half; the path decides.
-    const m = /^\/api\/(dashboards|sources)\/([^/]+)$/.exec(c.req.path);
-    if (!m) return null;
-    const table = m[1] === "dashboards" ? "dashboards" : "sources";
-    let id: string;
-    try {
-      id = decodeURIComponent(m[2]!);
-    } catch {
-      // Not a valid percent-encoding: no stored id can match, and the route answers the request itself.
-      return null;
-    }
-    return deps.pool.query<{ version: number }>(`SELECT version FROM ${table} WHERE id = $1`, [id]).then((r) => r.rows[0]?.version ?? null);
-  }
 }

@@ -335,7 +335,9 @@ export function registerSourceRoutes(app: ApiRouter, deps: SourceRouteDeps): voi
         dashboards: rows.map((r) => r.id),
       });
     }
-    if (!(await deleteSource(pool, c.var.workspaceId, sourceId))) throw new AppError("not_found", "Not found.");
+    const deleted = await deleteSource(pool, c.var.workspaceId, sourceId);
+    if (deleted === null) throw new AppError("not_found", "Not found.");
+    c.set("auditBeforeVersion", deleted);
     deps.runner.forget(sourceId);
     return c.body(null, 204);
   });

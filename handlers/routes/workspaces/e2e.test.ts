@@ -1,10 +1,7 @@
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import type { Hono } from "hono";
 import type pg from "pg";
 import { Registry } from "prom-client";
@@ -26,12 +23,11 @@ import { createDatabase } from "../../../lib/testing/pg.ts";
 import { createStreamHost } from "../../../stream-host/app.ts";
 import { webStreamReader } from "../../../stream-host/testing/sse-parse.ts";
 import { createApp } from "../../app.ts";
+import { processTestTimeout, runCli } from "../../../scripts/testing/processes.ts";
 
 // A first real deployment, end to end: an empty database, `npm run migrate` and `npm run provision -- FILE` as real
 // processes, sign-in through the development identity provider as a platform admin and as a workspace editor, the
 // provisioned dashboard streaming real query results from the stream host, and a re-apply that changes nothing.
-const run = promisify(execFile);
-const root = fileURLToPath(new URL("../../..", import.meta.url));
 const APP = "http://pulseboard.test";
 const PLATFORM_ADMINS = "pulseboard-platform-admins";
 
@@ -144,15 +140,8 @@ afterAll(async () => {
   await metrics?.close();
 });
 
-async function cli(script: string, args: string[]) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", script, ...args], { cwd: root, env });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+/** `node --import tsx <script>` as the operator runs it (npm run migrate / provision), with the environment above. */
+const cli = (script: string, args: string[]) => runCli(script, args, env);
 
 /** A runner reading the metrics credentials from the operator's environment above, as the processes would. */
 function runner(): QueryRunner {
@@ -185,20 +174,24 @@ const as = (jar: CookieJar, method: string, path: string, body?: unknown) =>
   });
 
 describe("from an empty database to a live dashboard", () => {
-  test("npm run migrate, then npm run provision -- FILE", async () => {
-    const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
-    expect(rows[0].n).toBe(0);
+  test(
+    "npm run migrate, then npm run provision -- FILE",
+    async () => {
+      const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
+      expect(rows[0].n).toBe(0);
 
-    const migrated = await cli("scripts/migrate.ts", []);
-    expect(migrated.code, migrated.stderr).toBe(0);
+      const migrated = await cli("scripts/migrate.ts", []);
+      expect(migrated.code, migrated.stderr).toBe(0);
 
-    const provisioned = await cli("scripts/provision.ts", [file]);
-    expect(provisioned.stderr).toBe("");
-    expect(provisioned.stdout).toBe(
-      "created workspace ws_shop\ncreated source src_shop\ncreated dashboard db_shop_traffic\nprovisioned: 3 changes, 0 unchanged\n",
-    );
-    expect(provisioned.code).toBe(0);
-  });
+      const provisioned = await cli("scripts/provision.ts", [file]);
+      expect(provisioned.stderr).toBe("");
+      expect(provisioned.stdout).toBe(
+        "created workspace ws_shop\ncreated source src_shop\ncreated dashboard db_shop_traffic\nprovisioned: 3 changes, 0 unchanged\n",
+      );
+      expect(provisioned.code).toBe(0);
+    },
+    processTestTimeout(2),
+  );
 
   test("the platform admin signs in, sees the provisioned workspace and creates another", async () => {
     app = createApp(testAppDeps(config, { pool, log: createLogger({ silent: true }), queryRunner: runner() }));
@@ -258,12 +251,16 @@ describe("from an empty database to a live dashboard", () => {
     await host.settle();
   });
 
-  test("applying the file again changes nothing: 0 changes, every row (versions, updated_at) as it was", async () => {
-    const before = await everyRow();
-    const again = await cli("scripts/provision.ts", [file]);
-    expect(again).toEqual({ code: 0, stdout: "provisioned: 0 changes, 3 unchanged\n", stderr: "" });
-    expect(await everyRow()).toEqual(before);
-    // The workspace the platform admin made through the API is not in the file, and is left alone.
-    expect(before.workspaces.map((w) => w.id)).toEqual(["ws_search", "ws_shop"]);
-  });
+  test(
+    "applying the file again changes nothing: 0 changes, every row (versions, updated_at) as it was",
+    async () => {
+      const before = await everyRow();
+      const again = await cli("scripts/provision.ts", [file]);
+      expect(again).toEqual({ code: 0, stdout: "provisioned: 0 changes, 3 unchanged\n", stderr: "" });
+      expect(await everyRow()).toEqual(before);
+      // The workspace the platform admin made through the API is not in the file, and is left alone.
+      expect(before.workspaces.map((w) => w.id)).toEqual(["ws_search", "ws_shop"]);
+    },
+    processTestTimeout(1),
+  );
 });
