@@ -2,8 +2,17 @@
 // Reports subscribers, metric queries per panel per tick counted at the database, delivery latency
 // from the poller's completion of a panel to each subscriber's receipt (p50/p99), the stream host's
 // RSS, and the queries a per-browser polling design would have issued for the same run.
-// FANOUT_SUBSCRIBERS=1000 shrinks both scenarios (default 10,000 sockets: `ulimit -n` must allow them);
-// FANOUT_SCENARIO=single|spread runs one of them.
+// Also: the same clients on a bare node:http broadcaster of the same frames (bench/fanout-floor.ts, the floor);
+// bytes per viewer per minute with full frames and with delta frames (time-bucketed panels, incremental ticks
+// off and on); and compression of the stream measured on the floor at the full subscriber count.
+// FANOUT_SUBSCRIBERS=1000 shrinks the scenarios (default 10,000 sockets: `ulimit -n` must allow them);
+// FANOUT_SCENARIO=single|floor|views|spread|deltas|compression runs one of them (comma-separated for several).
+import { type ChildProcess, spawn } from "node:child_process";
+import http from "node:http";
+import { fileURLToPath } from "node:url";
+import zlib from "node:zlib";
+import { saveCatalog } from "../lib/sources/index.ts";
+import { readFileSync } from "node:fs";
 import {
   type BenchDatabases,
   type BenchSubscriber,
@@ -22,9 +31,42 @@ import {
 const REFRESH_MS = 2000;
 const MEASURED_TICKS = 5;
 
-async function scenario(db: BenchDatabases, name: string, dashboards: number, perDashboard: number, panelCount: number, views = 1) {
-  const panels = Array.from({ length: panelCount }, (_, i) => ({ id: `p${i + 1}`, view: "counted_v" }));
-  const { host, fixture, cookie } = await startBenchHost(db, { dashboards, panels, refreshIntervalMs: REFRESH_MS });
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+export function cpuSecondsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 a second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+const perMinute = (bytes: number, viewers: number, windowMs: number) => (bytes / Math.max(1, viewers)) * (60_000 / windowMs);
+const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+
+interface ScenarioOptions {
+  views?: number;
+  env?: Record<string, string>;
+  prepare?: Parameters<typeof startBenchHost>[1]["prepare"];
+}
+
+async function scenario(
+  db: BenchDatabases,
+  name: string,
+  dashboards: number,
+  perDashboard: number,
+  panelCount: number,
+  o: ScenarioOptions = {},
+) {
+  const views = o.views ?? 1;
+  // Each panel's statement differs (an alias), so panels of one dashboard are one query each; the same panel on
+  // other dashboards is the same statement and shares its query (COALESCE_PANEL_QUERIES).
+  const panels = Array.from({ length: panelCount }, (_, i) => ({ id: `p${i + 1}`, view: `counted_v AS p${i + 1}` }));
+  const { host, fixture, cookie } = await startBenchHost(db, {
+    dashboards,
+    panels,
+    refreshIntervalMs: REFRESH_MS,
+    env: o.env,
+    prepare: o.prepare,
+  });
   try {
     const paths: string[] = [];
     for (let i = 0; i < perDashboard; i++) {
@@ -43,6 +85,8 @@ async function scenario(db: BenchDatabases, name: string, dashboards: number, pe
     }
 
     const t0 = new Date();
+    const cpu0 = cpuSecondsOf(host.child.pid!);
+    const bytes0 = subs.reduce((n, s) => n + s.bytes, 0);
     let rssMax = 0;
     const end = Date.now() + MEASURED_TICKS * REFRESH_MS;
     while (Date.now() < end) {
@@ -50,6 +94,8 @@ async function scenario(db: BenchDatabases, name: string, dashboards: number, pe
       await new Promise((r) => setTimeout(r, 250));
     }
     const t1 = new Date();
+    const cpu = cpuSecondsOf(host.child.pid!) - cpu0;
+    const bytes = subs.reduce((n, s) => n + s.bytes, 0) - bytes0;
     // Let frames of queries that started inside the window arrive.
     await new Promise((r) => setTimeout(r, 1000));
 
@@ -67,7 +113,9 @@ async function scenario(db: BenchDatabases, name: string, dashboards: number, pe
     for (const s of subs as BenchSubscriber[]) for (const l of s.latencies) latencies.push(l);
     const dropped = subs.filter((s) => s.closed).length;
     const { peak } = rssOf(host.child.pid!);
-    const perBrowser = panelTicks * perDashboard;
+    // panelTicks sums the first subscriber of every view of every dashboard; each viewer of a view sees that view's.
+    const perBrowser = (panelTicks / views) * perDashboard;
+    const windowMs = t1.getTime() - t0.getTime();
 
     console.log(`-- ${name}`);
     console.log(
@@ -75,25 +123,36 @@ async function scenario(db: BenchDatabases, name: string, dashboards: number, pe
     );
     console.log(`connect all                    ${(connectMs / 1000).toFixed(1)} s`);
     console.log(
-      `panel-ticks in window          ${panelTicks} (${MEASURED_TICKS} ticks x ${dashboards} x ${panelCount} expected: ${MEASURED_TICKS * dashboards * panelCount})`,
+      `panel-ticks in window          ${panelTicks} (${MEASURED_TICKS} ticks x ${dashboards} dashboard(s) x ${views} view(s) x ${panelCount} panels expected: ${MEASURED_TICKS * dashboards * views * panelCount})`,
     );
-    console.log(
-      `metric queries at the database ${queries} -> ${(queries / Math.max(1, panelTicks)).toFixed(2)} per panel per tick (target 1)`,
-    );
+    // Panels changed by `prepare` read other tables than the counting view: their queries are not counted.
+    if (!o.prepare) {
+      console.log(
+        `metric queries at the database ${queries} -> ${(queries / Math.max(1, panelTicks)).toFixed(2)} per panel per view per tick (target <= 1; identical panels of other dashboards share theirs)`,
+      );
+    }
     console.log(`error frames in window         ${[...errors].map(([code, n]) => `${n} ${code}`).join(", ") || "none"}`);
-    console.log(`per-browser polling would issue ${perBrowser} -> ratio ${(perBrowser / Math.max(1, queries)).toFixed(0)}x fewer queries`);
+    if (!o.prepare) {
+      console.log(
+        `per-browser polling would issue ${perBrowser} -> ratio ${(perBrowser / Math.max(1, queries)).toFixed(0)}x fewer queries`,
+      );
+    }
     console.log(
       `delivery latency               min ${ms(percentile(latencies, 0))}, p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(percentile(latencies, 100))} over ${latencies.length} deliveries (target p99 <= 250 ms)`,
     );
     console.log(`stream host RSS                ${mb(rssMax)} in window, peak ${mb(peak)} (target <= 512 MB)`);
+    console.log(
+      `stream host CPU                ${cpu.toFixed(2)} s over ${(windowMs / 1000).toFixed(1)} s (${((cpu / windowMs) * 60_000).toFixed(1)} s per minute)`,
+    );
+    console.log(`bytes per viewer per minute    ${kb(perMinute(bytes, subs.length, windowMs))} (on the wire, HTTP chunk framing included)`);
     console.log(`subscribers dropped            ${dropped}`);
     if (views > 1) {
-      // panelTicks sums the first subscriber of every view; one view's panel-ticks are panelTicks / views.
       console.log(
-        `views: viewers ${subs.length}, views ${views}, queries per panel per tick ${(queries / Math.max(1, panelTicks / views)).toFixed(2)} (p99 ${ms(percentile(latencies, 99))}, RSS ${mb(rssMax)})`,
+        `views: viewers ${subs.length}, views ${views}, queries per panel per view per tick ${(queries / Math.max(1, panelTicks)).toFixed(2)} (${(queries / Math.max(1, panelTicks / views)).toFixed(2)} per panel per tick over the ${views} views), p99 ${ms(percentile(latencies, 99))}, RSS ${mb(rssMax)}`,
       );
     }
     for (const s of subs) s.destroy();
+    return { latencies, rssMax, cpu, windowMs, bytesPerViewerMinute: perMinute(bytes, subs.length, windowMs), queries, panelTicks };
   } finally {
     await stopHost(host);
   }
@@ -118,22 +177,229 @@ export function fanoutSize(env: Record<string, string | undefined> = process.env
   return Number(raw);
 }
 
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+/** Starts the floor broadcaster (bench/fanout-floor.ts) as a child process and waits until it listens. */
+async function startFloor(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/fanout-floor.ts"], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", FLOOR_REFRESH_MS: String(REFRESH_MS), ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", (c: string) => {
+      out += c;
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once("exit", (code) => reject(new Error(`the floor broadcaster exited with ${code}`)));
+  });
+  return { child, port };
+}
+
+async function stopFloor(child: ChildProcess) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGKILL");
+  await exited;
+}
+
+/**
+ * A viewer that decodes the stream (gunzip or raw inflate per Content-Encoding) and records, for every panel
+ * frame, receipt time minus its `at`: the latency sample of the compressed runs.
+ */
+function decodingViewer(port: number): Promise<{ latencies: number[]; frames: number; destroy(): void }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: "127.0.0.1", port, path: "/", agent: false }, (res) => {
+      const enc = res.headers["content-encoding"];
+      const decoder = enc === "gzip" ? zlib.createGunzip() : enc === "deflate" ? zlib.createInflateRaw() : null;
+      const body = decoder ? res.pipe(decoder) : res;
+      const v = { latencies: [] as number[], frames: 0, destroy: () => req.destroy() };
+      let rest = "";
+      body.setEncoding("utf8");
+      body.on("data", (chunk: string) => {
+        const t = Date.now();
+        const blocks = (rest + chunk).split("\n\n");
+        rest = blocks.pop() ?? "";
+        for (const b of blocks) {
+          const m = /"panelId":"[^"]+","at":(\d+)/.exec(b);
+          if (m && b.startsWith("event: panel")) {
+            v.frames++;
+            v.latencies.push(t - Number(m[1]));
+          }
+        }
+      });
+      body.on("error", () => {});
+      resolve(v);
+    });
+    req.on("error", reject);
+  });
+}
+
+/**
+ * `viewers` clients on the floor broadcaster: raw sockets counting bytes (and, uncompressed, reading frames as the
+ * stream-host scenarios do), plus 20 decoding viewers for latency. Prints one line and returns its figures.
+ */
+async function floorScenario(label: string, viewers: number, env: Record<string, string>, panelCount: number) {
+  const { child, port } = await startFloor({ FLOOR_PANELS: String(panelCount), ...env });
+  try {
+    const subs = await subscribeMany(
+      port,
+      Array.from({ length: viewers }, () => "/"),
+      "x=y",
+    );
+    const sample = await Promise.all(Array.from({ length: 20 }, () => decodingViewer(port)));
+    await until(() => sample.every((v) => v.frames >= panelCount), 120_000, "every sampled viewer's first tick");
+    for (const v of sample) v.latencies.length = 0;
+    const cpu0 = cpuSecondsOf(child.pid!);
+    const bytes0 = subs.reduce((n, x) => n + x.bytes, 0);
+    const t0 = Date.now();
+    let rssMax = 0;
+    while (Date.now() < t0 + MEASURED_TICKS * REFRESH_MS) {
+      rssMax = Math.max(rssMax, rssOf(child.pid!).rss);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const windowMs = Date.now() - t0;
+    const cpu = cpuSecondsOf(child.pid!) - cpu0;
+    const bytes = subs.reduce((n, x) => n + x.bytes, 0) - bytes0;
+    const latencies = sample.flatMap((v) => v.latencies);
+    const dropped = subs.filter((x) => x.closed).length;
+    for (const x of subs) x.destroy();
+    for (const v of sample) v.destroy();
+    const figures = { cpu, windowMs, rssMax, latencies, bytesPerViewerMinute: perMinute(bytes, subs.length, windowMs) };
+    console.log(
+      `${label}: viewers ${subs.length}, bytes per viewer per minute ${kb(figures.bytesPerViewerMinute)}, CPU ${((cpu / windowMs) * 60_000).toFixed(1)} s per minute, p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))} (20 sampled viewers), RSS ${mb(rssMax)}, dropped ${dropped}`,
+    );
+    return figures;
+  } finally {
+    await stopFloor(child);
+  }
+}
+
+/** A time-bucketed panel over `series` (4 hosts, a row each every 10 s): incremental ticks apply to it. */
+const BUCKETED_SQL =
+  "SELECT $__timeGroup(ts, '1m') AS time, host, avg(v) AS v FROM series WHERE $__timeFilter(ts) GROUP BY 1, 2 ORDER BY 1";
+
+/** 6 h of `series` history and a writer adding the 4 hosts' rows every second while the scenario runs. */
+async function prepareSeries(db: BenchDatabases) {
+  const pg = (await import("pg")).default;
+  const client = new pg.Client({ connectionString: db.metricsUrl });
+  await client.connect();
+  await client.query(`
+    CREATE TABLE IF NOT EXISTS series (ts timestamptz NOT NULL, host text NOT NULL, v double precision NOT NULL);
+    CREATE INDEX IF NOT EXISTS series_ts ON series (ts);
+    TRUNCATE series;
+    INSERT INTO series SELECT t, 'host-' || h, random() * 100
+      FROM generate_series(now() - interval '6 hours', now(), interval '10 seconds') AS t, generate_series(1, 4) AS h;
+    ANALYZE series;`);
+  const writer = setInterval(() => {
+    void client.query("INSERT INTO series SELECT now(), 'host-' || h, random() * 100 FROM generate_series(1, 4) AS h").catch(() => {});
+  }, 1000);
+  return {
+    /** Points the fixture's dashboards at the bucketed panel and adds `series` to its source's catalog. */
+    prepare: async (fixture: { sourceId: string; dashboardIds: string[] }) => {
+      await saveCatalog(
+        db.pool,
+        fixture.sourceId,
+        {
+          tables: [
+            {
+              schema: "public",
+              name: "series",
+              timeColumn: "ts",
+              columns: [
+                { name: "ts", type: "timestamp with time zone" },
+                { name: "host", type: "text" },
+                { name: "v", type: "double precision" },
+              ],
+            },
+          ],
+        },
+        new Date(),
+      );
+      await db.pool.query(
+        `UPDATE dashboards SET spec = jsonb_set(jsonb_set(spec, '{time}', '{"from":"now-6h","to":"now"}'),
+           '{panels}', (SELECT jsonb_agg(jsonb_set(jsonb_set(p, '{sql}', to_jsonb($2::text)), '{type}', '"timeseries"')) FROM jsonb_array_elements(spec->'panels') AS p))
+         WHERE id = ANY($1)`,
+        [fixture.dashboardIds, BUCKETED_SQL],
+      );
+    },
+    stop: async () => {
+      clearInterval(writer);
+      await client.end();
+    },
+  };
+}
+
+const SCENARIOS = ["single", "floor", "views", "spread", "deltas", "compression"] as const;
+
 export async function run(): Promise<void> {
   const total = fanoutSize();
   const perDashboard = Math.max(1, Math.round(total / 100));
   // One client socket per subscriber here; the stream host child inherits the same limit for its side.
   requireOpenFiles(total + 500);
+  const chosen = (process.env.FANOUT_SCENARIO ?? SCENARIOS.join(",")).split(",").map((x) => x.trim());
+  for (const c of chosen) {
+    if (!(SCENARIOS as readonly string[]).includes(c))
+      throw new Error(`FANOUT_SCENARIO: unknown scenario ${c}; choose from ${SCENARIOS.join(", ")}`);
+  }
+  const count = (n: number) => n.toLocaleString("en-US");
   const db = await startBenchDatabases();
   try {
-    const only = process.env.FANOUT_SCENARIO;
-    const count = (n: number) => n.toLocaleString("en-US");
-    if (!only || only === "single") await scenario(db, `${count(total)} subscribers on one dashboard`, 1, total, 4);
-    if (!only || only === "views") {
-      const viewers = Math.min(total, 1000);
-      await scenario(db, `${count(viewers)} viewers over 10 views of one dashboard`, 1, viewers, 4, 10);
+    let single: Awaited<ReturnType<typeof scenario>> | undefined;
+    if (chosen.includes("single")) single = await scenario(db, `${count(total)} subscribers on one dashboard`, 1, total, 4);
+    if (chosen.includes("floor")) {
+      console.log(`-- the floor: a bare node:http broadcaster of the same frames, ${count(total)} subscribers`);
+      const floor = await floorScenario("floor", total, { FLOOR_ROWS: "1" }, 4);
+      if (single) {
+        console.log(
+          `fanout vs floor: p99 ${ms(percentile(single.latencies, 99))} vs ${ms(percentile(floor.latencies, 99))}, CPU ${((single.cpu / single.windowMs) * 60_000).toFixed(1)} vs ${((floor.cpu / floor.windowMs) * 60_000).toFixed(1)} s per minute, RSS ${mb(single.rssMax)} vs ${mb(floor.rssMax)}`,
+        );
+      }
     }
-    if (!only || only === "spread") {
+    if (chosen.includes("views")) {
+      const viewers = Math.min(total, 1000);
+      await scenario(db, `${count(viewers)} viewers over 10 views of one dashboard`, 1, viewers, 4, { views: 10 });
+    }
+    if (chosen.includes("spread")) {
       await scenario(db, `100 dashboards x ${count(perDashboard)} subscribers`, 100, perDashboard, 2);
+    }
+    if (chosen.includes("deltas")) {
+      // The same time-bucketed panels with incremental ticks off (every tick a full frame) and on (panel-delta).
+      const viewers = Math.min(total, 1000);
+      const series = await prepareSeries(db);
+      try {
+        const arms: Record<string, number> = {};
+        for (const [arm, every] of [
+          ["full", "0"],
+          ["delta", "720"],
+        ] as const) {
+          const r = await scenario(db, `${count(viewers)} viewers, 4 time-bucketed panels over 6 h, ${arm} frames`, 1, viewers, 4, {
+            env: { INCREMENTAL_FULL_QUERY_EVERY_TICKS: every },
+            prepare: series.prepare,
+          });
+          arms[arm] = r.bytesPerViewerMinute;
+        }
+        console.log(
+          `fanout deltas: bytes per viewer per minute full ${kb(arms.full)} delta ${kb(arms.delta)} ratio ${(arms.full / Math.max(1, arms.delta)).toFixed(1)}x (${count(viewers)} viewers, 4 panels, refresh ${REFRESH_MS} ms)`,
+        );
+      } finally {
+        await series.stop();
+      }
+    }
+    if (chosen.includes("compression")) {
+      // Delta-sized ticks (8 rows per panel, 4 panels) to every viewer, as the stream sends them between full queries.
+      console.log(`-- compression on the floor broadcaster, ${count(total)} viewers, 4 panels of 8 rows per tick`);
+      const modes: Record<string, Awaited<ReturnType<typeof floorScenario>>> = {};
+      for (const mode of ["none", "gzip", "shared"]) {
+        modes[mode] = await floorScenario(`compression ${mode}`, total, { FLOOR_ROWS: "8", FLOOR_COMPRESS: mode }, 4);
+      }
+      const cpuMin = (m: string) => (modes[m].cpu / modes[m].windowMs) * 60_000;
+      console.log(
+        `compression: bytes per viewer per minute none ${kb(modes.none.bytesPerViewerMinute)} gzip per connection ${kb(modes.gzip.bytesPerViewerMinute)} (${(modes.none.bytesPerViewerMinute / modes.gzip.bytesPerViewerMinute).toFixed(1)}x less) shared deflate ${kb(modes.shared.bytesPerViewerMinute)} (${(modes.none.bytesPerViewerMinute / modes.shared.bytesPerViewerMinute).toFixed(1)}x less); CPU s per minute none ${cpuMin("none").toFixed(1)} gzip ${cpuMin("gzip").toFixed(1)} shared ${cpuMin("shared").toFixed(1)}`,
+      );
     }
   } finally {
     await db.stop();

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { createSessionTokens } from "../lib/auth/session.ts";
 import { freePort } from "../lib/embedded/postgres.ts";
+import type { DashboardSpec } from "../lib/dashboards/spec.ts";
 import type { PanelUpdate, SnapshotFrame } from "../lib/live/frames.ts";
 import { createDatabase, createTestConfigStore } from "../lib/testing/pg.ts";
 import { type HostProcess, type StreamClient, get, openStream, spawnStreamHost } from "./testing/child.ts";
@@ -68,10 +69,13 @@ test("3 views x 30 viewers: exactly 3 queries per panel per tick at the database
     refreshIntervalMs: 3_600_000,
   });
   const dashboardId = seeded.dashboardIds[0];
-  await store.pool.query(`UPDATE dashboards SET spec = jsonb_set(spec, '{variables}', $2::jsonb) WHERE id = $1`, [
-    dashboardId,
-    JSON.stringify([{ name: "env", type: "custom", values: ["prod", "staging"], default: "prod" }]),
-  ]);
+  // Each panel names the variable, so the three views run three distinct statements (bound values or range):
+  // shared queries (COALESCE_PANEL_QUERIES) can never fold two of them into one.
+  const { rows } = await store.pool.query("SELECT spec FROM dashboards WHERE id = $1", [dashboardId]);
+  const spec = rows[0].spec as DashboardSpec;
+  spec.variables = [{ name: "env", type: "custom", values: ["prod", "staging"], default: "prod" }];
+  for (const p of spec.panels) p.sql = `${p.sql} WHERE $env::text <> ''`;
+  await store.pool.query("UPDATE dashboards SET spec = $2 WHERE id = $1", [dashboardId, JSON.stringify(spec)]);
   host = await spawnStreamHost({
     DATABASE_URL: store.url,
     SESSION_SECRET,

@@ -3,8 +3,6 @@
  * the stream host and read by the browser. Browser-safe: no Node imports, types and pure functions only.
  */
 
-import type { Variable } from "../dashboards/spec.ts";
-
 /** One cell of a result: numbers, text, booleans, null, JSON; timestamps are epoch milliseconds. */
 export type Cell = string | number | boolean | null | object;
 
@@ -133,10 +131,20 @@ export interface PanelSummary {
 }
 
 /**
- * A dashboard variable as subscribers see it: the spec's own type without a query variable's SQL and source,
- * which stay on the server. The live page's variables bar reads this one type.
+ * A dashboard variable as subscribers see it (a query variable's SQL and source stay on the server): what the stream
+ * host sends and the live page's variables bar reads. The stream host builds it from the spec's Variable, so the
+ * compiler holds the two together (lib/ folders do not import each other in a cycle: live/ does not import
+ * dashboards/).
  */
-export type VariableSummary = Omit<Variable, "sql" | "sourceId">;
+export interface VariableSummary {
+  name: string;
+  label?: string;
+  type: "custom" | "query";
+  values?: string[];
+  default?: string | string[];
+  multi?: boolean;
+  includeAll?: boolean;
+}
 
 /** What subscribers learn about a dashboard: layout and saved defaults, never the panels' SQL. */
 export interface DashboardSummary {

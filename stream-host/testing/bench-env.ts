@@ -56,6 +56,8 @@ export async function startBenchHost(
     panels: { id: string; view: string }[];
     refreshIntervalMs: number;
     env?: Record<string, string>;
+    /** Runs after the fixture is seeded and before the host starts (to change its dashboards or catalog). */
+    prepare?: (fixture: Awaited<ReturnType<typeof seedStreamFixture>>) => Promise<void>;
   },
 ) {
   const fixture = await seedStreamFixture(db.pool, {
@@ -64,6 +66,7 @@ export async function startBenchHost(
     refreshIntervalMs: opts.refreshIntervalMs,
     dashboards: opts.dashboards,
   });
+  await opts.prepare?.(fixture);
   const host = await spawnStreamHost({
     DATABASE_URL: db.configUrl,
     SESSION_SECRET: BENCH_SESSION_SECRET,
@@ -95,6 +98,8 @@ export function rssOf(pid: number): { rss: number; peak: number } {
  */
 export interface BenchSubscriber {
   status: number;
+  /** Bytes received after the response head (on the wire: compressed bytes when the stream is compressed). */
+  bytes: number;
   latencies: number[];
   panelFrames: number;
   /** For sample subscribers only: every (panel, at) seen, one per panel per tick. */
@@ -124,6 +129,7 @@ export function subscribe(
     socket.setNoDelay(true);
     const sub: BenchSubscriber = {
       status: 0,
+      bytes: 0,
       latencies: [],
       panelFrames: 0,
       seen: opts.sample ? [] : null,
@@ -151,8 +157,9 @@ export function subscribe(
         sub.status = Number(text.slice(9, 12));
         head = false;
         text = text.slice(end + 4);
+        sub.bytes += text.length;
         resolve(sub);
-      }
+      } else sub.bytes += chunk.length;
       // Chunk-size lines of the HTTP framing sit between frames; the markers below are found regardless.
       const blocks = text.split("\n\n");
       rest = blocks.pop() ?? "";
@@ -162,6 +169,7 @@ export function subscribe(
       let panelsHere = 0;
       for (const b of blocks) {
         if (b.includes("event: panel")) {
+          // event: panel and event: panel-delta frames alike.
           const m = PANEL_AT.exec(b);
           if (m) {
             const at = Number(m[2]);

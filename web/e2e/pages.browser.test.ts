@@ -1,7 +1,8 @@
-// Every page as each demo role sees it, in light and dark (screenshots under web/e2e/artifacts/), and the live
-// dashboard's values changing over the stream.
+// Every page as each demo role sees it, in light and dark (screenshots under web/e2e/artifacts/, and every text's
+// contrast measured), the live dashboard's values changing over the stream, and the workspace admin pages.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { contrastInBothSchemes } from "./contrast.ts";
 import { type DemoApp, launchChromium, screenshots, signIn, startDemoApp } from "./harness.ts";
 
 let app: DemoApp;
@@ -51,6 +52,8 @@ test.each(["demo-viewer", "demo-editor", "demo-admin"])(
   "every page of %s in light and dark",
   async (user) => {
     const page = await signIn(browser, app, user);
+    // Text below WCAG contrast (4.5:1, 3:1 when large) on any page, in either scheme (web/e2e/contrast.ts).
+    const low: string[] = [];
     const paths = ["/", `/dashboards/${app.dashboardId}`, "/sources", "/account", "/generate", "/tokens", "/audit", "/admin/workspaces"];
     if (user !== "demo-viewer") paths.push(`/dashboards/${app.dashboardId}/edit`);
     for (const path of paths) {
@@ -68,10 +71,16 @@ test.each(["demo-viewer", "demo-editor", "demo-admin"])(
               .join("-")
       }`;
       await screenshots(page, name);
+      const contrast = await contrastInBothSchemes(page);
+      for (const scheme of ["light", "dark"] as const) {
+        for (const f of contrast[scheme].failures)
+          low.push(`${path} ${scheme}: ${f.element} "${f.text}" ${f.color} on ${f.background} = ${f.ratio}:1 (needs ${f.required}:1)`);
+      }
     }
     await page.context().close();
+    expect(low).toEqual([]);
   },
-  120_000,
+  180_000,
 );
 
 /** The rows' texts of column `n` (1-based) of a table. */
@@ -161,6 +170,23 @@ test("a viewer sees neither entry, and the pages answer with what the role is", 
     await expect(page.locator("main .notice.error").textContent()).resolves.toContain("needs the admin role in a workspace");
     // No browser module ran: nothing reported a failure to start above the text.
     expect(await page.locator("main .notice").count()).toBe(1);
+  }
+  await page.context().close();
+}, 60_000);
+
+test("at 390 px the workspace admin's navigation wraps: every entry is on screen and nothing scrolls sideways", async () => {
+  const page = await signIn(browser, app, "demo-admin", { viewport: { width: 390, height: 844 } });
+  for (const path of ["/", "/tokens", "/audit"]) {
+    await page.goto(app.url(path));
+    await page.waitForLoadState("load");
+    const links = page.locator("nav .nav-list a");
+    expect(await links.allTextContents()).toEqual(expect.arrayContaining(["Tokens", "Audit"]));
+    for (const box of await links.evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON() as DOMRect))) {
+      expect(box.left).toBeGreaterThanOrEqual(0);
+      expect(box.right).toBeLessThanOrEqual(390);
+    }
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await screenshots(page, `demo-admin-390-${path === "/" ? "list" : path.slice(1)}`);
   }
   await page.context().close();
 }, 60_000);
