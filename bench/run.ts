@@ -1,7 +1,7 @@
 // npm run bench -- <name> [<name> ...]: runs each named benchmark and prints its figures and ratios.
 // Each bench/<name>.ts exports `run(): Promise<void>` and prints its own lines.
 const names = process.argv.slice(2);
-const available = ["guard", "runner", "fanout", "scrape", "drain", "redact", "coldstart", "web", "incremental"];
+const available = ["guard", "runner", "fanout", "scrape", "drain", "redact", "coldstart", "web", "editor", "incremental"];
 const chosen = names.length ? names : available;
 for (const name of chosen) {
   if (!available.includes(name)) {

@@ -14,7 +14,7 @@ import { registerReady } from "../lib/probes/ready.ts";
 import type { AppServices, ServiceDeps } from "../lib/service/deps.ts";
 import { configStoreFault } from "../lib/store/faults.ts";
 import { type OidcLogin, oidcLoginFromConfig } from "../lib/oidc/login.ts";
-import { getWorkspace } from "../lib/workspaces/store.ts";
+import { getWorkspace, isAdminOfAnyWorkspace } from "../lib/workspaces/store.ts";
 import { requireOriginSecret } from "./origin-guard.ts";
 import { registerPages } from "./pages/index.ts";
 import { type RouteDeps, registerRoutes } from "./routes/index.ts";
@@ -86,7 +86,14 @@ export function createApp(deps: AppDeps): Hono {
   });
   const oidc = deps.oidc !== undefined ? deps.oidc : oidcLoginFromConfig(deps.config, { fetch: deps.fetch, now: deps.now });
   // Pages first: their CSP middleware then covers every HTML response registered after it.
-  registerPages(app, { config: deps.config, auth, webAssetsDir: deps.webAssetsDir });
+  registerPages(app, {
+    config: deps.config,
+    auth,
+    webAssetsDir: deps.webAssetsDir,
+    // Only decides whether the Tokens and Audit entries show: a config store that does not answer hides them
+    // rather than failing every page (the pages' data calls report the outage themselves).
+    isWorkspaceAdmin: (user) => isAdminOfAnyWorkspace(deps.pool, user).catch(() => false),
+  });
   // Every /api route (one folder per resource under routes/) and /api/openapi.json, generated from their zod schemas.
   registerRoutes(app, deps, auth, oidc);
 

@@ -1,6 +1,7 @@
 // A stream's variables on a real PostgreSQL through the real guarded runner: `var-NAME` values are checked against
 // each variable's options (a query variable's from its guarded SQL, read through the stream host's one options
 // cache), refused values are a 400 naming the variable before any stream opens, and panels bind the view's values.
+import fc from "fast-check";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parseConfig } from "../lib/config/parse.ts";
@@ -227,6 +228,37 @@ describe("a stream's variables against their options", () => {
     expect(await rowsOf(two.reader!, "n")).toEqual([[5]]);
     expect(runs(OPTIONS_SQL)).toBe(2);
     for (const s of [two, all, saved, ...more]) await s.reader!.cancel();
+  });
+
+  test("property: any value set is admitted exactly when every value is an option; a refusal names the variable and opens nothing", async () => {
+    const { t, open, runs } = await hostFor(serviceSpec());
+    const options = ROWS.map(([service]) => service);
+    const value = fc.oneof(
+      fc.constantFrom(...options, "$__all", "checkout ", "CHECKOUT", "search'--", "$1", "${service}", ""),
+      fc.string({ maxLength: 12 }).filter((v) => !v.includes("\u0000")),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(value, { minLength: 1, maxLength: 4 }), async (values) => {
+        const q = values.map((v) => `var-service=${encodeURIComponent(v)}`).join("&");
+        const { res, reader } = await open(q);
+        // An empty value is a value like any other: not an option.
+        const asked = [...new Set(values)];
+        const ok = asked.includes("$__all") ? asked.length === 1 : asked.every((v) => options.includes(v));
+        if (ok) {
+          expect(res.status).toBe(200);
+          await reader!.cancel();
+        } else {
+          expect(res.status).toBe(400);
+          const body = (await res.json()) as { code: string; detail: string };
+          expect(body.code).toBe("validation_failed");
+          expect(body.detail).toContain("var-service");
+        }
+      }),
+      { numRuns: 80 },
+    );
+    expect(t.host.hub.subscribers).toBe(0);
+    // However many requests, the options were read once (one cadence: the manual clock did not move).
+    expect(runs(OPTIONS_SQL)).toBe(1);
   });
 
   test("values equal to the defaults open the saved view", async () => {

@@ -10,7 +10,7 @@ import { type IncrementalOptions, createIncrementalPanels } from "./incremental.
 import { type LoadedDashboard, type PanelRuns, type PlanPanel, type Poller, type RunPanel, createPoller } from "./poller.ts";
 import { HEARTBEAT_FRAME, type Sink, encodeEvent, sessionExpiredFrame } from "./sse.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
-import { type View, endsInPast, savedView, viewKey, viewSummary } from "./view.ts";
+import { type View, endsInPast, fixedEnd, savedView, viewKey, viewSummary } from "./view.ts";
 
 export type { DashboardSummary };
 
@@ -44,6 +44,8 @@ interface Channel {
   view: View | null;
   /** False for a range ending in the past: queried once, kept, not polled. */
   live: boolean;
+  /** While live with a fixed end (`to` an instant) ahead: the timer that asks for the tick at that end. */
+  endTimer: unknown;
   subscribers: Set<Subscriber>;
   /** The latest update of every panel, in spec order of first arrival; the snapshot is built from it. */
   latest: Map<string, PanelUpdate>;
@@ -192,6 +194,7 @@ export function createHub(opts: HubOptions) {
       key,
       view,
       live: !endsInPast(view ?? group.dashboard.spec.time, opts.now()),
+      endTimer: null,
       subscribers: new Set<Subscriber>(),
       latest: new Map<string, PanelUpdate>(),
       snapshot: null,
@@ -220,15 +223,54 @@ export function createHub(opts: HubOptions) {
         ch.outbox.push(delta ? encodeEvent("panel-delta", delta) : encodeEvent("panel", update));
         if (ch.outboxTimer === null) ch.outboxTimer = opts.timers.setTimeout(() => flush(ch), COALESCE_MS);
       },
-      onTick: (seconds) => {
+      onTick: (seconds, startedAt) => {
         flush(ch);
         opts.metrics.observePollerTick(ch.group.dashboard.id, seconds);
+        if (ch.live) endIfPassed(ch, startedAt);
         if (!ch.live) settle(ch);
       },
       onFault: (err) =>
         opts.log.error("poller tick failed", { dashboard: ch.group.dashboard.id, error: err instanceof Error ? err.name : "error" }),
     });
     return ch;
+  }
+
+  /**
+   * A live view whose range has a fixed end still ahead: at that end its poller ticks once more (without waiting
+   * for its cadence), and that tick, which started at or after the end and so saw every row up to it, is its last
+   * (endIfPassed). A delay beyond setTimeout's longest is re-armed when it fires.
+   */
+  function armEnd(ch: Channel) {
+    if (ch.endTimer !== null) opts.timers.clearTimeout(ch.endTimer);
+    ch.endTimer = null;
+    const end = ch.live ? fixedEnd(resolvedView(ch)) : null;
+    if (end === null) return;
+    const delay = end - opts.now();
+    ch.endTimer = opts.timers.setTimeout(
+      () => {
+        ch.endTimer = null;
+        if (!channels.has(ch) || !ch.live) return;
+        if (opts.now() < end) armEnd(ch);
+        else ch.poller.tickNow();
+      },
+      Math.max(0, Math.min(delay, MAX_TIMER_MS)),
+    );
+  }
+
+  /**
+   * After a tick of a live view: when that tick started at or after the range's fixed end, it queried the whole
+   * range once every row up to the end could be there, so the view stops being live: its viewers get
+   * `event: view` with `live: false`, and its poller stops once the tick's runs are in (settle). Its results stay.
+   */
+  function endIfPassed(ch: Channel, startedAt: number) {
+    const end = fixedEnd(resolvedView(ch));
+    if (end === null || startedAt < end) return;
+    ch.live = false;
+    if (ch.endTimer !== null) opts.timers.clearTimeout(ch.endTimer);
+    ch.endTimer = null;
+    ch.snapshot = null;
+    flush(ch);
+    broadcast(ch, encodeEvent("view", viewOf(ch)));
   }
 
   /** A range in the past has had its tick: once its runs are in, its poller stops and its results are kept. */
@@ -280,6 +322,8 @@ export function createHub(opts: HubOptions) {
   /** The last subscriber of a view left (or the dashboard is gone): stop its poller; the dashboard's last view drops its series. */
   function stopChannel(ch: Channel) {
     ch.poller.stop();
+    if (ch.endTimer !== null) opts.timers.clearTimeout(ch.endTimer);
+    ch.endTimer = null;
     if (ch.outboxTimer !== null) opts.timers.clearTimeout(ch.outboxTimer);
     ch.outboxTimer = null;
     if (ch.poller.busy) {
@@ -386,6 +430,7 @@ export function createHub(opts: HubOptions) {
       setGauge(g);
       if (first) {
         ch.poller.start();
+        armEnd(ch);
         opts.metrics.setPollersActive(countRunning());
       }
       if (session.expiresAt !== undefined) armExpiry(sub, session.expiresAt);
@@ -440,6 +485,9 @@ export function createHub(opts: HubOptions) {
       const before = g.dashboard;
       g.dashboard = dashboard;
       for (const ch of g.channels.values()) {
+        // The saved view follows the spec's range: an end moved into the past (or back to now) changes whether it is live.
+        ch.live = !endsInPast(resolvedView(ch), opts.now());
+        armEnd(ch);
         // A panel keeps its last result only while it still runs the same query.
         for (const panelId of [...ch.latest.keys()]) {
           const key = panelKey(dashboard, panelId);

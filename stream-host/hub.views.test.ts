@@ -60,12 +60,12 @@ function sink() {
 
 function setup(maxViews = 20) {
   const clock = createManualTimers(NOW);
-  const calls: { panel: string; range: TickRange; vars: Record<string, string[]> | undefined }[] = [];
+  const calls: { panel: string; range: TickRange; vars: Record<string, string[]> | undefined; at: number }[] = [];
   const registry = new Registry();
   const hub = createHub({
     metrics: createMetrics(registry, { defaultCollectors: false }),
     runPanel: async (p, d, range) => {
-      calls.push({ panel: p.id, range, vars: d.vars });
+      calls.push({ panel: p.id, range, vars: d.vars, at: clock.now() });
       return empty;
     },
     limiter: createKeyedLimiter(100),
@@ -191,6 +191,121 @@ describe("views on shared pollers", () => {
     await flush();
     await flush();
     expect(calls.length).toBe(4);
+  });
+
+  test("a range whose fixed end is ahead polls live; at its end it is queried once more, then kept and no longer live", async () => {
+    const { clock, calls, hub, view } = setup();
+    // NOW is 12:00; the range ends at 12:12:32.5, between two 5 s ticks.
+    const end = NOW + 12 * 60_000 + 32_500;
+    const ending = view(`from=2026-11-27T11:00:00Z&to=${new Date(end).toISOString()}`);
+    const first = sink();
+    hub.subscribe(dashboard(), first.sink, {}, ending);
+    expect(snapshotOf(first.frames).view.live).toBe(true);
+    const tickTo = async (until: number) => {
+      while (clock.now() < until) {
+        clock.advance(Math.min(500, until - clock.now()));
+        await flush();
+        await flush();
+      }
+    };
+    await tickTo(end - 1);
+    // Live: a query per panel every 5 s up to the end, each over the whole fixed range.
+    const before = calls.length;
+    expect(before).toBe(2 * Math.ceil((end - NOW) / 5000));
+    expect(calls.every((c) => c.range.toMs === end && c.at < end)).toBe(true);
+    expect(hub.pollersOf("db_1")[0].running).toBe(true);
+    expect(first.frames.some((f) => f.startsWith("event: view\n"))).toBe(false);
+    // The end's own tick comes at the end, not at the next 5 s tick.
+    await tickTo(end);
+    expect(calls.slice(before).map((c) => c.at)).toEqual([end, end]);
+    await flush();
+    expect(hub.pollersOf("db_1")[0].running).toBe(false);
+    const viewFrames = first.frames.filter((f) => f.startsWith("event: view\n"));
+    expect(viewFrames).toHaveLength(1);
+    expect(JSON.parse(viewFrames[0].split("\ndata: ")[1])).toMatchObject({ to: ending.to, live: false });
+    // Kept: no query an hour later, and a new viewer gets the results with live: false, without a query.
+    clock.advance(3_600_000);
+    await flush();
+    expect(calls.length).toBe(before + 2);
+    const later = sink();
+    hub.subscribe(dashboard(), later.sink, {}, ending);
+    const snap = snapshotOf(later.frames);
+    expect(snap.view.live).toBe(false);
+    expect(snap.panels.map((p) => p.panelId).sort()).toEqual(["a", "b"]);
+    expect(calls.length).toBe(before + 2);
+  });
+
+  test("a tick running when the end comes is followed at once by the end's tick", async () => {
+    const clock = createManualTimers(NOW);
+    let release: (() => void) | null = null;
+    const started: number[] = [];
+    const hub = createHub({
+      metrics: createMetrics(new Registry(), { defaultCollectors: false }),
+      runPanel: async () => {
+        started.push(clock.now());
+        // The tick that starts just before the end hangs until released.
+        if (started.length === 3) await new Promise<void>((r) => (release = r));
+        return empty;
+      },
+      limiter: createKeyedLimiter(100),
+      refreshMs: (spec) => spec.refreshIntervalMs ?? 15000,
+      timers: clock.timers,
+      now: clock.now,
+      monotonic: clock.now,
+      log: createLogger({ silent: true }),
+    });
+    const oneaPanel: LoadedDashboard = { ...dashboard(), spec: { ...dashboard().spec, panels: [panel("a")] } };
+    const end = NOW + 11_000;
+    const v = resolveView({ to: [new Date(end).toISOString()] }, oneaPanel.spec, { savedRefreshMs: 5000, minRefreshMs: 2000, now: NOW });
+    const s = sink();
+    hub.subscribe(oneaPanel, s.sink, {}, v);
+    for (let i = 0; i < 3; i++) {
+      clock.runNext();
+      await flush();
+    }
+    // The third tick (at 12:00:10) still runs when the end (12:00:11) comes.
+    expect(started).toEqual([NOW, NOW + 5000, NOW + 10_000]);
+    clock.advance(1000);
+    await flush();
+    expect(started).toHaveLength(3);
+    release!();
+    await flush();
+    clock.advance(0);
+    await flush();
+    expect(started).toEqual([NOW, NOW + 5000, NOW + 10_000, end]);
+    await flush();
+    expect(hub.pollersOf("db_1")[0].running).toBe(false);
+    expect(s.frames.some((f) => f.startsWith("event: view\n") && f.includes('"live":false'))).toBe(true);
+  });
+
+  test("the saved view follows its spec's range: moved into the past it is queried once and kept; back to now it polls again", async () => {
+    const { clock, calls, hub } = setup();
+    const s = sink();
+    hub.subscribe(dashboard(), s.sink);
+    clock.runNext();
+    await flush();
+    await flush();
+    expect(calls.length).toBe(2);
+    const past = dashboard(2);
+    past.spec = { ...past.spec, time: { from: "2026-11-26T00:00:00Z", to: "2026-11-26T06:00:00Z" } };
+    hub.applyDashboard(past);
+    clock.runNext();
+    await flush();
+    await flush();
+    await flush();
+    expect(calls.length).toBe(4);
+    expect(hub.pollersOf("db_1")[0].running).toBe(false);
+    clock.advance(60_000);
+    await flush();
+    expect(calls.length).toBe(4);
+    const live = dashboard(3);
+    hub.applyDashboard(live);
+    expect(hub.pollersOf("db_1")[0].running).toBe(true);
+    clock.runNext();
+    await flush();
+    clock.advance(5000);
+    await flush();
+    expect(calls.length).toBe(8);
   });
 
   test("metric labels carry the dashboard id only, never view text", async () => {

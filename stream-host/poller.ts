@@ -133,9 +133,9 @@ export interface PollerOptions {
   /**
    * Wall time of a tick, in seconds, when it ends: when every panel it started has finished, or at its
    * bound (one refresh interval after it started) with the panels whose query still runs left out.
-   * Only while the poller runs.
+   * Only while the poller runs. `startedAt`: the epoch ms the tick started at (its range was resolved then).
    */
-  onTick(seconds: number): void;
+  onTick(seconds: number, startedAt: number): void;
   /** Unexpected failures (never a panel's own error, which goes to onPanel). */
   onFault?(err: unknown): void;
   timers: Timers;
@@ -378,7 +378,7 @@ export function createPoller(opts: PollerOptions) {
     const elapsed = opts.monotonic() - t.started;
     // A stopped poller's series are already dropped; observing now would bring them back.
     if (!stopped && t.generation === generation) {
-      deliver(() => opts.onTick(elapsed / 1000));
+      deliver(() => opts.onTick(elapsed / 1000, t.at));
       if (again) {
         again = false;
         schedule(0);

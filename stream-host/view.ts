@@ -125,10 +125,16 @@ export function viewKey(dashboardId: string, view: View): string {
   return JSON.stringify([dashboardId, view.from, view.to, view.refreshMs, Object.entries(view.vars)]);
 }
 
+/** Epoch ms a range ends at when its `to` is an instant; null for a `to` relative to now (it never ends). */
+export function fixedEnd(view: Pick<View, "to">): number | null {
+  const parsed = parseTimeExpression(view.to);
+  return parsed.ok && parsed.value.kind === "absolute" ? parsed.value.at : null;
+}
+
 /** Whether a range ends in the past at `now`: queried once and kept, not polled. */
 export function endsInPast(view: Pick<View, "to">, now: number): boolean {
-  const parsed = parseTimeExpression(view.to);
-  return parsed.ok && parsed.value.kind === "absolute" && parsed.value.at <= now;
+  const end = fixedEnd(view);
+  return end !== null && end <= now;
 }
 
 /** The view as frames carry it. */

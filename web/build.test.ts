@@ -31,3 +31,19 @@ test("builds hashed JS and CSS with a manifest; a rebuild replaces only its own 
   const css = await readFile(join(dir, manifest["main.css"]!), "utf8");
   expect(css).not.toMatch(/@import|url\(\s*["']?https?:/);
 });
+
+test("the editor is a chunk of its own: main.js imports it on demand, and every stylesheet is in main.css", async () => {
+  const { manifest, files } = await buildWebAssets({ outdir: dir, minify: true });
+  const main = await readFile(join(dir, manifest["main.js"]), "utf8");
+  const chunks = files.filter((f) => /^chunk-[A-Z0-9]+\.js$/.test(f));
+  const texts = await Promise.all(chunks.map(async (f) => [f, await readFile(join(dir, f), "utf8")] as const));
+  // CodeMirror's view code (its class names) is only in a chunk that main.js imports with import().
+  const codemirror = texts.filter(([, t]) => t.includes("cm-content")).map(([f]) => f);
+  expect(codemirror).toHaveLength(1);
+  expect(main).not.toContain("cm-content");
+  expect(main).toContain(`import("./${codemirror[0]}")`);
+  expect(main).not.toMatch(new RegExp(`from\\s*"\\./${codemirror[0]}"`));
+  // uPlot's stylesheet reaches every page through main.css; no chunk stylesheet is left for no page to link.
+  expect(await readFile(join(dir, manifest["main.css"]!), "utf8")).toContain(".u-legend");
+  expect((await readdir(dir)).filter((f) => f.endsWith(".css") && !f.startsWith("main-"))).toEqual([]);
+});

@@ -1,4 +1,4 @@
-import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
@@ -16,8 +16,8 @@ export interface BuildWebAssetsOptions {
 }
 
 const ENTRY = fileURLToPath(new URL("./main.ts", import.meta.url));
-/** Files a previous build of ours left: main-<HASH>.js/.css/.map and the manifest. */
-const OURS = /^(main-[A-Z0-9]+\.(js|css)(\.map)?|manifest\.json)$/;
+/** Files a previous build of ours left: main-<HASH>.js/.css, chunk-<HASH>.js (lazily loaded pages), their maps, the manifest. */
+const OURS = /^((main|chunk)-[A-Z0-9]+\.(js|css)(\.map)?|manifest\.json)$/;
 
 /**
  * Bundles the browser code (web/main.ts and the CSS it imports) with esbuild into content-hashed
@@ -33,6 +33,9 @@ export async function buildWebAssets(opts: BuildWebAssetsOptions): Promise<{ out
     entryPoints: { main: ENTRY },
     outdir,
     entryNames: "[name]-[hash]",
+    // The editor page (CodeMirror) is imported on demand: no other page downloads or parses it.
+    splitting: true,
+    chunkNames: "chunk-[hash]",
     bundle: true,
     format: "esm",
     platform: "browser",
@@ -45,11 +48,31 @@ export async function buildWebAssets(opts: BuildWebAssetsOptions): Promise<{ out
     define: { "process.env.NODE_ENV": JSON.stringify(opts.minify ? "production" : "development") },
   });
 
-  const files = Object.keys(result.metafile.outputs).map((p) => basename(p));
+  let files = Object.keys(result.metafile.outputs).map((p) => basename(p));
   const js = files.find((f) => /^main-[A-Z0-9]+\.js$/.test(f));
   const css = files.find((f) => /^main-[A-Z0-9]+\.css$/.test(f));
   if (!js) throw new Error("web build produced no main-<hash>.js");
+  await dropChunkStylesheets(outdir, files, css);
+  files = files.filter((f) => !/^chunk-[A-Z0-9]+\.css(\.map)?$/.test(f));
   const manifest: WebManifest = { "main.js": js, ...(css ? { "main.css": css } : {}) };
   await writeFile(join(outdir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   return { outdir, manifest, files: [...files, "manifest.json"] };
+}
+
+/**
+ * With splitting, a stylesheet imported by code shared with a lazily loaded chunk (uPlot's) is also written as
+ * chunk-<HASH>.css, which no page links: main.ts imports it too, so main.css holds the same rules. The build
+ * checks that every such file is inside main.css (a stylesheet only a chunk imports would never reach the
+ * page) and removes it.
+ */
+async function dropChunkStylesheets(outdir: string, files: readonly string[], mainCss: string | undefined): Promise<void> {
+  const main = mainCss ? await readFile(join(outdir, mainCss), "utf8") : "";
+  for (const name of files.filter((f) => /^chunk-[A-Z0-9]+\.css$/.test(f))) {
+    const rules = (await readFile(join(outdir, name), "utf8")).replace(/\/\*# sourceMappingURL=.*\*\/\s*$/, "").trim();
+    if (rules && !main.includes(rules)) {
+      throw new Error(`web build: ${name} holds styles that main.css lacks; import that stylesheet from web/main.ts`);
+    }
+    await rm(join(outdir, name), { force: true });
+    await rm(join(outdir, `${name}.map`), { force: true });
+  }
 }

@@ -22,7 +22,7 @@ const CONFIG: PagesConfig = {
 
 function app(config: Partial<PagesConfig> = {}) {
   const a = new Hono();
-  registerPages(a, { config: { ...CONFIG, ...config }, auth: { sessions, cookieName: COOKIE } });
+  registerPages(a, { config: { ...CONFIG, ...config }, auth: { sessions, cookieName: COOKIE }, isWorkspaceAdmin: async () => false });
   return a;
 }
 async function get(a: Hono, path: string, groups: string[]) {

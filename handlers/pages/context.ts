@@ -19,7 +19,7 @@ export type PagesConfig = Pick<
   | "isProduction"
 >;
 
-export type PageEnv = { Variables: AuthVariables & { platformAdmin?: boolean } };
+export type PageEnv = { Variables: AuthVariables & { platformAdmin?: boolean; workspaceAdmin?: boolean } };
 /** The app the pages are registered on (registerPages mounts it on the handlers app). */
 export type PageApp = Hono<PageEnv>;
 
@@ -31,7 +31,11 @@ export interface PageContext {
   assets(): Promise<AssetUrls>;
 }
 
-/** The signed-in user requirePageSession put on the context, and whether they are a platform admin. */
-export function pageUser(c: Context): SessionUser & { platformAdmin: boolean } {
-  return { ...(c.get("user") as SessionUser), platformAdmin: c.get("platformAdmin") === true };
+/** The signed-in user requirePageSession put on the context, and whether they are a platform admin or a workspace admin. */
+export function pageUser(c: Context): SessionUser & { platformAdmin: boolean; workspaceAdmin: boolean } {
+  return {
+    ...(c.get("user") as SessionUser),
+    platformAdmin: c.get("platformAdmin") === true,
+    workspaceAdmin: c.get("workspaceAdmin") === true,
+  };
 }

@@ -2,8 +2,10 @@ import { type Env, Hono } from "hono";
 import type { Auth } from "../../lib/auth/create-auth.ts";
 import { csp } from "../../lib/http/csp.ts";
 import { isPlatformAdmin } from "../../lib/auth/roles.ts";
+import type { SessionUser } from "../../lib/auth/types.ts";
 import { registerAccountPage } from "./account.ts";
 import { registerAdminWorkspacesPage } from "./admin-workspaces.ts";
+import { registerAuditPage } from "./audit.ts";
 import { createAssetCatalog, registerAssets } from "./assets.ts";
 import type { PageContext, PageEnv, PagesConfig } from "./context.ts";
 import { registerEditorPage } from "./editor.ts";
@@ -12,12 +14,18 @@ import { registerListPage } from "./list.ts";
 import { registerLivePage } from "./live.ts";
 import { requirePageSession } from "./session.ts";
 import { registerSourcesPage } from "./sources.ts";
+import { registerTokensPage } from "./tokens.ts";
 
 export interface PagesDeps {
   config: PagesConfig;
   auth: Pick<Auth, "sessions" | "cookieName">;
   /** Folder of the built browser bundle (buildWebAssets' outdir); unset serves no assets. */
   webAssetsDir?: string;
+  /**
+   * Whether the signed-in user is an admin of at least one workspace (handlers/app.ts reads the config store). It
+   * shows the Tokens and Audit entries; the pages' data still comes only through the API's own role checks.
+   */
+  isWorkspaceAdmin(user: SessionUser): Promise<boolean>;
 }
 
 /**
@@ -33,10 +41,11 @@ export function registerPages<E extends Env>(app: Hono<E>, deps: PagesDeps): voi
   const session = requirePageSession(deps.auth);
   const ctx: PageContext = {
     config: deps.config,
-    // Marks platform admins, so every page's navigation shows them the Admin entry.
+    // Marks platform admins and workspace admins, so every page's navigation shows them their entries.
     session: (c, next) =>
       session(c, async () => {
         c.set("platformAdmin", isPlatformAdmin(c.var.user.groups, deps.config.PLATFORM_ADMIN_GROUP));
+        c.set("workspaceAdmin", await deps.isWorkspaceAdmin(c.var.user));
         await next();
       }),
     assets: () => catalog.urls(),
@@ -47,6 +56,8 @@ export function registerPages<E extends Env>(app: Hono<E>, deps: PagesDeps): voi
   registerGeneratePage(pages, ctx);
   registerSourcesPage(pages, ctx);
   registerAccountPage(pages, ctx);
+  registerTokensPage(pages, ctx);
+  registerAuditPage(pages, ctx);
   registerAdminWorkspacesPage(pages, ctx);
   app.route("/", pages);
 }

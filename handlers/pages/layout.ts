@@ -17,18 +17,27 @@ const NAV = [
   { key: "account", href: "/account", label: "Account" },
 ] as const;
 
+/** Shown to admins of at least one workspace: its API tokens and its audit trail. */
+const WORKSPACE_ADMIN_NAV = [
+  { key: "tokens", href: "/tokens", label: "Tokens" },
+  { key: "audit", href: "/audit", label: "Audit" },
+] as const;
+
 /** Shown to platform admins only (PLATFORM_ADMIN_GROUP): where workspaces are created and their groups set. */
 const ADMIN_NAV = { key: "admin", href: "/admin/workspaces", label: "Admin" } as const;
 
-export type NavKey = (typeof NAV)[number]["key"] | typeof ADMIN_NAV.key;
+export type NavKey = (typeof NAV)[number]["key"] | (typeof WORKSPACE_ADMIN_NAV)[number]["key"] | typeof ADMIN_NAV.key;
+
+/** Who the navigation is for: platform admins get Admin, workspace admins Tokens and Audit. */
+export type ShellUser = SessionUser & { platformAdmin?: boolean; workspaceAdmin?: boolean };
 
 export interface ShellOptions {
   title: string;
   /** Which browser module boots (web/main.ts reads data-page). */
   page: string;
   nav: NavKey | null;
-  /** `platformAdmin` (set by the pages' session middleware) adds the Admin entry to the navigation. */
-  user: SessionUser & { platformAdmin?: boolean };
+  /** `platformAdmin` and `workspaceAdmin` (set by the pages' session middleware) add their entries to the navigation. */
+  user: ShellUser;
   assets: AssetUrls;
   /** data-* attributes for the browser module (values are escaped). */
   data?: Record<string, string | number | null | undefined>;
@@ -61,7 +70,7 @@ ${o.assets.script ? html`<script type="module" src="${o.assets.script}"></script
   <a class="brand" href="/" aria-label="Pulseboard home"><span class="brand-mark" aria-hidden="true"></span>Pulseboard</a>
   <nav aria-label="Main">
     <ul class="nav-list">
-      ${[...NAV, ...(o.user.platformAdmin ? [ADMIN_NAV] : [])].map(
+      ${[...NAV, ...(o.user.workspaceAdmin ? WORKSPACE_ADMIN_NAV : []), ...(o.user.platformAdmin ? [ADMIN_NAV] : [])].map(
         (n) => html`<li><a href="${n.href}"${n.key === o.nav ? html` aria-current="page"` : ""}>${n.label}</a></li>`,
       )}
     </ul>

@@ -42,7 +42,12 @@ afterAll(async () => {
 
 function makeApp(config: Partial<PagesConfig> = {}, webAssetsDir: string | null = dir) {
   const app = new Hono();
-  registerPages(app, { config: { ...BASE, ...config }, auth: { sessions, cookieName: COOKIE }, webAssetsDir: webAssetsDir ?? undefined });
+  registerPages(app, {
+    config: { ...BASE, ...config },
+    auth: { sessions, cookieName: COOKIE },
+    webAssetsDir: webAssetsDir ?? undefined,
+    isWorkspaceAdmin: async () => false,
+  });
   return app;
 }
 

@@ -51,8 +51,8 @@ export function registerRoutes<E extends Env>(app: Hono<E>, deps: RouteDeps, aut
   registerSessionRoutes(api, { config, auth, log: deps.log, now });
   registerMeRoutes(api, { config, pool, auth });
   registerWorkspaceRoutes(api, { config, pool, auth, runner });
-  registerDashboardRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics });
-  registerDashboardVersionRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics });
+  registerDashboardRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics, now });
+  registerDashboardVersionRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics, now });
   // One cache per app: every viewer of this process shares a query variable's options for the dashboard's cadence.
   const variableOptions = createVariableOptionsCache({
     runner,

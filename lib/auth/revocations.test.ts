@@ -82,6 +82,20 @@ describe("the in-memory revocation set", () => {
     expect(set.size).toBe(1);
   });
 
+  test("size counts only live entries: an entry stops counting once it expires, with no add in between", () => {
+    const clock = { t: T0 };
+    const set = createRevocationSet({ now: () => clock.t, loaded: true });
+    set.add(
+      { kind: "workspace", sub: "a", workspaceId: "ws_1", revokedBefore: T0, expiresAt: T0 + 1000 },
+      { kind: "user", sub: "b", revokedBefore: T0, expiresAt: T0 + 5000 },
+    );
+    expect(set.size).toBe(2);
+    clock.t = T0 + 1000;
+    expect(set.size).toBe(1);
+    clock.t = T0 + 5000;
+    expect(set.size).toBe(0);
+  });
+
   test("onChange runs after every add and after the first load", () => {
     const set = createRevocationSet({ now: () => T0 });
     let changes = 0;

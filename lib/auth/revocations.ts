@@ -54,7 +54,7 @@ export interface RevocationSet {
   whenLoaded(): Promise<void>;
   /** Called after every change, so long-lived connections (streams) can end revoked sessions. */
   onChange(listener: () => void): () => void;
-  /** Entries held (sessions, users and workspace scopes). */
+  /** Entries held and not yet expired (sessions, users and workspace scopes). */
   readonly size: number;
 }
 
@@ -75,6 +75,8 @@ export function createRevocationSet(opts: { now?: () => number; loaded?: boolean
   const listeners = new Set<() => void>();
   let loaded = opts.loaded ?? false;
   let lastPrune = now();
+  /** The soonest expiry among the entries held (Infinity when none): `size` prunes once it has passed. */
+  let earliest = Number.POSITIVE_INFINITY;
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => {
     markReady = resolve;
@@ -83,11 +85,21 @@ export function createRevocationSet(opts: { now?: () => number; loaded?: boolean
 
   function prune(t: number) {
     lastPrune = t;
-    for (const [id, exp] of sessions) if (exp <= t) sessions.delete(id);
-    for (const [sub, u] of users) if (u.expiresAt <= t) users.delete(sub);
+    earliest = Number.POSITIVE_INFINITY;
+    for (const [id, exp] of sessions) {
+      if (exp <= t) sessions.delete(id);
+      else earliest = Math.min(earliest, exp);
+    }
+    for (const [sub, u] of users) {
+      if (u.expiresAt <= t) users.delete(sub);
+      else earliest = Math.min(earliest, u.expiresAt);
+    }
     for (const [sub, byWorkspace] of scoped) {
       for (const [ws, r] of byWorkspace) {
-        if (r.expiresAt > t) continue;
+        if (r.expiresAt > t) {
+          earliest = Math.min(earliest, r.expiresAt);
+          continue;
+        }
         byWorkspace.delete(ws);
         scopedCount--;
       }
@@ -121,6 +133,7 @@ export function createRevocationSet(opts: { now?: () => number; loaded?: boolean
       const t = now();
       for (const r of revocations) {
         if (r.expiresAt <= t) continue;
+        earliest = Math.min(earliest, r.expiresAt);
         if (r.kind === "session") {
           sessions.set(r.sessionId, Math.max(r.expiresAt, sessions.get(r.sessionId) ?? 0));
         } else if (r.kind === "workspace") {
@@ -161,6 +174,10 @@ export function createRevocationSet(opts: { now?: () => number; loaded?: boolean
       return () => listeners.delete(listener);
     },
     get size() {
+      // Counts live entries only: a cap read against it (SESSION_REVOCATIONS_MAX) frees up as soon as entries expire,
+      // not only at the next add's periodic prune (which a refused revocation never reaches).
+      const t = now();
+      if (t >= earliest) prune(t);
       return sessions.size + users.size + scopedCount;
     },
   };

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { SignJWT, jwtVerify } from "jose";
-import { claimTextProblem } from "./claims.ts";
+import { claimTextProblem } from "../oidc/claims.ts";
 import type { SessionUser } from "./types.ts";
 
 /** Tokens longer than this are refused before any parsing (a cookie never legitimately gets close). */

@@ -6,6 +6,7 @@ import { createMetrics } from "../metrics/metrics.ts";
 import { type QueryRunner, createQueryRunner } from "../query/runner.ts";
 import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "../query/testing/metrics-db.ts";
 import { createSecretResolver } from "../secrets/resolver.ts";
+import { sourceLimitWarnings } from "../query/source-limits.ts";
 import { createSource, getSource, sourceView } from "../sources/store.ts";
 import { createDatabase, createTestConfigStore } from "../testing/pg.ts";
 import { catalogFromColumns, readCatalog, refreshCatalog, textArrayLiteral } from "./refresh.ts";
@@ -14,6 +15,7 @@ let fx: MetricsFixture;
 let store: Awaited<ReturnType<typeof createTestConfigStore>>;
 let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
 let runner: QueryRunner;
+let role: string;
 
 beforeAll(async () => {
   store = await createTestConfigStore();
@@ -32,7 +34,7 @@ beforeAll(async () => {
     CREATE VIEW public.errors AS SELECT ts, service FROM public.http_requests WHERE status >= 500;
     REVOKE ALL ON SCHEMA public FROM PUBLIC;
   `);
-  const role = await fx.createRole("pb_catalog", "catalog-pw", [
+  role = await fx.createRole("pb_catalog", "catalog-pw", [
     "GRANT USAGE ON SCHEMA public, metrics TO %I",
     "GRANT SELECT ON public.http_requests, public.hosts, public.daily, public.errors, metrics.cpu TO %I",
   ]);
@@ -98,6 +100,26 @@ describe("catalog refresh", () => {
     });
   });
 
+  test("records the role's limits as a panel statement sees them; an unlimited temp_file_limit is warned about", async () => {
+    const source = fx.source({ schemas: ["public"] });
+    const before = await readCatalog(runner, source);
+    // work_mem as the runner sets it per statement, temp_file_limit as the role has it (unset: -1).
+    expect(before.limits).toEqual({ statementTimeout: expect.stringMatching(/^\d+s$/), tempFileLimit: "-1", workMem: "4MB" });
+    expect(sourceLimitWarnings(before.limits)).toEqual([expect.stringContaining("temp_file_limit")]);
+
+    await fx.admin(`ALTER ROLE ${role} SET temp_file_limit = '1GB'`);
+    try {
+      // Role settings apply from a connection's start: the pooled connections predate the change.
+      runner.evict(source.id);
+      const after = await readCatalog(runner, source);
+      expect(after.limits).toMatchObject({ tempFileLimit: "1GB", workMem: "4MB" });
+      expect(sourceLimitWarnings(after.limits)).toEqual([]);
+    } finally {
+      await fx.admin(`ALTER ROLE ${role} RESET temp_file_limit`);
+      runner.evict(source.id);
+    }
+  });
+
   test("refreshCatalog stores the catalog and its time; the status flag follows CATALOG_STALE_AFTER_DAYS", async () => {
     const created = await createSource(store.pool, "ws_a", {
       name: "m",
@@ -112,6 +134,7 @@ describe("catalog refresh", () => {
     const refreshed = await refreshCatalog({ db: store.pool, runner, now: () => at }, created);
     expect(refreshed.catalogRefreshedAt?.getTime()).toBe(at);
     expect(refreshed.catalog?.tables.map((t) => t.name)).toEqual(["daily", "errors", "hosts", "http_requests"]);
+    expect(refreshed.catalog?.limits).toMatchObject({ tempFileLimit: "-1", workMem: "4MB" });
     expect(await getSource(store.pool, created.id)).toEqual(refreshed);
     const day = 86_400_000;
     expect(sourceView(refreshed, 30, at + 10 * day).catalogStatus).toBe("fresh");

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { AppError } from "../http/errors.ts";
 import type { QueryRunner } from "../query/runner.ts";
+import { SOURCE_LIMITS_SQL, sourceLimitsFromRow } from "../query/source-limits.ts";
 import { type Source, type TimeColumnOverride, saveCatalog } from "../sources/store.ts";
 import type { Catalog, CatalogTable } from "../catalog/types.ts";
 
@@ -58,7 +59,10 @@ export function catalogFromColumns(rows: readonly (readonly unknown[])[], overri
   return { tables };
 }
 
-/** Reads a source's catalog through the runner: the same pool, credentials, read-only transaction and timeout. */
+/**
+ * Reads a source's catalog through the runner (the same pool, credentials, read-only transaction and
+ * timeout): its tables and columns, and the role's statement_timeout, temp_file_limit and work_mem.
+ */
 export async function readCatalog(runner: Pick<QueryRunner, "execute">, source: Source): Promise<Catalog> {
   const result = await runner.execute({
     source,
@@ -74,7 +78,10 @@ export async function readCatalog(runner: Pick<QueryRunner, "execute">, source: 
       `The source's schemas have more than ${MAX_CATALOG_COLUMNS} columns; narrow the source's schema list.`,
     );
   }
-  return catalogFromColumns(result.rows, source.timeColumnOverrides ?? []);
+  const catalog = catalogFromColumns(result.rows, source.timeColumnOverrides ?? []);
+  // The role's limits as a panel statement sees them, recorded with the tables they were read with.
+  const limits = await runner.execute({ source, sql: SOURCE_LIMITS_SQL, maxRows: 1 });
+  return { ...catalog, limits: sourceLimitsFromRow(limits.rows[0]) };
 }
 
 export interface RefreshCatalogDeps {

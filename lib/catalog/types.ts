@@ -11,9 +11,19 @@ export const CatalogTableSchema = z.object({
   columns: z.array(CatalogColumnSchema),
 });
 
-/** A source's catalog (docs/query-runner.md, catalogs). */
-export const CatalogSchema = z.object({ tables: z.array(CatalogTableSchema) });
+/**
+ * The limits a panel statement runs under on a source, as the server reports them: statement_timeout and
+ * work_mem as the runner sets them, temp_file_limit as the role (or server) has it; `-1` means unlimited.
+ */
+export const SourceLimitsSchema = z.object({ statementTimeout: z.string(), tempFileLimit: z.string(), workMem: z.string() });
+
+/**
+ * A source's catalog (docs/query-runner.md, catalogs): its tables, and the role's limits as the refresh read
+ * them (absent in a catalog stored before refreshes recorded them).
+ */
+export const CatalogSchema = z.object({ tables: z.array(CatalogTableSchema), limits: SourceLimitsSchema.optional() });
 
 export type CatalogColumn = z.infer<typeof CatalogColumnSchema>;
 export type CatalogTable = z.infer<typeof CatalogTableSchema>;
 export type Catalog = z.infer<typeof CatalogSchema>;
+export type SourceLimits = z.infer<typeof SourceLimitsSchema>;

@@ -172,9 +172,25 @@ describe("SOURCE_SECRET_HOSTS", () => {
       ...BASE,
       SOURCE_SECRET_HOSTS: "METRICS_RO: DB.Internal. , 10.0.0.5 ;RDS:*.RDS.amazonaws.com, 2001:DB8::1;METRICS_RO:[::ffff:10.0.0.6]",
     });
-    expect(config.sourceSecretHosts.get("METRICS_RO")).toEqual(["db.internal", "10.0.0.5", "10.0.0.6"]);
-    expect(config.sourceSecretHosts.get("RDS")).toEqual(["*.rds.amazonaws.com", "2001:db8:0:0:0:0:0:1"]);
+    const any = (host: string) => ({ host, port: null });
+    expect(config.sourceSecretHosts.get("METRICS_RO")).toEqual([any("db.internal"), any("10.0.0.5"), any("10.0.0.6")]);
+    expect(config.sourceSecretHosts.get("RDS")).toEqual([any("*.rds.amazonaws.com"), any("2001:db8:0:0:0:0:0:1")]);
     expect(config.sourceSecretHosts.has("OTHER")).toBe(false);
+  });
+
+  test("an entry may name a port: host:port, [IPv6]:port, *.suffix:port; a bare IPv6 address has none", () => {
+    const { config } = parseConfig({
+      ...BASE,
+      SOURCE_SECRET_HOSTS:
+        "METRICS:DB.internal:5432,10.0.0.5:6432,[2001:db8::1]:5433,*.rds.amazonaws.com:5432,2001:db8::2,db.internal:5432",
+    });
+    expect(config.sourceSecretHosts.get("METRICS")).toEqual([
+      { host: "db.internal", port: 5432 },
+      { host: "10.0.0.5", port: 6432 },
+      { host: "2001:db8:0:0:0:0:0:1", port: 5433 },
+      { host: "*.rds.amazonaws.com", port: 5432 },
+      { host: "2001:db8:0:0:0:0:0:2", port: null },
+    ]);
   });
 
   test.each([
@@ -187,7 +203,14 @@ describe("SOURCE_SECRET_HOSTS", () => {
     ["METRICS:0x7f000001", '"0x7f000001"'],
     ["METRICS:db..internal", '"db..internal"'],
     ["METRICS:db.internal/x", '"db.internal/x"'],
-    ["METRICS:db.internal:5432", '"db.internal:5432"'],
+    ["METRICS:db.internal:0", '"db.internal:0"'],
+    ["METRICS:db.internal:65536", '"db.internal:65536"'],
+    ["METRICS:db.internal:54x", '"db.internal:54x"'],
+    ["METRICS:db.internal:", '"db.internal:"'],
+    ["METRICS::5432", '":5432"'],
+    ["METRICS:[db.internal]:5432", '"[db.internal]:5432"'],
+    ["METRICS:[2001:db8::1]:99999", '"[2001:db8::1]:99999"'],
+    ["METRICS:*:5432", '"*:5432"'],
   ])("%j is refused, naming the entry", (value, message) => {
     const problems = problemsOf({ ...BASE, SOURCE_SECRET_HOSTS: value });
     expect(problems.map((p) => p.variable)).toEqual(["SOURCE_SECRET_HOSTS"]);

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { type CidrRange, parseCidrList } from "../net/cidr.ts";
 import { canonicalHost } from "../net/host-name.ts";
+import { splitHostPort } from "../net/host-list.ts";
 import { type VariableName, variables } from "./variables.ts";
 
 type Parsed = { [K in VariableName]: z.output<(typeof variables)[K]["schema"]> };
@@ -12,7 +13,16 @@ export type SecretGrants = ReadonlyMap<string, ReadonlySet<string> | "*">;
  * Hosts a source using a secret_ref may connect to (SOURCE_SECRET_HOSTS), as canonical patterns: an address
  * (`10.0.0.5`, `2001:db8:0:0:0:0:0:1`), a lower-case name, or `*.suffix`. A ref without an entry is not limited.
  */
-export type SecretHosts = ReadonlyMap<string, readonly string[]>;
+/**
+ * One host a secret_ref is bound to: a canonical name or address (lib/net/host-name.ts canonicalHost), or `*.suffix`,
+ * and the one port it is bound to there (null: any port).
+ */
+export interface SecretHostPattern {
+  host: string;
+  port: number | null;
+}
+
+export type SecretHosts = ReadonlyMap<string, readonly SecretHostPattern[]>;
 
 /** The validated configuration: every variable by its env name, plus values derived from them. */
 export type Config = Parsed & {
@@ -59,9 +69,12 @@ export function parseSecretRefs(text: string): { grants: Map<string, Set<string>
 
 export { canonicalHost };
 
-/** Parses SOURCE_SECRET_HOSTS (`REF:db.internal,10.0.0.5;REF2:*.rds.amazonaws.com`); returns the problem text on bad syntax. */
-export function parseSecretHosts(text: string): { hosts: Map<string, string[]> } | { error: string } {
-  const hosts = new Map<string, string[]>();
+/**
+ * Parses SOURCE_SECRET_HOSTS (`REF:db.internal:5432,10.0.0.5;REF2:*.rds.amazonaws.com`: hosts with an optional port,
+ * an IPv6 address with a port in brackets); returns the problem text on bad syntax.
+ */
+export function parseSecretHosts(text: string): { hosts: Map<string, SecretHostPattern[]> } | { error: string } {
+  const hosts = new Map<string, SecretHostPattern[]>();
   for (const raw of text.split(";")) {
     const entry = raw.trim();
     if (!entry) continue;
@@ -78,15 +91,16 @@ export function parseSecretHosts(text: string): { hosts: Map<string, string[]> }
     if (items.length === 0) return { error: `secret_ref ${ref} lists no host` };
     const patterns = hosts.get(ref) ?? [];
     for (const item of items) {
-      const wildcard = item.startsWith("*.");
-      const c = canonicalHost(wildcard ? item.slice(2) : item);
-      if (!c || (wildcard && c.address)) {
+      const split = splitHostPort(item);
+      const wildcard = split?.target.startsWith("*.") === true;
+      const c = split ? canonicalHost(wildcard ? split.target.slice(2) : split.target) : null;
+      if (!split || !c || (wildcard && c.address)) {
         return {
-          error: `host ${JSON.stringify(item)} of secret_ref ${ref} is not a host name, an IP address or *.<domain>`,
+          error: `host ${JSON.stringify(item)} of secret_ref ${ref} is not a host name, an IP address or *.<domain>, with an optional :<port> (1-65535; [<IPv6>]:<port>)`,
         };
       }
-      const pattern = wildcard ? `*.${c.host}` : c.host;
-      if (!patterns.includes(pattern)) patterns.push(pattern);
+      const pattern = { host: wildcard ? `*.${c.host}` : c.host, port: split.port };
+      if (!patterns.some((p) => p.host === pattern.host && p.port === pattern.port)) patterns.push(pattern);
     }
     hosts.set(ref, patterns);
   }

@@ -470,7 +470,7 @@ export const variables = {
   },
   SOURCE_SECRET_HOSTS: {
     schema: str(),
-    doc: "Which hosts a source using a secret_ref may connect to: `<SECRET_REF>:<host>,<host>` entries separated by `;`; a host is an exact name or IP address, or `*.suffix` (any name ending in `.suffix`). A source whose host is not listed for its ref is refused with `grant_missing` before any credential lookup. A ref without an entry is refused in production (its credentials would go to any host an admin names); outside production it may be used with any host. Warned about in production for every granted ref it does not bind.",
+    doc: "Which hosts a source using a secret_ref may connect to: `<SECRET_REF>:<host>,<host>` entries separated by `;`; a host is an exact name or IP address, or `*.suffix` (any name ending in `.suffix`), optionally with a port (`db.internal:5432`, `[2001:db8::1]:5432`) that binds the ref to that port only (no port: every port). A source whose host, or port of a port-bound host, is not listed for its ref is refused with `grant_missing` before any connection attempt or credential lookup. A ref without an entry is refused in production (its credentials would go to any host an admin names); outside production it may be used with any host. Warned about in production for every granted ref it does not bind.",
     group: "pulseboard",
   },
   SOURCE_ALLOWED_HOSTS: {

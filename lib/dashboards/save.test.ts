@@ -322,3 +322,74 @@ describe("variables on save", () => {
     expect(err.extra.variables).toEqual([{ variable: "routes", reason: "source", message: expect.any(String) }]);
   });
 });
+
+describe("a save warns of panels whose fixed bucket gives more points per series than the browser keeps", () => {
+  const NOW = Date.UTC(2026, 10, 27, 6, 30);
+  const withPoints = () => ({ ...deps, points: { maxWindowPoints: 720, now: () => NOW } });
+  const day = (panels: { id: string; sql: string }[], time = { from: "now-24h", to: "now" }) => spec(panels, { time });
+  const perMinute = "SELECT $__timeGroup(ts, '1m') AS t, count(*) FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1";
+
+  test.each([
+    ["$__timeGroup(ts, '1m')", perMinute],
+    [
+      "date_bin('1 minute', ...)",
+      "SELECT date_bin('1 minute', ts, timestamptz 'epoch') AS t, count(*) FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1",
+    ],
+    [
+      "date_trunc('minute', ...) per service",
+      "SELECT date_trunc('minute', ts) AS t, service, count(*) FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1, 2 ORDER BY 1",
+    ],
+  ])("%s over 24 h: 1,440 points per series, 720 kept, named by panel; the save goes through", async (_name, sql) => {
+    const saved = await saveDashboard(withPoints(), {
+      workspaceId: ws,
+      userSub: "u1",
+      spec: day([
+        { id: "fine", sql },
+        { id: "ok", sql: GOOD_SQL },
+      ]),
+    });
+    expect(saved.warnings).toEqual([
+      {
+        panelId: "fine",
+        pointsPerSeries: 1440,
+        kept: 720,
+        rangeMs: 86_400_000,
+        stepMs: 60_000,
+        message: "1,440 points per series over 24 h; 720 are kept (MAX_WINDOW_POINTS). Use $__interval or a coarser bucket.",
+      },
+    ]);
+    expect((await getDashboard(store.pool, saved.id))?.version).toBe(1);
+  });
+
+  test.each([
+    ["$__interval (never more than MAX_WINDOW_POINTS by construction)", GOOD_SQL, { from: "now-24h", to: "now" }],
+    ["a 5-minute bucket over 24 h (288 points)", perMinute.replace("'1m'", "'5m'"), { from: "now-24h", to: "now" }],
+    ["a 1-minute bucket over 12 h (exactly 720)", perMinute, { from: "now-12h", to: "now" }],
+    ["no bucket", "SELECT count(*) FROM http_requests WHERE $__timeFilter(ts)", { from: "now-24h", to: "now" }],
+  ])("no warning for %s", async (_name, sql, time) => {
+    const saved = await saveDashboard(withPoints(), { workspaceId: ws, userSub: "u1", spec: day([{ id: "p", sql }], time) });
+    expect(saved.warnings).toEqual([]);
+  });
+
+  test("the saved range counts as written: fixed instants, and an update warns too", async () => {
+    const first = await saveDashboard(withPoints(), {
+      workspaceId: ws,
+      userSub: "u1",
+      spec: day([{ id: "p", sql: perMinute }], { from: "2026-11-20T00:00:00Z", to: "2026-11-21T00:00:00Z" }),
+    });
+    expect(first.warnings.map((w) => w.pointsPerSeries)).toEqual([1440]);
+    const updated = await saveDashboard(withPoints(), {
+      workspaceId: ws,
+      userSub: "u1",
+      dashboardId: first.id,
+      baseVersion: first.version,
+      spec: day([{ id: "p", sql: perMinute }], { from: "now-7d", to: "now" }),
+    });
+    expect(updated.warnings[0]).toMatchObject({ panelId: "p", pointsPerSeries: 10_080, message: expect.stringContaining("over 7 d") });
+  });
+
+  test("without `points` (provisioning, the demo) nothing is computed", async () => {
+    const saved = await saveDashboard(deps, { workspaceId: ws, userSub: "u1", spec: day([{ id: "p", sql: perMinute }]) });
+    expect(saved.warnings).toEqual([]);
+  });
+});

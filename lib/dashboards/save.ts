@@ -3,7 +3,8 @@ import type { Catalog } from "../catalog/types.ts";
 import { type DashboardSpec, dashboardSpecSchema } from "./spec.ts";
 import { AppError } from "../http/errors.ts";
 import { catalogVersion, getSourceInWorkspace } from "../sources/index.ts";
-import type { Guard } from "../sql-guard/verdict.ts";
+import type { Guard, MacroParam } from "../sql-guard/verdict.ts";
+import { type PanelPointsWarning, panelPointsWarning } from "./points.ts";
 import { newId } from "../store/ids.ts";
 import { DASHBOARD_CHANGED_CHANNEL, DASHBOARD_COLUMNS, type Dashboard, dashboardFromRow } from "./store.ts";
 
@@ -27,7 +28,16 @@ export interface SaveDashboardDeps {
   guard: Guard;
   /** DASHBOARD_VERSION_RETENTION: older versions are deleted by the save; absent deletes none (reads still cap). */
   versionRetention?: number;
+  /**
+   * MAX_WINDOW_POINTS and the clock the saved range is resolved at: the save then reports, as `warnings`, every
+   * panel whose fixed bucket gives more points per series over that range than the browser keeps. Absent (paths
+   * that show no save result to a person: provisioning, the demo): no warnings are computed.
+   */
+  points?: { maxWindowPoints: number; now: () => number };
 }
+
+/** A saved dashboard, with what its author should know (lib/dashboards/points.ts). */
+export type SavedDashboard = Dashboard & { warnings: PanelPointsWarning[] };
 
 export interface SaveDashboardInput {
   workspaceId: string;
@@ -66,12 +76,22 @@ export async function checkPanels(
   workspaceId: string,
   spec: Pick<DashboardSpec, "panels" | "variables">,
 ): Promise<PanelFailure[]> {
+  return (await guardPanels(deps, workspaceId, spec)).failures;
+}
+
+/** As checkPanels, with the accepted panels' guarded statements (for the points warnings of a save). */
+async function guardPanels(
+  deps: Pick<SaveDashboardDeps, "pool" | "guard">,
+  workspaceId: string,
+  spec: Pick<DashboardSpec, "panels" | "variables">,
+): Promise<{ failures: PanelFailure[]; accepted: { panelId: string; sql: string; params: MacroParam[] }[] }> {
   const sources = await sourceCatalogs(
     deps.pool,
     workspaceId,
     spec.panels.map((p) => p.sourceId),
   );
   const failures: PanelFailure[] = [];
+  const accepted: { panelId: string; sql: string; params: MacroParam[] }[] = [];
   for (const panel of spec.panels) {
     const source = sources.get(panel.sourceId);
     if (!source) {
@@ -80,8 +100,9 @@ export async function checkPanels(
     }
     const verdict = deps.guard.check(panel.sql, source.catalog, source.catalogVersion, spec.variables);
     if (!verdict.ok) failures.push({ panelId: panel.id, reason: verdict.reason, message: verdict.message });
+    else accepted.push({ panelId: panel.id, sql: verdict.sql, params: verdict.params });
   }
-  return failures;
+  return { failures, accepted };
 }
 
 /**
@@ -149,14 +170,29 @@ function refusal(panels: PanelFailure[], variables: VariableFailure[]): AppError
  * same statement records the new version in `dashboard_versions` (the history) and deletes the versions
  * past `versionRetention`.
  */
-export async function saveDashboard(deps: SaveDashboardDeps, input: SaveDashboardInput): Promise<Dashboard> {
+export async function saveDashboard(deps: SaveDashboardDeps, input: SaveDashboardInput): Promise<SavedDashboard> {
   const { spec } = input;
   if (input.dashboardId !== undefined && (input.baseVersion === undefined || !Number.isSafeInteger(input.baseVersion))) {
     throw new AppError("validation_failed", "An update must carry the version it was based on.", { field: "version" });
   }
-  const failures = await checkPanels(deps, input.workspaceId, spec);
+  const { failures, accepted } = await guardPanels(deps, input.workspaceId, spec);
   const variableFailures = await checkVariables(deps, input.workspaceId, spec);
   if (failures.length > 0 || variableFailures.length > 0) throw refusal(failures, variableFailures);
+  const warnings: PanelPointsWarning[] = [];
+  if (deps.points) {
+    const at = { maxWindowPoints: deps.points.maxWindowPoints, now: deps.points.now() };
+    for (const a of accepted) {
+      const w = panelPointsWarning(a.panelId, a, spec.time, at);
+      if (w) warnings.push(w);
+    }
+  }
+  const saved = await write(deps, input);
+  return { ...saved, warnings };
+}
+
+/** The insert or the version-checked update of a save whose panels passed. */
+async function write(deps: SaveDashboardDeps, input: SaveDashboardInput): Promise<Dashboard> {
+  const { spec } = input;
 
   if (input.dashboardId === undefined) {
     const { rows } = await deps.pool

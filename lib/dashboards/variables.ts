@@ -136,22 +136,6 @@ export async function viewSelection(
 }
 
 /**
- * The values a view binds: the view's own (var-* in its URL, or the editor's preview), else each variable's
- * saved default. A variable with neither is left out, and a panel naming it fails with that variable named.
- */
-export function variableValuesOf(
-  declared: readonly { name: string; default?: string | string[] }[],
-  chosen: Readonly<Record<string, readonly string[]>> | undefined,
-): Record<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const v of declared) {
-    if (chosen !== undefined && Object.hasOwn(chosen, v.name)) out.set(v.name, [...chosen[v.name]]);
-    else if (v.default !== undefined) out.set(v.name, typeof v.default === "string" ? [v.default] : v.default);
-  }
-  return Object.fromEntries(out);
-}
-
-/**
  * The bind values of a selection made earlier (resolveVariables or viewSelection), with the options as they are
  * now: All takes every current option, and a variable the selection leaves out takes its default (the spec's
  * default where still an option, else the first option). A poller calls it on every tick so that All and the
@@ -237,6 +221,32 @@ export function optionsFromResult(name: string, columns: readonly unknown[], row
 }
 
 /**
+ * Reads one variable's options now: a custom variable's values, or a query variable's SQL run through the guarded
+ * runner on its source in `workspaceId` over `range`. Failures name the variable.
+ */
+export async function readVariableOptions(
+  deps: Pick<VariableOptionsCacheDeps, "runner" | "getSource">,
+  workspaceId: string,
+  v: Variable,
+  range: { fromMs: number; toMs: number },
+): Promise<string[]> {
+  if (v.type !== "query" || v.sourceId === undefined || v.sql === undefined) return [...(v.values ?? [])];
+  const source = await deps.getSource(workspaceId, v.sourceId);
+  if (!source) throw new AppError("not_found", `Variable ${v.name}: its source does not exist in this workspace.`);
+  let result: Awaited<ReturnType<QueryRunner["run"]>>;
+  try {
+    result = await deps.runner.run({ source, workspaceId, sql: v.sql, range });
+  } catch (err) {
+    // The panel or viewer who meets this failure learns which variable it is.
+    if (err instanceof AppError) {
+      throw new AppError(err.code, `Variable ${v.name}: its options could not be read. ${err.detail}`, err.extra, err.headers);
+    }
+    throw err;
+  }
+  return optionsFromResult(v.name, result.columns, result.rows);
+}
+
+/**
  * Builds the per-process cache of query variables' options. Keyed by dashboard, variable name, source, SQL and
  * saved range, so an edited variable is run afresh; one entry per key whatever the number of viewers.
  */
@@ -246,22 +256,9 @@ export function createVariableOptionsCache(deps: VariableOptionsCacheDeps): Vari
   // Least recently used first: a hit moves its entry to the end.
   const entries = new Map<string, Entry>();
 
-  async function run(dashboard: VariableDashboard, v: Variable, at: number): Promise<string[]> {
-    if (v.type !== "query" || v.sourceId === undefined || v.sql === undefined) return [...(v.values ?? [])];
-    const source = await deps.getSource(dashboard.workspaceId, v.sourceId);
-    if (!source) throw new AppError("not_found", `Variable ${v.name}: its source does not exist in this workspace.`);
+  function run(dashboard: VariableDashboard, v: Variable, at: number): Promise<string[]> {
     const range = { fromMs: resolveTime(dashboard.spec.time.from, at), toMs: resolveTime(dashboard.spec.time.to, at) };
-    let result: Awaited<ReturnType<QueryRunner["run"]>>;
-    try {
-      result = await deps.runner.run({ source, workspaceId: dashboard.workspaceId, sql: v.sql, range });
-    } catch (err) {
-      // The panel or viewer who meets this failure learns which variable it is.
-      if (err instanceof AppError) {
-        throw new AppError(err.code, `Variable ${v.name}: its options could not be read. ${err.detail}`, err.extra, err.headers);
-      }
-      throw err;
-    }
-    return optionsFromResult(v.name, result.columns, result.rows);
+    return readVariableOptions(deps, dashboard.workspaceId, v, range);
   }
 
   function options(dashboard: VariableDashboard, v: Variable): Promise<string[]> {

@@ -8,6 +8,7 @@ describe("decodeFrame", () => {
     ["panel", { panelId: "a", at: 1, result: { columns: [], rows: [] } }],
     ["panel", { panelId: "a", at: 1, error: { code: "keyword", message: "no" } }],
     ["dashboard", { id: "d", deleted: true }],
+    ["view", { from: "now-1h", to: "2026-11-27T12:00:00Z", refreshMs: 5000, vars: {}, live: false, saved: false }],
     ["session_expired", { expiresAt: 5, reason: "revoked" }],
     ["draining", { retryMs: 2000 }],
   ])("reads %s", (event, data) => {
@@ -21,6 +22,7 @@ describe("decodeFrame", () => {
     ["panel", JSON.stringify({ panelId: "a", at: 1 })],
     ["snapshot", JSON.stringify({ dashboard: {}, panels: [] })],
     ["draining", JSON.stringify({ retryMs: "2000" })],
+    ["view", JSON.stringify({ from: "now-1h", to: "now", live: "false" })],
     ["session_expired", "null"],
   ])("refuses %s %s", (event, data) => {
     expect(decodeFrame(event, data)).toBeNull();

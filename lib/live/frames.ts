@@ -3,8 +3,6 @@
  * the stream host and read by the browser. Browser-safe: no Node imports, types and pure functions only.
  */
 
-import type { Variable } from "../dashboards/spec.ts";
-
 /** One cell of a result: numbers, text, booleans, null, JSON; timestamps are epoch milliseconds. */
 export type Cell = string | number | boolean | null | object;
 
@@ -133,10 +131,20 @@ export interface PanelSummary {
 }
 
 /**
- * A dashboard variable as subscribers see it: the spec's own type without a query variable's SQL and source,
- * which stay on the server. The live page's variables bar reads this one type.
+ * A dashboard variable as subscribers see it (a query variable's SQL and source stay on the server): what the stream
+ * host sends and the live page's variables bar reads. The stream host builds it from the spec's Variable, so the
+ * compiler holds the two together (lib/ folders do not import each other in a cycle: live/ does not import
+ * dashboards/).
  */
-export type VariableSummary = Omit<Variable, "sql" | "sourceId">;
+export interface VariableSummary {
+  name: string;
+  label?: string;
+  type: "custom" | "query";
+  values?: string[];
+  default?: string | string[];
+  multi?: boolean;
+  includeAll?: boolean;
+}
 
 /** What subscribers learn about a dashboard: layout and saved defaults, never the panels' SQL. */
 export interface DashboardSummary {
@@ -166,6 +174,12 @@ export interface ViewSummary {
   /** True when the view is the dashboard's saved one (no view parameter differed from it). */
   saved: boolean;
 }
+
+/**
+ * event: view. The view this stream serves changed state without a spec change: a range whose fixed end (`to`, an
+ * instant) has passed was queried once more after it and is no longer live (`live: false`); its results stay.
+ */
+export type ViewFrame = ViewSummary;
 
 /** event: snapshot. Sent first on every stream: the dashboard, the view and the latest result of each panel. */
 export interface SnapshotFrame {
@@ -206,6 +220,7 @@ export interface StreamFrames {
   panel: PanelUpdate;
   "panel-delta": PanelDeltaFrame;
   dashboard: DashboardFrame;
+  view: ViewFrame;
   session_expired: SessionExpiredFrame;
   forbidden: ForbiddenFrame;
   draining: DrainingFrame;
@@ -222,6 +237,7 @@ export const STREAM_EVENTS: readonly StreamEventName[] = [
   "panel",
   "panel-delta",
   "dashboard",
+  "view",
   "session_expired",
   "forbidden",
   "draining",
@@ -268,6 +284,9 @@ export function decodeFrame(event: string, data: string): StreamFrame | null {
     case "dashboard":
       if (typeof v.id !== "string") return null;
       return { event: "dashboard", data: v as unknown as DashboardFrame };
+    case "view":
+      if (typeof v.from !== "string" || typeof v.to !== "string" || typeof v.live !== "boolean") return null;
+      return { event: "view", data: v as unknown as ViewFrame };
     case "session_expired":
       if (typeof v.expiresAt !== "number") return null;
       return { event: "session_expired", data: v as unknown as SessionExpiredFrame };

@@ -32,23 +32,33 @@ function parseTarget(text: string, port: number | null): HostListEntry | null {
 }
 
 /**
- * Parses one entry: `10.0.0.0/8`, `10.0.0.5`, `2001:db8::/32`, `db.internal`, `*.rds.amazonaws.com`, with an optional
- * port as `127.0.0.1:5432`, `db.internal:5432` or `[::1]:5432` / `[fd00::/8]:5432`. Null when it does not parse.
+ * Splits an entry's optional port off: `db.internal:5432`, `10.0.0.5:5432`, `[2001:db8::1]:5432` (an IPv6 address
+ * with a port is bracketed), or no port (`db.internal`, `[::1]`, or a bare IPv6 address such as `2001:db8::1`). Null
+ * when the port is not 1-65535 or the brackets hold no IPv6 text. The target is returned as written.
  */
-export function parseHostListEntry(entry: string): HostListEntry | null {
+export function splitHostPort(entry: string): { target: string; port: number | null } | null {
   const bracket = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
   if (bracket) {
     const port = bracket[2] === undefined ? null : parsePort(bracket[2]);
     if (bracket[2] !== undefined && port === null) return null;
-    return bracket[1].includes(":") ? parseTarget(bracket[1], port) : null;
+    return bracket[1].includes(":") ? { target: bracket[1], port } : null;
   }
   const colons = entry.split(":").length - 1;
   if (colons === 1) {
     const [target, portText] = entry.split(":");
     const port = parsePort(portText);
-    return port === null || !target ? null : parseTarget(target, port);
+    return port === null || !target ? null : { target, port };
   }
-  return parseTarget(entry, null);
+  return { target: entry, port: null };
+}
+
+/**
+ * Parses one entry: `10.0.0.0/8`, `10.0.0.5`, `2001:db8::/32`, `db.internal`, `*.rds.amazonaws.com`, with an optional
+ * port as `127.0.0.1:5432`, `db.internal:5432` or `[::1]:5432` / `[fd00::/8]:5432`. Null when it does not parse.
+ */
+export function parseHostListEntry(entry: string): HostListEntry | null {
+  const split = splitHostPort(entry);
+  return split ? parseTarget(split.target, split.port) : null;
 }
 
 /** Splits a comma- or space-separated list; returns the entries and every entry that did not parse. */

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { type JWK, SignJWT, exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { claimTextProblem } from "./claims.ts";
 import { AppError } from "../http/errors.ts";
 import { type LoginTransaction, type OidcSettings, createOidcLogin, oidcLoginFromConfig, safeReturnTo } from "./login.ts";
 
@@ -226,6 +227,62 @@ describe("hostile ID tokens are refused with a clean 401", () => {
     expect(hits.token).toBe(1);
     expect(err.detail).toMatch(/^Sign-in failed: (the ID token|the identity provider's answer did not verify)/);
     expect(err.detail).not.toContain(issuer);
+  });
+});
+
+describe("claim text a session cannot carry is refused at sign-in (401 naming the claim)", () => {
+  const where: [string, (v: string) => Record<string, unknown>][] = [
+    ["sub", (v) => ({ sub: v })],
+    ["name", (v) => ({ name: v })],
+    ["preferred_username", (v) => ({ preferred_username: v })],
+    ["email", (v) => ({ email: v })],
+    ["groups", (v) => ({ groups: ["g1", v] })],
+    ["groups", (v) => ({ groups: `g1 ${v}` })],
+  ];
+  const hostile: [string, string][] = [
+    ["a NUL character", "\u0000"],
+    ["a NUL character", "a\u0000b"],
+    ["invalid Unicode", "\ud800"],
+    ["invalid Unicode", "a\udfffb"],
+    ["invalid Unicode", "\udc00\ud800"],
+  ];
+  test.each(where.flatMap(([claim, put]) => hostile.map(([problem, v]) => [claim, problem, JSON.stringify(v), put(v)] as const)))(
+    "%s with %s (%s)",
+    async (claim, problem, _shown, extra) => {
+      idToken = async (nonce) => sign({ ...goodClaims(nonce), ...extra });
+      const err = await failure(login());
+      expect(err.code).toBe("unauthenticated");
+      expect(err.extra).toEqual({ reason: "invalid_claim", claim });
+      expect(err.detail).toContain(`the identity provider's ${claim} claim contains ${problem}`);
+    },
+  );
+
+  test("groups that arrive only through userinfo are checked too", async () => {
+    idToken = async (nonce) => sign(goodClaims(nonce));
+    userinfo = { groups: ["ok", "bad\u0000"] };
+    expect((await failure(login())).extra).toEqual({ reason: "invalid_claim", claim: "groups" });
+  });
+
+  test("property: a sign-in succeeds exactly when every claim's text is free of NUL and well-formed", async () => {
+    const unit = fc.oneof(
+      { weight: 12, arbitrary: fc.constantFrom("a", "é", "\u{1F600}", " ", "-") },
+      // Halves of a surrogate pair, in or out of order, and NUL.
+      { weight: 1, arbitrary: fc.constantFrom("\u0000", "\ud83d", "\ude00") },
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: 0xffff }).map((u) => String.fromCharCode(u)) },
+    );
+    const text = fc.array(unit, { minLength: 1, maxLength: 12 }).map((parts) => parts.join(""));
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...where), text, async ([claim, put], value) => {
+        idToken = async (nonce) => sign({ ...goodClaims(nonce), ...put(value) });
+        const outcome = await login().then(
+          () => null,
+          (e: unknown) => e,
+        );
+        if (claimTextProblem(value) === null) expect(outcome).toBeNull();
+        else expect((outcome as AppError).extra).toEqual({ reason: "invalid_claim", claim });
+      }),
+      { seed: 20261127, numRuns: 80 },
+    );
   });
 });
 

@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, customFetch as joseCustomFetch, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import type * as client from "openid-client";
+import { claimTextProblem } from "./claims.ts";
 import type { Config } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import { reasonFromError } from "../probes/reason.ts";
@@ -232,6 +233,13 @@ export function createOidcLogin(settings: OidcSettings): OidcLogin {
         if (isUnavailable(oc, err)) throw unavailable(err);
       }
     }
+    // Text a session could not carry through the config store (a NUL) or that is not text (ill-formed Unicode) is
+    // refused here, by the claim's name, before any session exists.
+    refuseBadClaimText("sub", claims.sub);
+    refuseBadClaimText("name", claims.name);
+    refuseBadClaimText("preferred_username", claims.preferred_username);
+    refuseBadClaimText("email", claims.email);
+    refuseBadClaimText("groups", groupsValue);
     return {
       sub: claims.sub!,
       name: stringClaim(claims.name) ?? stringClaim(claims.preferred_username),
@@ -258,6 +266,23 @@ function groupsFrom(v: unknown): string[] {
   const list = typeof v === "string" ? v.split(/[\s,]+/) : Array.isArray(v) ? v : [];
   const groups = list.filter((g): g is string => typeof g === "string" && g.length > 0 && g.length <= MAX_CLAIM);
   return [...new Set(groups)].slice(0, MAX_GROUPS);
+}
+
+/**
+ * Throws a 401 naming `claim` (never its value) when its text, or any text in it (a list of groups), has a NUL or is
+ * ill-formed Unicode (claims.ts, the rule the session check applies to every request).
+ */
+function refuseBadClaimText(claim: string, v: unknown): void {
+  const texts = typeof v === "string" ? [v] : Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+  for (const text of texts) {
+    const problem = claimTextProblem(text);
+    if (problem === null) continue;
+    throw new AppError(
+      "unauthenticated",
+      `Sign-in failed: the identity provider's ${claim} claim contains ${problem}, which this service does not accept. Ask the identity provider's administrator to correct the account.`,
+      { reason: "invalid_claim", claim },
+    );
+  }
 }
 
 function stringClaim(v: unknown): string | undefined {

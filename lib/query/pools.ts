@@ -151,6 +151,8 @@ export function createConnectionBudget(max: number, workspaceSharePercent = 50):
         if (!reclaim(key, slots, [...slots].filter(others))) return "host";
       }
       const slot: Slot = { holder, closeIfIdle: null, released: false };
+      // A reclaim that freed the server's last slot dropped its entry: the new slot must be counted in the map's set.
+      servers.set(key, slots);
       slots.add(slot);
       return {
         release: () => free(key, slot),

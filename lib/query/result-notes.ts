@@ -4,7 +4,10 @@ import type { TimeRange } from "./types.ts";
 
 const count = (n: number) => n.toLocaleString("en-US");
 
-/** A range's length in the largest unit that divides it: "24 h", "30 min", "7 d", "90 s". */
+/**
+ * A range's length in the largest unit that divides it, as the range pickers name it: "24 h", "30 min", "7 d",
+ * "90 s". Days from two on, so a day reads "24 h" (now-24h, the default range).
+ */
 export function spanText(ms: number): string {
   for (const [unit, size] of [
     ["d", 86_400_000],
@@ -12,6 +15,7 @@ export function spanText(ms: number): string {
     ["min", 60_000],
     ["s", 1_000],
   ] as const) {
+    if (unit === "d" && ms < 2 * size) continue;
     if (ms >= size && ms % size === 0) return `${count(ms / size)} ${unit}`;
   }
   return `${count(ms)} ms`;

@@ -55,9 +55,9 @@ function setup(opts: { env?: Record<string, string>; dns?: ReturnType<typeof tab
   // Counts credential lookups: a refused host must never get that far.
   const counted: SecretResolver = {
     checkGrant: real.checkGrant,
-    resolve: (ref, ws, host) => {
+    resolve: (ref, ws, host, port) => {
       lookups.push(ref);
-      return real.resolve(ref, ws, host);
+      return real.resolve(ref, ws, host, port);
     },
   };
   const registry = new Registry();
@@ -135,6 +135,51 @@ describe("host policy in the runner", () => {
     });
     expect(withServername({ rejectUnauthorized: true }, "203.0.113.10")).toEqual({ rejectUnauthorized: true });
     expect(withServername(false, "db.example.com")).toBe(false);
+  });
+});
+
+describe("credential binding by host and port (SOURCE_SECRET_HOSTS)", () => {
+  test("a secret_ref bound to host:port: another port of that host is refused before any connection attempt or credential lookup, with the answer of a wrong host; the bound ports connect", async () => {
+    const t = setup({
+      env: {
+        // The host policy lets every port of loopback through: only the credential binding stands in the way.
+        SOURCE_ALLOWED_HOSTS: fx.host,
+        SOURCE_SECRET_HOSTS: `METRICS:${fx.host}:${fx.port},10.0.0.7:5432`,
+      },
+    });
+    const refusedAnswers = new Set<string>();
+    for (const target of [
+      { host: fx.host, port: fx.port + 1 },
+      { host: fx.host, port: 22 },
+      { host: "10.0.0.7", port: 5433 },
+      { host: "10.0.0.8", port: 5432 },
+    ]) {
+      for (const attempt of [
+        () => t.runner.testConnection(src(target)),
+        () => t.runner.execute({ source: src(target), sql: "SELECT 1" }),
+      ]) {
+        const err = await rejection(attempt());
+        expect(err.code).toBe("grant_missing");
+        expect(err.extra).toEqual({ secretRef: "METRICS", reason: "host_not_allowed" });
+        refusedAnswers.add(JSON.stringify([err.status, err.detail, err.extra]));
+      }
+    }
+    // One answer for every refused host and port: nothing tells a closed port from an open one, or a port from a host.
+    expect(refusedAnswers.size).toBe(1);
+    expect(t.connector.attempts).toEqual([]);
+    expect(t.lookups).toEqual([]);
+
+    // The bound port of the test server is really connected.
+    const r = await t.runner.execute({ source: src(), sql: "SELECT 1" });
+    expect(r.rows).toEqual([[1]]);
+    expect(t.connector.attempts).toEqual([{ host: fx.host, port: fx.port }]);
+    // The bound port of the other address gets its connection attempt (the recording connector refuses it unsent).
+    const err = await rejection(t.runner.execute({ source: src({ host: "10.0.0.7", port: 5432 }), sql: "SELECT 1" }));
+    expect(err.code).toBe("source_unavailable");
+    expect(t.connector.attempts).toEqual([
+      { host: fx.host, port: fx.port },
+      { host: "10.0.0.7", port: 5432 },
+    ]);
   });
 });
 

@@ -14,6 +14,7 @@ import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.t
 import { type SourceConnector, createConnectionBudget, createSourcePool, poolKey } from "./pools.ts";
 import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
 import type { QueryResult, TimeRange } from "./types.ts";
+import { SOURCE_LIMITS_SQL, type SourceLimits, sourceLimitsFromRow } from "./source-limits.ts";
 import { variableValue } from "./variable-values.ts";
 import { type CoalesceStats, createCoalescer } from "./coalesce.ts";
 import { rowsTruncation, stepMsOf, withBuckets } from "./result-notes.ts";
@@ -60,15 +61,7 @@ export interface QueryRunnerOptions {
   shareKeepMs?: number;
 }
 
-/**
- * The limits a panel statement runs under on a source, as the server reports them: statement_timeout and
- * work_mem as the runner sets them, temp_file_limit as the role (or server) has it; `-1` means unlimited.
- */
-export interface SourceLimits {
-  statementTimeout: string;
-  tempFileLimit: string;
-  workMem: string;
-}
+export type { SourceLimits } from "./source-limits.ts";
 
 /** Counters of one execution, filled in as it reads (tests assert that a capped read stopped early). */
 export interface ReadStats {
@@ -254,7 +247,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       pool: createSourcePool({
         source,
         // The host checked is the host this pool connects to (a changed host makes a new pool).
-        credentials: () => secrets.resolve(source.secretRef, source.workspaceId, source.host),
+        credentials: () => secrets.resolve(source.secretRef, source.workspaceId, source.host, source.port),
         target: () => hostPolicy.check(source),
         budget,
         connector: opts.connector,
@@ -348,8 +341,8 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       // A NUL would end the statement text early on the wire; the guard refuses it too.
       if (req.sql.includes("\0")) throw new AppError("bad_request", "The statement contains a NUL character.");
       // Every statement, not only every connection: a revoked grant is refused even on a warm pool. The host is
-      // checked with it (SOURCE_SECRET_HOSTS), so a source pointed elsewhere never gets to a credential lookup.
-      secrets.checkGrant(source.secretRef, source.workspaceId, source.host);
+      // checked with it (SOURCE_SECRET_HOSTS, host and port), so a source pointed elsewhere never gets to a credential lookup.
+      secrets.checkGrant(source.secretRef, source.workspaceId, source.host, source.port);
       const client = await checkout(poolFor(source), source);
       if (req.signal?.aborted) {
         client.release();
@@ -515,17 +508,9 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     async testConnection(source, { stored = true } = {}) {
       let passed = false;
       try {
-        const r = await execute(
-          {
-            source,
-            sql: "SELECT current_setting('statement_timeout'), current_setting('temp_file_limit'), current_setting('work_mem')",
-            maxRows: 1,
-          },
-          stored,
-        );
+        const r = await execute({ source, sql: SOURCE_LIMITS_SQL, maxRows: 1 }, stored);
         passed = true;
-        const [statementTimeout, tempFileLimit, workMem] = (r.rows[0] ?? []).map((v) => String(v));
-        return { elapsedMs: r.elapsedMs, limits: { statementTimeout, tempFileLimit, workMem } };
+        return { elapsedMs: r.elapsedMs, limits: sourceLimitsFromRow(r.rows[0]) };
       } finally {
         // A failed test leaves no connection behind; nor does any test of a source that was never stored.
         if (!passed || !stored) evict(source.id);

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -84,6 +85,9 @@ describe("grants", () => {
   });
 });
 
+/** Portless patterns, as SOURCE_SECRET_HOSTS parses bare hosts. */
+const hosts = (...names: string[]) => names.map((host) => ({ host, port: null }));
+
 describe("host binding (SOURCE_SECRET_HOSTS)", () => {
   const cfg = () =>
     config({
@@ -161,7 +165,7 @@ describe("host binding (SOURCE_SECRET_HOSTS)", () => {
   });
 
   test("*.suffix matches names under the suffix only: not the suffix itself, not a look-alike, not an address", () => {
-    const patterns = ["*.rds.amazonaws.com", "db.internal"];
+    const patterns = hosts("*.rds.amazonaws.com", "db.internal");
     expect(isHostAllowed(patterns, "x.rds.amazonaws.com")).toBe(true);
     expect(isHostAllowed(patterns, "a.b.RDS.amazonaws.com.")).toBe(true);
     expect(isHostAllowed(patterns, "rds.amazonaws.com")).toBe(false);
@@ -169,12 +173,76 @@ describe("host binding (SOURCE_SECRET_HOSTS)", () => {
     expect(isHostAllowed(patterns, "evilrds.amazonaws.com")).toBe(false);
     expect(isHostAllowed(patterns, "x.rds.amazonaws.com.evil.example")).toBe(false);
     expect(isHostAllowed(patterns, "x.rds.amazonaws.com:5432")).toBe(false);
-    expect(isHostAllowed(["*.internal"], "10.0.0.1")).toBe(false);
+    expect(isHostAllowed(hosts("*.internal"), "10.0.0.1")).toBe(false);
     // Legacy numeric forms the resolver would read as 127.0.0.1 are neither names nor dotted-quad addresses.
-    expect(isHostAllowed(["*.internal", "127.0.0.1"], "127.1")).toBe(false);
-    expect(isHostAllowed(["127.0.0.1"], "0x7f000001")).toBe(false);
+    expect(isHostAllowed(hosts("*.internal", "127.0.0.1"), "127.1")).toBe(false);
+    expect(isHostAllowed(hosts("127.0.0.1"), "0x7f000001")).toBe(false);
     expect(isHostAllowed(patterns, "db.internal")).toBe(true);
     expect(isHostAllowed(patterns, "db.internal.evil.example")).toBe(false);
+  });
+});
+
+describe("host and port binding (SOURCE_SECRET_HOSTS entries with :port)", () => {
+  const cfg = () =>
+    config({
+      SOURCE_SECRET_REFS: "METRICS:ws_a",
+      SOURCE_SECRET_HOSTS: "METRICS:metrics.internal:5432,10.0.0.5:6432,[2001:db8::1]:5433,*.rds.amazonaws.com:5432,replica.internal",
+    });
+  const env = { METRICS_USERNAME: "u", METRICS_PASSWORD: "p" };
+
+  test.each([
+    ["metrics.internal", 5432],
+    ["METRICS.internal.", 5432],
+    ["10.0.0.5", 6432],
+    ["::ffff:10.0.0.5", 6432],
+    ["2001:DB8:0::1", 5433],
+    ["x.rds.amazonaws.com", 5432],
+    // An entry without a port binds the host on every port.
+    ["replica.internal", 5432],
+    ["replica.internal", 15432],
+  ])("%s:%i is bound: resolves", async (host, port) => {
+    await expect(createSecretResolver({ config: cfg(), env }).resolve("METRICS", "ws_a", host, port)).resolves.toEqual({
+      username: "u",
+      password: "p",
+    });
+  });
+
+  test.each([
+    ["metrics.internal", 5433],
+    ["metrics.internal", 22],
+    ["10.0.0.5", 5432],
+    ["2001:db8::1", 5432],
+    ["x.rds.amazonaws.com", 3306],
+    ["metrics.internal", undefined],
+    ["attacker.example", 5432],
+  ])("%s:%s is refused, before any lookup, with the message of a wrong host (naming neither)", async (host, port) => {
+    const reads: string[] = [];
+    const r = createSecretResolver({
+      config: cfg(),
+      env,
+      readFile: async (path) => {
+        reads.push(path);
+        return "x";
+      },
+    });
+    const err = await rejection(r.resolve("METRICS", "ws_a", host, port));
+    expect(err.code).toBe("grant_missing");
+    expect(err.extra).toEqual({ secretRef: "METRICS", reason: "host_not_allowed" });
+    expect(err.detail).toBe(
+      "The source's host and port are not allowed for secret_ref METRICS; an operator must list them in SOURCE_SECRET_HOSTS.",
+    );
+    expect(() => r.checkGrant("METRICS", "ws_a", host, port)).toThrow(AppError);
+    expect(reads).toEqual([]);
+  });
+
+  test("property: a port-bound entry admits exactly its port; a portless one every port", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 65535 }), fc.integer({ min: 1, max: 65535 }), (bound, asked) => {
+        expect(isHostAllowed([{ host: "db.internal", port: bound }], "db.internal", asked)).toBe(bound === asked);
+        expect(isHostAllowed([{ host: "db.internal", port: null }], "db.internal", asked)).toBe(true);
+      }),
+      { seed: 20261127, numRuns: 500 },
+    );
   });
 });
 

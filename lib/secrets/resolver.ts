@@ -1,6 +1,6 @@
 import { readFile as fsReadFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Config, SecretGrants, SecretHosts } from "../config/parse.ts";
+import type { Config, SecretGrants, SecretHostPattern, SecretHosts } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import { canonicalHost, nameMatches } from "../net/host-name.ts";
 import type { AwsSecretSource } from "./aws.ts";
@@ -15,16 +15,17 @@ export interface SourceCredentials {
 export interface SecretResolver {
   /**
    * Throws AppError `grant_missing` (naming the secret_ref only) unless the workspace may use `secretRef` and, when
-   * SOURCE_SECRET_HOSTS lists hosts for it, `host` is one of them (a limited ref with no host given is refused).
-   * In production a ref that SOURCE_SECRET_HOSTS does not list is refused too.
+   * SOURCE_SECRET_HOSTS lists hosts for it, `host` (on `port`, where the entry names one) is one of them (a limited
+   * ref with no host given, or no port given for a port-bound entry, is refused). In production a ref that
+   * SOURCE_SECRET_HOSTS does not list is refused too.
    */
-  checkGrant(secretRef: string, workspaceId: string, host?: string): void;
+  checkGrant(secretRef: string, workspaceId: string, host?: string, port?: number): void;
   /**
    * Grant and host check, then `<REF>_USERNAME`/`<REF>_PASSWORD` from files in SOURCE_SECRETS_DIR (read on every call),
    * then the environment, then AWS Secrets Manager when configured. Throws AppError `grant_missing` or
    * `source_credentials_missing` (naming variable names, never values).
    */
-  resolve(secretRef: string, workspaceId: string, host?: string): Promise<SourceCredentials>;
+  resolve(secretRef: string, workspaceId: string, host?: string, port?: number): Promise<SourceCredentials>;
 }
 
 /** Same rule as SOURCE_SECRET_REFS: letters, digits and `_`, so a ref can never name a path outside the folder. */
@@ -51,14 +52,18 @@ export function isGranted(grants: SecretGrants, secretRef: string, workspaceId: 
 }
 
 /**
- * True when `host` matches one of a ref's SOURCE_SECRET_HOSTS patterns: the same address (compared in normalized
- * form) or name (case and a trailing dot ignored), or a name ending in `.suffix` for `*.suffix`. An address never
- * matches a `*.` pattern, and a host that is neither an address nor a valid name matches nothing.
+ * True when `host` on `port` matches one of a ref's SOURCE_SECRET_HOSTS patterns: the same address (compared in
+ * normalized form) or name (case and a trailing dot ignored), or a name ending in `.suffix` for `*.suffix`, and the
+ * pattern's port when it names one (a pattern without a port takes any). An address never matches a `*.` pattern, a
+ * host that is neither an address nor a valid name matches nothing, and no port given matches only portless patterns.
  */
-export function isHostAllowed(patterns: readonly string[], host: string): boolean {
+export function isHostAllowed(patterns: readonly SecretHostPattern[], host: string, port?: number): boolean {
   const c = canonicalHost(host);
   if (!c) return false;
-  return patterns.some((p) => (p.startsWith("*.") ? !c.address && nameMatches(p, c.host) : p === c.host));
+  return patterns.some(
+    (p) =>
+      (p.port === null || p.port === port) && (p.host.startsWith("*.") ? !c.address && nameMatches(p.host, c.host) : p.host === c.host),
+  );
 }
 
 /** Builds the resolver. Files are read on every call, so a rotated file takes effect on the next connection. */
@@ -74,7 +79,7 @@ export function createSecretResolver(opts: SecretResolverOptions): SecretResolve
   // send it (the username in the clear, a SCRAM exchange at best) to a server of their choice.
   const bindingRequired = opts.config.isProduction === true;
 
-  function checkGrant(secretRef: string, workspaceId: string, host?: string): void {
+  function checkGrant(secretRef: string, workspaceId: string, host?: string, port?: number): void {
     if (!SECRET_REF_PATTERN.test(secretRef)) {
       throw new AppError("grant_missing", "The source's secret_ref is not a valid name (letters, digits and _).");
     }
@@ -93,12 +98,13 @@ export function createSecretResolver(opts: SecretResolverOptions): SecretResolve
         { secretRef, reason: "host_not_bound" },
       );
     }
-    if (allowed && (host === undefined || !isHostAllowed(allowed, host))) {
-      // Neither the host nor the allowed list is named: viewers running a panel see this too, and they are
-      // not shown a source's connection details.
+    if (allowed && (host === undefined || !isHostAllowed(allowed, host, port))) {
+      // Neither the host, the port nor the allowed list is named, and a wrong port reads as a wrong host: viewers
+      // running a panel see this too, they are not shown a source's connection details, and nothing was connected,
+      // so the answer says nothing about what listens on the port.
       throw new AppError(
         "grant_missing",
-        `The source's host is not allowed for secret_ref ${secretRef}; an operator must list it in SOURCE_SECRET_HOSTS.`,
+        `The source's host and port are not allowed for secret_ref ${secretRef}; an operator must list them in SOURCE_SECRET_HOSTS.`,
         { secretRef, reason: "host_not_allowed" },
       );
     }
@@ -127,8 +133,8 @@ export function createSecretResolver(opts: SecretResolverOptions): SecretResolve
 
   return {
     checkGrant,
-    async resolve(secretRef, workspaceId, host) {
-      checkGrant(secretRef, workspaceId, host);
+    async resolve(secretRef, workspaceId, host, port) {
+      checkGrant(secretRef, workspaceId, host, port);
       const userVar = `${secretRef}_USERNAME`;
       const passVar = `${secretRef}_PASSWORD`;
       const [username, password] = await Promise.all([lookup(userVar), lookup(passVar)]);

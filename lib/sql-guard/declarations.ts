@@ -244,6 +244,12 @@ export const OPERATOR_DECLARATIONS: Readonly<Record<string, OperatorDeclaration>
   "#>>": op("pick", ["b"]),
 };
 
+/** The function declarations by name: a lookup never reaches Object.prototype (`constructor`) and stays a hash probe. */
+export const FUNCTION_DECLARATION_MAP: ReadonlyMap<string, FunctionDeclaration> = new Map(Object.entries(FUNCTION_DECLARATIONS));
+
+/** The operator declarations by name, as FUNCTION_DECLARATION_MAP. */
+export const OPERATOR_DECLARATION_MAP: ReadonlyMap<string, OperatorDeclaration> = new Map(Object.entries(OPERATOR_DECLARATIONS));
+
 /** Whether a declaration covers a call with `n` arguments. */
 export function coversArity(d: { arities: readonly number[]; variadicFrom?: number }, n: number): boolean {
   return d.arities.includes(n) || (d.variadicFrom !== undefined && n >= d.variadicFrom);

@@ -104,10 +104,23 @@ function reject(reason: GuardReason, message: string, location?: number): GuardV
 /** Check 1: nothing but whitespace (scan.l's [ \t\n\r\f\v]) and semicolons. */
 function isEmpty(sql: string): boolean {
   for (let i = 0; i < sql.length; i++) {
-    const c = sql.charCodeAt(i);
-    if (!(c === 32 || c === 59 || (c >= 9 && c <= 13))) return false;
+    if (!isSeparator(sql.charCodeAt(i))) return false;
   }
   return true;
+}
+
+/** scan.l's whitespace ([ \t\n\r\f\v]) or a semicolon. */
+function isSeparator(c: number): boolean {
+  return c === 32 || c === 59 || (c >= 9 && c <= 13);
+}
+
+/** The statement without leading and trailing whitespace and semicolons (a loop: a regex anchored at the end rescans every run). */
+function trimSeparators(sql: string): string {
+  let start = 0;
+  let end = sql.length;
+  while (start < end && isSeparator(sql.charCodeAt(start))) start++;
+  while (end > start && isSeparator(sql.charCodeAt(end - 1))) end--;
+  return start === 0 && end === sql.length ? sql : sql.slice(start, end);
 }
 
 /** True when the string has an unpaired UTF-16 surrogate (the parser and the server would see different bytes). */
@@ -244,7 +257,7 @@ export function createGuard(opts: GuardOptions = {}): Guard {
     if (found.catalog !== null) return reject("catalog", found.catalog, written(locateRefusal(stmts[0], found.catalog)));
     if (found.time !== null) return reject("time", found.time, written(locateRefusal(stmts[0], found.time)));
     const params = Object.freeze(expansion.params) as MacroParam[];
-    const sqlOut = expansion.sql.replace(/^[ \t\n\r\f\v;]+|[ \t\n\r\f\v;]+$/g, "");
+    const sqlOut = trimSeparators(expansion.sql);
     if (found.series.length === 0) return Object.freeze({ ok: true as const, sql: sqlOut, params });
     // Time series: the runner checks their rows against the range before running (series.ts).
     return Object.freeze({ ok: true as const, sql: sqlOut, params, series: Object.freeze(found.series.map((b) => Object.freeze(b))) });

@@ -7,7 +7,7 @@
 // in. The rules are documented in docs/sql-guard.md.
 import type { Catalog, CatalogTable } from "../catalog/types.ts";
 import { SYNTAX_ONLY_FUNCTIONS } from "./allowlist.ts";
-import { FUNCTION_DECLARATIONS, OPERATOR_DECLARATIONS, coversArity } from "./declarations.ts";
+import { FUNCTION_DECLARATION_MAP, OPERATOR_DECLARATION_MAP, coversArity } from "./declarations.ts";
 import { intervalLiteralMs, TRUNCATION_MS } from "./interval.ts";
 import { safeName } from "./macros.ts";
 import type { MacroParam, SeriesBound } from "./verdict.ts";
@@ -170,7 +170,7 @@ interface Item {
   /** For an unaliased catalog table: its schema, so `schema.table.column` resolves. */
   schema: string | null;
   /** Its columns, or null when they cannot be known (then nothing is resolved against it). */
-  columns: Column[] | null;
+  columns: readonly Column[] | null;
   /** The catalog table read here, with the column that bounds it (under this item's column names). */
   timeColumn: string | null;
   /** Set once a conjunct of the WHERE or JOIN ... ON that scopes it bounds the time column. */
@@ -184,13 +184,14 @@ interface Item {
 /** One query level: its FROM items, and (in ORDER BY, GROUP BY, DISTINCT ON) its output column names. */
 class Level {
   readonly items: Item[] = [];
-  outputNames: ReadonlySet<string> | null = null;
+  /** Set while ORDER BY, GROUP BY or DISTINCT ON of this level is walked: its output columns. */
+  outputs: readonly Column[] | null = null;
   constructor(readonly parent: Level | null) {}
 }
 
 /** CTE names in scope, innermost first; a null column list means the CTE's columns are not known. */
 interface CteScope {
-  readonly names: Map<string, Column[] | null>;
+  readonly names: Map<string, readonly Column[] | null>;
   readonly parent: CteScope | null;
 }
 
@@ -206,6 +207,8 @@ interface CatalogIndex {
   unqualified: Map<string, CatalogTable>;
   /** Schema of a non-public catalog table by name, for the hint to qualify it. */
   elsewhere: Map<string, string>;
+  /** Each table's columns as the analysis sees them (row-sized), built on first read and never changed. */
+  columns: Map<CatalogTable, readonly Column[]>;
 }
 
 const indexes = new WeakMap<Catalog, CatalogIndex>();
@@ -229,7 +232,7 @@ function indexOf(catalog: Catalog): CatalogIndex {
     if (t.schema === "public") unqualified.set(t.name, t);
     else if (!elsewhere.has(t.name)) elsewhere.set(t.name, t.schema);
   }
-  idx = { tables: catalog.tables, count: tables.length, qualified, unqualified, elsewhere };
+  idx = { tables: catalog.tables, count: tables.length, qualified, unqualified, elsewhere, columns: new Map() };
   indexes.set(catalog, idx);
   return idx;
 }
@@ -270,7 +273,7 @@ function aliasOf(node: Obj): { name: string | null; colnames: string[] | null } 
 }
 
 /** Columns renamed positionally by a column alias list (`AS t(a, b)`). */
-function renamed(columns: Column[] | null, colnames: string[] | null): Column[] | null {
+function renamed(columns: readonly Column[] | null, colnames: string[] | null): readonly Column[] | null {
   if (!colnames) return columns;
   if (!columns) return colnames.map((name) => ({ name, type: null, size: ONE_ROW }));
   return columns.map((c, i) => (i < colnames.length ? { ...c, name: colnames[i] } : c));
@@ -465,7 +468,7 @@ class Analyzer {
           if (body.withClause) {
             // A data-modifying statement's own WITH: its names scope the statement.
             const ctes = this.withClause(body.withClause as Obj, ctx);
-            this.rest(body, { ...ctx, ctes }, ["withClause"]);
+            this.rest(body, { level: ctx.level, ctes }, ["withClause"]);
             return;
           }
         }
@@ -489,7 +492,7 @@ class Analyzer {
   private selectLevel(body: Obj, outer: Ctx): Column[] | null {
     let ctx: Ctx = outer;
     if (body.withClause && typeof body.withClause === "object") {
-      ctx = { ...ctx, ctes: this.withClause(body.withClause as Obj, ctx) };
+      ctx = { level: ctx.level, ctes: this.withClause(body.withClause as Obj, ctx) };
     }
 
     // A set operation: each branch is a query level of its own; ORDER BY and LIMIT see the output names.
@@ -499,8 +502,9 @@ class Analyzer {
       const left = branch(body.larg);
       const right = branch(body.rarg);
       const level = new Level(ctx.level);
-      level.outputNames = new Set((left ?? []).map((c) => c.name));
-      this.rest(body, { ...ctx, level }, ["withClause", "larg", "rarg"]);
+      level.outputs = left ?? [];
+      const setCtx: Ctx = { level, ctes: ctx.ctes };
+      this.rest(body, setCtx, ["withClause", "larg", "rarg"]);
       // A column of a set operation is either branch's value; UNION, INTERSECT and EXCEPT without ALL sort them.
       // Unnamed targets are left out of a branch's columns, so positions line up only when no branch lost one.
       const aligned = left !== null && right !== null && left.length === right.length;
@@ -513,12 +517,12 @@ class Analyzer {
           if (p) this.deny(p);
         }
       }
-      if (Array.isArray(body.sortClause)) this.sortKeys(body.sortClause, columns, { ...ctx, level }, "ORDER BY");
+      if (Array.isArray(body.sortClause)) this.sortKeys(body.sortClause, columns, setCtx, "ORDER BY");
       return columns;
     }
 
     const level = new Level(ctx.level);
-    const inner: Ctx = { ...ctx, level };
+    const inner: Ctx = { level, ctes: ctx.ctes };
     const joinQuals: { quals: unknown; restricts: Item[] }[] = [];
     if (Array.isArray(body.fromClause)) {
       for (const f of body.fromClause) this.fromItem(f, inner, level, joinQuals);
@@ -538,7 +542,7 @@ class Analyzer {
           output = this.targetList(child as unknown[], inner);
           break;
         case "valuesLists": {
-          const valuesCtx = { ...ctx, level: ctx.level };
+          const valuesCtx: Ctx = { level: ctx.level, ctes: ctx.ctes };
           this.expr(child, valuesCtx);
           const rows = (child as { List?: { items?: unknown[] } }[]).map((r) => (Array.isArray(r?.List?.items) ? r.List.items : []));
           const n = rows[0]?.length ?? 0;
@@ -553,9 +557,9 @@ class Analyzer {
         case "groupClause":
         case "distinctClause": {
           // ORDER BY, GROUP BY and DISTINCT ON may name output columns as well as input columns.
-          level.outputNames = new Set((output ?? []).map((c) => c.name));
+          level.outputs = output ?? [];
           this.expr(child, inner);
-          level.outputNames = null;
+          level.outputs = null;
           sorts.push([child as unknown[], key === "sortClause" ? "ORDER BY" : key === "groupClause" ? "GROUP BY" : "DISTINCT"]);
           break;
         }
@@ -653,7 +657,7 @@ class Analyzer {
   }
 
   /** `*` or `q.*` in a target list: the columns it expands to (null: not known); undefined if not a star. */
-  private starColumns(val: unknown, ctx: Ctx): Column[] | null | undefined {
+  private starColumns(val: unknown, ctx: Ctx): readonly Column[] | null | undefined {
     const n = nodeOf(val);
     if (n?.[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return undefined;
     const fields = n[1].fields as unknown[];
@@ -696,7 +700,7 @@ class Analyzer {
       }
       const body = n[1];
       // Without RECURSIVE a CTE sees only the CTEs before it, never itself.
-      const bodyCtx: Ctx = { ...ctx, ctes: recursive ? scope : { names: new Map(scope.names), parent: ctx.ctes } };
+      const bodyCtx: Ctx = { level: ctx.level, ctes: recursive ? scope : { names: new Map(scope.names), parent: ctx.ctes } };
       const columns = this.selectNode(body.ctequery, bodyCtx);
       this.rest(body, bodyCtx, ["ctequery", "aliascolnames"]);
       const colnames = body.aliascolnames !== undefined ? stringParts(body.aliascolnames) : null;
@@ -706,7 +710,7 @@ class Analyzer {
     return scope;
   }
 
-  private cteColumns(name: string, ctes: CteScope | null): Column[] | null | undefined {
+  private cteColumns(name: string, ctes: CteScope | null): readonly Column[] | null | undefined {
     for (let s = ctes; s; s = s.parent) if (s.names.has(name)) return s.names.get(name) ?? null;
     return undefined;
   }
@@ -734,7 +738,7 @@ class Analyzer {
       case "RangeSubselect": {
         const { name, colnames } = aliasOf(body);
         // A LATERAL sub-select sees the FROM items before it; a plain one sees only the enclosing levels.
-        const subCtx = body.lateral === true ? ctx : { ...ctx, level: level.parent };
+        const subCtx: Ctx = body.lateral === true ? ctx : { level: level.parent, ctes: ctx.ctes };
         const columns = this.selectNode(body.subquery, subCtx);
         this.rest(body, ctx, ["subquery", "alias"]);
         return add(this.derivedItem(name, renamed(columns, colnames), name ?? "a sub-select"));
@@ -763,7 +767,7 @@ class Analyzer {
     }
   }
 
-  private derivedItem(name: string | null, columns: Column[] | null, shown: string): Item {
+  private derivedItem(name: string | null, columns: readonly Column[] | null, shown: string): Item {
     return { name, schema: null, columns, timeColumn: null, bounded: true, shown };
   }
 
@@ -825,7 +829,8 @@ class Analyzer {
     const db = typeof r.catalogname === "string" ? r.catalogname : undefined;
     const { name: alias, colnames } = aliasOf(r);
     // Raw names: messages pass them through safeName, only when a finding is made.
-    const shownName = [db, schema, name].filter((p) => p !== undefined).join(".");
+    const shownName =
+      db !== undefined ? [db, schema, name].filter((p) => p !== undefined).join(".") : schema !== undefined ? `${schema}.${name}` : name;
     const shown = alias !== null && alias !== name ? `${shownName} AS ${alias}` : shownName;
     if (schema === undefined && db === undefined) {
       const cte = this.cteColumns(name, ctx.ctes);
@@ -851,7 +856,13 @@ class Analyzer {
       );
       return unknown;
     }
-    const base: Column[] = Array.isArray(table.columns) ? table.columns.map((c) => ({ name: c.name, type: c.type, size: ONE_ROW })) : [];
+    let base = this.catalog.columns.get(table);
+    if (base === undefined) {
+      base = Object.freeze(
+        Array.isArray(table.columns) ? table.columns.map((c) => Object.freeze({ name: c.name, type: c.type, size: ONE_ROW })) : [],
+      );
+      this.catalog.columns.set(table, base);
+    }
     const columns = renamed(base, colnames) ?? base;
     let timeColumn: string | null = null;
     if (table.timeColumn) {
@@ -912,7 +923,7 @@ class Analyzer {
         if (column && !hit) hit = { item, column };
       }
       if (hit) return hit;
-      if (l.outputNames?.has(name)) return "unknown";
+      if (l.outputs?.some((c) => c.name === name)) return "unknown";
       if (uncertain) return "unknown";
       for (const item of l.items) if (item.name === name) return { item, column: null };
     }
@@ -1072,7 +1083,7 @@ class Analyzer {
     // count() only counts; every other function reads the values it is given.
     for (const a of name === "count" ? [] : args) {
       const t = this.typeOf(a, ctx);
-      if (t !== null && SERVER_STATE_COLUMN_TYPES.has(t.replace(/\[\]$/, ""))) {
+      if (t !== null && SERVER_STATE_COLUMN_TYPES.has(t.endsWith("[]") ? t.slice(0, -2) : t)) {
         this.deny(`${safeName(name)} over type ${safeName(t)} is not allowed: values of that type read server state`, body.location);
       }
     }
@@ -1094,22 +1105,23 @@ class Analyzer {
 
   private callProblem(name: string, body: Obj, ctx: Ctx): { size: Size; message: string | null } {
     const shown = safeName(name);
-    const decl = FUNCTION_DECLARATIONS[name];
+    const decl = FUNCTION_DECLARATION_MAP.get(name);
     if (!decl) {
       return { size: AGGREGATE, message: `function ${shown} has no size declaration, so it is not allowed` };
     }
     if (body.func_variadic === true) {
       return { size: AGGREGATE, message: `VARIADIC arguments to ${shown} are not allowed: the guard must see every argument` };
     }
-    const direct = Array.isArray(body.args) ? body.args : [];
-    const order = Array.isArray(body.agg_order) ? body.agg_order.map((o) => (nodeOf(o)?.[0] === "SortBy" ? nodeOf(o)?.[1].node : o)) : [];
+    const direct: readonly unknown[] = Array.isArray(body.args) ? body.args : NO_NODES;
+    const order = Array.isArray(body.agg_order) ? body.agg_order.map(sortKeyNode) : NO_NODES;
     const within = body.agg_within_group === true;
     // An ordered-set aggregate's WITHIN GROUP (ORDER BY x) is its aggregated argument.
     const nodes = within ? [...direct, ...order] : direct;
     if (!coversArity(decl, nodes.length)) {
       return { size: AGGREGATE, message: `${shown} with ${nodes.length} arguments has no size declaration, so it is not allowed` };
     }
-    const args: Arg[] = nodes.map((node) => ({ node, size: this.sizeOf(node, ctx) }));
+    const args: Arg[] = new Array(nodes.length);
+    for (let i = 0; i < nodes.length; i++) args[i] = { node: nodes[i], size: this.sizeOf(nodes[i], ctx) };
     const aggregate = decl.kind === "a" || (decl.kind === "wa" && within);
     if (body.over !== undefined && decl.size === "concatenates") {
       return { size: AGGREGATE, message: `${shown} as a window function is not allowed: it builds a value per row of its frame` };
@@ -1121,12 +1133,12 @@ class Analyzer {
     const over = (nodeOf(body.over)?.[1] ?? body.over) as Obj | undefined;
     if (over && typeof over === "object") {
       if (Array.isArray(over.partitionClause)) sorted.push(...over.partitionClause);
-      if (Array.isArray(over.orderClause))
-        sorted.push(...over.orderClause.map((o) => (nodeOf(o)?.[0] === "SortBy" ? nodeOf(o)?.[1].node : o)));
+      if (Array.isArray(over.orderClause)) sorted.push(...over.orderClause.map(sortKeyNode));
     }
     for (const key of sorted) {
-      const problem = sortProblem(this.sizeOf(key, ctx), `${shown}'s ORDER BY, DISTINCT or window`);
-      if (problem) return { size: AGGREGATE, message: problem };
+      const size = this.sizeOf(key, ctx);
+      if (size.cls !== UNBOUNDED) continue;
+      return { size: AGGREGATE, message: sortProblem(size, `${shown}'s ORDER BY, DISTINCT or window`) };
     }
     const verdict = callSize(shown, decl, args, aggregate);
     return { size: verdict.size, message: verdict.problem };
@@ -1191,7 +1203,7 @@ class Analyzer {
     if (kind === "AEXPR_IN" || kind.startsWith("AEXPR_BETWEEN") || kind.startsWith("AEXPR_NOT_BETWEEN")) return FIXED;
     const parts = stringParts(body.name);
     const op = parts?.[parts.length - 1];
-    const decl = op === undefined ? undefined : OPERATOR_DECLARATIONS[op];
+    const decl = op === undefined ? undefined : OPERATOR_DECLARATION_MAP.get(op);
     if (!decl) return FIXED; // refused by the operator allowlist, or IS DISTINCT FROM (a comparison)
     const args: Arg[] = operands.map((node) => ({ node, size: this.sizeOf(node, ctx) }));
     const verdict = callSize(safeName(op ?? "?"), decl, args, false);
@@ -1231,6 +1243,11 @@ class Analyzer {
     const n = nodeOf(v);
     if (!n) return Array.isArray(v) ? sum(v.map((x) => this.sizeOf(x, ctx))) : bounded(0);
     const [type, body] = n;
+    // Only calls and operators are remembered: the walk sizes each of them once, children first, so a
+    // parent's question finds its arguments here and no subtree is sized twice. Every other node is sized by
+    // its single parent (or once by a target, key or FROM function), and remembering it would cost more (an
+    // identity hash on each fresh parse-tree object) than working it out.
+    if (type !== "FuncCall" && type !== "A_Expr") return this.computeSize(type, body, ctx);
     const known = this.sizes.get(body);
     if (known) return known;
     const size = this.computeSize(type, body, ctx);
@@ -1339,11 +1356,7 @@ class Analyzer {
   private isOp(v: unknown, op: string): Obj | undefined {
     const n = nodeOf(v);
     if (n?.[0] !== "A_Expr" || n[1].kind !== "AEXPR_OP") return undefined;
-    const name = stringParts(n[1].name);
-    if (!name || name[name.length - 1] !== op || (name.length === 2 && name[0] !== "pg_catalog") || name.length > 2) {
-      return undefined;
-    }
-    return n[1];
+    return operatorName(n[1].name) === op ? n[1] : undefined;
   }
 
   /**
@@ -1386,14 +1399,13 @@ class Analyzer {
     }
     const base = this.truncated(v, mode);
     if (base) return base;
-    for (const op of ["-", "+"]) {
-      const e = this.isOp(v, op);
-      if (!e || e.lexpr === undefined) continue;
-      const left = this.truncated(e.lexpr, mode);
-      const offset = left ? this.offset(e.rexpr, mode) : null;
-      if (left && offset)
-        return { ms: left.ms + offset.ms, intervals: left.intervals + offset.intervals, ranges: left.ranges + offset.ranges };
-    }
+    if (n[0] !== "A_Expr" || n[1].kind !== "AEXPR_OP" || n[1].lexpr === undefined) return null;
+    const op = operatorName(n[1].name);
+    if (op !== "-" && op !== "+") return null;
+    const left = this.truncated(n[1].lexpr, mode);
+    const offset = left ? this.offset(n[1].rexpr, mode) : null;
+    if (left && offset)
+      return { ms: left.ms + offset.ms, intervals: left.intervals + offset.intervals, ranges: left.ranges + offset.ranges };
     return null;
   }
 
@@ -1468,18 +1480,12 @@ class Analyzer {
       const range = (e.rexpr as { List?: { items?: unknown[] } } | undefined)?.List?.items;
       return Array.isArray(range) && this.isTimeColumn(e.lexpr, item, level) && this.fromBound(range[0], level);
     }
-    for (const [op, columnLeft] of [
-      [">=", true],
-      [">", true],
-      ["<=", false],
-      ["<", false],
-    ] as const) {
-      const x = this.isOp(conjunct, op);
-      if (!x) continue;
-      const [col, bound] = columnLeft ? [x.lexpr, x.rexpr] : [x.rexpr, x.lexpr];
-      if (this.isTimeColumn(col, item, level) && this.fromBound(bound, level)) return true;
-    }
-    return false;
+    // col >= bound, col > bound, bound <= col, bound < col: one operator name, read once.
+    const op = e.kind === "AEXPR_OP" ? operatorName(e.name) : undefined;
+    const columnLeft = op === ">=" || op === ">";
+    if (!columnLeft && op !== "<=" && op !== "<") return false;
+    const [col, bound] = columnLeft ? [e.lexpr, e.rexpr] : [e.rexpr, e.lexpr];
+    return this.isTimeColumn(col, item, level) && this.fromBound(bound, level);
   }
 
   /**
@@ -1510,6 +1516,21 @@ class Analyzer {
       }
     }
   }
+}
+
+const NO_NODES: readonly unknown[] = Object.freeze([]);
+
+/** The name of an operator written bare or as OPERATOR(pg_catalog.op); undefined for any other schema. */
+function operatorName(name: unknown): string | undefined {
+  const parts = stringParts(name);
+  if (!parts || parts.length > 2 || (parts.length === 2 && parts[0] !== "pg_catalog")) return undefined;
+  return parts[parts.length - 1];
+}
+
+/** The expression of an ORDER BY item (a SortBy node's), or the item itself. */
+function sortKeyNode(o: unknown): unknown {
+  const n = nodeOf(o);
+  return n?.[0] === "SortBy" ? n[1].node : o;
 }
 
 /** The top-level AND-ed terms of a condition. */

@@ -138,12 +138,6 @@ function originalOffset(segments: readonly Segment[], origLength: number, outLen
   return Math.min(origLength, at + shift);
 }
 
-/** PostgreSQL's NOT IN, as its own token pair (the previous word before IN). */
-interface Word {
-  lower: string;
-  start: number;
-}
-
 class Expander {
   readonly params: MacroParam[] = [];
   readonly dollars: number[] = [];
@@ -155,8 +149,8 @@ class Expander {
   firstError: string | null = null;
   private readonly n: number;
   private readonly variables = new Map<string, VariableDecl>();
-  /** The last token when it was a word (reset by any other token), to see NOT before IN. */
-  private prevWord: Word | null = null;
+  /** Where the last token started when it was the word NOT (else -1; reset by any other token), to see NOT IN. */
+  private notStart = -1;
   /** Length of the top-level output so far (for the offset map). */
   private outLength = 0;
 
@@ -225,8 +219,8 @@ class Expander {
         i++;
         continue;
       }
-      const prevWord = this.prevWord;
-      this.prevWord = null;
+      const notStart = this.notStart;
+      this.notStart = -1;
       if (c === 39) {
         i = this.skipQuoted(i, 39, false);
         continue;
@@ -256,8 +250,8 @@ class Expander {
           // IN: a multi-value variable as its whole list becomes one array parameter.
           const list = this.multiList(j);
           if (list !== null) {
-            const negated = prevWord !== null && prevWord.lower === "not";
-            const start = negated ? prevWord.start : i;
+            const negated = notStart !== -1;
+            const start = negated ? notStart : i;
             const text = negated ? `<> ALL(${this.param(list.param)})` : `= ANY(${this.param(list.param)})`;
             if (inArgs) out += s.slice(copyFrom, start) + text;
             else out = this.replaceTop(out, copyFrom, start, list.end, text);
@@ -266,7 +260,9 @@ class Expander {
             continue;
           }
         }
-        if (j - i === 3) this.prevWord = { lower: s.slice(i, j).toLowerCase(), start: i };
+        if (j - i === 3 && (c | 32) === 110 && (s.charCodeAt(i + 1) | 32) === 111 && (s.charCodeAt(i + 2) | 32) === 116) {
+          this.notStart = i;
+        }
         if (j === i + 1) {
           const q = s.charCodeAt(j);
           if ((c === 101 || c === 69) && q === 39) {
@@ -546,8 +542,12 @@ function column(text: string): string {
   return SIMPLE_COLUMN.test(t) ? t : `(${t})`;
 }
 
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
 /** A user-supplied name made safe to put in a message: printable, bounded. */
 export function safeName(name: string): string {
+  // Most names are short and plain: return them without the copy the replacement would make.
+  if (name.length <= 64 && !CONTROL_CHARACTER.test(name)) return name;
   const clean = name.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
   return clean.length > 64 ? `${clean.slice(0, 64)}...` : clean;
 }

@@ -90,23 +90,24 @@ export function typeProblem(t: Obj, extra: ReadonlySet<string>): TypeProblem | n
   const last = parts[parts.length - 1];
   const schema = parts.length > 1 ? parts[parts.length - 2] : undefined;
   const base = last.startsWith("_") ? last.slice(1) : last;
-  const shown = safeName(parts.join("."));
-  if (parts.length > 2) return { reason: "function", message: `casts to ${shown} are not allowed` };
+  // Messages only: worked out when one is written.
+  const shown = () => safeName(parts.join("."));
+  if (parts.length > 2) return { reason: "function", message: `casts to ${shown()} are not allowed` };
   if (readsCatalog(schema, last) || readsCatalog(schema, base)) {
-    return { reason: "catalog", message: `casts to ${shown} read the system catalogs` };
+    return { reason: "catalog", message: `casts to ${shown()} read the system catalogs` };
   }
   const inCatalogSchema = schema === undefined || schema === "pg_catalog";
   if (!inCatalogSchema || !(ALLOWED_TYPES.has(base) || extra.has(base))) {
-    return { reason: "function", message: `casts to type ${shown} are not allowed` };
+    return { reason: "function", message: `casts to type ${shown()} are not allowed` };
   }
   if (Array.isArray(t.typmods) && t.typmods.length > 0) {
     const interval = base === "interval";
     for (const m of t.typmods) {
       const v = numberConst(m);
       if (v === undefined || !Number.isInteger(v))
-        return { reason: "function", message: `the modifier of ${shown} must be a number literal` };
+        return { reason: "function", message: `the modifier of ${shown()} must be a number literal` };
       if (!interval && (v < 0 || v > MAX_TYPE_MODIFIER)) {
-        return { reason: "function", message: `the modifier of ${shown} must be at most ${MAX_TYPE_MODIFIER}` };
+        return { reason: "function", message: `the modifier of ${shown()} must be at most ${MAX_TYPE_MODIFIER}` };
       }
     }
   }

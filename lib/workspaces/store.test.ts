@@ -6,6 +6,7 @@ import {
   getWorkspace,
   getWorkspaceLimits,
   getWorkspaceSummary,
+  isAdminOfAnyWorkspace,
   listAllWorkspaces,
   listWorkspacesForGroups,
   setWorkspaceLimits,
@@ -128,4 +129,18 @@ test("deleteWorkspace: refused while it holds anything unless forced; forced, it
   await expect(deleteWorkspace(store.pool, ws.id)).rejects.toMatchObject({ code: "not_found" });
   const empty = await createWorkspace(store.pool, { name: "Empty", viewer_group: "", editor_group: "", admin_group: "" });
   expect(await deleteWorkspace(store.pool, empty.id)).toEqual({ dashboards: [], sources: [] });
+});
+
+test("isAdminOfAnyWorkspace: a group naming some workspace's admins, not a revoked workspace; a token by its own role", async () => {
+  const ws = await createWorkspace(store.pool, { name: "Admins", viewer_group: "adm-v", editor_group: "adm-e", admin_group: "adm-a" });
+  await createWorkspace(store.pool, { name: "No admins", viewer_group: "none-v", editor_group: "none-e", admin_group: "" });
+  expect(await isAdminOfAnyWorkspace(store.pool, { groups: ["adm-a"] })).toBe(true);
+  expect(await isAdminOfAnyWorkspace(store.pool, { groups: ["adm-v", "adm-e", "none-v"] })).toBe(false);
+  // An empty admin group grants the role to nobody, even to a caller holding an empty group name.
+  expect(await isAdminOfAnyWorkspace(store.pool, { groups: [""] })).toBe(false);
+  expect(await isAdminOfAnyWorkspace(store.pool, { groups: [] })).toBe(false);
+  expect(await isAdminOfAnyWorkspace(store.pool, { groups: ["adm-a"], revokedWorkspaces: [ws.id] })).toBe(false);
+  const token = (role: "viewer" | "admin") => ({ groups: [], token: { id: "tok_x", workspaceId: ws.id, role } });
+  expect(await isAdminOfAnyWorkspace(store.pool, token("admin"))).toBe(true);
+  expect(await isAdminOfAnyWorkspace(store.pool, token("viewer"))).toBe(false);
 });

@@ -97,6 +97,23 @@ export async function listWorkspacesFor(
   return ws ? [{ ...ws, role: user.token.role }] : [];
 }
 
+/**
+ * Whether a caller is an admin of at least one workspace: an API token with the admin role, or groups holding some
+ * workspace's admin group (a workspace whose access a workspace admin revoked for this session does not count).
+ */
+export async function isAdminOfAnyWorkspace(
+  pool: pg.Pool | pg.PoolClient,
+  user: Pick<SessionUser, "groups" | "token" | "revokedWorkspaces">,
+): Promise<boolean> {
+  if (user.token) return user.token.role === "admin";
+  if (user.groups.length === 0) return false;
+  const { rowCount } = await pool.query(
+    "SELECT 1 FROM workspaces WHERE admin_group <> '' AND admin_group = ANY($1::text[]) AND NOT (id = ANY($2::text[])) LIMIT 1",
+    [user.groups, user.revokedWorkspaces ?? []],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
 /** Creates a workspace (and its empty limits row); `id` defaults to a fresh opaque id. */
 export async function createWorkspace(
   pool: pg.Pool | pg.PoolClient,

@@ -4,6 +4,7 @@
 import { readFile } from "node:fs/promises";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type ContrastReport, contrastInBothSchemes } from "./contrast.ts";
 import { type DemoApp, launchChromium, screenshots, signIn, startDemoApp } from "./harness.ts";
 
 let app: DemoApp;
@@ -30,6 +31,17 @@ async function nextResult(p: Page, panelId: string, after = 0): Promise<number> 
     { timeout: 30_000 },
   );
   return (await handle.jsonValue()) as number;
+}
+
+/** A panel's data as its inspector downloads it (the rows the chart draws), as CSV lines; closes the inspector. */
+async function chartCsv(p: Page, title: string): Promise<string[]> {
+  await p.getByRole("button", { name: `Menu of panel ${title}` }).click();
+  await p.getByRole("menuitem", { name: "Inspect data (table, CSV)" }).click();
+  const [download] = await Promise.all([p.waitForEvent("download"), p.click("#inspect-csv")]);
+  const csv = await readFile((await download.path())!, "utf8");
+  await p.keyboard.press("Escape");
+  await p.locator("dialog.inspector").waitFor({ state: "detached" });
+  return csv.trim().split("\r\n");
 }
 
 /** The first and last x-axis instants the chart of a panel covers (from its accessible name). */
@@ -135,7 +147,7 @@ describe("the panel menu", () => {
 });
 
 describe("variables", () => {
-  test("changing a variable re-attaches the stream without a reload, and the URL carries it", async () => {
+  test("choosing a value in the bar re-attaches the stream without a reload, the URL carries it, and the chart's data is the SQL's rows for that value", async () => {
     await page.goto(app.url(`/dashboards/${app.dashboardId}`));
     const made = await page.evaluate(async (demoId) => {
       const demo = await (await fetch(`/api/dashboards/${demoId}`)).json();
@@ -155,7 +167,7 @@ describe("variables", () => {
                 title: "Requests of one service",
                 type: "timeseries",
                 sourceId,
-                sql: "SELECT $__timeGroup(ts, '1m') AS time, service, count(*) AS requests FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1, 2 ORDER BY 1",
+                sql: "SELECT $__timeGroup(ts, '1m') AS time, count(*) AS requests FROM http_requests WHERE $__timeFilter(ts) AND service = $service GROUP BY 1 ORDER BY 1",
               },
             ],
           },
@@ -165,13 +177,19 @@ describe("variables", () => {
     }, app.dashboardId);
     expect(made.status).toBe(201);
     const id = made.body.id as string;
-    await page.goto(app.url(`/dashboards/${id}`));
+    // A range that has ended: each view is queried once, so the page's data and the database's rows are of one moment.
+    const to = new Date(Date.now() - 60_000);
+    to.setUTCSeconds(0, 0);
+    const from = new Date(to.getTime() - 30 * 60_000);
+    await page.goto(app.url(`/dashboards/${id}?from=${from.toISOString()}&to=${to.toISOString()}`));
     await nextResult(page, "rpm");
     await expect(page.locator("#var-service").inputValue()).resolves.toBe("accounts");
+    const accounts = await chartCsv(page, "Requests of one service");
     const marker = await page.evaluate(() => {
       (window as unknown as { marker: number }).marker = 42;
       return 42;
     });
+    const before = Number(await page.locator("#panel-rpm").getAttribute("data-updated-at"));
     const [stream] = await Promise.all([
       page.waitForResponse(
         (r) => r.url().includes("/stream?") && new URL(r.url()).searchParams.getAll("var-service").join() === "checkout",
@@ -181,11 +199,101 @@ describe("variables", () => {
     expect(stream.status()).toBe(200);
     await page.waitForURL(/var-service=checkout/);
     // The new stream's snapshot redraws the panel.
-    await nextResult(page, "rpm");
+    await nextResult(page, "rpm", before);
     await expect(page.locator("#var-service").inputValue()).resolves.toBe("checkout");
     // Same document: no reload happened.
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(marker);
-  }, 90_000);
+
+    // The data level: what the chart holds (its inspector's CSV) is the panel's SQL run on the database with the
+    // chosen value bound, row for row, and not the rows of the value before.
+    const checkout = await chartCsv(page, "Requests of one service");
+    const db = await app.metricsClient();
+    try {
+      const sql =
+        "SELECT date_bin(interval '1 minute', ts, timestamptz 'epoch') AS time, count(*) AS requests FROM http_requests WHERE (ts BETWEEN $1 AND $2) AND service = $3 GROUP BY 1 ORDER BY 1";
+      const rows = async (service: string) =>
+        (await db.query<{ time: Date; requests: string }>(sql, [from, to, service])).rows.map(
+          (r) => `${r.time.toISOString()},${r.requests}`,
+        );
+      const expected = await rows("checkout");
+      expect(expected.length).toBeGreaterThan(0);
+      expect(checkout).toEqual(["time,requests", ...expected]);
+      expect(accounts).toEqual(["time,requests", ...(await rows("accounts"))]);
+      expect(checkout).not.toEqual(accounts);
+    } finally {
+      await db.end();
+    }
+  }, 120_000);
+});
+
+describe("contrast", () => {
+  /** Every failure of both schemes, as lines naming the element, its text, the colours and the ratio. */
+  const failures = (r: { light: ContrastReport; dark: ContrastReport }) =>
+    (["light", "dark"] as const).flatMap((scheme) =>
+      r[scheme].failures.map(
+        (f) => `${scheme}: ${f.element} "${f.text}" ${f.color} on ${f.background} = ${f.ratio}:1 (needs ${f.required}:1)`,
+      ),
+    );
+
+  test("the measurement finds text below 4.5:1 (a control: #888 on white is 3.54:1, too little for body text, enough for large text)", async () => {
+    await page.goto(app.url(`/dashboards/${app.dashboardId}`));
+    await nextResult(page, "rpm");
+    await page.evaluate(() => {
+      const add = (text: string, px: string) => {
+        const p = document.createElement("p");
+        p.textContent = text;
+        // CSSOM, which the CSP allows (it forbids style attributes in markup).
+        Object.assign(p.style, { color: "#888888", background: "#ffffff", fontSize: px, fontWeight: "700" });
+        document.getElementById("main")!.append(p);
+      };
+      add("faint control", "15px");
+      add("large control", "24px");
+    });
+    const report = await contrastInBothSchemes(page);
+    for (const scheme of ["light", "dark"] as const) {
+      expect(report[scheme].failures.filter((f) => f.text.endsWith("control"))).toEqual([
+        { element: "p", text: "faint control", color: "#888888", background: "#ffffff", ratio: 3.54, required: 4.5 },
+      ]);
+    }
+  }, 60_000);
+
+  test("every text of the live page is at least 4.5:1 (3:1 when large) in light and dark: at rest, with the time picker, the panel menu and the inspector open, a series hidden, a past range and paused", async () => {
+    await page.goto(app.url(`/dashboards/${app.dashboardId}`));
+    await nextResult(page, "rpm");
+    const seen: string[] = [];
+    const measure = async (state: string) => {
+      const report = await contrastInBothSchemes(page);
+      expect(report.light.checked, state).toBeGreaterThan(20);
+      seen.push(...failures(report).map((f) => `${state}: ${f}`));
+    };
+    await measure("at rest");
+    await page.click("#time-picker-button");
+    await page.locator("#time-picker:not([hidden])").waitFor();
+    await measure("time picker");
+    await page.keyboard.press("Escape");
+    await page
+      .getByRole("button", { name: /^Menu of panel / })
+      .first()
+      .click();
+    await measure("panel menu");
+    await page.getByRole("menuitem", { name: "Inspect data (table, CSV)" }).click();
+    await page.locator("dialog.inspector").waitFor();
+    await measure("inspector, data");
+    await page.getByRole("tab", { name: "Query" }).click();
+    await measure("inspector, query");
+    await page.keyboard.press("Escape");
+    await page.locator("#panel-rpm .legend-item").first().click();
+    await measure("a series hidden");
+    const to = new Date(Date.now() - 60_000);
+    const from = new Date(to.getTime() - 20 * 60_000);
+    await page.goto(app.url(`/dashboards/${app.dashboardId}?from=${from.toISOString()}&to=${to.toISOString()}`));
+    await page.locator("#status", { hasText: "Fixed range" }).waitFor();
+    await measure("a past range");
+    await page.goto(app.url(`/dashboards/${app.dashboardId}?refresh=off`));
+    await nextResult(page, "rpm");
+    await measure("paused");
+    expect(seen).toEqual([]);
+  }, 120_000);
 });
 
 describe("a restart of the stream host", () => {

@@ -1,7 +1,8 @@
-// Every page as each demo role sees it, in light and dark (screenshots under web/e2e/artifacts/), and the live
-// dashboard's values changing over the stream.
+// Every page as each demo role sees it, in light and dark (screenshots under web/e2e/artifacts/, and every text's
+// contrast measured), the live dashboard's values changing over the stream, and the workspace admin pages.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { contrastInBothSchemes } from "./contrast.ts";
 import { type DemoApp, launchChromium, screenshots, signIn, startDemoApp } from "./harness.ts";
 
 let app: DemoApp;
@@ -51,7 +52,9 @@ test.each(["demo-viewer", "demo-editor", "demo-admin"])(
   "every page of %s in light and dark",
   async (user) => {
     const page = await signIn(browser, app, user);
-    const paths = ["/", `/dashboards/${app.dashboardId}`, "/sources", "/account", "/generate", "/admin/workspaces"];
+    // Text below WCAG contrast (4.5:1, 3:1 when large) on any page, in either scheme (web/e2e/contrast.ts).
+    const low: string[] = [];
+    const paths = ["/", `/dashboards/${app.dashboardId}`, "/sources", "/account", "/generate", "/tokens", "/audit", "/admin/workspaces"];
     if (user !== "demo-viewer") paths.push(`/dashboards/${app.dashboardId}/edit`);
     for (const path of paths) {
       await page.goto(app.url(path));
@@ -68,8 +71,122 @@ test.each(["demo-viewer", "demo-editor", "demo-admin"])(
               .join("-")
       }`;
       await screenshots(page, name);
+      const contrast = await contrastInBothSchemes(page);
+      for (const scheme of ["light", "dark"] as const) {
+        for (const f of contrast[scheme].failures)
+          low.push(`${path} ${scheme}: ${f.element} "${f.text}" ${f.color} on ${f.background} = ${f.ratio}:1 (needs ${f.required}:1)`);
+      }
     }
     await page.context().close();
+    expect(low).toEqual([]);
   },
-  120_000,
+  180_000,
 );
+
+/** The rows' texts of column `n` (1-based) of a table. */
+async function column(page: Page, table: string, n: number): Promise<string[]> {
+  return page.locator(`${table} tbody tr td:nth-child(${n})`).allTextContents();
+}
+
+test("a workspace admin creates an API token (shown once), it works, is revoked and refused; the audit page shows it, filtered and paged", async () => {
+  const page = await signIn(browser, app, "demo-admin");
+  await page.click('nav a[href="/tokens"]');
+  await page.locator("#tokens[aria-busy]").waitFor({ state: "detached" });
+  const workspaceId = new URL(page.url()).searchParams.get("workspace")!;
+  expect(workspaceId).toMatch(/^ws_/);
+  await page.fill("#token-name", "e2e-ci");
+  await page.selectOption("#token-role", "viewer");
+  await page.fill("#token-expires", "7");
+  await page.click("#token-create");
+  const secret = await page.locator("#token-value").inputValue();
+  expect(secret).toMatch(/^pbt_[0-9a-f]+_\S+$/);
+  const row = page.locator("#token-table tbody tr", { hasText: "e2e-ci" });
+  await row.waitFor();
+  expect(await row.locator("td").nth(1).textContent()).toBe("viewer");
+  // The list shows how the token starts, never its secret part.
+  const [, prefix, rest] = /^pbt_([0-9a-f]+)_(.+)$/.exec(secret)!;
+  expect(await row.locator("td").nth(2).textContent()).toBe(`pbt_${prefix}_…`);
+  expect(await page.locator("#tokens").textContent()).not.toContain(rest);
+  await screenshots(page, "demo-admin-tokens-created");
+
+  const asToken = () =>
+    fetch(app.url(`/api/workspaces/${workspaceId}/dashboards`), {
+      headers: { authorization: `Bearer ${secret}`, accept: "application/json" },
+    });
+  expect((await asToken()).status).toBe(200);
+  page.once("dialog", (d) => void d.accept());
+  await row.getByRole("button", { name: "Revoke e2e-ci" }).click();
+  await row.locator(".tag", { hasText: "revoked" }).waitFor();
+  expect((await asToken()).status).toBe(401);
+  // Shown once: after a reload the secret is nowhere on the page.
+  await page.reload();
+  await page.locator("#token-table").waitFor();
+  expect(await page.locator("#token-value").count()).toBe(0);
+  expect(await page.content()).not.toContain(rest);
+
+  // The trail, newest first: the revocation, then the creation, both by the admin.
+  await page.click('nav a[href="/audit"]');
+  await page.locator("#audit-table").waitFor();
+  expect((await column(page, "#audit-table", 3)).slice(0, 2)).toEqual(["token.revoke", "token.create"]);
+  const tokenId = `tok_${prefix}`;
+  expect((await column(page, "#audit-table", 4)).slice(0, 2)).toEqual([`token ${tokenId}`, `token ${tokenId}`]);
+  expect((await column(page, "#audit-table", 2)).slice(0, 2)).toEqual(["demo-admin", "demo-admin"]);
+
+  // More entries than a page holds: 101 limit changes through the API, then the next page on demand.
+  await page.evaluate(async (ws) => {
+    for (let i = 1; i <= 101; i++) {
+      const res = await fetch(`/api/workspaces/${ws}/limits`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ llmRatePerMinute: i, llmDailyTokenBudget: null }),
+      });
+      if (!res.ok) throw new Error(`limits: ${res.status}`);
+    }
+  }, workspaceId);
+  await page.selectOption('#audit-filters select[name="action"]', "limits.update");
+  await page.click('#audit-filters button[type="submit"]');
+  await page.waitForURL(/action=limits\.update/);
+  await page.locator("#audit-more:not([hidden])").waitFor();
+  expect(await page.locator("#audit-table tbody tr").count()).toBe(100);
+  await page.click("#audit-more");
+  await page.waitForFunction(() => document.querySelectorAll("#audit-table tbody tr").length === 101);
+  expect(new Set(await column(page, "#audit-table", 3))).toEqual(new Set(["limits.update"]));
+  expect(await page.locator("#audit-more").isHidden()).toBe(true);
+  // The filter is in the URL: a reload (or a shared link) shows the same list.
+  await page.reload();
+  await page.locator("#audit-table").waitFor();
+  expect(await page.locator('#audit-filters select[name="action"]').inputValue()).toBe("limits.update");
+  expect(new Set(await column(page, "#audit-table", 3))).toEqual(new Set(["limits.update"]));
+  await screenshots(page, "demo-admin-audit-filtered");
+  await page.context().close();
+}, 120_000);
+
+test("a viewer sees neither entry, and the pages answer with what the role is", async () => {
+  const page = await signIn(browser, app, "demo-viewer");
+  expect(await page.locator('nav a[href="/tokens"], nav a[href="/audit"]').count()).toBe(0);
+  for (const path of ["/tokens", "/audit"]) {
+    const res = await page.goto(app.url(path));
+    expect(res?.status()).toBe(403);
+    await expect(page.locator("main .notice.error").textContent()).resolves.toContain("needs the admin role in a workspace");
+    // No browser module ran: nothing reported a failure to start above the text.
+    expect(await page.locator("main .notice").count()).toBe(1);
+  }
+  await page.context().close();
+}, 60_000);
+
+test("at 390 px the workspace admin's navigation wraps: every entry is on screen and nothing scrolls sideways", async () => {
+  const page = await signIn(browser, app, "demo-admin", { viewport: { width: 390, height: 844 } });
+  for (const path of ["/", "/tokens", "/audit"]) {
+    await page.goto(app.url(path));
+    await page.waitForLoadState("load");
+    const links = page.locator("nav .nav-list a");
+    expect(await links.allTextContents()).toEqual(expect.arrayContaining(["Tokens", "Audit"]));
+    for (const box of await links.evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON() as DOMRect))) {
+      expect(box.left).toBeGreaterThanOrEqual(0);
+      expect(box.right).toBeLessThanOrEqual(390);
+    }
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await screenshots(page, `demo-admin-390-${path === "/" ? "list" : path.slice(1)}`);
+  }
+  await page.context().close();
+}, 60_000);

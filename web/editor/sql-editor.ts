@@ -7,7 +7,7 @@ import { autocompletion, type CompletionContext, type CompletionResult } from "@
 import { PostgreSQL, sql } from "@codemirror/lang-sql";
 import { type Diagnostic, linter, lintGutter } from "@codemirror/lint";
 import { Compartment, EditorState } from "@codemirror/state";
-import { EditorView, keymap } from "@codemirror/view";
+import { EditorView, keymap, ViewPlugin } from "@codemirror/view";
 import { basicSetup } from "codemirror";
 
 /** The guard's verdict as the check route sends it. */
@@ -110,8 +110,22 @@ export function createSqlEditor(o: SqlEditorOptions): SqlEditor {
     { delay: o.delay ?? 300 },
   );
 
+  // CodeMirror puts its styles in a <style> element of the document, which the pages' CSP (style-src 'self')
+  // blocks; without them .cm-content loses `white-space: pre-wrap` and Chromium types no-break spaces into the
+  // SQL (a syntax error for PostgreSQL). In a shadow root it uses a constructed stylesheet (adoptedStyleSheets),
+  // which the CSP allows, so the editor lives in one.
+  const root = o.parent.shadowRoot ?? o.parent.attachShadow({ mode: "open" });
+  // Light or dark follows the page's colour scheme, also when it changes while the editor is open.
+  const scheme = new Compartment();
+  const darkQuery = typeof matchMedia === "function" ? matchMedia("(prefers-color-scheme: dark)") : null;
+  const followScheme = ViewPlugin.define((v) => {
+    const follow = () => v.dispatch({ effects: scheme.reconfigure(EditorView.darkTheme.of(darkQuery?.matches ?? false)) });
+    darkQuery?.addEventListener("change", follow);
+    return { destroy: () => darkQuery?.removeEventListener("change", follow) };
+  });
   const view = new EditorView({
-    parent: o.parent,
+    parent: root,
+    root,
     state: EditorState.create({
       doc: o.doc,
       extensions: [
@@ -123,6 +137,15 @@ export function createSqlEditor(o: SqlEditorOptions): SqlEditor {
         lintGutter(),
         keymap.of([]),
         EditorView.lineWrapping,
+        scheme.of(EditorView.darkTheme.of(darkQuery?.matches ?? false)),
+        followScheme,
+        // The page's stylesheet does not reach into the shadow root: the editor's own look is set here.
+        EditorView.theme({
+          "&": { minHeight: "8rem", fontSize: "0.9rem" },
+          ".cm-scroller": { fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace", minHeight: "8rem" },
+          ".cm-gutters": { backgroundColor: "transparent" },
+          "&.cm-focused": { outline: "2px solid #2f6fd6" },
+        }),
         EditorView.contentAttributes.of({ "aria-label": o.label ?? "SQL" }),
         EditorView.updateListener.of((u) => {
           if (u.docChanged) o.onChange(u.state.doc.toString());

@@ -11,9 +11,14 @@ export function chooseWorkspace(list: readonly Workspace[], fromUrl: string | nu
 /**
  * Fills a workspace <select>, keeps the choice in the URL and localStorage, and calls `onChange`
  * with the chosen workspace now and on every change. Resolves with the list (empty: no access).
+ * `only` keeps the workspaces a page is for (the admin pages: those where the user is an admin).
  */
-export async function mountWorkspacePicker(select: HTMLSelectElement, onChange: (w: Workspace) => void): Promise<Workspace[]> {
-  const list = await loadWorkspaces();
+export async function mountWorkspacePicker(
+  select: HTMLSelectElement,
+  onChange: (w: Workspace) => void,
+  only: (w: Workspace) => boolean = () => true,
+): Promise<Workspace[]> {
+  const list = (await loadWorkspaces()).filter(only);
   const url = new URL(location.href);
   let remembered: string | null = null;
   try {

@@ -167,6 +167,7 @@ export function bootEditor(): void {
         byId(`pane-${other}`).hidden = other !== name;
       }
       if (name === "settings") renderSettings();
+      if (name === "json") renderJson();
       // Variables may have changed in Settings: the preview's value pickers follow.
       const slot = document.getElementById("preview-vars-slot");
       if (name === "panels" && slot) replace(slot, previewVariables());
@@ -208,8 +209,13 @@ export function bootEditor(): void {
     }, coalesce);
   }
 
+  /** What the layout view shows; a change elsewhere (SQL typed, a unit) leaves it as it is. */
+  let layoutShown = "";
   function renderLayout(): void {
     const placed = withPositions(spec().panels);
+    const shown = JSON.stringify([selected, placed.map((p) => [p.id, p.title, p.type, p.gridPos])]);
+    if (shown === layoutShown && layoutEl.isConnected) return;
+    layoutShown = shown;
     replace(
       layoutEl,
       placed.length === 0 ? stateBox("empty", "No panels yet: add one.") : null,
@@ -243,7 +249,10 @@ export function bootEditor(): void {
     );
   }
 
-  /** Pointer drag on a handle: whole cells of the grid, one undo step per gesture. */
+  /**
+   * Pointer drag on a handle: whole cells of the grid, one undo step per gesture. The gesture listens on the
+   * window, not the handle: every step re-renders the layout, which replaces the handle under the pointer.
+   */
   function drag(handle: HTMLElement, id: string, start: GridPos, resize: boolean): void {
     handle.addEventListener("pointerdown", (e) => {
       e.preventDefault();
@@ -251,7 +260,6 @@ export function bootEditor(): void {
       const x0 = e.clientX;
       const y0 = e.clientY;
       const gesture = `drag:${id}:${e.timeStamp}`;
-      handle.setPointerCapture(e.pointerId);
       let last = "";
       const move = (ev: PointerEvent) => {
         const dx = Math.round((ev.clientX - x0) / cell);
@@ -263,11 +271,13 @@ export function bootEditor(): void {
         setPos(id, pos, gesture);
       };
       const up = () => {
-        handle.removeEventListener("pointermove", move);
-        handle.removeEventListener("pointerup", up);
+        window.removeEventListener("pointermove", move);
+        window.removeEventListener("pointerup", up);
+        window.removeEventListener("pointercancel", up);
       };
-      handle.addEventListener("pointermove", move);
-      handle.addEventListener("pointerup", up);
+      window.addEventListener("pointermove", move);
+      window.addEventListener("pointerup", up);
+      window.addEventListener("pointercancel", up);
     });
   }
 
@@ -804,7 +814,8 @@ export function bootEditor(): void {
 
   // --- JSON view --------------------------------------------------------------------------------
   function renderJson(): void {
-    if (document.activeElement === specEl) return;
+    // Written when the JSON tab is shown (and kept current while it is), not on every keystroke elsewhere.
+    if (document.activeElement === specEl || byId("pane-json").hidden) return;
     specEl.value = JSON.stringify(spec(), null, 2);
     specState.textContent = "";
   }
@@ -844,7 +855,10 @@ export function bootEditor(): void {
       byId<HTMLAnchorElement>("cancel").href = `/dashboards/${encodeURIComponent(out.id)}`;
     } catch (err) {
       saveBtn.disabled = false;
-      if (err instanceof ApiError && err.status === 409 && dash) return void showConflict();
+      if (err instanceof ApiError && err.status === 409 && dash) {
+        notify(message, "Not saved: someone else saved this dashboard in between. Nothing of either change is lost.", "error");
+        return void showConflict();
+      }
       if (err instanceof ApiError && (err.status === 422 || err.status === 400)) return showProblem(err);
       notify(message, `${errorText(err)} Your changes are kept in this browser and can be saved again.`, "error");
     }
@@ -1090,9 +1104,11 @@ export function bootEditor(): void {
       if (!saveBtn.disabled) void saveNow();
       return;
     }
-    // Inside the SQL editor or a text field, their own undo applies.
+    // Inside the SQL editor or a text field, their own undo applies. The SQL editor sits in a shadow root, so
+    // the event's target here is its host: the path says whether the key was typed inside it.
     const t = e.target as HTMLElement;
-    if (t.closest(".cm-editor") || t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement) return;
+    const inSqlEditor = e.composedPath().some((n) => n instanceof HTMLElement && n.classList.contains("cm-editor"));
+    if (inSqlEditor || t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement) return;
     if (mod && e.key.toLowerCase() === "z") {
       e.preventDefault();
       if (e.shiftKey) session.redo();

@@ -78,7 +78,9 @@ const callback = createRoute({
   responses: {
     302: redirect("Signed in; redirect to returnTo"),
     400: signInFailure("The sign-in expired, was already used or was started in another browser (`bad_request`)"),
-    401: signInFailure("The identity provider's answer failed verification (`unauthenticated`)"),
+    401: signInFailure(
+      "The identity provider's answer failed verification, or a claim (sub, name, email, groups) holds a NUL or ill-formed Unicode (`unauthenticated`, `reason: invalid_claim` with `claim`)",
+    ),
     503: signInFailure(
       "`identity_provider_unavailable`, or `config_store_unavailable` (with Retry-After) while narrowing an oversized groups claim",
     ),

@@ -12,17 +12,24 @@ import type { Metrics } from "../../../lib/metrics/metrics.ts";
 import { countingGuard } from "../../../lib/sql-guard/counting.ts";
 import type { Guard } from "../../../lib/sql-guard/verdict.ts";
 import { type ApiRouter, problems } from "../../openapi.ts";
-import { DashboardParamsSchema, dashboardJson, dashboardSchemas } from "../dashboards/routes.ts";
+import { DashboardParamsSchema, dashboardSchemas, savedDashboardJson } from "../dashboards/routes.ts";
 
 export interface DashboardVersionRouteDeps {
   config: Pick<
     Config,
-    "MIN_REFRESH_INTERVAL_MS" | "DEFAULT_REFRESH_INTERVAL_MS" | "DEFAULT_TIME_FROM" | "DEFAULT_TIME_TO" | "DASHBOARD_VERSION_RETENTION"
+    | "MIN_REFRESH_INTERVAL_MS"
+    | "DEFAULT_REFRESH_INTERVAL_MS"
+    | "DEFAULT_TIME_FROM"
+    | "DEFAULT_TIME_TO"
+    | "DASHBOARD_VERSION_RETENTION"
+    | "MAX_WINDOW_POINTS"
   >;
   pool: pg.Pool;
   auth: Auth;
   guard: Guard;
   metrics: Pick<Metrics, "countGuardRejection">;
+  /** Wall clock (epoch ms): a restore's points warnings resolve the saved range at it. */
+  now: () => number;
 }
 
 const VersionNumber = z.coerce.number().int().positive().max(MAX_PG_INTEGER);
@@ -92,6 +99,7 @@ export function registerDashboardVersionRoutes(app: ApiRouter, deps: DashboardVe
     pool,
     guard: countingGuard(deps.guard, deps.metrics),
     versionRetention: retention,
+    points: { maxWindowPoints: config.MAX_WINDOW_POINTS, now: deps.now },
   };
   const versionOf = async (dashboardId: string, version: number) => {
     const v = await getVersion(pool, dashboardId, version, retention);
@@ -201,7 +209,7 @@ export function registerDashboardVersionRoutes(app: ApiRouter, deps: DashboardVe
       body: { required: true, content: { "application/json": { schema: RestoreBodySchema } } },
     },
     responses: {
-      200: { description: "Restored: the new version", content: { "application/json": { schema: s.dashboard } } },
+      200: { description: "Restored: the new version", content: { "application/json": { schema: s.saved } } },
       ...problems(400, 401, 403, 404, 409, 422),
     },
   });
@@ -219,7 +227,7 @@ export function registerDashboardVersionRoutes(app: ApiRouter, deps: DashboardVe
         spec: parseDashboardSpec(old.spec, config.MIN_REFRESH_INTERVAL_MS),
         message: body.message ?? `Restored version ${version}`,
       });
-      return c.json(dashboardJson(saved, config), 200);
+      return c.json(savedDashboardJson(saved, config), 200);
     } catch (err) {
       // The old spec is checked like any save: a panel whose source was deleted since cannot come back.
       if (err instanceof AppError && err.code === "guard_rejected") {

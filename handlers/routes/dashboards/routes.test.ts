@@ -65,6 +65,40 @@ describe("dashboards: happy path", () => {
   });
 });
 
+describe("dashboards: the points warning of a save", () => {
+  const perMinute = {
+    id: "per-minute",
+    title: "Per minute",
+    type: "timeseries" as const,
+    sql: "SELECT $__timeGroup(ts, '1m') AS t, count(*) FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1",
+  };
+
+  test("create and update answer warnings naming the panel whose fixed bucket gives more points than are kept; the save goes through", async () => {
+    const base24h = dashboardSpec(fx.source.id, { time: { from: "now-24h", to: "now" } });
+    const spec = { ...base24h, panels: [...base24h.panels, { ...perMinute, sourceId: fx.source.id }] };
+    const res = await call(fx.app, editor, "POST", base, { spec });
+    expect(res.status).toBe(201);
+    const created = (await res.json()) as { id: string; warnings: unknown[] };
+    expect(created.warnings).toEqual([
+      {
+        panelId: "per-minute",
+        pointsPerSeries: 1440,
+        kept: fx.config.MAX_WINDOW_POINTS,
+        rangeMs: 86_400_000,
+        stepMs: 60_000,
+        message: "1,440 points per series over 24 h; 720 are kept (MAX_WINDOW_POINTS). Use $__interval or a coarser bucket.",
+      },
+    ]);
+    // Over 6 h the same bucket fits: the update answers no warning.
+    const upd = await call(fx.app, editor, "PUT", `/api/dashboards/${created.id}`, {
+      version: 1,
+      spec: { ...spec, time: { from: "now-6h", to: "now" } },
+    });
+    expect(upd.status).toBe(200);
+    expect(((await upd.json()) as { warnings: unknown[] }).warnings).toEqual([]);
+  });
+});
+
 describe("dashboards: defaults and counting", () => {
   test("a new dashboard without a time range gets DEFAULT_TIME_FROM / DEFAULT_TIME_TO", async () => {
     const { time: _, ...spec } = dashboardSpec(fx.source.id);

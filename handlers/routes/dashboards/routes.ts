@@ -6,7 +6,7 @@ import type { Config } from "../../../lib/config/parse.ts";
 import { dashboardSpecSchema, effectiveRefreshMs, newDashboardSpecSchema } from "../../../lib/dashboards/spec.ts";
 import type { Metrics } from "../../../lib/metrics/metrics.ts";
 import { countingGuard } from "../../../lib/sql-guard/counting.ts";
-import { deleteDashboard, saveDashboard } from "../../../lib/dashboards/save.ts";
+import { type SavedDashboard, deleteDashboard, saveDashboard } from "../../../lib/dashboards/save.ts";
 import type { Guard } from "../../../lib/sql-guard/verdict.ts";
 import { type Dashboard, dashboardWorkspaceId, getDashboard, listDashboards } from "../../../lib/dashboards/store.ts";
 import { AppError } from "../../../lib/http/errors.ts";
@@ -19,13 +19,20 @@ const MAX_DASHBOARD_BODY = 2 * 1024 * 1024;
 export interface DashboardRouteDeps {
   config: Pick<
     Config,
-    "MIN_REFRESH_INTERVAL_MS" | "DEFAULT_REFRESH_INTERVAL_MS" | "DEFAULT_TIME_FROM" | "DEFAULT_TIME_TO" | "DASHBOARD_VERSION_RETENTION"
+    | "MIN_REFRESH_INTERVAL_MS"
+    | "DEFAULT_REFRESH_INTERVAL_MS"
+    | "DEFAULT_TIME_FROM"
+    | "DEFAULT_TIME_TO"
+    | "DASHBOARD_VERSION_RETENTION"
+    | "MAX_WINDOW_POINTS"
   >;
   pool: pg.Pool;
   auth: Auth;
   guard: Guard;
   /** Guard refusals of a save are counted in svc_sql_validation_rejections_total. */
   metrics: Pick<Metrics, "countGuardRejection">;
+  /** Wall clock (epoch ms): a save's points warnings resolve the saved range at it. */
+  now: () => number;
 }
 
 const IdSchema = z.string().min(1).max(64);
@@ -68,6 +75,14 @@ export function dashboardSchemas(minRefreshMs: number, defaultTime: { from: stri
       updatedAt: z.string().openapi({ format: "date-time" }),
     })
     .openapi("Dashboard");
+  const saved = dashboard
+    .extend({
+      warnings: z.array(PanelPointsWarningSchema).openapi({
+        description:
+          "Panels whose fixed time bucket gives more points per series over the saved range than the browser keeps (MAX_WINDOW_POINTS); the save went through. Empty when none.",
+      }),
+    })
+    .openapi("SavedDashboard");
   // A new dashboard may leave `time` out: it then gets DEFAULT_TIME_FROM / DEFAULT_TIME_TO.
   const newSpec = newDashboardSpecSchema(minRefreshMs, defaultTime).openapi("NewDashboardSpec", {
     description: `As DashboardSpec; \`time\` defaults to {from: "${defaultTime.from}", to: "${defaultTime.to}"} (DEFAULT_TIME_FROM / DEFAULT_TIME_TO).`,
@@ -81,8 +96,22 @@ export function dashboardSchemas(minRefreshMs: number, defaultTime: { from: stri
       message,
     })
     .openapi("UpdateDashboard");
-  return { spec, dashboard, createBody, updateBody };
+  return { spec, dashboard, saved, createBody, updateBody };
 }
+
+/** A save's points warning of one panel (lib/dashboards/points.ts). */
+export const PanelPointsWarningSchema = z
+  .object({
+    panelId: z.string(),
+    pointsPerSeries: z.number().int().openapi({ description: "Points per series the saved range holds at the panel's bucket width." }),
+    kept: z.number().int().openapi({ description: "Points per series the browser keeps (MAX_WINDOW_POINTS)." }),
+    rangeMs: z.number().int(),
+    stepMs: z.number().int(),
+    message: z.string().openapi({
+      example: "1,440 points per series over 24 h; 720 are kept (MAX_WINDOW_POINTS). Use $__interval or a coarser bucket.",
+    }),
+  })
+  .openapi("PanelPointsWarning");
 
 /** The JSON shape of a dashboard. */
 export function dashboardJson(d: Dashboard, cfg: DashboardRouteDeps["config"]) {
@@ -99,6 +128,11 @@ export function dashboardJson(d: Dashboard, cfg: DashboardRouteDeps["config"]) {
   };
 }
 
+/** The JSON shape of a saved dashboard: the dashboard and the save's warnings. */
+export function savedDashboardJson(d: SavedDashboard, cfg: DashboardRouteDeps["config"]) {
+  return { ...dashboardJson(d, cfg), warnings: d.warnings };
+}
+
 /** Dashboards: list and create in a workspace (viewer / editor), read, update and delete by id (viewer / editor). */
 export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps): void {
   const { auth, pool, config } = deps;
@@ -112,6 +146,7 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
     pool,
     guard: countingGuard(deps.guard, deps.metrics),
     versionRetention: config.DASHBOARD_VERSION_RETENTION,
+    points: { maxWindowPoints: config.MAX_WINDOW_POINTS, now: deps.now },
   };
 
   const list = createRoute({
@@ -147,7 +182,7 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
     ] as const,
     request: { params: WorkspaceParamsSchema, body: { required: true, content: { "application/json": { schema: s.createBody } } } },
     responses: {
-      201: { description: "Created", content: { "application/json": { schema: s.dashboard } } },
+      201: { description: "Created", content: { "application/json": { schema: s.saved } } },
       ...problems(400, 401, 403, 404, 422),
     },
   });
@@ -155,7 +190,7 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
     const { spec, message } = c.req.valid("json");
     const saved = await saveDashboard(saveDeps, { workspaceId: c.var.workspaceId, userSub: c.var.user.sub, spec, message });
     c.header("Location", `/api/dashboards/${saved.id}`);
-    return c.json(dashboardJson(saved, config), 201);
+    return c.json(savedDashboardJson(saved, config), 201);
   });
 
   const read = createRoute({
@@ -189,7 +224,7 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
     ] as const,
     request: { params: DashboardParamsSchema, body: { required: true, content: { "application/json": { schema: s.updateBody } } } },
     responses: {
-      200: { description: "Saved; the new version", content: { "application/json": { schema: s.dashboard } } },
+      200: { description: "Saved; the new version", content: { "application/json": { schema: s.saved } } },
       ...problems(400, 401, 403, 404, 409, 422),
     },
   });
@@ -203,7 +238,7 @@ export function registerDashboardRoutes(app: ApiRouter, deps: DashboardRouteDeps
       spec,
       message,
     });
-    return c.json(dashboardJson(saved, config), 200);
+    return c.json(savedDashboardJson(saved, config), 200);
   });
 
   const remove = createRoute({

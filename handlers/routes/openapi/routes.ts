@@ -60,7 +60,7 @@ const stream = createRoute({
   method: "get",
   path: "/api/dashboards/{dashboardId}/stream",
   tags: ["stream-host"],
-  summary: "Live panel results (viewer): snapshot, panel, dashboard events, heartbeats and the drain frame",
+  summary: "Live panel results (viewer): snapshot, panel, panel-delta, dashboard and view events, heartbeats and the terminal frames",
   request: {
     params: DashboardParamsSchema,
     // The view, in Grafana's URL names; absent parameters are the saved defaults, other parameters are ignored.
@@ -70,18 +70,19 @@ const stream = createRoute({
         .max(64)
         .optional()
         .openapi({ description: "Range start: now, now-<n><s|m|h|d|w> or an ISO-8601 instant", example: "now-6h" }),
-      to: z
-        .string()
-        .max(64)
-        .optional()
-        .openapi({ description: "Range end, as from; a range ending in the past is queried once and not polled", example: "now" }),
+      to: z.string().max(64).optional().openapi({
+        description:
+          "Range end, as from; a range ending in the past is queried once and not polled, one ending at an instant still ahead polls live until then (event: view says when it stops)",
+        example: "now",
+      }),
       refresh: z
         .string()
         .max(64)
         .optional()
         .openapi({ description: "Cadence as a duration (5s, 1m, 1h, 1d); below MIN_REFRESH_INTERVAL_MS is a 400", example: "30s" }),
       "var-name": z.array(z.string().max(1000)).optional().openapi({
-        description: "var-<name>: values of a dashboard variable, repeated for several (var-service=checkout&var-service=search)",
+        description:
+          "var-<name>: values of a dashboard variable, repeated for several (var-service=checkout&var-service=search), $__all for All; each must be one of the variable's options, else 400 naming var-<name>",
       }),
     }),
   },
@@ -92,8 +93,10 @@ const stream = createRoute({
       content: { "text/event-stream": { schema: z.string() } },
     },
     // 503 config_store_unavailable: the session's workspace role could not be read within READINESS_CHECK_TIMEOUT_MS.
-    // 400 validation_failed names the bad view parameter; 429 too_many_views past MAX_VIEWS_PER_DASHBOARD, with Retry-After.
-    ...problems(400, 401, 404, 429),
+    // 400 validation_failed names the bad view parameter (var-NAME for a value outside the variable's options);
+    // 429 too_many_views past MAX_VIEWS_PER_DASHBOARD, with Retry-After. A query variable whose options cannot be
+    // read answers that failure, naming the variable: 422 guard_rejected, 502 source_unavailable, 504 query_timeout.
+    ...problems(400, 401, 404, 422, 429, 502, 504),
   },
 });
 

@@ -127,6 +127,22 @@ describe("query preview: the dashboard's variables, bound as the stream binds th
     expect(await count("SELECT count(*) FROM http_requests WHERE $__timeFilter(ts) AND service IN ($svcs)")).toBe(200);
   });
 
+  test("All binds every option: a custom variable's values, and a query variable's options read over the range", async () => {
+    const ALL = { ...SVCS, name: "every", includeAll: true, default: ["$__all"] };
+    const ANY_SVC = "SELECT count(*) FROM http_requests WHERE $__timeFilter(ts) AND service IN ($every)";
+    expect(await count(ANY_SVC, { every: ["$__all"] }, [ALL])).toBe(600);
+    expect(await count(ANY_SVC, undefined, [ALL])).toBe(600);
+    const QUERY = {
+      name: "every",
+      type: "query",
+      multi: true,
+      includeAll: true,
+      sourceId: fx.source.id,
+      sql: "SELECT DISTINCT service FROM http_requests WHERE $__timeFilter(ts) AND service <> 'svc-1'",
+    };
+    expect(await count(ANY_SVC, { every: ["$__all"] }, [QUERY])).toBe(400);
+  });
+
   test("a multi-value variable binds its whole selection as one array in IN (...)", async () => {
     expect(
       await count("SELECT count(*) FROM http_requests WHERE $__timeFilter(ts) AND service IN ($svcs)", { svcs: ["svc-0", "svc-2"] }),

@@ -10,10 +10,11 @@ import {
   VARIABLE_NAME,
   VariableSchema,
 } from "../../../lib/dashboards/spec.ts";
-import { variableValuesOf } from "../../../lib/dashboards/variables.ts";
+import { readVariableOptions, selectionValues } from "../../../lib/dashboards/variables.ts";
 import { AppError } from "../../../lib/http/errors.ts";
 import { limitBody } from "../../../lib/http/input.ts";
 import type { QueryRunner } from "../../../lib/query/runner.ts";
+import { variablesNamed } from "../../../lib/sql-guard/index.ts";
 import { getSourceInWorkspace } from "../../../lib/sources/index.ts";
 import { type ApiRouter, problems } from "../../openapi.ts";
 import { WorkspaceParamsSchema } from "../dashboards/routes.ts";
@@ -118,13 +119,22 @@ export function registerQueryPreviewRoutes(app: ApiRouter, deps: QueryPreviewRou
       });
     }
     const declared = body.variables ?? [];
+    const workspaceId = c.var.workspaceId;
+    // Bound as a viewer's stream binds them: a chosen value as is, All and the defaults from the variable's options
+    // now (a query variable's SQL runs over the preview's range), and only the variables the statement names.
+    const variableValues = await selectionValues(
+      { variables: declared },
+      body.values ?? {},
+      (v) => readVariableOptions({ runner, getSource: (ws, id) => getSourceInWorkspace(pool, ws, id) }, workspaceId, v, range),
+      variablesNamed(body.sql, declared),
+    );
     const result = await runner.run({
       source,
       workspaceId: c.var.workspaceId,
       sql: body.sql,
       range,
       variables: declared.map((v) => ({ name: v.name, multi: v.multi })),
-      variableValues: variableValuesOf(declared, body.values),
+      variableValues,
     });
     c.header("cache-control", "no-store");
     return c.json({ ...result, range }, 200);

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { deleteCookie } from "hono/cookie";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
-import { isWellFormedText } from "../../../lib/auth/claims.ts";
+import { isWellFormedText } from "../../../lib/oidc/claims.ts";
 import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
 import type { Revocation } from "../../../lib/auth/revocations.ts";
 import type { Config } from "../../../lib/config/parse.ts";

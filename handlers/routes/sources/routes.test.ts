@@ -229,6 +229,7 @@ describe("connection test and catalog refresh", () => {
       ok: true,
       elapsedMs: expect.any(Number),
       limits: { statementTimeout: expect.any(String), tempFileLimit: "-1", workMem: "4MB" },
+      warnings: [expect.stringContaining("no temp_file_limit")],
     });
   });
 
@@ -253,5 +254,10 @@ describe("connection test and catalog refresh", () => {
     expect(got.catalogStatus).toBe("fresh");
     const deploys = got.catalog.tables.find((t: { name: string }) => t.name === "deploys");
     expect(deploys).toMatchObject({ schema: "public", timeColumn: "at" });
+    // The role's limits are recorded with the catalog and the admin's view carries the same warning as the test.
+    expect(got.limits).toMatchObject({ tempFileLimit: "-1", workMem: "4MB" });
+    expect(got.warnings).toEqual([expect.stringContaining("no temp_file_limit")]);
+    const listed = await call(fx.app, admin, "GET", `/api/sources/${s.id}`);
+    expect((await listed.json()).warnings).toEqual(got.warnings);
   });
 });

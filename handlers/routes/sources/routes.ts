@@ -4,11 +4,12 @@ import type { Auth } from "../../../lib/auth/create-auth.ts";
 import { type WorkspaceResolver, workspaceFromParam } from "../../../lib/auth/middleware.ts";
 import { roleAtLeast } from "../../../lib/auth/roles.ts";
 import type { AuthVariables, Role } from "../../../lib/auth/types.ts";
-import { CatalogSchema } from "../../../lib/catalog/types.ts";
+import { CatalogSchema, SourceLimitsSchema as SourceLimitsShape } from "../../../lib/catalog/types.ts";
 import type { Config } from "../../../lib/config/parse.ts";
 import { AppError } from "../../../lib/http/errors.ts";
 import { limitBody, MAX_PG_INTEGER } from "../../../lib/http/input.ts";
 import type { QueryRunner } from "../../../lib/query/runner.ts";
+import { sourceLimitWarnings } from "../../../lib/query/source-limits.ts";
 import {
   catalogStatus,
   countSources,
@@ -52,6 +53,11 @@ export const SourceParamsSchema = z.object({
     .openapi({ param: { name: "sourceId", in: "path" }, example: "src_3kT9..." }),
 });
 
+// Re-wrapped with this module's z: schemas built before @hono/zod-openapi loaded lack `.openapi()`.
+const SourceLimitsSchema = z
+  .object(SourceLimitsShape.shape)
+  .openapi("SourceLimits", { description: "What a panel statement runs under; tempFileLimit -1 means unlimited (docs/sql-guard.md)" });
+
 const CatalogStatusSchema = z.enum(["never_refreshed", "stale", "fresh"]).openapi({
   description: "never_refreshed refuses every query and blocks generation; stale (older than CATALOG_STALE_AFTER_DAYS) only warns.",
 });
@@ -80,6 +86,12 @@ export const SourceViewSchema = z
     database: z.string().optional(),
     sslmode: z.string().optional(),
     secretRef: z.string().optional().openapi({ description: "The name of the credentials (SOURCE_SECRET_REFS), never their value." }),
+    limits: SourceLimitsSchema.nullable().optional().openapi({
+      description: "The role's statement_timeout, temp_file_limit and work_mem as the last catalog refresh read them (admins).",
+    }),
+    warnings: z.array(z.string()).optional().openapi({
+      description: "What to fix in the source role's settings, from the last catalog refresh (admins): an unlimited temp_file_limit.",
+    }),
     createdAt: z.string().openapi({ format: "date-time" }),
     updatedAt: z.string().openapi({ format: "date-time" }),
   })
@@ -126,6 +138,8 @@ export function sourceJson(s: Source, role: Role, opts: { staleAfterDays: number
     view.database = s.database;
     view.sslmode = s.sslmode;
     view.secretRef = s.secretRef;
+    view.limits = s.catalog?.limits ?? null;
+    view.warnings = sourceLimitWarnings(s.catalog?.limits);
   }
   return view;
 }
@@ -343,9 +357,10 @@ export function registerSourceRoutes(app: ApiRouter, deps: SourceRouteDeps): voi
             schema: z.object({
               ok: z.literal(true),
               elapsedMs: z.number(),
-              limits: z
-                .object({ statementTimeout: z.string(), tempFileLimit: z.string(), workMem: z.string() })
-                .describe("What a panel statement runs under; tempFileLimit -1 means unlimited (docs/sql-guard.md)"),
+              limits: SourceLimitsSchema,
+              warnings: z
+                .array(z.string())
+                .openapi({ description: "What to fix in the source role's settings: an unlimited temp_file_limit." }),
             }),
           },
         },
@@ -358,7 +373,7 @@ export function registerSourceRoutes(app: ApiRouter, deps: SourceRouteDeps): voi
     connecting(c);
     // A failed test closes the source's pool (lib/query/runner.ts).
     const { elapsedMs, limits } = await deps.runner.testConnection(s);
-    return c.json({ ok: true as const, elapsedMs, limits }, 200);
+    return c.json({ ok: true as const, elapsedMs, limits, warnings: sourceLimitWarnings(limits) }, 200);
   });
 
   const refresh = createRoute({

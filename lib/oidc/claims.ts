@@ -1,3 +1,5 @@
+// What a claim of an ID token or a session may hold: text PostgreSQL can store. Checked at sign-in (login.ts) and
+// again on every session check (lib/auth/session.ts).
 /** A lone UTF-16 surrogate: text that came from invalid UTF-8 or was cut mid-character. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
