@@ -296,6 +296,32 @@ describe("contrast", () => {
   }, 120_000);
 });
 
+describe("a range that ends while it is watched", () => {
+  test("reads Live until its fixed end, then ended and not refreshing on the same stream: no reconnect", async () => {
+    const streams: string[] = [];
+    const onRequest = (r: { url(): string }) => {
+      if (r.url().includes("/stream")) streams.push(r.url());
+    };
+    page.on("request", onRequest);
+    try {
+      const to = new Date(Date.now() + 8000);
+      const from = new Date(to.getTime() - 20 * 60_000);
+      await page.goto(app.url(`/dashboards/${app.dashboardId}?from=${from.toISOString()}&to=${to.toISOString()}`));
+      await page.locator("#status", { hasText: "Live" }).waitFor({ timeout: 30_000 });
+      expect(await page.locator("#refresh-picker").isDisabled()).toBe(false);
+      await page.locator("#status", { hasText: "Fixed range · not refreshing" }).waitFor({ timeout: 60_000 });
+      await expect(page.locator("#time-picker-button").textContent()).resolves.toMatch(/ · ended$/);
+      expect(await page.locator("#refresh-picker").isDisabled()).toBe(true);
+      // Two seconds on: still the one stream (no reconnect), still not live.
+      await page.waitForTimeout(2000);
+      expect(streams).toHaveLength(1);
+      await expect(page.locator("#status").textContent()).resolves.toBe("Fixed range · not refreshing");
+    } finally {
+      page.off("request", onRequest);
+    }
+  }, 120_000);
+});
+
 describe("a restart of the stream host", () => {
   test("the page shows it is reconnecting and recovers without a reload", async () => {
     await page.goto(app.url(`/dashboards/${app.dashboardId}`));

@@ -10,6 +10,8 @@ import { normalizeTime, RANGE_PRESETS, REFRESH_CHOICES, parseRefresh, validZone,
 export interface TimeControlsDeps {
   /** The view now (with the dashboard's saved values filled in). */
   current(): { from: string; to: string; refreshMs: number; tz: string };
+  /** True when the range has ended (its fixed end is past): it reads as ended and the refresh picker is off. */
+  ended(): boolean;
   /** The server's refresh floor (MIN_REFRESH_INTERVAL_MS). */
   minRefreshMs: number;
   /** A change: the fields to set on the view (undefined keeps). */
@@ -186,7 +188,13 @@ export function mountTimeControls(host: HTMLElement, deps: TimeControlsDeps): ()
   return function render(): void {
     const c = deps.current();
     const relative = c.to === "now";
-    pickerButton.textContent = relative ? describeRange({ from: c.from, to: c.to }) : rangeText(c.from, c.to, c.tz);
+    const ended = deps.ended();
+    const words = relative ? describeRange({ from: c.from, to: c.to }) : rangeText(c.from, c.to, c.tz);
+    pickerButton.textContent = ended ? `${words} · ended` : words;
+    host.toggleAttribute("data-ended", ended);
+    // Nothing is polled once a range has ended: a cadence would mean nothing until the range moves.
+    refresh.disabled = ended;
+    refresh.title = ended ? "This range has ended: it is not refreshed" : "";
     pickerButton.setAttribute("aria-label", `Time range: ${pickerButton.textContent}. Change`);
     const choices = REFRESH_CHOICES.map((r) => ({ value: r, ms: parseRefresh(r)! })).filter((r) => r.ms >= deps.minRefreshMs);
     const current = c.refreshMs;

@@ -3,6 +3,7 @@ import { diffSpecs, jsonEqual, type SpecChange } from "../../lib/dashboards/diff
 import { mergeSpecs } from "../../lib/dashboards/merge.ts";
 import { type PanelType, renderResult } from "../charts/index.ts";
 import { type GridPos, place, step, withPositions } from "../editor/layout.ts";
+import { createSaveWarnings, savedWarningsText, warningsOf } from "../editor/save-warnings.ts";
 import { createSession } from "../editor/session.ts";
 import { type Catalog, createSqlEditor, type SqlEditor, type SqlVerdict } from "../editor/sql-editor.ts";
 import { ApiError, api, errorText, listOf, type Me, type Source } from "../lib/api.ts";
@@ -39,6 +40,8 @@ export function bootEditor(): void {
   const redoBtn = byId<HTMLButtonElement>("redo");
   const layoutEl = byId("layout");
   const formEl = byId("panel-form");
+  /** The points warnings of the last save, shown next to the panels they name until dismissed. */
+  const saveWarnings = createSaveWarnings();
   const settingsEl = byId("pane-settings");
   const specEl = byId<HTMLTextAreaElement>("spec");
   const specState = byId("spec-state");
@@ -213,7 +216,7 @@ export function bootEditor(): void {
   let layoutShown = "";
   function renderLayout(): void {
     const placed = withPositions(spec().panels);
-    const shown = JSON.stringify([selected, placed.map((p) => [p.id, p.title, p.type, p.gridPos])]);
+    const shown = JSON.stringify([selected, placed.map((p) => [p.id, p.title, p.type, p.gridPos, saveWarnings.of(p.id)?.message])]);
     if (shown === layoutShown && layoutEl.isConnected) return;
     layoutShown = shown;
     replace(
@@ -230,6 +233,9 @@ export function bootEditor(): void {
             "aria-label": `${p.title}: column ${p.gridPos.x + 1}, row ${p.gridPos.y + 1}, ${p.gridPos.w} wide, ${p.gridPos.h} high`,
           },
           h("div", { class: "layout-handle" }, p.title, h("span", { class: "muted small" }, ` ${p.type}`)),
+          saveWarnings.of(p.id)
+            ? h("p", { class: "layout-warning small", "data-warning-for": p.id }, `⚠ ${saveWarnings.of(p.id)!.message}`)
+            : null,
           h("div", { class: "layout-resize", "aria-hidden": "true" }),
         );
         card.style.gridColumn = `${p.gridPos.x + 1} / span ${p.gridPos.w}`;
@@ -370,6 +376,30 @@ export function bootEditor(): void {
         }),
       { placeholder: "last, max" },
     );
+    const warning = saveWarnings.of(id);
+    const warningEl = warning
+      ? h(
+          "div",
+          { class: "notice warn save-warning", role: "note", id: "save-warning", "data-warning-for": id },
+          h("strong", null, "Saved with a warning: "),
+          warning.message,
+          " ",
+          h(
+            "button",
+            {
+              type: "button",
+              class: "link",
+              "aria-label": `Dismiss the warning of panel ${p.title}`,
+              onclick: () => {
+                saveWarnings.dismiss(id);
+                renderLayout();
+                renderForm();
+              },
+            },
+            "Dismiss",
+          ),
+        )
+      : null;
     const verdictEl = h("p", { class: "verdict small", "aria-live": "polite", id: "verdict" });
     const sqlHost = h("div", { class: "sql-editor", id: "sql-editor" });
     const previewEl = h("div", { class: "preview", id: "preview", "aria-live": "polite" });
@@ -445,6 +475,7 @@ export function bootEditor(): void {
           ),
         ),
       ),
+      warningEl,
       h(
         "div",
         { class: "form-grid" },
@@ -849,7 +880,12 @@ export function bootEditor(): void {
       saved = structuredClone(out.spec);
       byId("version").textContent = `version ${out.version}`;
       session.apply(out.spec, "save");
-      notify(message, `Saved version ${out.version}. Viewers of this dashboard get the change at once.`, "success");
+      const warned = showSaveWarnings(out);
+      notify(
+        message,
+        `Saved version ${out.version}. Viewers of this dashboard get the change at once.${savedWarningsText(warned)}`,
+        warned ? "info" : "success",
+      );
       if (wasNew) history.replaceState(null, "", `/dashboards/${encodeURIComponent(out.id)}/edit`);
       byId("history-open").hidden = false;
       byId<HTMLAnchorElement>("cancel").href = `/dashboards/${encodeURIComponent(out.id)}`;
@@ -864,6 +900,16 @@ export function bootEditor(): void {
     }
   }
   saveBtn.addEventListener("click", () => void saveNow());
+
+  /** A save's points warnings replace those shown; returns how many name a panel of the spec now edited. */
+  function showSaveWarnings(answer: unknown): number {
+    const before = selected ? saveWarnings.of(selected)?.message : undefined;
+    saveWarnings.saved(warningsOf(answer));
+    renderLayout();
+    // The form (and its SQL editor) is redrawn only when the selected panel's warning changed.
+    if (selected && saveWarnings.of(selected)?.message !== before) renderForm();
+    return saveWarnings.shown(spec().panels.map((p) => p.id)).length;
+  }
 
   function showProblem(err: ApiError): void {
     const { refused, issues } = saveProblemLists(err.problem);
@@ -1061,7 +1107,8 @@ export function bootEditor(): void {
       byId("version").textContent = `version ${out.version}`;
       session.apply(out.spec);
       byId<HTMLDialogElement>("history").close();
-      notify(message, `Restored version ${version} as version ${out.version}.`, "success");
+      const warned = showSaveWarnings(out);
+      notify(message, `Restored version ${version} as version ${out.version}.${savedWarningsText(warned)}`, warned ? "info" : "success");
     } catch (err) {
       if (err instanceof ApiError && err.status === 409)
         notify(message, "Someone else saved in between: reload before restoring.", "error");

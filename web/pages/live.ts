@@ -1,7 +1,7 @@
 import { type PanelDisplay, type PanelType, renderResult } from "../charts/index.ts";
 import { api, type Dashboard, errorText, loginHref, type Me, type Workspace } from "../lib/api.ts";
 import { byId, h, notify, replace, stateBox } from "../lib/dom.ts";
-import { formatAgo, formatDuration } from "../lib/format.ts";
+import { formatAgo } from "../lib/format.ts";
 import { frameMarks } from "../lib/frame-marks.ts";
 import { panelErrorWords } from "../lib/panel-error.ts";
 import { chatResult, mergeResult } from "../lib/panel-window.ts";
@@ -16,6 +16,7 @@ import { placePanel, usesGrid } from "../live/layout.ts";
 import { panelMenu } from "../live/panel-menu.ts";
 import { queryAsRun } from "../live/query-as-run.ts";
 import { mountTimeControls } from "../live/time-controls.ts";
+import { rangeEnded, servedAfter, streamStatus } from "../live/stream-status.ts";
 import { mountVariablesBar } from "../live/variables-bar.ts";
 import { mountChat } from "./chat.ts";
 
@@ -76,14 +77,8 @@ export function bootLive(): void {
   });
   const timeZone = () => zoneOf(effective().tz);
   const rangeAt = (now: number) => resolveRange({ from: effective().from, to: effective().to }, now);
-  /** A range that ends before now is fixed: queried once, never "Live". */
-  const isPast = () => {
-    if (served) return !served.live;
-    const e = effective();
-    if (e.to === "now") return false;
-    const t = Date.parse(e.to);
-    return !Number.isNaN(t) && t < Date.now();
-  };
+  /** A range that ends before now is fixed: queried once, never "Live" (nor once the server says it has ended). */
+  const isPast = () => rangeEnded(served, effective().to, Date.now());
 
   async function loadSpec(): Promise<void> {
     try {
@@ -107,6 +102,7 @@ export function bootLive(): void {
 
   const renderControls = mountTimeControls(byId("time-controls"), {
     current: effective,
+    ended: () => isPast(),
     minRefreshMs,
     change: (next) => pushView({ ...view, ...next }),
     zoomOut: () => moveRange((r) => zoomOut(r, Date.now())),
@@ -396,27 +392,8 @@ export function bootLive(): void {
 
   function renderStatus(): void {
     const now = Date.now();
-    const paused = effective().refreshMs === 0;
-    switch (streamState) {
-      case "open":
-      case "closed":
-        if (paused && pausedAfterSnapshot) setStatus("Paused", "info");
-        else if (isPast()) setStatus("Fixed range · not refreshing", "info");
-        else if (streamState === "open") setStatus(`Live · every ${formatDuration(effective().refreshMs)}`, "ok");
-        else setStatus("Offline", "bad");
-        break;
-      case "connecting":
-        setStatus("Connecting…", "");
-        break;
-      case "draining":
-        setStatus("Server restarting · reconnecting", "warn");
-        break;
-      case "reconnecting":
-        setStatus("Reconnecting", "warn");
-        break;
-      default:
-        setStatus("Offline", "bad");
-    }
+    const st = streamStatus({ state: streamState, refreshMs: effective().refreshMs, pausedAfterSnapshot, past: isPast() });
+    setStatus(st.text, st.kind);
     const secs = retryAt ? Math.max(0, Math.ceil((retryAt - now) / 1000)) : 0;
     const age =
       streamState === "reconnecting" || streamState === "draining"
@@ -456,8 +433,8 @@ export function bootLive(): void {
           streamState = "closed";
           renderStatus();
         };
+        served = servedAfter(frame, served);
         if (frame.event === "snapshot") {
-          served = frame.data.view;
           setSummary(frame.data.dashboard as Summary);
           for (const u of frame.data.panels) applyUpdate(u);
           notify(message, null);
@@ -482,10 +459,13 @@ export function bootLive(): void {
             replace(grid, stateBox("empty", "This dashboard was deleted.", h("a", { href: "/", class: "button" }, "All dashboards")));
             return;
           }
-          if (d.view) served = d.view;
           setSummary(d as Summary);
           void loadSpec();
           notify(message, "The dashboard was changed; showing the new version.", "info");
+        } else if (frame.event === "view") {
+          // The range reached its fixed end: the server stopped polling it; the stream stays open (spec changes).
+          renderControls();
+          renderStatus();
         }
       },
       onState(state, info) {
