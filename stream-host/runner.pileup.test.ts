@@ -2,34 +2,22 @@
 // statement (and the source's query slot its caller holds) ends only once the server confirms its backend
 // ended. A real server and a statement that does not check for cancellation, through the runner's unguarded
 // execute path (the guard refuses it); it ends on its own after a few seconds of CPU.
-import { Registry } from "prom-client";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { createKeyedLimiter } from "./limiter.ts";
-import { parseConfig } from "../lib/config/parse.ts";
-import { createMetrics } from "../lib/metrics/metrics.ts";
-import { createSecretResolver } from "../lib/secrets/resolver.ts";
 import type { Guard } from "../lib/sql-guard/verdict.ts";
-import { createDatabase } from "../lib/testing/pg.ts";
 import { rejection } from "../lib/testing/rejection.ts";
 import type { AppError } from "../lib/http/errors.ts";
 import { whileHeldTell } from "../lib/query/held.ts";
-import { createQueryRunner } from "../lib/query/runner.ts";
-import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "../lib/query/testing/metrics-db.ts";
+import { type RunnerFixture, createRunnerFixture } from "../lib/query/testing/runner-fixture.ts";
 
-let fx: MetricsFixture;
-let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
+let db: RunnerFixture;
 
 beforeAll(async () => {
-  fx = await createMetricsFixture((await createDatabase("pileup")).url);
-  secrets = await createSecretsDir();
-  const reader = await fx.createRole("pb_pileup", "pileup-pw", []);
-  await secrets.set("METRICS_USERNAME", reader);
-  await secrets.set("METRICS_PASSWORD", "pileup-pw");
+  db = await createRunnerFixture({ database: "pileup", role: "pb_pileup", grants: [] });
 });
 
 afterAll(async () => {
-  await fx.close();
-  await secrets.remove();
+  await db?.close();
 });
 
 const passGuard: Guard = { check: (sql) => ({ ok: true, sql, params: [] }) };
@@ -46,22 +34,8 @@ async function until(cond: () => Promise<boolean> | boolean): Promise<void> {
 const UNCANCELLABLE = "SELECT length(rtrim(repeat(' ', 120000), repeat('x', 20000) || ' '))";
 
 test("an uncancellable statement holds its source's slot until its backend ends; the next tick is source_busy", async () => {
-  const config = parseConfig({
-    DATABASE_URL: "postgres://unused@127.0.0.1/unused",
-    SOURCE_ALLOWED_HOSTS: "127.0.0.1",
-    SOURCE_SECRET_REFS: "METRICS:ws_a",
-    SOURCE_SECRETS_DIR: secrets.dir,
-    QUERY_TIMEOUT_SECONDS: "1",
-  }).config;
-  const runner = createQueryRunner({
-    config,
-    metrics: createMetrics(new Registry(), { defaultCollectors: false }),
-    guard: passGuard,
-    secrets: createSecretResolver({ config, env: {} }),
-    poolMax: 2,
-    stallGraceMs: 100,
-    endedPollMs: 50,
-  });
+  const runner = db.runner({ env: { QUERY_TIMEOUT_SECONDS: "1" }, guard: passGuard, poolMax: 2, stallGraceMs: 100, endedPollMs: 50 });
+  const fx = db.fx;
   const source = fx.source();
   // The stream host's per-source slots, one per source here: what a poller's panel takes before it runs.
   const slots = createKeyedLimiter(1);

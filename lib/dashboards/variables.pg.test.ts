@@ -2,24 +2,16 @@
 // guarded runner as parameters (a value holding quotes, semicolons or `$1` stays data), query variables' options
 // run at most once per cadence and shared.
 import fc from "fast-check";
-import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Catalog } from "../catalog/types.ts";
-import { parseConfig } from "../config/parse.ts";
-import { createMetrics } from "../metrics/metrics.ts";
 import type { QueryRunner, RunRequest } from "../query/runner.ts";
-import { createQueryRunner } from "../query/runner.ts";
-import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "../query/testing/metrics-db.ts";
-import { createSecretResolver } from "../secrets/resolver.ts";
-import { createGuard, loadGuardParser } from "../sql-guard/index.ts";
+import { type RunnerFixture, createRunnerFixture } from "../query/testing/runner-fixture.ts";
 import type { Source } from "../sources/store.ts";
-import { createDatabase } from "../testing/pg.ts";
 import { rejection } from "../testing/rejection.ts";
 import { ALL_VALUE, type DashboardSpec, type Variable } from "./spec.ts";
 import { createVariableOptionsCache, resolveVariables, selectionValues, viewSelection } from "./variables.ts";
 
-let fx: MetricsFixture;
-let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
+let db: RunnerFixture;
 let runner: QueryRunner;
 let source: Source;
 
@@ -59,40 +51,27 @@ const HOSTILE = [
 ];
 
 beforeAll(async () => {
-  await loadGuardParser();
-  fx = await createMetricsFixture((await createDatabase("vars")).url);
-  secrets = await createSecretsDir();
-  await fx.admin(`
-    CREATE TABLE items (ts timestamptz NOT NULL, name text NOT NULL, code integer NOT NULL);
-    REVOKE ALL ON SCHEMA public FROM PUBLIC;
-  `);
-  await fx.admin(
-    "INSERT INTO items SELECT timestamptz '2026-01-01T00:10:00Z', n, i::int FROM unnest($1::text[]) WITH ORDINALITY AS u(n, i)",
-    [HOSTILE],
-  );
-  const reader = await fx.createRole("pb_vars", "pw-vars", ["GRANT USAGE ON SCHEMA public TO %I", "GRANT SELECT ON items TO %I"]);
-  await secrets.set("METRICS_USERNAME", reader);
-  await secrets.set("METRICS_PASSWORD", "pw-vars");
-  const config = parseConfig({
-    DATABASE_URL: "postgres://unused@127.0.0.1/unused",
-    SOURCE_ALLOWED_HOSTS: "127.0.0.1",
-    SOURCE_SECRET_REFS: "METRICS:ws_a",
-    SOURCE_SECRETS_DIR: secrets.dir,
-    QUERY_TIMEOUT_SECONDS: "5",
-  }).config;
-  runner = createQueryRunner({
-    config,
-    metrics: createMetrics(new Registry(), { defaultCollectors: false }),
-    guard: createGuard(),
-    secrets: createSecretResolver({ config, env: {} }),
+  db = await createRunnerFixture({
+    database: "vars",
+    setup: async (m) => {
+      await m.admin(`
+        CREATE TABLE items (ts timestamptz NOT NULL, name text NOT NULL, code integer NOT NULL);
+        REVOKE ALL ON SCHEMA public FROM PUBLIC;
+      `);
+      await m.admin(
+        "INSERT INTO items SELECT timestamptz '2026-01-01T00:10:00Z', n, i::int FROM unnest($1::text[]) WITH ORDINALITY AS u(n, i)",
+        [HOSTILE],
+      );
+    },
+    role: "pb_vars",
+    grants: ["GRANT USAGE ON SCHEMA public TO %I", "GRANT SELECT ON items TO %I"],
   });
-  source = fx.source({ catalog });
+  runner = db.runner({ env: { QUERY_TIMEOUT_SECONDS: "5" } });
+  source = db.fx.source({ catalog });
 });
 
 afterAll(async () => {
-  await runner?.closeAll();
-  await fx?.close();
-  await secrets?.remove();
+  await db?.close();
 });
 
 const one: Variable = { name: "item", type: "custom", values: HOSTILE };

@@ -1,17 +1,13 @@
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Catalog } from "../catalog/types.ts";
-import { parseConfig } from "../config/parse.ts";
-import { createMetrics } from "../metrics/metrics.ts";
-import { createSecretResolver } from "../secrets/resolver.ts";
-import { createGuard, loadGuardParser } from "../sql-guard/index.ts";
-import { createDatabase } from "../testing/pg.ts";
 import { rejection } from "../testing/rejection.ts";
-import { type QueryRunner, createQueryRunner } from "./runner.ts";
-import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing/metrics-db.ts";
+import type { QueryRunner } from "./runner.ts";
+import type { MetricsFixture } from "./testing/metrics-db.ts";
+import { type RunnerFixture, createRunnerFixture } from "./testing/runner-fixture.ts";
 
+let db: RunnerFixture;
 let fx: MetricsFixture;
-let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
 let runner: QueryRunner;
 let registry: Registry;
 let readerRole: string;
@@ -36,46 +32,30 @@ const T0 = Date.UTC(2026, 0, 1);
 const range = { fromMs: T0, toMs: T0 + 60 * 60_000 };
 
 beforeAll(async () => {
-  await loadGuardParser();
-  fx = await createMetricsFixture((await createDatabase("metrics")).url);
-  secrets = await createSecretsDir();
-  await fx.admin(`
-    CREATE TABLE samples (ts timestamptz NOT NULL, host text NOT NULL, value double precision NOT NULL);
-    INSERT INTO samples SELECT timestamptz '2026-01-01T00:00:00Z' + make_interval(mins => g), 'web-' || (g % 3), g
-      FROM generate_series(0, 299) g;
-    CREATE TABLE hosts (host text);
-    INSERT INTO hosts VALUES ('web-0'), ('web-1'), ('web-2');
-    CREATE TABLE secret_stuff (x text);
-    REVOKE ALL ON SCHEMA public FROM PUBLIC;
-  `);
-  const reader = await fx.createRole("pb_guarded", "pw-guarded", [
-    "GRANT USAGE ON SCHEMA public TO %I",
-    "GRANT SELECT ON samples, hosts TO %I",
-  ]);
-  readerRole = reader;
-  await secrets.set("METRICS_USERNAME", reader);
-  await secrets.set("METRICS_PASSWORD", "pw-guarded");
-  const config = parseConfig({
-    DATABASE_URL: "postgres://unused@127.0.0.1/unused",
-    // The test server listens on loopback, which the host policy refuses unless allowed.
-    SOURCE_ALLOWED_HOSTS: "127.0.0.1",
-    SOURCE_SECRET_REFS: "METRICS:ws_a",
-    SOURCE_SECRETS_DIR: secrets.dir,
-    QUERY_TIMEOUT_SECONDS: "2",
-  }).config;
-  registry = new Registry();
-  runner = createQueryRunner({
-    config,
-    metrics: createMetrics(registry, { defaultCollectors: false }),
-    guard: createGuard(),
-    secrets: createSecretResolver({ config, env: {} }),
+  db = await createRunnerFixture({
+    database: "metrics",
+    setup: async (m) => {
+      await m.admin(`
+        CREATE TABLE samples (ts timestamptz NOT NULL, host text NOT NULL, value double precision NOT NULL);
+        INSERT INTO samples SELECT timestamptz '2026-01-01T00:00:00Z' + make_interval(mins => g), 'web-' || (g % 3), g
+          FROM generate_series(0, 299) g;
+        CREATE TABLE hosts (host text);
+        INSERT INTO hosts VALUES ('web-0'), ('web-1'), ('web-2');
+        CREATE TABLE secret_stuff (x text);
+        REVOKE ALL ON SCHEMA public FROM PUBLIC;
+      `);
+    },
+    role: "pb_guarded",
+    grants: ["GRANT USAGE ON SCHEMA public TO %I", "GRANT SELECT ON samples, hosts TO %I"],
   });
+  fx = db.fx;
+  readerRole = db.reader;
+  registry = new Registry();
+  runner = db.runner({ env: { QUERY_TIMEOUT_SECONDS: "2" }, registry });
 });
 
 afterAll(async () => {
-  await runner.closeAll();
-  await fx.close();
-  await secrets.remove();
+  await db?.close();
 });
 
 describe("guarded queries on a real guard", () => {

@@ -1,14 +1,9 @@
 import pg from "pg";
-import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { parseConfig } from "../config/parse.ts";
-import { createMetrics } from "../metrics/metrics.ts";
-import { createSecretResolver } from "../secrets/resolver.ts";
-import { createDatabase } from "../testing/pg.ts";
 import { startupOptions } from "./pools.ts";
 import { ReadOnlyPortal } from "./portal.ts";
-import { type QueryRunner, createQueryRunner } from "./runner.ts";
-import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing/metrics-db.ts";
+import type { MetricsFixture } from "./testing/metrics-db.ts";
+import { type RunnerFixture, createRunnerFixture } from "./testing/runner-fixture.ts";
 import type { Guard } from "../sql-guard/verdict.ts";
 import { fixedMessages } from "./wire.ts";
 
@@ -16,50 +11,32 @@ import { fixedMessages } from "./wire.ts";
 // runner's unguarded `execute` (as if the guard had let them through) on a real server, with one connection
 // per pool, so the backend pid tells a reset connection from a replaced one.
 
+let db: RunnerFixture;
 let fx: MetricsFixture;
-let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
-const runners: QueryRunner[] = [];
 const clients: pg.Client[] = [];
 
 beforeAll(async () => {
-  fx = await createMetricsFixture((await createDatabase("reset")).url);
-  secrets = await createSecretsDir();
-  await fx.admin("CREATE TABLE samples (ts timestamptz NOT NULL, value double precision NOT NULL)");
-  await fx.admin("REVOKE ALL ON SCHEMA public FROM PUBLIC");
-  const reader = await fx.createRole("pb_reset_reader", "reset-pw-1", [
-    "GRANT USAGE ON SCHEMA public TO %I",
-    "GRANT SELECT ON samples TO %I",
-  ]);
-  await secrets.set("METRICS_USERNAME", reader);
-  await secrets.set("METRICS_PASSWORD", "reset-pw-1");
+  db = await createRunnerFixture({
+    database: "reset",
+    setup: async (m) => {
+      await m.admin("CREATE TABLE samples (ts timestamptz NOT NULL, value double precision NOT NULL)");
+      await m.admin("REVOKE ALL ON SCHEMA public FROM PUBLIC");
+    },
+    role: "pb_reset_reader",
+    grants: ["GRANT USAGE ON SCHEMA public TO %I", "GRANT SELECT ON samples TO %I"],
+  });
+  fx = db.fx;
 });
 
 afterAll(async () => {
-  await Promise.all(runners.map((r) => r.closeAll()));
   await Promise.all(clients.map((c) => c.end().catch(() => {})));
-  await fx.close();
-  await secrets.remove();
+  await db?.close();
 });
 
 const passGuard: Guard = { check: (sql) => ({ ok: true, sql, params: [] }) };
 
 function setup() {
-  const config = parseConfig({
-    DATABASE_URL: "postgres://unused@127.0.0.1/unused",
-    // The test server listens on loopback, which the host policy refuses unless allowed.
-    SOURCE_ALLOWED_HOSTS: "127.0.0.1",
-    SOURCE_SECRET_REFS: "METRICS:ws_a",
-    SOURCE_SECRETS_DIR: secrets.dir,
-    QUERY_TIMEOUT_SECONDS: "1",
-  }).config;
-  const runner = createQueryRunner({
-    config,
-    metrics: createMetrics(new Registry(), { defaultCollectors: false }),
-    guard: passGuard,
-    secrets: createSecretResolver({ config, env: {} }),
-    poolMax: 1,
-  });
-  runners.push(runner);
+  const runner = db.runner({ env: { QUERY_TIMEOUT_SECONDS: "1" }, guard: passGuard, poolMax: 1 });
   const source = fx.source();
   const one = async (sql: string) => (await runner.execute({ source, sql })).rows[0] ?? [];
   const pid = async () => (await one("SELECT pg_backend_pid()"))[0] as number;

@@ -1,19 +1,14 @@
-import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Catalog } from "../catalog/types.ts";
-import { parseConfig } from "../config/parse.ts";
-import { createMetrics } from "../metrics/metrics.ts";
-import { createSecretResolver } from "../secrets/resolver.ts";
-import { createGuard, loadGuardParser } from "../sql-guard/index.ts";
-import { createDatabase } from "../testing/pg.ts";
-import { type QueryRunner, createQueryRunner } from "./runner.ts";
-import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "./testing/metrics-db.ts";
+import type { QueryRunner } from "./runner.ts";
+import type { MetricsFixture } from "./testing/metrics-db.ts";
+import { type RunnerFixture, createRunnerFixture } from "./testing/runner-fixture.ts";
 
 // What a result says it is, on a real PostgreSQL: 24 h of per-minute samples for 4 hosts (5,760 rows), with a
 // 10-minute hole at 12:00, against MAX_QUERY_ROWS 5000 and MAX_WINDOW_POINTS 720.
 
+let db: RunnerFixture;
 let fx: MetricsFixture;
-let secrets: Awaited<ReturnType<typeof createSecretsDir>>;
 let runner: QueryRunner;
 
 const catalog: Catalog = {
@@ -39,39 +34,26 @@ const WALL = T0 + DAY - 60_000 + 30_000;
 const range = { fromMs: T0, toMs: WALL };
 
 beforeAll(async () => {
-  await loadGuardParser();
-  fx = await createMetricsFixture((await createDatabase("metrics")).url);
-  secrets = await createSecretsDir();
-  await fx.admin(`
-    CREATE TABLE samples (ts timestamptz NOT NULL, host text NOT NULL, value double precision NOT NULL);
-    INSERT INTO samples
-      SELECT timestamptz '2026-01-01T00:00:00Z' + make_interval(mins => g), 'web-' || h, g
-      FROM generate_series(0, 1439) g, generate_series(0, 3) h
-      WHERE NOT (g >= 720 AND g < 730);
-  `);
-  const reader = await fx.createRole("pb_trunc", "pw-trunc", ["GRANT USAGE ON SCHEMA public TO %I", "GRANT SELECT ON samples TO %I"]);
-  await secrets.set("METRICS_USERNAME", reader);
-  await secrets.set("METRICS_PASSWORD", "pw-trunc");
-  const config = parseConfig({
-    DATABASE_URL: "postgres://unused@127.0.0.1/unused",
-    SOURCE_ALLOWED_HOSTS: "127.0.0.1",
-    SOURCE_SECRET_REFS: "METRICS:ws_a",
-    SOURCE_SECRETS_DIR: secrets.dir,
-    QUERY_TIMEOUT_SECONDS: "5",
-  }).config;
-  runner = createQueryRunner({
-    config,
-    metrics: createMetrics(new Registry(), { defaultCollectors: false }),
-    guard: createGuard(),
-    secrets: createSecretResolver({ config, env: {} }),
-    wallNow: () => WALL,
+  db = await createRunnerFixture({
+    database: "metrics",
+    setup: async (m) => {
+      await m.admin(`
+        CREATE TABLE samples (ts timestamptz NOT NULL, host text NOT NULL, value double precision NOT NULL);
+        INSERT INTO samples
+          SELECT timestamptz '2026-01-01T00:00:00Z' + make_interval(mins => g), 'web-' || h, g
+          FROM generate_series(0, 1439) g, generate_series(0, 3) h
+          WHERE NOT (g >= 720 AND g < 730);
+      `);
+    },
+    role: "pb_trunc",
+    grants: ["GRANT USAGE ON SCHEMA public TO %I", "GRANT SELECT ON samples TO %I"],
   });
+  fx = db.fx;
+  runner = db.runner({ env: { QUERY_TIMEOUT_SECONDS: "5" }, wallNow: () => WALL });
 });
 
 afterAll(async () => {
-  await runner.closeAll();
-  await fx.close();
-  await secrets.remove();
+  await db?.close();
 });
 
 describe("MAX_QUERY_ROWS keeps the newest rows of a time-keyed statement", () => {
