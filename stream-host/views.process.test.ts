@@ -1,5 +1,5 @@
 // Views on shared pollers, as a real stream host process serves them: 3 views (the saved one, another range, another
-// variable value) x 30 viewers over real sockets cost exactly 3 queries per panel per tick, counted at the metrics
+// variable value) x 100 viewers over real sockets cost exactly 3 queries per panel per tick, counted at the metrics
 // database (each panel reads a view that logs every query it serves, stream-host/testing/seed.ts), and past
 // MAX_VIEWS_PER_DASHBOARD a new view is 429 too_many_views while the open views' viewers keep their frames.
 // Ticks come from spec changes (the config store's NOTIFY makes every view tick at once) under a one-hour
@@ -14,7 +14,7 @@ import { type HostProcess, type StreamClient, get, openStream, spawnStreamHost }
 import { prepareCountingMetricsDb, seedStreamFixture } from "./testing/seed.ts";
 
 const SESSION_SECRET = "views-process-session-secret-0123456789";
-const VIEWERS_PER_VIEW = 30;
+const VIEWERS_PER_VIEW = 100;
 const PANELS = [
   { id: "a", view: "fast_v", logged: "fast" },
   { id: "b", view: "counted_v", logged: "counted" },
@@ -62,7 +62,7 @@ function hasResults(client: StreamClient, from: number): boolean {
 /** Queries each panel's view has served, counted at the metrics database. */
 const counts = async () => Promise.all(PANELS.map((p) => metricsDb.count(p.logged)));
 
-test("3 views x 30 viewers: exactly 3 queries per panel per tick at the database; past the view cap a new view is 429", async () => {
+test("3 views x 100 viewers: exactly 3 queries per panel per tick at the database; past the view cap a new view is 429", async () => {
   const seeded = await seedStreamFixture(store.pool, {
     metricsUrl,
     panels: PANELS.map(({ id, view }) => ({ id, view })),
@@ -120,7 +120,7 @@ test("3 views x 30 viewers: exactly 3 queries per panel per tick at the database
     await until(`every viewer has tick ${tick}'s results`, () => clients.every((c, i) => hasResults(c, marks[i])));
     expect(await counts()).toEqual([3 * tick, 3 * tick]);
   }
-  // Every viewer saw its own view: 30 snapshots per view.
+  // Every viewer saw its own view: one snapshot per viewer of each view.
   const served = clients.map((c) => JSON.parse(c.frames.find((f) => f.frame.event === "snapshot")?.frame.data ?? "{}") as SnapshotFrame);
   expect(served.filter((s) => s.view.saved).length).toBe(VIEWERS_PER_VIEW);
   expect(served.filter((s) => s.view.from === "now-6h").length).toBe(VIEWERS_PER_VIEW);
