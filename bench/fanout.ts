@@ -19,6 +19,7 @@ import {
   mb,
   ms,
   percentile,
+  refusals,
   requireOpenFiles,
   rssOf,
   startBenchDatabases,
@@ -77,6 +78,8 @@ async function scenario(
     const connectStart = performance.now();
     const subs = await subscribeMany(host.port, paths, cookie);
     const connectMs = performance.now() - connectStart;
+    const retried = [...refusals].map(([status, n]) => `${n} x ${status}`).join(", ");
+    refusals.clear();
     // Warm-up: every subscriber has its snapshot and at least one full tick.
     await until(() => subs.every((s) => s.snapshot && s.panelFrames >= panelCount), 120_000, "every subscriber's first tick");
     for (const s of subs) {
@@ -121,7 +124,9 @@ async function scenario(
     console.log(
       `subscribers                    ${subs.length} (${dashboards} dashboard(s) x ${perDashboard}), ${panelCount} panels each, refresh ${REFRESH_MS} ms`,
     );
-    console.log(`connect all                    ${(connectMs / 1000).toFixed(1)} s`);
+    console.log(
+      `connect all                    ${(connectMs / 1000).toFixed(1)} s (answers retried after a second, as the web client does: ${retried || "none"})`,
+    );
     console.log(
       `panel-ticks in window          ${panelTicks} (${MEASURED_TICKS} ticks x ${dashboards} dashboard(s) x ${views} view(s) x ${panelCount} panels expected: ${MEASURED_TICKS * dashboards * views * panelCount})`,
     );
@@ -245,14 +250,25 @@ function decodingViewer(port: number): Promise<{ latencies: number[]; frames: nu
 async function floorScenario(label: string, viewers: number, env: Record<string, string>, panelCount: number) {
   const { child, port } = await startFloor({ FLOOR_PANELS: String(panelCount), ...env });
   try {
-    const subs = await subscribeMany(
-      port,
-      Array.from({ length: viewers }, () => "/"),
-      "x=y",
-    );
-    const sample = await Promise.all(Array.from({ length: 20 }, () => decodingViewer(port)));
+    // The decoding viewers are spread over the connection order (a broadcaster writes in that order, so the last
+    // to connect are the last served): one before each twentieth of the raw sockets.
+    const subs: BenchSubscriber[] = [];
+    const sample: Awaited<ReturnType<typeof decodingViewer>>[] = [];
+    for (let i = 0; i < 20; i++) {
+      sample.push(await decodingViewer(port));
+      const n = Math.floor(((i + 1) * viewers) / 20) - Math.floor((i * viewers) / 20);
+      if (n > 0)
+        subs.push(
+          ...(await subscribeMany(
+            port,
+            Array.from({ length: n }, () => "/"),
+            "x=y",
+          )),
+        );
+    }
     await until(() => sample.every((v) => v.frames >= panelCount), 120_000, "every sampled viewer's first tick");
     for (const v of sample) v.latencies.length = 0;
+    for (const x of subs) x.latencies.length = 0;
     const cpu0 = cpuSecondsOf(child.pid!);
     const bytes0 = subs.reduce((n, x) => n + x.bytes, 0);
     const t0 = Date.now();
@@ -264,13 +280,15 @@ async function floorScenario(label: string, viewers: number, env: Record<string,
     const windowMs = Date.now() - t0;
     const cpu = cpuSecondsOf(child.pid!) - cpu0;
     const bytes = subs.reduce((n, x) => n + x.bytes, 0) - bytes0;
-    const latencies = sample.flatMap((v) => v.latencies);
+    // Uncompressed, every raw socket reads the frames (as in the stream-host scenarios); compressed, the sample does.
+    const uncompressed = (env.FLOOR_COMPRESS ?? "none") === "none";
+    const latencies = uncompressed ? subs.flatMap((x) => x.latencies) : sample.flatMap((v) => v.latencies);
     const dropped = subs.filter((x) => x.closed).length;
     for (const x of subs) x.destroy();
     for (const v of sample) v.destroy();
     const figures = { cpu, windowMs, rssMax, latencies, bytesPerViewerMinute: perMinute(bytes, subs.length, windowMs) };
     console.log(
-      `${label}: viewers ${subs.length}, bytes per viewer per minute ${kb(figures.bytesPerViewerMinute)}, CPU ${((cpu / windowMs) * 60_000).toFixed(1)} s per minute, p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))} (20 sampled viewers), RSS ${mb(rssMax)}, dropped ${dropped}`,
+      `${label}: viewers ${subs.length}, bytes per viewer per minute ${kb(figures.bytesPerViewerMinute)}, CPU ${((cpu / windowMs) * 60_000).toFixed(1)} s per minute, p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))} (${uncompressed ? "every viewer" : "20 decoding viewers spread over the connection order"}), RSS ${mb(rssMax)}, dropped ${dropped}`,
     );
     return figures;
   } finally {

@@ -544,4 +544,42 @@ describe("route fuzz: hostile input never gets a 5xx, and a 4xx writes nothing",
     expect(refusedHosts).toEqual(expect.arrayContaining(["169.254.169.254", "10.0.0.1"]));
     expect(fetchAttempts).toEqual([]);
   }, 120_000);
+
+  test("the limits under a burst: one caller repeats each operation documented with 429 past its limit; never a 5xx, and a 429 says when to come back and writes nothing", async () => {
+    // The fuzz above signs every request in as a fresh user, so no per-caller limit is ever reached there.
+    const limited = operations().filter((o) => Object.keys(o.op.responses ?? {}).includes("429"));
+    expect(limited.length).toBeGreaterThan(5);
+    const reached: string[] = [];
+    const failures: string[] = [];
+    for (const o of limited) {
+      const cookie = await fx.roles.mintCookie({ ...fx.roles.users.admin, sub: `burst-${o.method}-${o.path}` });
+      const params = Object.fromEntries(parametersIn(o.op, "path").map((p) => [p.name, plausible(p.name)[0]]));
+      const bodySchema = o.op.requestBody?.content?.["application/json"]?.schema;
+      const body = bodySchema ? validExample(bodySchema, "body") : undefined;
+      const url = urlFor(o, params, [{}, {}]);
+      for (let i = 0; i < 12; i++) {
+        const before = await storeSnapshot(fx.pool);
+        const res = await call(app, cookie, o.method, url, body);
+        const where = `${o.method} ${o.path} #${i + 1} -> ${res.status}`;
+        try {
+          if (res.status >= 500) {
+            const problem = await res.json();
+            expect(ALLOWED_5XX[problem.code as ErrorCode], `${where}: ${problem.code}`).toBeDefined();
+          } else if (res.status === 429) {
+            expect(Number(res.headers.get("retry-after")), where).toBeGreaterThan(0);
+            expect((await res.json()).code, where).toBe("rate_limited");
+            expect(await storeSnapshot(fx.pool), `${where}: a refused request changed the config store`).toEqual(before);
+            reached.push(`${o.method} ${o.path}`);
+            break;
+          } else await res.arrayBuffer();
+        } catch (err) {
+          failures.push(String(err).slice(0, 400));
+          break;
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    // The new limits are among those reached: a workspace admin's revocations (SESSION_REVOKE_RATE_PER_MINUTE).
+    expect(reached).toEqual(expect.arrayContaining(["POST /api/workspaces/{workspaceId}/sessions/revoke"]));
+  }, 120_000);
 });

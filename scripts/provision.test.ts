@@ -165,6 +165,29 @@ describe("npm run provision", () => {
   );
 
   test(
+    "a file past PROVISION_FILE_MAX_BYTES, or with a NUL byte: one line naming the file and the limit or the position, exit 1",
+    async () => {
+      const big = join(dir, "big.yaml");
+      await writeFile(big, `${file(metrics.port)}#${"x".repeat(4096)}\n`);
+      const over = await provision([big], { PROVISION_FILE_MAX_BYTES: "4096" });
+      expect(over).toEqual({
+        code: 1,
+        stdout: "",
+        stderr: `provision failed: ${big}: larger than PROVISION_FILE_MAX_BYTES (4096 bytes). Split the workspaces over several files, or raise PROVISION_FILE_MAX_BYTES.\n`,
+      });
+      const nul = join(dir, "nul.yaml");
+      await writeFile(nul, file(metrics.port).replace("name: CLI", "name: C\0LI"));
+      const refused = await provision([nul]);
+      expect(refused).toEqual({
+        code: 1,
+        stdout: "",
+        stderr: `provision failed: ${nul}: contains a NUL byte at line 3, column 12 (byte 38); a provisioning file is UTF-8 text without NUL.\n`,
+      });
+    },
+    ONE,
+  );
+
+  test(
     "a file that does not exist: one line naming it",
     async () => {
       expect((await provision([join(dir, "nope.yaml")])).stderr).toBe(`provision failed: ${join(dir, "nope.yaml")}: no such file\n`);

@@ -4,6 +4,7 @@ import { AppError } from "../lib/http/errors.ts";
 import type { QueryResult } from "../lib/live/frames.ts";
 import { SlotWaitAborted, createKeyedLimiter } from "./limiter.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";
+import { type HeldListener, heldListener } from "../lib/query/held.ts";
 import { type LoadedDashboard, type PanelRuns, type PanelUpdate, createPoller, panelError, timeoutBackoffTicks } from "./poller.ts";
 import { createManualTimers } from "../lib/lifecycle/manual-timers.ts";
 import { createLogger } from "../lib/log/logger.ts";
@@ -512,6 +513,63 @@ describe("a hung source costs its own panels, nothing else", () => {
     expect(hungRuns.map((c) => c.range.toMs - start)).toEqual([0, 35_000]);
     t.poller.stop();
     hungRuns[1].resolve(null);
+    await flush();
+  });
+
+  test("a statement held past its timeout: the panel says so at once, keeps its one run (and slot) until it ends, then backs off; nothing after stop", async () => {
+    const t = setup({ panels: [panel("hung", "src_h")], refresh: 5000, clockMono: true });
+    // What the runner does: it reads the listener of the run's async call when the statement starts.
+    const listeners: (HeldListener | undefined)[] = [];
+    const gated = t.runner.run;
+    const poller = createPoller({
+      current: () => dashboard([panel("hung", "src_h")], 5000),
+      runPanel: (p, d, range, signal) => {
+        listeners.push(heldListener());
+        return gated(p, d, range, signal);
+      },
+      limiter: createKeyedLimiter(1),
+      refreshMs: () => 5000,
+      onPanel: (u) => t.updates.push(u),
+      onTick: () => {},
+      timers: t.clock.timers,
+      now: t.clock.now,
+      monotonic: t.clock.now,
+    });
+    const start = t.clock.now();
+    poller.start();
+    t.clock.runNext();
+    await flush();
+    expect(listeners).toHaveLength(1);
+    const held = new AppError(
+      "query_timeout",
+      "The query outlived QUERY_TIMEOUT_SECONDS (20 s) and the source has not confirmed that it ended.",
+      {
+        reason: "query_held",
+      },
+    );
+    t.clock.advance(2000);
+    listeners[0]?.(held);
+    expect(t.updates).toEqual([
+      { panelId: "hung", at: start + 2000, error: { code: "query_held", reason: "query_held", message: held.detail } },
+    ]);
+    // Still one run: the ticks that follow skip the panel while its statement is held.
+    t.clock.advance(20_000);
+    await flush();
+    expect(t.runner.calls).toHaveLength(1);
+    expect(poller.inFlight).toBe(1);
+    // It ends: the timeout frame follows and backs the panel off.
+    t.runner.calls[0].reject(new QueryStalledError());
+    await flush();
+    expect(t.updates.at(-1)).toMatchObject({ panelId: "hung", error: { code: "query_timeout", reason: "query_timeout" } });
+    // After stop, a late notice of a run still out sends nothing.
+    const count = t.updates.length;
+    t.clock.advance(20_000);
+    await flush();
+    poller.stop();
+    expect(listeners.length).toBeGreaterThan(1);
+    for (const l of listeners.slice(1)) l?.(held);
+    expect(t.updates).toHaveLength(count);
+    for (const c of t.runner.calls.slice(1)) c.resolve(null);
     await flush();
   });
 

@@ -3,6 +3,7 @@ import { AppError } from "../lib/http/errors.ts";
 import type { PanelError, PanelUpdate, QueryResult } from "../lib/live/frames.ts";
 import type { IncrementalVerdict } from "../lib/live/incremental.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";
+import { whileHeldTell } from "../lib/query/held.ts";
 import { type KeyedLimiter, SlotWaitAborted } from "./limiter.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
 
@@ -311,8 +312,15 @@ export function createPoller(opts: PollerOptions) {
       maybeEnd(t);
       queriesStarted++;
       let outcome: { result: QueryResult } | { err: unknown };
+      // A statement that outlived its timeout on a source that cannot confirm it ended keeps this run, and its
+      // slot, until the source does: the panel says why meanwhile. Told through the run's async context, so
+      // wrappers of runPanel (incremental ticks) need not forward it.
+      const held = (notice: unknown) => {
+        if (!stillAsked(panel, dashboard.version, t.generation)) return;
+        deliver(() => opts.onPanel({ panelId: panel.id, at: opts.now(), error: panelError(notice) }));
+      };
       try {
-        outcome = { result: await opts.runPanel(panel, dashboard, range, abort.signal) };
+        outcome = { result: await whileHeldTell(held, () => opts.runPanel(panel, dashboard, range, abort.signal)) };
       } catch (err) {
         outcome = { err };
       }

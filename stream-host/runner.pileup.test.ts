@@ -11,6 +11,8 @@ import { createSecretResolver } from "../lib/secrets/resolver.ts";
 import type { Guard } from "../lib/sql-guard/verdict.ts";
 import { createDatabase } from "../lib/testing/pg.ts";
 import { rejection } from "../lib/testing/rejection.ts";
+import type { AppError } from "../lib/http/errors.ts";
+import { whileHeldTell } from "../lib/query/held.ts";
 import { createQueryRunner } from "../lib/query/runner.ts";
 import { type MetricsFixture, createMetricsFixture, createSecretsDir } from "../lib/query/testing/metrics-db.ts";
 
@@ -70,7 +72,14 @@ test("an uncancellable statement holds its source's slot until its backend ends;
     const release = slots.tryAcquire(source.id);
     expect(release).not.toBeNull();
     let settled = false;
-    const pending = rejection(runner.execute({ source, sql: UNCANCELLABLE })).finally(() => {
+    // Told through the run's async context, as the stream host's poller listens.
+    const notices: AppError[] = [];
+    const pending = rejection(
+      whileHeldTell(
+        (n) => notices.push(n),
+        () => runner.execute({ source, sql: UNCANCELLABLE }),
+      ),
+    ).finally(() => {
       settled = true;
       release?.();
     });
@@ -82,7 +91,14 @@ test("an uncancellable statement holds its source's slot until its backend ends;
     expect(settled).toBe(false);
     expect(runner.inFlight()).toBe(1);
     expect(slots.tryAcquire(source.id)).toBeNull();
+    // The caller heard why, once, while the statement is still held.
+    await until(() => notices.length > 0);
+    expect(settled).toBe(false);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatchObject({ code: "query_timeout", extra: { reason: "query_held" } });
+    expect(notices[0].detail).toMatch(/outlived QUERY_TIMEOUT_SECONDS \(1 s\) and the source has not confirmed that it ended/);
     const err = await pending;
+    expect(notices).toHaveLength(1);
     expect(err.code).toBe("query_timeout");
     expect(err.detail).toMatch(/kept running it, ignoring the cancel, for \d+ s more; its query slot was held/);
     // Only now, with the backend gone, is the slot free again.

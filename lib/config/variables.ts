@@ -428,6 +428,11 @@ export const variables = {
     doc: "OIDC group whose members are platform admins: they create, rename and delete workspaces and set the groups that grant each workspace role (/admin/workspaces, `/api/admin/workspaces`). Unset: nobody is, and workspaces come only from `npm run provision`.",
     group: "pulseboard",
   },
+  PROVISION_FILE_MAX_BYTES: {
+    schema: int(4194304, { min: 1024 }),
+    doc: "Largest provisioning input `npm run provision` reads (`cdk synth` with `provisioningFile` checks against the default): the file and every dashboard specFile it names together, in bytes (default 4 MiB, some 1,500 dashboards of 20 panels; parsing one that size takes about 300 MB of memory). A file already larger is refused before it is read, and reading stops at the limit; the message names the file and the limit. PROVISION_DOCUMENT is held to the same limit.",
+    group: "pulseboard",
+  },
   PROVISION_DOCUMENT: {
     schema: str(),
     doc: "A provisioning document (JSON, docs/provisioning.md) that `npm run provision -- --from-env` applies; the stack sets it on its provision container from the `provisioningFile` context.",

@@ -67,9 +67,10 @@ export interface QueryResult {
 
 /**
  * A panel failure: a machine-readable `code` always (`query_timeout`, `guard_rejected` reasons such as
- * `keyword`, `source_busy`, `connection_refused`, `result_too_large`, ...), the guard's reason or
- * `query_timeout` as `reason` where there is one, a safe message, and for a panel backed off after
- * timeouts the epoch ms at about which it runs again.
+ * `keyword`, `source_busy`, `connection_refused`, `result_too_large`, `query_held` while a statement that
+ * outlived its timeout is held until the source confirms it ended, ...), the guard's reason or
+ * `query_timeout` / `query_held` as `reason` where there is one, a safe message, and for a panel backed off
+ * after timeouts the epoch ms at about which it runs again.
  */
 export interface PanelError {
   code: string;

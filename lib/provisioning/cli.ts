@@ -80,9 +80,9 @@ export async function runProvisionCli(argv: string[], deps: ProvisionCliDeps, io
     let raw: unknown;
     if (args.fromEnv) {
       if (!config.PROVISION_DOCUMENT) throw new AppError("validation_failed", "--from-env: PROVISION_DOCUMENT is not set");
-      raw = parseProvisioningText(config.PROVISION_DOCUMENT, "PROVISION_DOCUMENT");
+      raw = parseProvisioningText(config.PROVISION_DOCUMENT, "PROVISION_DOCUMENT", config.PROVISION_FILE_MAX_BYTES);
     } else {
-      raw = await readProvisioningFile(args.file!);
+      raw = await readProvisioningFile(args.file!, { maxBytes: config.PROVISION_FILE_MAX_BYTES });
     }
     const doc = parseProvisioningDocument(raw, opts);
     if (!services) {

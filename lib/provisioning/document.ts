@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
@@ -7,6 +6,8 @@ import { newDashboardSpecSchema } from "../dashboards/spec.ts";
 import { AppError } from "../http/errors.ts";
 import { SourceInputSchema } from "../sources/store.ts";
 import { WorkspaceGroupsSchema, WorkspaceIdSchema, WorkspaceNameSchema } from "../workspaces/store.ts";
+import { claimTextProblem } from "../auth/claims.ts";
+import { type ReadBudget, readBoundedText, readBudget } from "./read-file.ts";
 
 /**
  * The provisioning document (docs/provisioning.md): workspaces with their role groups, their sources (by
@@ -167,10 +168,23 @@ export function parseProvisioningDocument(raw: unknown, opts: DocumentOptions): 
   );
 }
 
-/** Parses the text of a provisioning file: YAML, of which JSON is a subset. `name` is only used in errors. */
-export function parseProvisioningText(text: string, name: string): unknown {
+/**
+ * Parses the text of a provisioning file: YAML, of which JSON is a subset. `name` is only used in errors. Text of
+ * `maxBytes` (PROVISION_FILE_MAX_BYTES) or more UTF-8 bytes is refused before parsing, and so is a NUL character or
+ * ill-formed Unicode in any key or value, also when written as an escape (`"\0"`, `"\u0000"`, `"\ud800"`), by where
+ * it is: the config store cannot store a NUL, and would store a lone surrogate as U+FFFD.
+ */
+export function parseProvisioningText(text: string, name: string, maxBytes: number = defaultOf("PROVISION_FILE_MAX_BYTES")): unknown {
+  if (Buffer.byteLength(text, "utf8") > maxBytes) {
+    throw new AppError(
+      "validation_failed",
+      `${name}: larger than PROVISION_FILE_MAX_BYTES (${maxBytes} bytes). Split the workspaces over several files, or raise PROVISION_FILE_MAX_BYTES.`,
+      { limit: "PROVISION_FILE_MAX_BYTES", maxBytes },
+    );
+  }
+  let raw: unknown;
   try {
-    return parseYaml(text, { prettyErrors: true, maxAliasCount: 100 });
+    raw = parseYaml(text, { prettyErrors: true, maxAliasCount: 100 });
   } catch (err) {
     if (err instanceof YAMLParseError) {
       const at = err.linePos?.[0];
@@ -178,18 +192,42 @@ export function parseProvisioningText(text: string, name: string): unknown {
     }
     throw err;
   }
+  refuseBadText(raw, name);
+  return raw;
 }
 
-async function readText(path: string, what: string): Promise<string> {
-  try {
-    return await readFile(path, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new AppError(
-      "validation_failed",
-      `${what}: ${code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (code ?? "cannot be read")}`,
-    );
+/** Walks the parsed document (iteratively: its depth is the file's) and refuses the first text the store cannot keep. */
+function refuseBadText(raw: unknown, name: string): void {
+  const seen = new Set<object>();
+  const stack: { node: unknown; path: PropertyKey[] }[] = [{ node: raw, path: [] }];
+  while (stack.length > 0) {
+    const { node, path } = stack.pop()!;
+    if (typeof node === "string") {
+      const problem = claimTextProblem(node);
+      if (problem) throw badText(raw, name, path, problem, "value");
+      continue;
+    }
+    if (!node || typeof node !== "object" || seen.has(node)) continue;
+    seen.add(node);
+    const entries: [PropertyKey, unknown][] = Array.isArray(node) ? node.map((v, i) => [i, v]) : Object.entries(node);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, value] = entries[i]!;
+      const keyProblem = typeof key === "string" ? claimTextProblem(key) : null;
+      if (keyProblem) throw badText(raw, name, path, keyProblem, "key");
+      stack.push({ node: value, path: [...path, key] });
+    }
   }
+}
+
+function badText(raw: unknown, name: string, path: readonly PropertyKey[], problem: string, what: "key" | "value"): AppError {
+  const where = describePath(raw, path);
+  return new AppError(
+    "validation_failed",
+    what === "key"
+      ? `${name}: a key of ${where} contains ${problem}; provisioning text must not.`
+      : `${name}: ${where} contains ${problem}; provisioning text must not.`,
+    { path: where },
+  );
 }
 
 /**
@@ -197,8 +235,10 @@ async function readText(path: string, what: string): Promise<string> {
  * or a saved `GET /api/dashboards/:id` response, whose `spec` is used), and returns the document with the specs inline,
  * not yet validated (so it can be carried elsewhere as JSON, e.g. PROVISION_DOCUMENT, and validated there).
  */
-export async function readProvisioningFile(path: string): Promise<unknown> {
-  const raw = parseProvisioningText(await readText(path, path), path);
+export async function readProvisioningFile(path: string, opts: { maxBytes?: number } = {}): Promise<unknown> {
+  // One budget for the file and its specFiles (PROVISION_FILE_MAX_BYTES): each is read bounded by what is left.
+  const budget: ReadBudget = readBudget(opts.maxBytes ?? defaultOf("PROVISION_FILE_MAX_BYTES"));
+  const raw = parseProvisioningText(await readBoundedText(path, path, budget), path, budget.max);
   const base = dirname(resolve(path));
   const workspaces = raw && typeof raw === "object" ? (raw as { workspaces?: unknown }).workspaces : undefined;
   if (!Array.isArray(workspaces)) return raw;
@@ -214,8 +254,9 @@ export async function readProvisioningFile(path: string): Promise<unknown> {
       if (entry.spec !== undefined) throw new AppError("validation_failed", `${label}: give spec or specFile, not both`);
       const file = resolve(base, entry.specFile);
       const loaded = parseProvisioningText(
-        await readText(file, `${label}: specFile ${entry.specFile}`),
+        await readBoundedText(file, `${label}: specFile ${entry.specFile}`, budget),
         `${label}: specFile ${entry.specFile}`,
+        budget.max,
       );
       // A saved API response ({id, version, spec, ...}) works as well as a bare spec.
       const isResponse = loaded && typeof loaded === "object" && "spec" in loaded && !("panels" in loaded);
@@ -227,6 +268,6 @@ export async function readProvisioningFile(path: string): Promise<unknown> {
 }
 
 /** Reads and validates a provisioning file (see readProvisioningFile and parseProvisioningDocument). */
-export async function loadProvisioningFile(path: string, opts: DocumentOptions): Promise<ProvisioningDocument> {
-  return parseProvisioningDocument(await readProvisioningFile(path), opts);
+export async function loadProvisioningFile(path: string, opts: DocumentOptions & { maxBytes?: number }): Promise<ProvisioningDocument> {
+  return parseProvisioningDocument(await readProvisioningFile(path, { maxBytes: opts.maxBytes }), opts);
 }

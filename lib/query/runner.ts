@@ -14,6 +14,7 @@ import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.t
 import { type SourceConnector, createConnectionBudget, createSourcePool, poolKey } from "./pools.ts";
 import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
 import type { QueryResult, TimeRange } from "./types.ts";
+import { type HeldListener, heldListener } from "./held.ts";
 import { SOURCE_LIMITS_SQL, type SourceLimits, sourceLimitsFromRow } from "./source-limits.ts";
 import { variableValue } from "./variable-values.ts";
 import { type CoalesceStats, createCoalescer } from "./coalesce.ts";
@@ -83,6 +84,12 @@ export interface ExecuteRequest {
   stats?: ReadStats;
   /** Once aborted, a statement still waiting for its connection is never sent (the stream host's stopped pollers). */
   signal?: AbortSignal;
+  /**
+   * Told once when the statement outlived its timeout and the source has not confirmed that it ended: the
+   * runner keeps holding it (and the caller its slot) until the source does. Defaults to the listener of
+   * the current async call (lib/query/held.ts).
+   */
+  onHeld?: HeldListener;
 }
 
 export interface RunRequest {
@@ -93,6 +100,8 @@ export interface RunRequest {
   range: TimeRange;
   /** See ExecuteRequest.signal. */
   signal?: AbortSignal;
+  /** See ExecuteRequest.onHeld. */
+  onHeld?: HeldListener;
   /** The dashboard's variables the statement may name (the guard refuses any other `$name`). */
   variables?: readonly VariableDecl[];
   /** Each variable's resolved values (lib/dashboards/variables.ts), bound as parameters, never spliced. */
@@ -196,6 +205,9 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   const prepared = new WeakSet<object>();
   const fixed = fixedMessages(timeoutMs);
   const coalescer = createCoalescer({ keepMs: opts.shareKeepMs });
+  // The held-notice listeners of the runs sharing each query in flight (by the coalescer's key), and the
+  // notice once the query is held.
+  const heldRuns = new Map<string, { listeners: Set<HeldListener>; notice?: AppError }>();
   let running = 0;
   let closed = false;
 
@@ -334,6 +346,8 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     if (closed) throw draining();
     const maxBytes = req.maxBytes ?? config.MAX_RESULT_BYTES;
     const started = now();
+    // Captured now: the async call this statement belongs to (the panel's run) is the one to tell.
+    const onHeld = req.onHeld ?? heldListener();
     running++;
     let rows = 0;
     let ok = false;
@@ -378,7 +392,18 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
           client.removeListener("error", ignoreClientError);
           client.release(err);
           released = true;
-          err.keptRunningMs = await untilBackendEnded(source, (client as unknown as { processID?: number }).processID);
+          const held = new AppError(
+            "query_timeout",
+            `The query outlived QUERY_TIMEOUT_SECONDS (${config.QUERY_TIMEOUT_SECONDS} s) and the source has not confirmed that it ended; its query slot stays held until the source does.`,
+            { reason: "query_held", timeoutSeconds: config.QUERY_TIMEOUT_SECONDS },
+          );
+          err.keptRunningMs = await untilBackendEnded(source, (client as unknown as { processID?: number }).processID, () => {
+            try {
+              onHeld?.(held);
+            } catch {
+              // A listener's failure must not end the hold early.
+            }
+          });
         }
         throw queryError(err, { sourceId: source.id, timeoutSeconds: config.QUERY_TIMEOUT_SECONDS, maxBytes });
       } finally {
@@ -407,15 +432,26 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     }
   }
 
+  /** Tells one listener; its failure must not end a hold early or keep the others from hearing. */
+  function tell(listener: HeldListener, notice: AppError): void {
+    try {
+      listener(notice);
+    } catch {
+      // The caller's own fault: nothing to do here.
+    }
+  }
+
   /**
    * Waits until `pid` no longer shows in the source's pg_stat_activity, asked on another connection every
    * endedPollMs (a role sees its own sessions there); returns how long that took. A source that cannot be
-   * reached is asked again: nothing confirms the statement ended. Stops asking when the runner closes.
+   * reached is asked again: nothing confirms the statement ended. `onWaiting` runs once, at the first answer
+   * that does not confirm it. Stops asking when the runner closes.
    */
-  async function untilBackendEnded(source: Source, pid: number | undefined): Promise<number> {
+  async function untilBackendEnded(source: Source, pid: number | undefined, onWaiting: () => void): Promise<number> {
     const since = now();
     if (typeof pid !== "number") return 0;
     const pollMs = opts.endedPollMs ?? 500;
+    let told = false;
     while (!closed) {
       try {
         const client = await checkout(poolFor(source), source);
@@ -430,6 +466,11 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       } catch {
         // Unreachable for now: the backend may still run.
       }
+      // The first answer that does not confirm the end: the statement is held from here on.
+      if (!told) {
+        told = true;
+        onWaiting();
+      }
       await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
     return now() - since;
@@ -443,7 +484,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
   }
 
   return {
-    async run({ source, workspaceId, sql, range, signal, variables, variableValues, window, share }) {
+    async run({ source, workspaceId, sql, range, signal, onHeld, variables, variableValues, window, share }) {
       if (workspaceId !== undefined && workspaceId !== source.workspaceId) {
         throw new AppError("forbidden", "The source belongs to another workspace.");
       }
@@ -474,7 +515,8 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       const shape = shapeOf(verdict.sql, verdict.params);
       const newest = shape !== null && shape.timeKeyed && shape.position !== null;
       const text = newest ? `SELECT * FROM (${verdict.sql}) AS pulseboard_rows ORDER BY ${shape.position} DESC NULLS LAST` : verdict.sql;
-      const read = async (sig: AbortSignal | undefined): Promise<QueryResult> => {
+      const listener = onHeld ?? heldListener();
+      const read = async (sig: AbortSignal | undefined, held: HeldListener | undefined): Promise<QueryResult> => {
         const result = await execute({
           source,
           sql: text,
@@ -482,6 +524,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
           // A variable's type is left to the server (0), as a quoted literal's would be.
           paramTypes: verdict.params.map((p) => (typeof p === "object" ? 0 : p === "interval" ? INTERVAL_OID : TIMESTAMPTZ_OID)),
           signal: sig,
+          onHeld: held,
         });
         if (newest) result.rows.reverse();
         if (result.truncated) result.truncation = rowsTruncation(result.rows.length, config.MAX_QUERY_ROWS, newest);
@@ -490,13 +533,34 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
           wallNow: (opts.wallNow ?? Date.now)(),
         });
       };
-      if (!share) return read(signal);
+      if (!share) return read(signal, listener);
       // Everything the result depends on: the source and the connection it is read over (a source belongs to one
       // workspace, so runs of different workspaces never meet), the statement as sent, its values, the range the
       // result's notes are computed for, and the tick.
       const { id, workspaceId: ws, host, port, database, sslmode, secretRef } = source;
       const key = JSON.stringify([id, ws, host, port, database, sslmode, secretRef, text, values, range.fromMs, range.toMs, share.at]);
-      return coalescer.share(key, signal, read);
+      // Every run sharing the query hears that it is held, a run joining a held query at once.
+      let sharing = heldRuns.get(key);
+      if (!sharing) {
+        sharing = { listeners: new Set() };
+        heldRuns.set(key, sharing);
+      }
+      const runs = sharing;
+      if (listener) {
+        runs.listeners.add(listener);
+        if (runs.notice) tell(listener, runs.notice);
+      }
+      try {
+        return await coalescer.share(key, signal, (sig) =>
+          read(sig, (notice) => {
+            runs.notice = notice;
+            for (const l of runs.listeners) tell(l, notice);
+          }),
+        );
+      } finally {
+        if (listener) runs.listeners.delete(listener);
+        if (runs.listeners.size === 0 && heldRuns.get(key) === runs) heldRuns.delete(key);
+      }
     },
     execute: (req) => execute(req),
     plan({ source, sql, variables }) {
