@@ -6,7 +6,7 @@ import { newDashboardSpecSchema } from "../dashboards/spec.ts";
 import { AppError } from "../http/errors.ts";
 import { SourceInputSchema } from "../sources/store.ts";
 import { WorkspaceGroupsSchema, WorkspaceIdSchema, WorkspaceNameSchema } from "../workspaces/store.ts";
-import { claimTextProblem } from "../auth/claims.ts";
+import { claimTextProblem } from "../oidc/claims.ts";
 import { type ReadBudget, readBoundedText, readBudget } from "./read-file.ts";
 
 /**
