@@ -3,7 +3,7 @@
 // time series preview with a variable, type and unit, a resize by dragging, reorder and undo, save, a live tab that
 // follows, history with a diff and a restore, and a 409 from a second tab that keeps both changes. The editor is
 // its own chunk: the list page never downloads CodeMirror.
-import type { Browser, Page, Response } from "playwright-core";
+import type { Browser, Page, Response, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { contrastInBothSchemes } from "./contrast.ts";
 import { type DemoApp, launchChromium, screenshots, signIn, startDemoApp } from "./harness.ts";
@@ -341,7 +341,7 @@ test("Cancel on a never-saved dashboard leaves nothing behind", { timeout: 60_00
   expect((await dashboards(page)).length).toBe(before);
 });
 
-describe("the SQL editor's colours and a save's warnings, on the demo dashboard", () => {
+describe("the SQL editor's colours and a save's warnings, then a refused save, on the demo dashboard", () => {
   test("every SQL token is at least 4.5:1 against the editor, in light and dark", async () => {
     await page.goto(app.url(`/dashboards/${app.dashboardId}/edit`));
     await editorReady(page);
@@ -373,5 +373,42 @@ describe("the SQL editor's colours and a save's warnings, on the demo dashboard"
     await note.getByRole("button", { name: /^Dismiss the warning of panel / }).click();
     await note.waitFor({ state: "detached" });
     expect(await page.locator(".layout-warning").count()).toBe(0);
+  }, 90_000);
+
+  test("the configuration store refusing a save: its error is shown and the draft is kept, in the page and the browser", async () => {
+    const title = "Kept through a refused save";
+    await page.locator('#panel-form input[name="title"]').fill(title);
+    // The API answers as it does when the configuration store is down (a coded 503), for this dashboard's save only.
+    const refuse = (route: Route) =>
+      route.request().method() === "PUT"
+        ? route.fulfill({
+            status: 503,
+            contentType: "application/problem+json",
+            body: JSON.stringify({
+              type: "about:blank",
+              title: "Service Unavailable",
+              status: 503,
+              code: "config_store_unavailable",
+              detail: "The configuration store is unavailable; try again shortly.",
+            }),
+          })
+        : route.fallback();
+    await page.route(`**/api/dashboards/${app.dashboardId}`, refuse);
+    await page.locator("#save").click();
+    const message = page.locator("#message");
+    await expect
+      .poll(() => message.textContent(), { timeout: 15_000 })
+      .toBe("The configuration store is unavailable; try again shortly. Your changes are kept in this browser and can be saved again.");
+    expect(await page.locator('#panel-form input[name="title"]').inputValue()).toBe(title);
+    const drafts = await page.evaluate(() =>
+      Object.keys(localStorage)
+        .filter((k) => k.startsWith("pulseboard.draft."))
+        .map((k) => localStorage.getItem(k) ?? ""),
+    );
+    expect(drafts.some((d) => d.includes(title))).toBe(true);
+    expect(await page.locator("#save").isDisabled()).toBe(false);
+    await page.unroute(`**/api/dashboards/${app.dashboardId}`, refuse);
+    await page.locator("#save").click();
+    await expect.poll(() => message.textContent(), { timeout: 15_000 }).toMatch(/^Saved version \d+\./);
   }, 90_000);
 });
