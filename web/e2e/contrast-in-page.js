@@ -1,7 +1,9 @@
 // The contrast measurement that runs in the page (web/e2e/contrast.ts reads this file and evaluates it there). Plain
 // JavaScript on purpose: a function passed from the TypeScript test would arrive compiled with the test runner's
-// helpers (esbuild's __name), which do not exist in the page.
-(() => {
+// helpers (esbuild's __name), which do not exist in the page. The file is one function expression of `within`: a CSS
+// selector to measure only inside (null: the whole body); contrast.ts calls it (the formatter's trailing ";" dropped). Open shadow roots are walked too
+// (the SQL editor lives in one), their backgrounds read through the host.
+(within) => {
   const probe = document.createElement("canvas").getContext("2d", { willReadFrequently: true });
   /** Any CSS colour the browser computes (rgb(), color(srgb …), oklch …) as 8-bit sRGB and alpha, via a canvas. */
   const parse = (css) => {
@@ -43,7 +45,7 @@
   function backgroundOf(el) {
     const layers = [];
     let opacity = 1;
-    for (let e = el; e; e = e.parentElement) {
+    for (let e = el; e; e = e.parentElement ?? (e.parentNode instanceof ShadowRoot ? e.parentNode.host : null)) {
       const cs = getComputedStyle(e);
       opacity *= Number(cs.opacity);
       if (cs.backgroundImage !== "none") return null;
@@ -67,7 +69,14 @@
   let checked = 0;
   let skipped = 0;
   const failures = [];
-  for (const el of document.querySelectorAll("body *")) {
+  function* elements(root) {
+    for (const el of root.querySelectorAll("*")) {
+      yield el;
+      if (el.shadowRoot) yield* elements(el.shadowRoot);
+    }
+  }
+  const scope = within ? document.querySelector(within) : document.body;
+  for (const el of scope ? elements(scope.shadowRoot ?? scope) : []) {
     if (["SCRIPT", "STYLE", "NOSCRIPT", "OPTION", "TEMPLATE", "CANVAS"].includes(el.tagName) || el.closest("svg")) continue;
     const field =
       el instanceof HTMLSelectElement || (el instanceof HTMLInputElement && ["text", "number", "search", "url", "email"].includes(el.type));
@@ -104,4 +113,4 @@
     }
   }
   return { checked, skipped, failures };
-})();
+};

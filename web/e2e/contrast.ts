@@ -29,18 +29,23 @@ export interface ContrastReport {
   failures: ContrastFailure[];
 }
 
-/** Measures the page as it is now drawn (in the colour scheme it is emulating). */
-export async function measureContrast(page: Page): Promise<ContrastReport> {
-  return page.evaluate(await inPageSource()) as Promise<ContrastReport>;
+/**
+ * Measures the page as it is now drawn (in the colour scheme it is emulating); `within`, a CSS selector, limits it to
+ * one element's inside (its shadow root when it has one, as the SQL editor does).
+ */
+export async function measureContrast(page: Page, within?: string): Promise<ContrastReport> {
+  return page.evaluate(
+    `(${(await inPageSource()).trim().replace(/;$/, "")})(${JSON.stringify(within ?? null)})`,
+  ) as Promise<ContrastReport>;
 }
 
 /** Measures the page in light and then dark (emulated), and returns the failures of each scheme. */
-export async function contrastInBothSchemes(page: Page): Promise<{ light: ContrastReport; dark: ContrastReport }> {
+export async function contrastInBothSchemes(page: Page, within?: string): Promise<{ light: ContrastReport; dark: ContrastReport }> {
   const out: Partial<Record<"light" | "dark", ContrastReport>> = {};
   for (const scheme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-    out[scheme] = await measureContrast(page);
+    out[scheme] = await measureContrast(page, within);
   }
   await page.emulateMedia({ colorScheme: null });
   return out as { light: ContrastReport; dark: ContrastReport };

@@ -3,8 +3,9 @@
 // time series preview with a variable, type and unit, a resize by dragging, reorder and undo, save, a live tab that
 // follows, history with a diff and a restore, and a 409 from a second tab that keeps both changes. The editor is
 // its own chunk: the list page never downloads CodeMirror.
-import type { Browser, Page, Response } from "playwright-core";
+import type { Browser, Page, Response, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { contrastInBothSchemes } from "./contrast.ts";
 import { type DemoApp, launchChromium, screenshots, signIn, startDemoApp } from "./harness.ts";
 
 let app: DemoApp;
@@ -338,4 +339,76 @@ test("Cancel on a never-saved dashboard leaves nothing behind", { timeout: 60_00
   await page.locator("#cancel").click();
   await page.waitForURL((u) => u.pathname === "/");
   expect((await dashboards(page)).length).toBe(before);
+});
+
+describe("the SQL editor's colours and a save's warnings, then a refused save, on the demo dashboard", () => {
+  test("every SQL token is at least 4.5:1 against the editor, in light and dark", async () => {
+    await page.goto(app.url(`/dashboards/${app.dashboardId}/edit`));
+    await editorReady(page);
+    await page.locator(".layout-card").first().click();
+    await sqlContent().waitFor({ state: "visible" });
+    // Every kind of token lang-sql marks: keyword, type, builtin, string, number, bool, null, quoted name, comment.
+    await typeSql(`SELECT 'text' AS s, 42 AS n, true, NULL, "Quoted", now()::timestamptz -- a comment`);
+    const report = await contrastInBothSchemes(page, "#sql-editor");
+    for (const scheme of ["light", "dark"] as const) {
+      expect(report[scheme].checked, scheme).toBeGreaterThanOrEqual(8);
+      expect(report[scheme].failures, scheme).toEqual([]);
+    }
+  }, 90_000);
+
+  test("a save whose panel gives too many points per series shows the warning on that panel, until dismissed", async () => {
+    const card = page.locator(".layout-card.selected");
+    const panelId = (await card.getAttribute("data-panel-id"))!;
+    // A 1-second bucket: over any saved range of more than 12 minutes, more than 720 points per series.
+    await typeSql(
+      "SELECT date_bin('1 second', ts, timestamptz 'epoch') AS t, count(*) FROM http_requests WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1",
+    );
+    await expect.poll(() => page.locator("#verdict").textContent(), { timeout: 15_000 }).toBe("The guard accepts this statement.");
+    await page.locator("#save").click();
+    const note = page.locator(`#save-warning[data-warning-for="${panelId}"]`);
+    await note.waitFor({ timeout: 15_000 });
+    await expect(note.textContent()).resolves.toMatch(/points per series over .*; 720 are kept/);
+    await expect(page.locator(`.layout-card[data-panel-id="${panelId}"] .layout-warning`).textContent()).resolves.toMatch(/720 are kept/);
+    await expect(page.locator("#message").textContent()).resolves.toMatch(/^Saved version \d+\..*One panel gives more points/);
+    await note.getByRole("button", { name: /^Dismiss the warning of panel / }).click();
+    await note.waitFor({ state: "detached" });
+    expect(await page.locator(".layout-warning").count()).toBe(0);
+  }, 90_000);
+
+  test("the configuration store refusing a save: its error is shown and the draft is kept, in the page and the browser", async () => {
+    const title = "Kept through a refused save";
+    await page.locator('#panel-form input[name="title"]').fill(title);
+    // The API answers as it does when the configuration store is down (a coded 503), for this dashboard's save only.
+    const refuse = (route: Route) =>
+      route.request().method() === "PUT"
+        ? route.fulfill({
+            status: 503,
+            contentType: "application/problem+json",
+            body: JSON.stringify({
+              type: "about:blank",
+              title: "Service Unavailable",
+              status: 503,
+              code: "config_store_unavailable",
+              detail: "The configuration store is unavailable; try again shortly.",
+            }),
+          })
+        : route.fallback();
+    await page.route(`**/api/dashboards/${app.dashboardId}`, refuse);
+    await page.locator("#save").click();
+    const message = page.locator("#message");
+    await expect
+      .poll(() => message.textContent(), { timeout: 15_000 })
+      .toBe("The configuration store is unavailable; try again shortly. Your changes are kept in this browser and can be saved again.");
+    expect(await page.locator('#panel-form input[name="title"]').inputValue()).toBe(title);
+    const drafts = await page.evaluate(() =>
+      Object.keys(localStorage)
+        .filter((k) => k.startsWith("pulseboard.draft."))
+        .map((k) => localStorage.getItem(k) ?? ""),
+    );
+    expect(drafts.some((d) => d.includes(title))).toBe(true);
+    expect(await page.locator("#save").isDisabled()).toBe(false);
+    await page.unroute(`**/api/dashboards/${app.dashboardId}`, refuse);
+    await page.locator("#save").click();
+    await expect.poll(() => message.textContent(), { timeout: 15_000 }).toMatch(/^Saved version \d+\./);
+  }, 90_000);
 });

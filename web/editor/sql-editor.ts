@@ -9,6 +9,7 @@ import { type Diagnostic, linter, lintGutter } from "@codemirror/lint";
 import { Compartment, EditorState } from "@codemirror/state";
 import { EditorView, keymap, ViewPlugin } from "@codemirror/view";
 import { basicSetup } from "codemirror";
+import { sqlScheme } from "./sql-highlight.ts";
 
 /** The guard's verdict as the check route sends it. */
 export type SqlVerdict = { ok: true } | { ok: false; reason: string; message: string; location?: number };
@@ -119,7 +120,7 @@ export function createSqlEditor(o: SqlEditorOptions): SqlEditor {
   const scheme = new Compartment();
   const darkQuery = typeof matchMedia === "function" ? matchMedia("(prefers-color-scheme: dark)") : null;
   const followScheme = ViewPlugin.define((v) => {
-    const follow = () => v.dispatch({ effects: scheme.reconfigure(EditorView.darkTheme.of(darkQuery?.matches ?? false)) });
+    const follow = () => v.dispatch({ effects: scheme.reconfigure(sqlScheme(darkQuery?.matches ?? false)) });
     darkQuery?.addEventListener("change", follow);
     return { destroy: () => darkQuery?.removeEventListener("change", follow) };
   });
@@ -137,7 +138,7 @@ export function createSqlEditor(o: SqlEditorOptions): SqlEditor {
         lintGutter(),
         keymap.of([]),
         EditorView.lineWrapping,
-        scheme.of(EditorView.darkTheme.of(darkQuery?.matches ?? false)),
+        scheme.of(sqlScheme(darkQuery?.matches ?? false)),
         followScheme,
         // The page's stylesheet does not reach into the shadow root: the editor's own look is set here.
         EditorView.theme({
