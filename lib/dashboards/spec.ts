@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_PANEL_SQL_LENGTH } from "./limits.ts";
 import { parseTimeExpression } from "../time/expressions.ts";
 
 export { MAX_RELATIVE_MS, parseTimeExpression, resolveTime, TimeExpressionError } from "../time/expressions.ts";
@@ -101,7 +102,7 @@ export const VariableSchema = z.object({
   type: z.enum(["custom", "query"]),
   values: z.array(VariableValueSchema).min(1).max(MAX_VARIABLE_OPTIONS).optional(),
   sourceId: z.string().min(1).max(64).optional(),
-  sql: z.string().min(1).max(20000).optional(),
+  sql: z.string().min(1).max(MAX_PANEL_SQL_LENGTH).optional(),
   default: z.union([VariableValueSchema, z.array(VariableValueSchema).min(1).max(MAX_VARIABLE_OPTIONS)]).optional(),
   multi: z.boolean().optional(),
   includeAll: z.boolean().optional(),
@@ -116,7 +117,7 @@ export const PanelSchema = z.object({
   title: z.string().min(1).max(200),
   type: z.enum(PANEL_TYPES),
   sourceId: z.string().min(1).max(64),
-  sql: z.string().min(1).max(20000),
+  sql: z.string().min(1).max(MAX_PANEL_SQL_LENGTH),
   unit: z.string().max(32).optional(),
   options: PanelOptionsSchema.optional(),
   gridPos: GridPosSchema.optional(),

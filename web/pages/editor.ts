@@ -3,6 +3,7 @@ import { diffSpecs, jsonEqual, type SpecChange } from "../../lib/dashboards/diff
 import { mergeSpecs } from "../../lib/dashboards/merge.ts";
 import { type PanelType, renderResult } from "../charts/index.ts";
 import { type GridPos, place, step, withPositions } from "../editor/layout.ts";
+import { oversizedSql } from "../editor/save-checks.ts";
 import { createSaveWarnings, savedWarningsText, warningsOf } from "../editor/save-warnings.ts";
 import { createSession } from "../editor/session.ts";
 import { type Catalog, createSqlEditor, type SqlEditor, type SqlVerdict } from "../editor/sql-editor.ts";
@@ -82,8 +83,28 @@ export function bootEditor(): void {
     const dirty = !saved || !jsonEqual(saved, spec());
     saveBtn.disabled = !dirty && !isNew;
     byId("title").textContent = `Edit: ${spec().title}`;
-    if (dirty) localStorage.setItem(draftKey(), JSON.stringify({ base: dash?.version ?? null, spec: spec() }));
+    if (dirty) keepDraft();
   });
+
+  // The draft survives a reload in localStorage; a draft over the browser's quota (a pasted dump) cannot, and the
+  // person is told so rather than losing it silently on the next reload.
+  let draftTooLarge = false;
+  function keepDraft(): void {
+    const text = JSON.stringify({ base: dash?.version ?? null, spec: spec() });
+    try {
+      localStorage.setItem(draftKey(), text);
+      draftTooLarge = false;
+    } catch {
+      if (!draftTooLarge) {
+        notify(
+          message,
+          `This draft (${Math.ceil(text.length / 1024).toLocaleString("en-US")} KB) is too large to keep in this browser: it is lost on reload unless saved.`,
+          "error",
+        );
+      }
+      draftTooLarge = true;
+    }
+  }
 
   window.addEventListener("beforeunload", (e) => {
     if (saved && !jsonEqual(saved, spec())) e.preventDefault();
@@ -865,6 +886,11 @@ export function bootEditor(): void {
 
   // --- Save, conflicts, history -----------------------------------------------------------------
   async function saveNow(force?: { version: number }): Promise<void> {
+    const oversized = oversizedSql(spec());
+    if (oversized.length > 0) {
+      notify(message, `Not saved: ${oversized.join(" ")} Your changes are kept in this editor.`, "error");
+      return;
+    }
     saveBtn.disabled = true;
     notify(message, "Saving…", "info");
     try {
