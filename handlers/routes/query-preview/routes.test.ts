@@ -212,6 +212,8 @@ describe("query preview: the dashboard's variables, bound as the stream binds th
   test.each([
     [{ values: { nope: ["x"] } }, "values.nope"],
     [{ values: { svc: ["svc-0", "svc-1"] } }, "values.svc"],
+    [{ values: { svc: ["$__all"] } }, "values.svc"],
+    [{ values: { svcs: ["$__all", "svc-0"] } }, "values.svcs"],
     [{ values: { svc: ["svc\u0000-1"] } }, "values.svc.0"],
     [{ values: { svc: ["x".repeat(1001)] } }, "values.svc.0"],
     [{ values: { svcs: Array.from({ length: 1001 }, (_, i) => `v${i}`) } }, "values.svcs"],

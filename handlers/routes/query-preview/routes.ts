@@ -3,6 +3,7 @@ import type pg from "pg";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
 import { workspaceFromParam } from "../../../lib/auth/middleware.ts";
 import {
+  ALL_VALUE,
   MAX_VARIABLE_OPTIONS,
   MAX_VARIABLE_VALUE_LENGTH,
   resolveTime,
@@ -65,6 +66,12 @@ export const QueryPreviewBodySchema = z
       if (!v) ctx.addIssue({ code: "custom", path: ["values", name], message: "names no variable in variables" });
       else if (values.length > 1 && v.multi !== true)
         ctx.addIssue({ code: "custom", path: ["values", name], message: "takes one value (the variable is not multi-value)" });
+      else if (values.includes(ALL_VALUE) && (v.includeAll !== true || values.length > 1))
+        ctx.addIssue({
+          code: "custom",
+          path: ["values", name],
+          message: v.includeAll === true ? `${ALL_VALUE} (All) stands alone` : `${ALL_VALUE} (All) is not offered by this variable`,
+        });
     }
   })
   .openapi("QueryPreview");
