@@ -202,6 +202,9 @@ export async function runStart(interrupt: StartInterrupt, signals: CoalescedSign
       stopsWhat: embedded ? " (embedded PostgreSQL included)" : "",
     });
   } catch (err) {
+    // A terminal's Ctrl-C reaches the embedded PostgreSQL and this process together; the lost connection can be
+    // read before the signal is, so a failure waits a moment for a signal in flight before calling itself one.
+    if (!interrupt.interrupted && !(err instanceof StartInterrupted)) await new Promise((r) => setTimeout(r, 300));
     if (interrupt.interrupted || err instanceof StartInterrupted) {
       await interrupt.end();
       return;
