@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
 const root = process.argv[2];
-const entry = process.argv[3] ?? `${root}/bench/web/page.ts`;
+const entry = process.argv[3] || `${root}/bench/web/page.ts`;
 const query = process.argv[4] ?? "impl=uplot";
 const viewportH = Number(process.argv[5] ?? 900);
 await esbuild.build({ entryPoints: { page: entry }, outdir: "/tmp/prof/out", bundle: true, format: "esm", minify: false, platform: "browser", target: ["es2022"], logLevel: "silent" });
@@ -13,8 +13,11 @@ const css = await readFile("/tmp/prof/out/page.css").catch(() => Buffer.from("")
 const { CHROMIUM, CHROMIUM_ARGS } = await import(`${root}/web/e2e/harness.ts`);
 const src = await readFile(`${root}/bench/web.ts`, "utf8");
 const html = src.match(/const html = `([\s\S]*?)`;/)![1];
+const { snapshotPanels } = await import(`${root}/bench/web/data.ts`);
+const snap = JSON.stringify(snapshotPanels());
 const server = createServer((req, res) => {
   const p = (req.url ?? "/").split("?")[0];
+  if (p === "/snapshot.json") return res.writeHead(200, { "content-type": "application/json" }).end(snap);
   if (p === "/page.js") res.writeHead(200, { "content-type": "text/javascript" }).end(js);
   else if (p === "/page.css") res.writeHead(200, { "content-type": "text/css" }).end(css);
   else res.writeHead(200, { "content-type": "text/html" }).end(html);
