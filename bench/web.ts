@@ -13,7 +13,7 @@
 //   main-thread work and is left out. p50 and p95 over 300 ticks, and both parts' p95;
 // - heap: usedJSHeapSize after a forced GC at tick 100 and tick 300.
 // The live page draws only panels in the viewport, so the uPlot line says how many were visible (1280x900: 2 columns
-// of 300 px panels); a second uPlot line runs in a viewport tall enough for all 20, the cost of a tick when every chart
+// of the live page's panels, its markup and stylesheet); a second uPlot line runs in a viewport tall enough for all 20, the cost of a tick when every chart
 // is drawn. The SVG renderer (web/charts/timeseries.ts) draws all 20 synchronously on every tick, as the page did
 // before uPlot: the renderer comparison is uPlot with all 20 visible against it.
 import { createServer } from "node:http";
@@ -35,6 +35,7 @@ interface Result {
   parseMs: number;
   mergeMs: number;
   firstFrame: number;
+  firstFrameCharts: number;
   firstChartAt: number;
   ticks: number[];
   dataMs: number[];
@@ -67,8 +68,8 @@ export async function run(): Promise<void> {
   const css = await readFile(join(dir, "page.css")).catch(() => Buffer.from(""));
   const snapshot = JSON.stringify(snapshotPanels());
   const html = `<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="/page.css">
-<style>body{margin:0}#grid{display:grid;grid-template-columns:repeat(2,1fr);gap:8px;width:1200px}.panel-body{height:300px;position:relative}</style>
-</head><body><div id="grid"></div><script type="module" src="/page.js"></script></body></html>`;
+<style>#grid{grid-template-columns:repeat(2,1fr);width:1200px}</style>
+</head><body><main id="grid" class="panel-grid"></main><script type="module" src="/page.js"></script></body></html>`;
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (path === "/page.js") res.writeHead(200, { "content-type": "text/javascript" }).end(js);
@@ -109,7 +110,7 @@ export async function run(): Promise<void> {
     );
     const line = (label: string, r: Result, height: number) =>
       console.log(
-        `web ${label}: first chart ${f1(r.firstChartAt)} ms after navigation (script ${f1(r.scriptStart)}, snapshot fetched ${f1(r.fetched)}, parse ${f1(r.parseMs)}, merge ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} ms), tick main-thread p50 ${f1(pct(r.ticks, 50))} ms p95 ${f1(pct(r.ticks, 95))} ms (data p95 ${f1(pct(r.dataMs, 95))}, frame p95 ${f1(pct(r.frameMs, 95))}; visible charts ${r.visible} of ${PANELS}, viewport 1280x${height}), heap tick 100 ${mb(r.heapAt100)} MB, tick 300 ${mb(r.heapAt300)} MB (growth ${mb(r.heapAt300 - r.heapAt100)} MB)`,
+        `web ${label}: first chart ${f1(r.firstChartAt)} ms after navigation (script ${f1(r.scriptStart)}, snapshot fetched ${f1(r.fetched)}, parse ${f1(r.parseMs)}, merge ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} ms drawing ${r.firstFrameCharts} charts), tick main-thread p50 ${f1(pct(r.ticks, 50))} ms p95 ${f1(pct(r.ticks, 95))} ms (data p95 ${f1(pct(r.dataMs, 95))}, frame p95 ${f1(pct(r.frameMs, 95))}; visible charts ${r.visible} of ${PANELS}, viewport 1280x${height}), heap tick 100 ${mb(r.heapAt100)} MB, tick 300 ${mb(r.heapAt300)} MB (growth ${mb(r.heapAt300 - r.heapAt100)} MB)`,
       );
     const [u, all, s] = results as [Result, Result, Result];
     line("uplot     ", u, runs[0]!.height);

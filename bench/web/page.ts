@@ -4,6 +4,8 @@
 // merged into the window with mergeDelta), panels drawn by renderResult through the live page's draw scheduler
 // (next animation frame, visible panels only). ?impl=svg draws every panel with the earlier SVG renderer
 // synchronously on each tick instead (the renderer comparison). Results go to window.benchResult.
+import "../../web/styles.css";
+import "uplot/dist/uPlot.min.css";
 import { renderResult } from "../../web/charts/index.ts";
 import { renderTimeseries } from "../../web/charts/timeseries.ts";
 import { frameMarks } from "../../web/lib/frame-marks.ts";
@@ -37,12 +39,22 @@ interface Panel {
   hidden: Set<string>;
 }
 
+// The live page's markup (web/pages/live.ts, setSummary) and stylesheet, so layout and paint cost what they cost there.
 const panels: Panel[] = Array.from({ length: PANELS }, (_, i) => {
   const body = document.createElement("div");
   body.className = "panel-body";
+  body.tabIndex = 0;
+  body.setAttribute("role", "figure");
+  const head = document.createElement("header");
+  head.className = "panel-head";
+  const title = document.createElement("h2");
+  title.textContent = `Panel p${i}`;
+  const meta = document.createElement("span");
+  meta.className = "panel-meta muted";
+  head.append(title, meta);
   const card = document.createElement("article");
-  card.className = "panel";
-  card.append(body);
+  card.className = "panel panel-timeseries";
+  card.append(head, body);
   grid.append(card);
   return { id: `p${i}`, card, body, window: new RollingWindow(POINTS), held: null, at: 0, hidden: new Set() };
 });
@@ -121,6 +133,8 @@ async function main(): Promise<void> {
   const merged = performance.now();
   const firstChartAt = await probe.afterWork();
   const firstFrame = firstChartAt - (await probe.started);
+  // Charts built by that frame (offscreen panels build theirs only once they scroll into view).
+  const firstFrameCharts = impl === "uplot" ? document.querySelectorAll(".uplot").length : PANELS;
   await settle();
 
   const ticks: number[] = [];
@@ -161,6 +175,7 @@ async function main(): Promise<void> {
     parseMs: parsed - fetched,
     mergeMs: merged - parsed,
     firstFrame,
+    firstFrameCharts,
     firstChartAt,
     ticks,
     dataMs,

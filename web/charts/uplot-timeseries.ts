@@ -172,9 +172,7 @@ export class TimeseriesChart {
     const o = this.opts;
     const fmt = valueFormatter(o.unit, o.decimals);
     const axisFmt = valueFormatter(o.unit, undefined);
-    const css = getComputedStyle(document.documentElement);
-    const muted = css.getPropertyValue("--muted").trim() || "#5d6878";
-    const gridColor = css.getPropertyValue("--grid").trim() || "#e9ecf0";
+    const { muted, grid: gridColor } = axisColors(o.dark);
     const tz = o.timeZone;
     const chart = this;
     const plotEl = h("div", { class: "uplot-host" });
@@ -405,6 +403,24 @@ function swatch(key: string, dark: boolean): HTMLElement {
 }
 
 const LAST_ONLY = { last: true, spread: false };
+
+let palette: { dark: boolean; muted: string; grid: string } | null = null;
+
+/**
+ * The axis and grid colours of the theme, read once per theme: getComputedStyle after the DOM changed is a style
+ * recalculation, and the first frame builds several charts in a row.
+ */
+function axisColors(dark: boolean): { muted: string; grid: string } {
+  if (palette?.dark !== dark) {
+    const css = getComputedStyle(document.documentElement);
+    palette = {
+      dark,
+      muted: css.getPropertyValue("--muted").trim() || "#5d6878",
+      grid: css.getPropertyValue("--grid").trim() || "#e9ecf0",
+    };
+  }
+  return palette;
+}
 
 /** What forces a rebuild rather than a setData: everything but the range and the data. */
 function optionsKey(o: TimeseriesOptions): string {
