@@ -211,32 +211,42 @@ async function arm(
   }
 }
 
-/** Runs the product arms and prints one comparison line per frame kind. */
+const median = (xs: number[]) => percentile(xs, 50);
+
+/**
+ * Runs the product arms and prints one comparison line per frame kind. FANOUT_COMPRESSION_ROUNDS=N (default 1) runs
+ * N pairs, alternating which arm goes first (off, deflate, then deflate, off, ...) so that a machine's load drifting
+ * over the run does not favour one arm, and compares the medians.
+ */
 export async function productCompression(deps: CompressionDeps): Promise<void> {
   const kinds = (process.env.FANOUT_COMPRESSION_FRAMES ?? "delta,full").split(",").map((k) => k.trim());
   for (const k of kinds)
     if (k !== "delta" && k !== "full") throw new Error(`FANOUT_COMPRESSION_FRAMES: unknown kind ${k}; choose delta, full`);
+  const rounds = Number(process.env.FANOUT_COMPRESSION_ROUNDS ?? 1);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error("FANOUT_COMPRESSION_ROUNDS must be a whole number of rounds (1 or more)");
   const series = await deps.prepareSeries(deps.db);
   try {
     for (const kind of kinds) {
       const every = kind === "delta" ? "720" : "0";
       console.log(
-        `-- compression on the stream host, ${deps.viewers.toLocaleString("en-US")} viewers, 4 time-bucketed panels over 6 h, ${kind} frames, STREAM_COMPRESSION off then deflate`,
+        `-- compression on the stream host, ${deps.viewers.toLocaleString("en-US")} viewers, 4 time-bucketed panels over 6 h, ${kind} frames, STREAM_COMPRESSION off and deflate, ${rounds} round(s)`,
       );
-      const off = await arm(
-        deps,
-        `stream host ${kind} off`,
-        { INCREMENTAL_FULL_QUERY_EVERY_TICKS: every, STREAM_COMPRESSION: "off" },
-        series,
-      );
-      const on = await arm(
-        deps,
-        `stream host ${kind} deflate`,
-        { INCREMENTAL_FULL_QUERY_EVERY_TICKS: every, STREAM_COMPRESSION: "deflate" },
-        series,
-      );
+      const arms: Record<"off" | "deflate", Arm[]> = { off: [], deflate: [] };
+      for (let r = 0; r < rounds; r++) {
+        const order = r % 2 === 0 ? (["off", "deflate"] as const) : (["deflate", "off"] as const);
+        for (const mode of order) {
+          arms[mode].push(
+            await arm(deps, `stream host ${kind} ${mode}`, { INCREMENTAL_FULL_QUERY_EVERY_TICKS: every, STREAM_COMPRESSION: mode }, series),
+          );
+        }
+      }
+      const m = (mode: "off" | "deflate", f: (a: Arm) => number) => median(arms[mode].map(f));
+      const bytes = (mode: "off" | "deflate") => m(mode, (a) => a.bytesPerViewerMinute);
+      const cpu = (mode: "off" | "deflate") => m(mode, (a) => a.cpuPerMinute);
+      const rss = (mode: "off" | "deflate") => m(mode, (a) => a.rssMax);
+      const p99 = (mode: "off" | "deflate") => m(mode, (a) => percentile(a.latencies, 99));
       console.log(
-        `compression on the stream host (${kind} frames): bytes per viewer per minute off ${kb(off.bytesPerViewerMinute)} deflate ${kb(on.bytesPerViewerMinute)} (${(off.bytesPerViewerMinute / Math.max(1, on.bytesPerViewerMinute)).toFixed(1)}x less); CPU s per minute off ${off.cpuPerMinute.toFixed(1)} deflate ${on.cpuPerMinute.toFixed(1)} (${(on.cpuPerMinute / Math.max(0.01, off.cpuPerMinute)).toFixed(2)}x); RSS off ${mb(off.rssMax)} deflate ${mb(on.rssMax)}; p99 off ${ms(percentile(off.latencies, 99))} deflate ${ms(percentile(on.latencies, 99))}`,
+        `compression on the stream host (${kind} frames${rounds > 1 ? `, medians of ${rounds} rounds` : ""}): bytes per viewer per minute off ${kb(bytes("off"))} deflate ${kb(bytes("deflate"))} (${(bytes("off") / Math.max(1, bytes("deflate"))).toFixed(1)}x less); CPU s per minute off ${cpu("off").toFixed(1)} deflate ${cpu("deflate").toFixed(1)} (${(cpu("deflate") / Math.max(0.01, cpu("off"))).toFixed(2)}x); RSS off ${mb(rss("off"))} deflate ${mb(rss("deflate"))}; p99 off ${ms(p99("off"))} deflate ${ms(p99("deflate"))}`,
       );
     }
   } finally {
