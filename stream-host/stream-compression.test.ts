@@ -115,6 +115,9 @@ describe("a deflated stream", () => {
     // After a subscriber's first write (which carries the zlib header), it is handed the very same bytes as the others.
     expect(early[7].chunks[4]).toBe(early[0].chunks[4]);
     expect(late[9].chunks[2]).toBe(early[3].chunks[5]);
+    // Subscribers whose first frame is the same (a view's snapshot) share its header-led bytes as well.
+    expect(late[9].chunks[0]).toBe(late[0].chunks[0]);
+    expect(early[9].chunks[0]).toBe(early[0].chunks[0]);
 
     const expiry = [sessionExpiredFrame(1_700_000_100_000), sessionExpiredFrame(1_700_000_100_000, "revoked")];
     await earlySinks[0].end(expiry[0]);

@@ -41,6 +41,8 @@ export function streamEncoding(compression: StreamCompression, acceptEncoding: s
 export interface DeflatedFrame {
   bytes: Buffer;
   adler: number;
+  /** The zlib header and `bytes`, made once when the frame is some stream's first (a view's snapshot goes to each new viewer). */
+  headed?: Buffer;
 }
 
 /**
@@ -89,7 +91,9 @@ export function deflateSink(inner: Sink, deflater: FrameDeflater = processDeflat
   let adler = 1;
   const encode = (frame: Uint8Array) => {
     const d = deflater.frame(frame);
-    return { bytes: started ? d.bytes : Buffer.concat([ZLIB_HEADER, d.bytes]), adler: adler32Combine(adler, d.adler, frame.byteLength) };
+    // A first write shares its header-led bytes too: no per-viewer copy of a snapshot, and one HTTP chunk of it for all.
+    if (!started) d.headed ??= Buffer.concat([ZLIB_HEADER, d.bytes]);
+    return { bytes: started ? d.bytes : d.headed!, adler: adler32Combine(adler, d.adler, frame.byteLength) };
   };
   return {
     get closed() {
