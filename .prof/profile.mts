@@ -1,0 +1,51 @@
+// ad-hoc: CPU profile of the bench page (unminified) for the tick phase, top self-time functions.
+import { createServer } from "node:http";
+import { readFile } from "node:fs/promises";
+import * as esbuild from "esbuild";
+import { chromium } from "playwright-core";
+const root = process.argv[2];
+const entry = process.argv[3] ?? `${root}/bench/web/page.ts`;
+const query = process.argv[4] ?? "impl=uplot";
+const viewportH = Number(process.argv[5] ?? 900);
+await esbuild.build({ entryPoints: { page: entry }, outdir: "/tmp/prof/out", bundle: true, format: "esm", minify: false, platform: "browser", target: ["es2022"], logLevel: "silent" });
+const js = await readFile("/tmp/prof/out/page.js");
+const css = await readFile("/tmp/prof/out/page.css").catch(() => Buffer.from(""));
+const { CHROMIUM, CHROMIUM_ARGS } = await import(`${root}/web/e2e/harness.ts`);
+const src = await readFile(`${root}/bench/web.ts`, "utf8");
+const html = src.match(/const html = `([\s\S]*?)`;/)![1];
+const server = createServer((req, res) => {
+  const p = (req.url ?? "/").split("?")[0];
+  if (p === "/page.js") res.writeHead(200, { "content-type": "text/javascript" }).end(js);
+  else if (p === "/page.css") res.writeHead(200, { "content-type": "text/css" }).end(css);
+  else res.writeHead(200, { "content-type": "text/html" }).end(html);
+});
+await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+const port = (server.address() as { port: number }).port;
+const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, "--enable-precise-memory-info", "--js-flags=--expose-gc"] });
+const page = await browser.newPage({ viewport: { width: 1280, height: viewportH } });
+page.on("console", (m) => console.log("console:", m.text()));
+page.on("pageerror", (e) => console.log("pageerror", e.message));
+const cdp = await page.context().newCDPSession(page);
+await cdp.send("Profiler.enable");
+await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+await cdp.send("Profiler.start");
+await page.goto(`http://127.0.0.1:${port}/?${query}`);
+const h = await page.waitForFunction(() => (window as any).benchResult, null, { timeout: 600000, polling: 500 });
+const res: any = await h.jsonValue();
+const { profile } = (await cdp.send("Profiler.stop")) as any;
+const self = new Map<string, number>();
+const dt = new Map<number, number>();
+for (let i = 0; i < profile.samples.length; i++) dt.set(profile.samples[i], (dt.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
+let total = 0;
+for (const n of profile.nodes) {
+  const t = (dt.get(n.id) ?? 0) / 1000;
+  const k = `${n.callFrame.functionName || "(anon)"} ${n.callFrame.url.split("/").pop()}:${n.callFrame.lineNumber}`;
+  self.set(k, (self.get(k) ?? 0) + t);
+  if (n.callFrame.functionName !== "(idle)" && n.callFrame.functionName !== "(program)") total += t;
+}
+console.log("total non-idle ms", total.toFixed(0));
+for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 45)) console.log(v.toFixed(1).padStart(8), k);
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor(p / 100 * xs.length)];
+if (res.ticks) console.log("ticks p50", pct(res.ticks, 50), "p95", pct(res.ticks, 95), "first", res.firstChartAt);
+console.log(JSON.stringify({ ...res, ticks: undefined }).slice(0, 2000));
+await browser.close(); server.close(); process.exit(0);
