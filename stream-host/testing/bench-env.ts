@@ -58,6 +58,8 @@ export async function startBenchHost(
     env?: Record<string, string>;
     /** Runs after the fixture is seeded and before the host starts (to change its dashboards or catalog). */
     prepare?: (fixture: Awaited<ReturnType<typeof seedStreamFixture>>) => Promise<void>;
+    /** The host's entry: default the source under tsx; a built bundle (`.mjs`) runs on plain node. */
+    entry?: string;
   },
 ) {
   const fixture = await seedStreamFixture(db.pool, {
@@ -67,16 +69,19 @@ export async function startBenchHost(
     dashboards: opts.dashboards,
   });
   await opts.prepare?.(fixture);
-  const host = await spawnStreamHost({
-    DATABASE_URL: db.configUrl,
-    SESSION_SECRET: BENCH_SESSION_SECRET,
-    STREAM_PORT: String(await freePort()),
-    NODE_ENV: "test",
-    MIN_REFRESH_INTERVAL_MS: String(Math.min(2000, opts.refreshIntervalMs)),
-    FRAMEWORK_MANUAL_SIG_HANDLE: "true",
-    ...fixture.env,
-    ...opts.env,
-  });
+  const host = await spawnStreamHost(
+    {
+      DATABASE_URL: db.configUrl,
+      SESSION_SECRET: BENCH_SESSION_SECRET,
+      STREAM_PORT: String(await freePort()),
+      NODE_ENV: "test",
+      MIN_REFRESH_INTERVAL_MS: String(Math.min(2000, opts.refreshIntervalMs)),
+      FRAMEWORK_MANUAL_SIG_HANDLE: "true",
+      ...fixture.env,
+      ...opts.env,
+    },
+    opts.entry,
+  );
   const token = await createSessionTokens({ secret: BENCH_SESSION_SECRET, ttlSeconds: 3600 }).mint({
     sub: "bench",
     groups: [fixture.workspace.viewer_group],
