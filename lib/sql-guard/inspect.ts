@@ -279,6 +279,28 @@ function renamed(columns: readonly Column[] | null, colnames: string[] | null): 
   return columns.map((c, i) => (i < colnames.length ? { ...c, name: colnames[i] } : c));
 }
 
+/** The columns of a function in FROM, by name, all of its size. */
+function functionColumns(names: readonly string[], size: Size, timeFloor: boolean): Column[] {
+  const out: Column[] = new Array(names.length);
+  for (let i = 0; i < names.length; i++) {
+    out[i] = timeFloor ? { name: names[i], type: null, size, timeFloor: true } : { name: names[i], type: null, size };
+  }
+  return out;
+}
+
+/** The column of that name, or undefined. */
+function columnNamed(columns: readonly Column[] | null | undefined, name: string): Column | undefined {
+  if (!columns) return undefined;
+  for (let i = 0; i < columns.length; i++) if (columns[i].name === name) return columns[i];
+  return undefined;
+}
+
+/** Adds a FROM item to its level; the items one FROM entry added. */
+function added(level: Level, item: Item): Item[] {
+  level.items.push(item);
+  return [item];
+}
+
 /** Output names a catalog-less derivation cannot be sure of are left out (never matched, never called). */
 const UNKNOWN_NAME = "?column?";
 
@@ -363,8 +385,9 @@ class Analyzer {
 
   /** Visits every field of a node body except those in `skip`. */
   private rest(body: Obj, ctx: Ctx, skip: readonly string[]): void {
+    const skipping = skip.length > 0;
     for (const key in body) {
-      if (skip.includes(key)) continue;
+      if (skipping && skip.includes(key)) continue;
       const child = body[key];
       if (typeof child !== "object" || child === null) continue;
       // A TypeName sits unwrapped under `typeName` (casts, column definitions).
@@ -400,7 +423,7 @@ class Analyzer {
       case "SubLink": {
         const op = stringParts(body.operName);
         if (op) this.operator(op, body.location);
-        this.rest(body, ctx, ["operName"]);
+        this.rest(body, ctx, SKIP_OPERNAME);
         if (body.subLinkType === "ARRAY_SUBLINK") {
           // ARRAY(SELECT ...) concatenates its rows, as array_agg does.
           const sub = nodeOf(body.subselect);
@@ -426,7 +449,7 @@ class Analyzer {
         // ORDER BY x USING op
         const op = stringParts(body.useOp);
         if (op) this.operator(op);
-        this.rest(body, ctx, ["useOp"]);
+        this.rest(body, ctx, SKIP_USEOP);
         return;
       }
       case "TypeName":
@@ -439,7 +462,7 @@ class Analyzer {
       }
       case "LockingClause":
         this.keyword(LOCK_STRENGTH[String(body.strength)] ?? "FOR UPDATE");
-        this.rest(body, ctx, []);
+        this.rest(body, ctx, NO_SKIP);
         return;
       case "IntoClause":
         this.keyword("INTO");
@@ -450,15 +473,15 @@ class Analyzer {
         return;
       case "XmlExpr":
         this.syntaxFunction(XML_OPS[String(body.op)] ?? "xml");
-        this.rest(body, ctx, []);
+        this.rest(body, ctx, NO_SKIP);
         return;
       case "JsonFuncExpr":
         this.syntaxFunction(JSON_OPS[String(body.op)] ?? "json_query");
-        this.rest(body, ctx, []);
+        this.rest(body, ctx, NO_SKIP);
         return;
       case "RangeTableSample":
         this.tableSampleMethod(body);
-        this.rest(body, ctx, ["method"]);
+        this.rest(body, ctx, SKIP_METHOD);
         return;
       default: {
         const fn = SYNTAX_FUNCTIONS[type];
@@ -468,11 +491,11 @@ class Analyzer {
           if (body.withClause) {
             // A data-modifying statement's own WITH: its names scope the statement.
             const ctes = this.withClause(body.withClause as Obj, ctx);
-            this.rest(body, { level: ctx.level, ctes }, ["withClause"]);
+            this.rest(body, { level: ctx.level, ctes }, SKIP_WITHCLAUSE);
             return;
           }
         }
-        this.rest(body, ctx, []);
+        this.rest(body, ctx, NO_SKIP);
       }
     }
   }
@@ -498,13 +521,12 @@ class Analyzer {
     // A set operation: each branch is a query level of its own; ORDER BY and LIMIT see the output names.
     if (body.op !== undefined && body.op !== "SETOP_NONE") {
       // The branches are SelectStmt bodies without the node wrapper.
-      const branch = (b: unknown) => (b && typeof b === "object" ? this.select(b as Obj, ctx) : null);
-      const left = branch(body.larg);
-      const right = branch(body.rarg);
+      const left = this.branch(body.larg, ctx);
+      const right = this.branch(body.rarg, ctx);
       const level = new Level(ctx.level);
       level.outputs = left ?? [];
       const setCtx: Ctx = { level, ctes: ctx.ctes };
-      this.rest(body, setCtx, ["withClause", "larg", "rarg"]);
+      this.rest(body, setCtx, SKIP_WITHCLAUSE_LARG_RARG);
       // A column of a set operation is either branch's value; UNION, INTERSECT and EXCEPT without ALL sort them.
       // Unnamed targets are left out of a branch's columns, so positions line up only when no branch lost one.
       const aligned = left !== null && right !== null && left.length === right.length;
@@ -574,6 +596,11 @@ class Analyzer {
     for (const [keys, what] of sorts) this.sortKeys(keys, output, inner, what);
     this.timeBounds(level, body.whereClause, joinQuals);
     return output;
+  }
+
+  /** A set operation's branch: a SelectStmt body without the node wrapper. */
+  private branch(b: unknown, ctx: Ctx): Column[] | null {
+    return b && typeof b === "object" ? this.select(b as Obj, ctx) : null;
   }
 
   /**
@@ -702,11 +729,11 @@ class Analyzer {
       // Without RECURSIVE a CTE sees only the CTEs before it, never itself.
       const bodyCtx: Ctx = { level: ctx.level, ctes: recursive ? scope : { names: new Map(scope.names), parent: ctx.ctes } };
       const columns = this.selectNode(body.ctequery, bodyCtx);
-      this.rest(body, bodyCtx, ["ctequery", "aliascolnames"]);
+      this.rest(body, bodyCtx, SKIP_CTEQUERY_ALIASCOLNAMES);
       const colnames = body.aliascolnames !== undefined ? stringParts(body.aliascolnames) : null;
       if (typeof body.ctename === "string") scope.names.set(body.ctename, renamed(columns, colnames));
     }
-    this.rest(w, ctx, ["ctes"]);
+    this.rest(w, ctx, SKIP_CTES);
     return scope;
   }
 
@@ -722,17 +749,13 @@ class Analyzer {
     const n = nodeOf(v);
     if (!n) return [];
     const [type, body] = n;
-    const add = (item: Item): Item[] => {
-      level.items.push(item);
-      return [item];
-    };
     switch (type) {
       case "RangeVar":
-        return add(this.relation(body, ctx));
+        return added(level, this.relation(body, ctx));
       case "RangeTableSample": {
         this.tableSampleMethod(body);
         const items = this.fromItem(body.relation, ctx, level, joins);
-        this.rest(body, ctx, ["relation", "method"]);
+        this.rest(body, ctx, SKIP_RELATION_METHOD);
         return items;
       }
       case "RangeSubselect": {
@@ -740,30 +763,30 @@ class Analyzer {
         // A LATERAL sub-select sees the FROM items before it; a plain one sees only the enclosing levels.
         const subCtx: Ctx = body.lateral === true ? ctx : { level: level.parent, ctes: ctx.ctes };
         const columns = this.selectNode(body.subquery, subCtx);
-        this.rest(body, ctx, ["subquery", "alias"]);
-        return add(this.derivedItem(name, renamed(columns, colnames), name ?? "a sub-select"));
+        this.rest(body, ctx, SKIP_SUBQUERY_ALIAS);
+        return added(level, this.derivedItem(name, renamed(columns, colnames), name ?? "a sub-select"));
       }
       case "RangeFunction":
-        return add(this.rangeFunction(body, ctx));
+        return added(level, this.rangeFunction(body, ctx));
       case "JoinExpr": {
         const left = this.fromItem(body.larg, ctx, level, joins);
         const right = this.fromItem(body.rarg, ctx, level, joins);
         const jt = String(body.jointype);
         const restricts = jt === "JOIN_INNER" ? [...left, ...right] : jt === "JOIN_LEFT" ? right : jt === "JOIN_RIGHT" ? left : [];
         if (body.quals !== undefined) joins.push({ quals: body.quals, restricts });
-        this.rest(body, ctx, ["larg", "rarg", "alias"]);
+        this.rest(body, ctx, SKIP_LARG_RARG_ALIAS);
         const { name } = aliasOf(body);
         const all = [...left, ...right];
         if (name !== null) {
           const columns = all.every((i) => i.columns) ? all.flatMap((i) => i.columns ?? []) : null;
-          add(this.derivedItem(name, columns, name));
+          added(level, this.derivedItem(name, columns, name));
         }
         return all;
       }
       default:
         // XMLTABLE, JSON_TABLE and anything newer: checked by the generic walk, columns unknown.
         this.node(type, body, ctx);
-        return add(this.derivedItem(aliasOf(body).name, null, "a table function"));
+        return added(level, this.derivedItem(aliasOf(body).name, null, "a table function"));
     }
   }
 
@@ -807,16 +830,15 @@ class Analyzer {
           .map((c) => (nodeOf(c)?.[1] as { colname?: unknown } | undefined)?.colname)
           .filter((c): c is string => typeof c === "string");
     }
-    this.rest(body, ctx, ["functions", "alias"]);
+    this.rest(body, ctx, SKIP_FUNCTIONS_ALIAS);
     const itemName = name ?? firstName;
     let columns: Column[] | null = null;
     const size = pick(sizes);
-    const column = (c: string): Column => (timeFloor ? { name: c, type: null, size, timeFloor: true } : { name: c, type: null, size });
-    if (colnames) columns = colnames.map(column);
-    else if (defs) columns = defs.map(column);
+    if (colnames) columns = functionColumns(colnames, size, timeFloor);
+    else if (defs) columns = functionColumns(defs, size, timeFloor);
     else if (functions.length === 1 && body.is_rowsfrom !== true && itemName !== null) {
       // A function returning a scalar gives one column named after the alias (or the function).
-      columns = [column(itemName)];
+      columns = functionColumns([itemName], size, timeFloor);
     }
     if (columns && body.ordinality === true) columns = [...columns, { name: "ordinality", type: null, size: FIXED }];
     return this.derivedItem(itemName, columns, itemName ?? "a function");
@@ -913,17 +935,16 @@ class Analyzer {
     const system = SYSTEM_COLUMNS.has(name);
     for (let l = level; l; l = l.parent) {
       let uncertain = false;
-      let hit: { item: Item; column: Column } | undefined;
       for (const item of l.items) {
         if (!item.columns) {
           if (!system) uncertain = true;
           continue;
         }
-        const column = item.columns.find((c) => c.name === name);
-        if (column && !hit) hit = { item, column };
+        // The first item with the column owns it, whatever follows.
+        const column = columnNamed(item.columns, name);
+        if (column) return { item, column };
       }
-      if (hit) return hit;
-      if (l.outputs?.some((c) => c.name === name)) return "unknown";
+      if (columnNamed(l.outputs, name)) return "unknown";
       if (uncertain) return "unknown";
       for (const item of l.items) if (item.name === name) return { item, column: null };
     }
@@ -985,7 +1006,7 @@ class Analyzer {
    * reads it as the call `f(q)`, of any function taking the row, including one created in the source.
    */
   private fieldOf(item: Item, field: string, shownQ: string): void {
-    if (item.columns?.some((c) => c.name === field)) return;
+    if (columnNamed(item.columns, field)) return;
     const f = safeName(field);
     if (SYSTEM_COLUMNS.has(field)) {
       this.catalogProblem(`system column ${shownQ}.${f} is not allowed`);
@@ -1053,7 +1074,7 @@ class Analyzer {
       return r.column ? r.column.type : "record";
     }
     const item = this.qualifiedItem(names.slice(0, -1), ctx.level);
-    return item?.columns?.find((c) => c.name === names[names.length - 1])?.type ?? null;
+    return columnNamed(item?.columns, names[names.length - 1])?.type ?? null;
   }
 
   // ---- functions, operators, types ------------------------------------------------------------------------
@@ -1074,7 +1095,7 @@ class Analyzer {
     const parts = stringParts(body.funcname);
     if (!parts || parts.length === 0) {
       this.denyName("?");
-      this.rest(body, ctx, ["funcname"]);
+      this.rest(body, ctx, SKIP_FUNCNAME);
       return;
     }
     const name = parts[parts.length - 1];
@@ -1088,7 +1109,7 @@ class Analyzer {
       }
     }
     // The arguments first: their sizes (sub-selects, nested calls) are known once they have been walked.
-    this.rest(body, ctx, ["funcname"]);
+    this.rest(body, ctx, SKIP_FUNCNAME);
     this.sizes.set(body, this.callSizeOf(name, body, ctx, true));
   }
 
@@ -1191,7 +1212,7 @@ class Analyzer {
     const name = stringParts(body.name);
     if (name) this.operator(name, body.location);
     else this.deny("operator ? is not allowed", body.location);
-    this.rest(body, ctx, ["name"]);
+    this.rest(body, ctx, SKIP_NAME);
     this.sizes.set(body, this.aExprSize(body, ctx, true));
   }
 
@@ -1218,7 +1239,7 @@ class Analyzer {
       if (problem.reason === "catalog") this.catalogProblem(problem.message);
       else this.deny(problem.message, body.location);
     }
-    this.rest(body, ctx, ["names"]);
+    this.rest(body, ctx, SKIP_NAMES);
   }
 
   /** A cast: a string literal cast to numeric is a number literal and has its digit cap. */
@@ -1233,7 +1254,7 @@ class Analyzer {
         if (problem) this.deny(problem, body.location);
       }
     }
-    this.rest(body, ctx, []);
+    this.rest(body, ctx, NO_SKIP);
   }
 
   // ---- sizes ------------------------------------------------------------------------------------------------
@@ -1318,7 +1339,7 @@ class Analyzer {
       else item = r.item;
     } else {
       const q = this.qualifiedItem(names.slice(0, -1), ctx.level);
-      column = q?.columns?.find((c) => c.name === names[names.length - 1]);
+      column = columnNamed(q?.columns, names[names.length - 1]);
     }
     if (column) return column.size;
     // A whole row holds every column of its item.
@@ -1381,7 +1402,7 @@ class Analyzer {
       return r !== null && r !== "unknown" && r.column?.timeFloor === true;
     }
     const item = this.qualifiedItem(names.slice(0, -1), level);
-    return item?.columns?.find((c) => c.name === names[names.length - 1])?.timeFloor === true;
+    return columnNamed(item?.columns, names[names.length - 1])?.timeFloor === true;
   }
 
   /**
@@ -1464,8 +1485,9 @@ class Analyzer {
     const col = item.timeColumn;
     if (names.length === 1) {
       if (names[0] !== col) return false;
-      const owners = level.items.filter((i) => i.columns?.some((x) => x.name === col) || i.columns === null);
-      return owners.length === 1 && owners[0] === item;
+      // The only item at this level that has (or may have) a column of that name.
+      for (const i of level.items) if (i !== item && (i.columns === null || columnNamed(i.columns, col))) return false;
+      return item.columns === null || columnNamed(item.columns, col) !== undefined;
     }
     if (names[names.length - 1] !== col) return false;
     return this.qualifiedItem(names.slice(0, -1), level) === item;
@@ -1488,22 +1510,28 @@ class Analyzer {
     return this.isTimeColumn(col, item, level) && this.fromBound(bound, level);
   }
 
+  /** Does one of these conjuncts bound `item`'s time column? */
+  private boundedBy(terms: readonly unknown[], item: Item, level: Level): boolean {
+    for (const c of terms) if (this.bounds(c, item, level)) return true;
+    return false;
+  }
+
   /**
    * Every catalog table with a time column read at this level must be bounded by a conjunct AND-ed at the top
    * of the WHERE, or of a JOIN ... ON that restricts it (both sides of an inner join, the inner side of an
    * outer join). Never under OR, NOT, CASE or any function: those do not restrict the scan.
    */
   private timeBounds(level: Level, where: unknown, joins: { quals: unknown; restricts: Item[] }[]): void {
-    const pending = level.items.filter((i) => !i.bounded);
-    if (pending.length === 0) return;
-    const whereConjuncts = conjuncts(where);
-    for (const item of pending) {
-      if (whereConjuncts.some((c) => this.bounds(c, item, level))) {
+    let whereConjuncts: unknown[] | null = null;
+    for (const item of level.items) {
+      if (item.bounded) continue;
+      whereConjuncts ??= conjuncts(where);
+      if (this.boundedBy(whereConjuncts, item, level)) {
         item.bounded = true;
         continue;
       }
       for (const j of joins) {
-        if (j.restricts.includes(item) && conjuncts(j.quals).some((c) => this.bounds(c, item, level))) {
+        if (j.restricts.includes(item) && this.boundedBy(conjuncts(j.quals), item, level)) {
           item.bounded = true;
           break;
         }
@@ -1519,6 +1547,23 @@ class Analyzer {
 }
 
 const NO_NODES: readonly unknown[] = Object.freeze([]);
+
+// Fields a structured handler walks itself, skipped by the generic walk of the rest of the node.
+const NO_SKIP: readonly string[] = [];
+const SKIP_OPERNAME: readonly string[] = ["operName"];
+const SKIP_USEOP: readonly string[] = ["useOp"];
+const SKIP_METHOD: readonly string[] = ["method"];
+const SKIP_WITHCLAUSE: readonly string[] = ["withClause"];
+const SKIP_WITHCLAUSE_LARG_RARG: readonly string[] = ["withClause", "larg", "rarg"];
+const SKIP_CTEQUERY_ALIASCOLNAMES: readonly string[] = ["ctequery", "aliascolnames"];
+const SKIP_CTES: readonly string[] = ["ctes"];
+const SKIP_RELATION_METHOD: readonly string[] = ["relation", "method"];
+const SKIP_SUBQUERY_ALIAS: readonly string[] = ["subquery", "alias"];
+const SKIP_LARG_RARG_ALIAS: readonly string[] = ["larg", "rarg", "alias"];
+const SKIP_FUNCTIONS_ALIAS: readonly string[] = ["functions", "alias"];
+const SKIP_FUNCNAME: readonly string[] = ["funcname"];
+const SKIP_NAME: readonly string[] = ["name"];
+const SKIP_NAMES: readonly string[] = ["names"];
 
 /** The name of an operator written bare or as OPERATOR(pg_catalog.op); undefined for any other schema. */
 function operatorName(name: unknown): string | undefined {
@@ -1536,14 +1581,15 @@ function sortKeyNode(o: unknown): unknown {
 /** The top-level AND-ed terms of a condition. */
 function conjuncts(v: unknown): unknown[] {
   const out: unknown[] = [];
-  const walk = (x: unknown) => {
-    const n = nodeOf(x);
-    if (n && n[0] === "BoolExpr" && n[1].boolop === "AND_EXPR" && Array.isArray(n[1].args)) {
-      for (const a of n[1].args) walk(a);
-    } else if (x !== undefined) out.push(x);
-  };
-  walk(v);
+  addConjuncts(v, out);
   return out;
+}
+
+function addConjuncts(x: unknown, out: unknown[]): void {
+  const n = nodeOf(x);
+  if (n && n[0] === "BoolExpr" && n[1].boolop === "AND_EXPR" && Array.isArray(n[1].args)) {
+    for (const a of n[1].args) addConjuncts(a, out);
+  } else if (x !== undefined) out.push(x);
 }
 
 /** The output column name PostgreSQL gives an unnamed target (parse_target.c FigureColname). */
