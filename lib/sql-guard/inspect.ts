@@ -17,6 +17,7 @@ import { MAX_SERIES_ROWS } from "./series.ts";
 import {
   AGGREGATE,
   type Arg,
+  type CallVerdict,
   FIXED,
   ONE_ROW,
   type Size,
@@ -678,8 +679,36 @@ class Analyzer {
   }
 
   private outputColumn(name: string, val: unknown, ctx: Ctx): Column {
+    const ref = nodeOf(val);
+    if (ref?.[0] === "ColumnRef") return this.refColumn(name, ref[1], ctx);
     const column: Column = { name, type: this.typeOf(val, ctx), size: this.sizeOf(val, ctx) };
     if (this.timeFloorColumn(val, ctx)) column.timeFloor = true;
+    return column;
+  }
+
+  /**
+   * An output column that is a column reference: its type (typeOf), size (columnSize) and time floor
+   * (fromBound) all follow from the one column or whole row it names, so it is resolved once.
+   */
+  private refColumn(name: string, body: Obj, ctx: Ctx): Column {
+    const names = stringParts(body.fields);
+    if (!names || names.length === 0) return { name, type: null, size: ONE_ROW };
+    let found: Column | undefined;
+    let type: string | null;
+    if (names.length === 1) {
+      const r = this.resolveName(names[0], ctx.level);
+      if (r === null || r === "unknown") return { name, type: null, size: ONE_ROW };
+      // A whole-row reference holds every column of its item.
+      if (!r.column) return { name, type: "record", size: r.item.columns ? sum(r.item.columns.map((c) => c.size)) : ONE_ROW };
+      found = r.column;
+      type = found.type;
+    } else {
+      found = columnNamed(this.qualifiedItem(names.slice(0, -1), ctx.level)?.columns, names[names.length - 1]);
+      if (!found) return { name, type: null, size: ONE_ROW };
+      type = found.type ?? null;
+    }
+    const column: Column = { name, type, size: found.size };
+    if (found.timeFloor === true) column.timeFloor = true;
     return column;
   }
 
@@ -1118,20 +1147,20 @@ class Analyzer {
    * first problem becomes a function finding naming the function.
    */
   private callSizeOf(name: string, body: Obj, ctx: Ctx, report: boolean): Size {
-    const problem = this.callProblem(name, body, ctx);
-    if (problem.message !== null && report) this.deny(problem.message, body.location);
-    if (report && name === "generate_series") this.seriesCall(Array.isArray(body.args) ? body.args : [], body.location);
-    return problem.size;
+    const verdict = this.callProblem(name, body, ctx);
+    if (verdict.problem !== null && report) this.deny(verdict.problem, body.location);
+    if (report && name === "generate_series") this.seriesCall(Array.isArray(body.args) ? body.args : NO_NODES, body.location);
+    return verdict.size;
   }
 
-  private callProblem(name: string, body: Obj, ctx: Ctx): { size: Size; message: string | null } {
+  private callProblem(name: string, body: Obj, ctx: Ctx): CallVerdict {
     const shown = safeName(name);
     const decl = FUNCTION_DECLARATION_MAP.get(name);
     if (!decl) {
-      return { size: AGGREGATE, message: `function ${shown} has no size declaration, so it is not allowed` };
+      return { size: AGGREGATE, problem: `function ${shown} has no size declaration, so it is not allowed` };
     }
     if (body.func_variadic === true) {
-      return { size: AGGREGATE, message: `VARIADIC arguments to ${shown} are not allowed: the guard must see every argument` };
+      return { size: AGGREGATE, problem: `VARIADIC arguments to ${shown} are not allowed: the guard must see every argument` };
     }
     const direct: readonly unknown[] = Array.isArray(body.args) ? body.args : NO_NODES;
     const order = Array.isArray(body.agg_order) ? body.agg_order.map(sortKeyNode) : NO_NODES;
@@ -1139,30 +1168,37 @@ class Analyzer {
     // An ordered-set aggregate's WITHIN GROUP (ORDER BY x) is its aggregated argument.
     const nodes = within ? [...direct, ...order] : direct;
     if (!coversArity(decl, nodes.length)) {
-      return { size: AGGREGATE, message: `${shown} with ${nodes.length} arguments has no size declaration, so it is not allowed` };
+      return { size: AGGREGATE, problem: `${shown} with ${nodes.length} arguments has no size declaration, so it is not allowed` };
     }
     const args: Arg[] = new Array(nodes.length);
     for (let i = 0; i < nodes.length; i++) args[i] = { node: nodes[i], size: this.sizeOf(nodes[i], ctx) };
     const aggregate = decl.kind === "a" || (decl.kind === "wa" && within);
     if (body.over !== undefined && decl.size === "concatenates") {
-      return { size: AGGREGATE, message: `${shown} as a window function is not allowed: it builds a value per row of its frame` };
+      return { size: AGGREGATE, problem: `${shown} as a window function is not allowed: it builds a value per row of its frame` };
     }
-    // DISTINCT and ORDER BY inside an aggregate sort their values, and a window sorts its partition.
-    const sorted: unknown[] = [];
-    if (!within) sorted.push(...order);
-    if (body.agg_distinct === true) sorted.push(...direct);
-    const over = (nodeOf(body.over)?.[1] ?? body.over) as Obj | undefined;
+    // DISTINCT and ORDER BY inside an aggregate sort their values, and a window sorts its partition: the
+    // first unbounded key, in that order, is the problem.
+    const unsortable = `${shown}'s ORDER BY, DISTINCT or window`;
+    if (!within && this.unboundedKey(order, false, ctx)) return { size: AGGREGATE, problem: sortProblem(AGGREGATE, unsortable) };
+    if (body.agg_distinct === true && this.unboundedKey(direct, false, ctx)) {
+      return { size: AGGREGATE, problem: sortProblem(AGGREGATE, unsortable) };
+    }
+    const over = (body.over === undefined ? undefined : (nodeOf(body.over)?.[1] ?? body.over)) as Obj | undefined;
     if (over && typeof over === "object") {
-      if (Array.isArray(over.partitionClause)) sorted.push(...over.partitionClause);
-      if (Array.isArray(over.orderClause)) sorted.push(...over.orderClause.map(sortKeyNode));
+      if (Array.isArray(over.partitionClause) && this.unboundedKey(over.partitionClause, false, ctx)) {
+        return { size: AGGREGATE, problem: sortProblem(AGGREGATE, unsortable) };
+      }
+      if (Array.isArray(over.orderClause) && this.unboundedKey(over.orderClause, true, ctx)) {
+        return { size: AGGREGATE, problem: sortProblem(AGGREGATE, unsortable) };
+      }
     }
-    for (const key of sorted) {
-      const size = this.sizeOf(key, ctx);
-      if (size.cls !== UNBOUNDED) continue;
-      return { size: AGGREGATE, message: sortProblem(size, `${shown}'s ORDER BY, DISTINCT or window`) };
-    }
-    const verdict = callSize(shown, decl, args, aggregate);
-    return { size: verdict.size, message: verdict.problem };
+    return callSize(shown, decl, args, aggregate);
+  }
+
+  /** Whether any of these sort keys (`sortBy`: SortBy items, read through to their expressions) is unbounded. */
+  private unboundedKey(keys: readonly unknown[], sortBy: boolean, ctx: Ctx): boolean {
+    for (const k of keys) if (this.sizeOf(sortBy ? sortKeyNode(k) : k, ctx).cls === UNBOUNDED) return true;
+    return false;
   }
 
   /**
@@ -1170,7 +1206,7 @@ class Analyzer {
    * ends taken from the dashboard's range and a step of `$__interval` or a literal interval, whose row count
    * the runner checks against the range before the statement runs (series.ts).
    */
-  private seriesCall(args: unknown[], location: unknown): void {
+  private seriesCall(args: readonly unknown[], location: unknown): void {
     const [a, b, step] = args;
     const start = this.timeExpr(a, "series");
     const end = this.timeExpr(b, "series");
@@ -1216,17 +1252,26 @@ class Analyzer {
     this.sizes.set(body, this.aExprSize(body, ctx, true));
   }
 
+  /** The sizes of an operator expression's operands, left first (a prefix operator has only the right). */
+  private operandSizes(body: Obj, ctx: Ctx): Size[] {
+    const sizes: Size[] = [];
+    if (body.lexpr !== undefined) sizes.push(this.sizeOf(body.lexpr, ctx));
+    if (body.rexpr !== undefined) sizes.push(this.sizeOf(body.rexpr, ctx));
+    return sizes;
+  }
+
   /** The size of an operator expression, from the operator's declaration; `report` makes its problem a finding. */
   private aExprSize(body: Obj, ctx: Ctx, report: boolean): Size {
     const kind = String(body.kind);
-    const operands = [body.lexpr, body.rexpr].filter((x) => x !== undefined);
-    if (kind === "AEXPR_NULLIF") return pick(operands.map((x) => this.sizeOf(x, ctx)));
+    if (kind === "AEXPR_NULLIF") return pick(this.operandSizes(body, ctx));
     if (kind === "AEXPR_IN" || kind.startsWith("AEXPR_BETWEEN") || kind.startsWith("AEXPR_NOT_BETWEEN")) return FIXED;
     const parts = stringParts(body.name);
     const op = parts?.[parts.length - 1];
     const decl = op === undefined ? undefined : OPERATOR_DECLARATION_MAP.get(op);
     if (!decl) return FIXED; // refused by the operator allowlist, or IS DISTINCT FROM (a comparison)
-    const args: Arg[] = operands.map((node) => ({ node, size: this.sizeOf(node, ctx) }));
+    const args: Arg[] = [];
+    if (body.lexpr !== undefined) args.push({ node: body.lexpr, size: this.sizeOf(body.lexpr, ctx) });
+    if (body.rexpr !== undefined) args.push({ node: body.rexpr, size: this.sizeOf(body.rexpr, ctx) });
     const verdict = callSize(safeName(op ?? "?"), decl, args, false);
     if (verdict.problem && report) this.deny(verdict.problem, body.location);
     // x op ANY (array) compares elements: a boolean.
@@ -1279,7 +1324,7 @@ class Analyzer {
   private computeSize(type: string, body: Obj, ctx: Ctx): Size {
     switch (type) {
       case "A_Const":
-        return body.isnull === true ? bounded(0) : literalSize(body).size;
+        return body.isnull === true ? bounded(0) : literalSize(body);
       case "ParamRef":
         return bounded(32);
       case "ColumnRef":
