@@ -21,6 +21,7 @@ import { saveCatalog } from "../lib/sources/index.ts";
 import { readFileSync } from "node:fs";
 import * as esbuild from "esbuild";
 import { createSessionTokens } from "../lib/auth/session.ts";
+import { productCompression } from "./fanout-compression.ts";
 import {
   BENCH_SESSION_SECRET,
   type BenchDatabases,
@@ -608,6 +609,7 @@ export async function run(): Promise<void> {
         console.log(
           `compression: bytes per viewer per minute none ${kb(modes.none.bytesPerViewerMinute)} gzip per connection ${kb(modes.gzip.bytesPerViewerMinute)} (${(modes.none.bytesPerViewerMinute / modes.gzip.bytesPerViewerMinute).toFixed(1)}x less) shared deflate ${kb(modes.shared.bytesPerViewerMinute)} (${(modes.none.bytesPerViewerMinute / modes.shared.bytesPerViewerMinute).toFixed(1)}x less); CPU s per minute none ${cpuMin("none").toFixed(1)} gzip ${cpuMin("gzip").toFixed(1)} shared ${cpuMin("shared").toFixed(1)}`,
         );
+      await productCompression({ db, viewers: total, prepareSeries, cpuSecondsOf });
     }
   } finally {
     await db.stop();

@@ -36,7 +36,7 @@ export type AppDeps = ServiceDeps &
     oidc?: OidcLogin | null;
     /** Folder of the built browser bundle (web/build.ts buildWebAssets' outdir), served at /assets/*. */
     webAssetsDir?: string;
-  } & Pick<RouteDeps, "refreshCatalog">;
+  } & Pick<RouteDeps, "refreshCatalog" | "variableOptions">;
 
 /** The stateless handlers app: probes, JSON API, auth, AI routes and pages. */
 export function createApp(deps: AppDeps): Hono {

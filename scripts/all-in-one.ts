@@ -37,8 +37,16 @@ export async function runAllInOne(opts: {
   // One revocation set for both apps, kept fresh by the stream host's config-store listener: a logout
   // here ends this process's open streams of that session at once.
   const revocations = createRevocationSet({ now: deps.now });
-  const app = createApp({ ...deps, ...opts.services, revocations, webAssetsDir: opts.webAssetsDir });
   const host = createStreamHost(deps, { queryRunner: opts.services.queryRunner, revocations });
+  // One query-variable options cache for both apps: the variables bar and the streams read a variable's
+  // options once per cadence between them, as in a deployment where each process has its own.
+  const app = createApp({
+    ...deps,
+    ...opts.services,
+    revocations,
+    variableOptions: host.variableOptions,
+    webAssetsDir: opts.webAssetsDir,
+  });
   host.start();
 
   let exiting = false;

@@ -1,6 +1,8 @@
 // The stream path over real sockets (served by @hono/node-server, as in production): frames written
 // straight to Node's response, a subscriber that stops reading dropped, a disconnect noticed.
+import http from "node:http";
 import type { AddressInfo } from "node:net";
+import zlib from "node:zlib";
 import { type ServerType, serve } from "@hono/node-server";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { createTestConfigStore } from "../lib/testing/pg.ts";
@@ -104,3 +106,53 @@ test("a subscriber whose socket stops draining is dropped rather than buffered w
     await srv.close();
   }
 });
+
+test("STREAM_COMPRESSION=deflate over a real socket: the body is one zlib stream, decoded frame by frame as it arrives, ending whole after the drain frame", async () => {
+  const t = createTestHost({ url: store.url, pool: store.pool, env: { STREAM_COMPRESSION: "deflate" } });
+  const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a"), panel("b")]));
+  const srv = await listen(t.app);
+  try {
+    const headers = { cookie: await t.cookieFor([workspace.viewer_group]), "accept-encoding": "gzip, deflate" };
+    const path = `/api/dashboards/${dashboardId}/stream`;
+    const a = await openStream(srv.port, path, headers);
+    const raw = rawBody(srv.port, path, headers);
+    expect(a.headers["content-encoding"]).toBe("deflate");
+    expect(a.headers.vary).toBe("accept-encoding");
+    expect(a.headers["cache-control"]).toBe("no-cache, no-transform");
+    expect(a.headers["x-accel-buffering"]).toBe("no");
+    await a.waitFor((f) => f.event === "snapshot");
+    await eventually(() => t.host.hub.subscribersOf(dashboardId) === 2);
+
+    t.clock.runNext();
+    await flush();
+    for (const id of ["a", "b"]) await a.waitFor((f) => f.event === "panel" && JSON.parse(f.data!).panelId === id);
+
+    // The terminal frame is decoded on arrival, before the connection closes.
+    t.deps.drain.start();
+    const flushed = t.host.beginDrain();
+    const terminal = await a.waitFor((f) => f.event === "draining");
+    expect(terminal.retry).toBeGreaterThanOrEqual(2000);
+    await a.closed;
+    await flushed;
+    // inflateSync checks the whole stream: header, every block, the final block and the Adler-32 trailer.
+    const text = zlib.inflateSync(await raw).toString();
+    expect(text.startsWith("event: snapshot\n")).toBe(true);
+    expect(text.match(/event: panel\n/g)).toHaveLength(2);
+    expect(text).toMatch(/retry: \d+\nevent: draining\ndata: \{"retryMs":\d+\}\n\n$/);
+    await t.host.settle();
+  } finally {
+    await srv.close();
+  }
+});
+
+/** The raw bytes of a response body over a fresh connection, as the server sent them (undecoded). */
+function rawBody(port: number, path: string, headers: Record<string, string>): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: "127.0.0.1", port, path, headers, agent: false }, (res) => {
+      const parts: Buffer[] = [];
+      res.on("data", (c: Buffer) => parts.push(c));
+      res.on("end", () => resolve(Buffer.concat(parts)));
+    });
+    req.on("error", reject);
+  });
+}

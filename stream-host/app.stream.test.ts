@@ -474,6 +474,69 @@ describe("drain (in process)", () => {
   });
 });
 
+describe("compression", () => {
+  test("STREAM_COMPRESSION=deflate: a request accepting deflate gets the stream deflated (snapshot, ticks and the drain frame decode, the stream ends whole); one refusing it gets frames as they are", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool, env: { STREAM_COMPRESSION: "deflate" } });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a"), panel("b")]));
+    const cookie = await t.cookieFor([workspace.viewer_group]);
+    const path = `/api/dashboards/${dashboardId}/stream`;
+    const deflated = await t.app.request(path, { headers: { cookie, "accept-encoding": "gzip, deflate, br, zstd" } });
+    const plain = await t.app.request(path, { headers: { cookie, "accept-encoding": "gzip, deflate;q=0, *" } });
+    for (const res of [deflated, plain]) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("text/event-stream");
+      expect(res.headers.get("cache-control")).toBe("no-cache, no-transform");
+      expect(res.headers.get("x-accel-buffering")).toBe("no");
+      expect(res.headers.get("vary")).toBe("accept-encoding");
+    }
+    expect(deflated.headers.get("content-encoding")).toBe("deflate");
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    // The web platform's "deflate" is the zlib format, as HTTP's is; it errors on a stream cut short.
+    const d = webStreamReader(deflated.body!.pipeThrough(new DecompressionStream("deflate")));
+    const p = webStreamReader(plain.body!);
+    expect((await d.next())?.event).toBe("snapshot");
+    expect((await p.next())?.event).toBe("snapshot");
+
+    t.clock.runNext();
+    await flush();
+    const tick = async (r: typeof d) => [await r.next(), await r.next()].map((f) => f?.data).sort();
+    const got = await tick(d);
+    expect(got).toEqual(await tick(p));
+    expect(got.map((x) => JSON.parse(x!).panelId)).toEqual(["a", "b"]);
+
+    t.deps.drain.start();
+    const flushed = t.host.beginDrain();
+    const terminal = await d.next();
+    expect(terminal?.event).toBe("draining");
+    expect(terminal!.retry).toBeGreaterThanOrEqual(2000);
+    expect(await d.next()).toBeNull();
+    await flushed;
+
+    // Opened while draining: the terminal frame alone, deflated too.
+    const late = await t.app.request(path, { headers: { "accept-encoding": "deflate" } });
+    expect(late.headers.get("content-encoding")).toBe("deflate");
+    const l = webStreamReader(late.body!.pipeThrough(new DecompressionStream("deflate")));
+    expect((await l.next())?.event).toBe("draining");
+    expect(await l.next()).toBeNull();
+    await t.host.settle();
+  });
+
+  test("STREAM_COMPRESSION=off: no stream is compressed, whatever the request accepts", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool, env: { STREAM_COMPRESSION: "off" } });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));
+    const { res, reader } = await (async () => {
+      const r = await t.app.request(`/api/dashboards/${dashboardId}/stream`, {
+        headers: { cookie: await t.cookieFor([workspace.viewer_group]), "accept-encoding": "deflate" },
+      });
+      return { res: r, reader: webStreamReader(r.body!) };
+    })();
+    expect(res.headers.get("content-encoding")).toBeNull();
+    expect(res.headers.get("vary")).toBeNull();
+    expect((await reader.next())?.event).toBe("snapshot");
+    await reader.cancel();
+  });
+});
+
 /** Waits for a state change caused by the database (a terminated connection), where no gate promise exists. */
 async function until(cond: () => boolean, timeoutMs = 10_000) {
   const end = Date.now() + timeoutMs;

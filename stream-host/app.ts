@@ -247,6 +247,7 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
     now: deps.now,
     random,
     maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+    compression: config.STREAM_COMPRESSION,
     onRequest: startListening,
     onFirstSubscriber,
   });

@@ -16,6 +16,15 @@ export function encodeEvent<K extends StreamEventName>(event: K, data: StreamFra
   return Buffer.from(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
+/**
+ * The headers of a stream in `encoding` (stream-host/stream-compression.ts). With compression configured, every
+ * stream says `Vary: Accept-Encoding`, compressed or not: its coding followed the request's.
+ */
+export function sseHeaders(encoding: "deflate" | null, negotiated: boolean): Readonly<Record<string, string>> {
+  if (!negotiated) return SSE_HEADERS;
+  return { ...SSE_HEADERS, vary: "accept-encoding", ...(encoding ? { "content-encoding": encoding } : {}) };
+}
+
 /** The comment heartbeat: keeps proxies from timing the stream out and surfaces dead sockets. */
 export const HEARTBEAT_FRAME: Buffer = Buffer.from(": heartbeat\n\n");
 
@@ -79,8 +88,8 @@ function chunkOf(frame: Uint8Array): Buffer {
  * corking, so the first subscribers receive it while the fan-out loop still runs. The response
  * object ends the stream (last chunk and terminator) so Node's HTTP state stays consistent.
  */
-export function nodeSink(res: ServerResponse, opts: { maxBufferedBytes?: number } = {}): Sink {
-  return new NodeSink(res, opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+export function nodeSink(res: ServerResponse, opts: { maxBufferedBytes?: number; headers?: Readonly<Record<string, string>> } = {}): Sink {
+  return new NodeSink(res, opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, opts.headers ?? SSE_HEADERS);
 }
 
 /** The response's sink, for the one `close` listener all sinks share. */
@@ -102,7 +111,7 @@ class NodeSink implements Sink {
   #closed = false;
   #listeners: (() => void)[] | null = null;
 
-  constructor(res: ServerResponse, bound: number) {
+  constructor(res: ServerResponse, bound: number, headers: Readonly<Record<string, string>>) {
     this.#res = res;
     this.#bound = bound;
     (res as ServerResponse & { [SINK]?: NodeSink })[SINK] = this;
@@ -110,7 +119,7 @@ class NodeSink implements Sink {
     res.socket?.setNoDelay(true);
     // Streams are long-lived by design; no idle timeout may cut them (disconnects surface through writes and close).
     res.socket?.setTimeout(0);
-    res.writeHead(200, SSE_HEADERS);
+    res.writeHead(200, headers);
     res.flushHeaders();
     this.#chunked = (res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true;
   }

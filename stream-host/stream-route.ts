@@ -18,7 +18,8 @@ import type { Hub } from "./hub.ts";
 import type { SessionStreams } from "./session-streams.ts";
 import type { DashboardSpec } from "../lib/dashboards/spec.ts";
 import type { LoadedDashboard } from "./poller.ts";
-import { SSE_HEADERS, type Sink, drainingFrame, drainRetryMs, nodeSink, webSink } from "./sse.ts";
+import { type Sink, drainingFrame, drainRetryMs, nodeSink, sseHeaders, webSink } from "./sse.ts";
+import { type StreamCompression, deflateSink, streamEncoding } from "./stream-compression.ts";
 import { type View, resolveView, viewQueryOf } from "./view.ts";
 import type { ViewVariables } from "./view-variables.ts";
 
@@ -54,6 +55,8 @@ export interface StreamRouteDeps {
   now(): number;
   random: () => number;
   maxBufferedBytes: number;
+  /** STREAM_COMPRESSION: `deflate` compresses the streams whose request accepts it (stream-host/stream-compression.ts). */
+  compression: StreamCompression;
   /** Called on every stream request before the session is checked (starts the config-store listener once). */
   onRequest(): void;
   /** Per-session cap of open streams (stream-host/session-streams.ts); absent: no cap. */
@@ -69,9 +72,13 @@ function alreadySent(): Response {
 
 /**
  * Opens a stream: straight on Node's response when served by @hono/node-server (one buffer to every
- * socket, no per-subscriber web stream), else over a web ReadableStream.
+ * socket, no per-subscriber web stream), else over a web ReadableStream. Deflated when configured and the
+ * request accepts it: each frame is compressed once, whatever the number of subscribers it goes to.
  */
-function openStream(c: Context, maxBufferedBytes: number): { sink: Sink; response: Response } {
+function openStream(c: Context, o: { maxBufferedBytes: number; compression: StreamCompression }): { sink: Sink; response: Response } {
+  const encoding = streamEncoding(o.compression, c.req.header("accept-encoding"));
+  const headers = sseHeaders(encoding, o.compression !== "off");
+  const encode = (sink: Sink) => (encoding === "deflate" ? deflateSink(sink) : sink);
   const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
   if (outgoing && typeof outgoing.writeHead === "function" && !outgoing.headersSent) {
     // @hono/node-server's own `close` listener (it aborts the request's signal and drains an unread body) closes over
@@ -81,12 +88,12 @@ function openStream(c: Context, maxBufferedBytes: number): { sink: Sink; respons
     // Removed after the sink added its own, so the response's listener table keeps its shape (a table whose last
     // `close` listener is deleted turns into a slower, larger dictionary).
     const theirs = outgoing.listeners("close") as (() => void)[];
-    const sink = nodeSink(outgoing, { maxBufferedBytes });
+    const sink = nodeSink(outgoing, { maxBufferedBytes: o.maxBufferedBytes, headers });
     for (const l of theirs) outgoing.removeListener("close", l);
-    return { sink, response: alreadySent() };
+    return { sink: encode(sink), response: alreadySent() };
   }
-  const { sink, body } = webSink({ maxBufferedBytes });
-  return { sink, response: new Response(body, { status: 200, headers: SSE_HEADERS }) };
+  const { sink, body } = webSink({ maxBufferedBytes: o.maxBufferedBytes });
+  return { sink: encode(sink), response: new Response(body, { status: 200, headers }) };
 }
 
 /**
@@ -97,7 +104,7 @@ function openStream(c: Context, maxBufferedBytes: number): { sink: Sink; respons
  */
 export function registerStream<E extends Env>(app: Hono<E>, deps: StreamRouteDeps): void {
   const terminal = (c: Context) => {
-    const { sink, response } = openStream(c, deps.maxBufferedBytes);
+    const { sink, response } = openStream(c, deps);
     void sink.end(drainingFrame(drainRetryMs(deps.random)));
     return response;
   };
@@ -157,7 +164,7 @@ export function registerStream<E extends Env>(app: Hono<E>, deps: StreamRouteDep
     const refused = deps.hub.refusal(current, view);
     if (refused) throw refused;
     const release = deps.sessionStreams?.open(session.sessionId);
-    const { sink, response } = openStream(c, deps.maxBufferedBytes);
+    const { sink, response } = openStream(c, deps);
     if (release) sink.onClose(release);
     deps.onFirstSubscriber();
     // The stream ends with `event: session_expired` when the session's `exp` passes or it is revoked.

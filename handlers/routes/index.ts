@@ -4,7 +4,7 @@ import type { Auth } from "../../lib/auth/create-auth.ts";
 import { refreshCatalog as refreshSourceCatalog } from "../../lib/catalog-refresh/refresh.ts";
 import type { OidcLogin } from "../../lib/oidc/login.ts";
 import type { AppServices, ServiceDeps } from "../../lib/service/deps.ts";
-import { createVariableOptionsCache } from "../../lib/dashboards/variables.ts";
+import { type VariableOptionsCache, createVariableOptionsCache } from "../../lib/dashboards/variables.ts";
 import { type Source, getSourceInWorkspace } from "../../lib/sources/index.ts";
 import { type ApiRouter, createApiRouter } from "../openapi.ts";
 import { registerAiRoutes } from "./ai/routes.ts";
@@ -32,6 +32,8 @@ export type RouteDeps = Pick<ServiceDeps, "config" | "pool" | "metrics" | "log" 
   AppServices & {
     /** Catalog refresh; lib/catalog-refresh through the query runner unless a test passes its own. */
     refreshCatalog?: (source: Source) => Promise<Source>;
+    /** Query variables' options, one cache per process; built on the runner when omitted (npm start shares the stream host's). */
+    variableOptions?: VariableOptionsCache;
   };
 
 /**
@@ -53,13 +55,15 @@ export function registerRoutes<E extends Env>(app: Hono<E>, deps: RouteDeps, aut
   registerWorkspaceRoutes(api, { config, pool, auth, runner });
   registerDashboardRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics, now });
   registerDashboardVersionRoutes(api, { config, pool, auth, guard: deps.guard, metrics: deps.metrics, now });
-  // One cache per app: every viewer of this process shares a query variable's options for the dashboard's cadence.
-  const variableOptions = createVariableOptionsCache({
-    runner,
-    getSource: (workspaceId, sourceId) => getSourceInWorkspace(pool, workspaceId, sourceId),
-    config,
-    now,
-  });
+  // One cache per process: every viewer shares a query variable's options for the dashboard's cadence.
+  const variableOptions =
+    deps.variableOptions ??
+    createVariableOptionsCache({
+      runner,
+      getSource: (workspaceId, sourceId) => getSourceInWorkspace(pool, workspaceId, sourceId),
+      config,
+      now,
+    });
   registerDashboardVariableRoutes(api, { pool, auth, variableOptions });
   registerSourceRoutes(api, { config, pool, auth, runner, refreshCatalog, now });
   registerQueryPreviewRoutes(api, { pool, auth, runner, now });

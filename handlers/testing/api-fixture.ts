@@ -12,7 +12,15 @@ import type { SourceConnector } from "../../lib/query/pools.ts";
 import { type QueryRunner, createQueryRunner } from "../../lib/query/runner.ts";
 import { type MetricsFixture, createMetricsFixture } from "../../lib/query/testing/metrics-db.ts";
 import { createSecretResolverFromConfig } from "../../lib/secrets/index.ts";
-import { type HostLookup, type Source, createSource, hostPolicyFromConfig, saveCatalog } from "../../lib/sources/index.ts";
+import { type VariableOptionsCache, createVariableOptionsCache } from "../../lib/dashboards/variables.ts";
+import {
+  type HostLookup,
+  type Source,
+  createSource,
+  getSourceInWorkspace,
+  hostPolicyFromConfig,
+  saveCatalog,
+} from "../../lib/sources/index.ts";
 import { type Guard, createGuard, intervalFor, loadGuardParser } from "../../lib/sql-guard/index.ts";
 import { createDatabase, createTestConfigStore } from "../../lib/testing/pg.ts";
 import { createApp } from "../app.ts";
@@ -44,6 +52,8 @@ export const FIXTURE_CATALOG: Catalog = {
 
 export interface ApiFixture {
   app: Hono;
+  /** The query-variable options cache the app was given, as npm start gives the stream host's to both apps. */
+  variableOptions: VariableOptionsCache;
   config: Config;
   pool: import("pg").Pool;
   roles: RoleFixture;
@@ -124,7 +134,13 @@ export async function createApiFixture(
     guard,
     queryRunner: runner,
   });
-  const app = createApp({ ...deps, oidc: null, refreshCatalog: opts.refreshCatalog });
+  const variableOptions = createVariableOptionsCache({
+    runner,
+    getSource: (workspaceId, sourceId) => getSourceInWorkspace(store.pool, workspaceId, sourceId),
+    config,
+    now,
+  });
+  const app = createApp({ ...deps, oidc: null, refreshCatalog: opts.refreshCatalog, variableOptions });
   const sessions = createSessionTokens({ secret: SESSION_SECRET, ttlSeconds: 3600 });
   const roles = await seedRoleFixture(store.pool, sessions, config.SESSION_COOKIE_NAME);
 
@@ -142,6 +158,7 @@ export async function createApiFixture(
 
   return {
     app,
+    variableOptions,
     config,
     pool: store.pool,
     roles,

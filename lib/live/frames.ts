@@ -110,15 +110,38 @@ export function applyPanelDelta(held: QueryResult, delta: Omit<PanelDeltaFrame, 
   const col = delta.bucketColumn;
   const bucket = (r: Cell[]) => r[col] as number;
   const replaced = new Set(delta.buckets);
-  const rows = held.rows.filter((r) => bucket(r) >= delta.rangeStart && !replaced.has(bucket(r)));
-  for (const r of delta.rows) rows.push([...r]);
+  const held_ = held.rows;
+  // Held rows already in bucket order (as every delta leaves them) before the first bucket the frame touches are
+  // kept as a block, so a tick that adds the newest bucket sorts only the tail rather than the whole result.
+  let first = Number.POSITIVE_INFINITY;
+  for (const b of delta.buckets) first = Math.min(first, b);
+  for (const r of delta.rows) first = Math.min(first, bucket(r));
+  let sorted = true;
+  for (let i = 1; i < held_.length && sorted; i++) sorted = bucket(held_[i - 1]!) <= bucket(held_[i]!);
+  const lo = sorted ? firstIndexAtOrAfter(held_, col, delta.rangeStart) : 0;
+  const hi = sorted && first >= delta.rangeStart ? Math.max(lo, firstIndexAtOrAfter(held_, col, first)) : lo;
+  const rows = held_.slice(lo, hi);
+  const tail = held_.slice(hi).filter((r) => bucket(r) >= delta.rangeStart && !replaced.has(bucket(r)));
+  for (const r of delta.rows) tail.push([...r]);
   // Stable: rows of one bucket keep the server's order.
-  rows.sort((x, y) => bucket(x) - bucket(y));
+  tail.sort((x, y) => bucket(x) - bucket(y));
+  for (const r of tail) rows.push(r);
   const next: QueryResult = { ...held, rows, elapsedMs: delta.elapsedMs };
   if (delta.stepMs !== undefined) next.stepMs = delta.stepMs;
   if (delta.partialFrom !== undefined) next.partialFrom = delta.partialFrom;
   else delete next.partialFrom;
   return next;
+}
+
+function firstIndexAtOrAfter(rows: readonly Cell[][], col: number, t: number): number {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((rows[mid]![col] as number) < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** A panel as subscribers see it: layout and display, never its SQL or source. */

@@ -168,6 +168,11 @@ function firstWord(sql: string): string {
 
 const NO_VARIABLES: readonly VariableDecl[] = Object.freeze([]);
 
+/** A parser location (bytes into the expansion) as an offset into the SQL as written; only for a refusal. */
+function written(expansion: { sql: string; originalOffset(at: number): number }, byte: number | undefined): number | undefined {
+  return byte === undefined ? undefined : expansion.originalOffset(charOffsetOfByte(expansion.sql, byte));
+}
+
 /** The verdict cache's version key: the catalog version, plus the declared variables' names and multi-ness. */
 function cacheKey(catalogVersion: string, variables: readonly VariableDecl[]): string {
   if (variables.length === 0) return catalogVersion;
@@ -219,17 +224,13 @@ export function createGuard(opts: GuardOptions = {}): Guard {
 
     // Check 3.
     if (!expansion.ok) return reject("structure", expansion.message, locateMacroProblem(sql));
-    const expandedSql = expansion.sql;
-    // A parser location (bytes into the expansion) as an offset into the SQL as written.
-    const written = (byte: number | undefined): number | undefined =>
-      byte === undefined ? undefined : expansion.originalOffset(charOffsetOfByte(expandedSql, byte));
     let tree: { stmts?: unknown[] };
     try {
       tree = parseSync(expansion.sql) as { stmts?: unknown[] };
     } catch (err) {
       if (err instanceof RangeError) return reject("structure", "the statement is nested too deeply");
       const cursor = (err as { sqlDetails?: { cursorPosition?: unknown } }).sqlDetails?.cursorPosition;
-      return reject("structure", parseErrorMessage(err), written(typeof cursor === "number" ? cursor : undefined));
+      return reject("structure", parseErrorMessage(err), written(expansion, typeof cursor === "number" ? cursor : undefined));
     }
     const stmts = Array.isArray(tree.stmts) ? tree.stmts : [];
     if (stmts.length === 0) return reject("empty", "the statement is empty");
@@ -250,12 +251,12 @@ export function createGuard(opts: GuardOptions = {}): Guard {
         at === undefined ? undefined : charOffsetOfByte(sql, at),
       );
     }
-    if (found.func !== null) return reject("function", found.func, written(locateRefusal(stmts[0], found.func)));
+    if (found.func !== null) return reject("function", found.func, written(expansion, locateRefusal(stmts[0], found.func)));
     if (catalog === null) {
       return reject("catalog", "the source's catalog has never been refreshed; refresh the catalog first");
     }
-    if (found.catalog !== null) return reject("catalog", found.catalog, written(locateRefusal(stmts[0], found.catalog)));
-    if (found.time !== null) return reject("time", found.time, written(locateRefusal(stmts[0], found.time)));
+    if (found.catalog !== null) return reject("catalog", found.catalog, written(expansion, locateRefusal(stmts[0], found.catalog)));
+    if (found.time !== null) return reject("time", found.time, written(expansion, locateRefusal(stmts[0], found.time)));
     const params = Object.freeze(expansion.params) as MacroParam[];
     const sqlOut = trimSeparators(expansion.sql);
     if (found.series.length === 0) return Object.freeze({ ok: true as const, sql: sqlOut, params });

@@ -17,6 +17,7 @@ import { MAX_SERIES_ROWS } from "./series.ts";
 import {
   AGGREGATE,
   type Arg,
+  type CallVerdict,
   FIXED,
   ONE_ROW,
   type Size,
@@ -142,13 +143,13 @@ interface Widening {
 
 /** The length of an interval literal (`interval '1 minute'`, `'5 minutes'::interval`, `'1 hour'`) in ms. */
 function intervalLiteral(v: unknown): number | undefined {
-  const n = nodeOf(v);
-  if (n?.[0] === "TypeCast") {
-    const t = n[1].typeName as Obj | undefined;
+  const cast = bodyOf(v, "TypeCast");
+  if (cast) {
+    const t = cast.typeName as Obj | undefined;
     const names = stringParts(t?.names);
     // interval '1' hour and interval(0) carry modifiers that change the meaning of the text: not read.
     if (names?.[names.length - 1] !== "interval" || (Array.isArray(t?.typmods) && t.typmods.length > 0)) return undefined;
-    return intervalLiteral(n[1].arg);
+    return intervalLiteral(cast.arg);
   }
   const text = stringConst(v);
   return text === undefined ? undefined : intervalLiteralMs(text);
@@ -254,15 +255,43 @@ function stringParts(list: unknown): string[] | null {
   return parts;
 }
 
-/** The single node type key of a wrapper object ({"ColumnRef": {...}}), or undefined. */
-function nodeOf(v: unknown): [string, Obj] | undefined {
+/**
+ * The last part of a name list, as `stringParts(list)?.at(-1)` without building the list: null when it is not a
+ * list of String nodes, undefined when it is empty.
+ */
+function lastName(list: unknown): string | null | undefined {
+  if (!Array.isArray(list)) return null;
+  for (let i = 0; i < list.length; i++) if (sval(list[i]) === undefined) return null;
+  return list.length === 0 ? undefined : sval(list[list.length - 1]);
+}
+
+/** The type a TypeCast body names, as lastName of its names. */
+function castType(cast: Obj): string | null | undefined {
+  return lastName((cast.typeName as Obj | undefined)?.names);
+}
+
+/**
+ * The node type of a wrapper object ({"ColumnRef": {...}}): its first key, when that holds an object body;
+ * else undefined. Its body is then `v[type]`. Nothing is allocated: this runs for most nodes several times.
+ */
+function nodeType(v: unknown): string | undefined {
   if (!v || typeof v !== "object" || Array.isArray(v)) return undefined;
   for (const key in v as Obj) {
     const body = (v as Obj)[key];
-    if (body && typeof body === "object" && !Array.isArray(body)) return [key, body as Obj];
-    return undefined;
+    return body && typeof body === "object" && !Array.isArray(body) ? key : undefined;
   }
   return undefined;
+}
+
+/** The body of a wrapper object of any node type (nodeType), or undefined. */
+function nodeBody(v: unknown): Obj | undefined {
+  const type = nodeType(v);
+  return type === undefined ? undefined : ((v as Obj)[type] as Obj);
+}
+
+/** The body of a wrapper object when its node type is `type`, else undefined. */
+function bodyOf(v: unknown, type: string): Obj | undefined {
+  return nodeType(v) === type ? ((v as Obj)[type] as Obj) : undefined;
 }
 
 function aliasOf(node: Obj): { name: string | null; colnames: string[] | null } {
@@ -277,6 +306,28 @@ function renamed(columns: readonly Column[] | null, colnames: string[] | null): 
   if (!colnames) return columns;
   if (!columns) return colnames.map((name) => ({ name, type: null, size: ONE_ROW }));
   return columns.map((c, i) => (i < colnames.length ? { ...c, name: colnames[i] } : c));
+}
+
+/** The columns of a function in FROM, by name, all of its size. */
+function functionColumns(names: readonly string[], size: Size, timeFloor: boolean): Column[] {
+  const out: Column[] = new Array(names.length);
+  for (let i = 0; i < names.length; i++) {
+    out[i] = timeFloor ? { name: names[i], type: null, size, timeFloor: true } : { name: names[i], type: null, size };
+  }
+  return out;
+}
+
+/** The column of that name, or undefined. */
+function columnNamed(columns: readonly Column[] | null | undefined, name: string): Column | undefined {
+  if (!columns) return undefined;
+  for (let i = 0; i < columns.length; i++) if (columns[i].name === name) return columns[i];
+  return undefined;
+}
+
+/** Adds a FROM item to its level; the items one FROM entry added. */
+function added(level: Level, item: Item): Item[] {
+  level.items.push(item);
+  return [item];
 }
 
 /** Output names a catalog-less derivation cannot be sure of are left out (never matched, never called). */
@@ -363,8 +414,9 @@ class Analyzer {
 
   /** Visits every field of a node body except those in `skip`. */
   private rest(body: Obj, ctx: Ctx, skip: readonly string[]): void {
+    const skipping = skip.length > 0;
     for (const key in body) {
-      if (skip.includes(key)) continue;
+      if (skipping && skip.includes(key)) continue;
       const child = body[key];
       if (typeof child !== "object" || child === null) continue;
       // A TypeName sits unwrapped under `typeName` (casts, column definitions).
@@ -400,11 +452,11 @@ class Analyzer {
       case "SubLink": {
         const op = stringParts(body.operName);
         if (op) this.operator(op, body.location);
-        this.rest(body, ctx, ["operName"]);
+        this.rest(body, ctx, SKIP_OPERNAME);
         if (body.subLinkType === "ARRAY_SUBLINK") {
           // ARRAY(SELECT ...) concatenates its rows, as array_agg does.
-          const sub = nodeOf(body.subselect);
-          const column = sub ? this.outputs.get(sub[1])?.[0] : undefined;
+          const sub = nodeBody(body.subselect);
+          const column = sub ? this.outputs.get(sub)?.[0] : undefined;
           if (column && column.size.cls === UNBOUNDED) {
             this.deny("ARRAY(SELECT ...) over an unbounded value (an aggregate that concatenates rows) is not allowed", body.location);
           }
@@ -426,7 +478,7 @@ class Analyzer {
         // ORDER BY x USING op
         const op = stringParts(body.useOp);
         if (op) this.operator(op);
-        this.rest(body, ctx, ["useOp"]);
+        this.rest(body, ctx, SKIP_USEOP);
         return;
       }
       case "TypeName":
@@ -439,7 +491,7 @@ class Analyzer {
       }
       case "LockingClause":
         this.keyword(LOCK_STRENGTH[String(body.strength)] ?? "FOR UPDATE");
-        this.rest(body, ctx, []);
+        this.rest(body, ctx, NO_SKIP);
         return;
       case "IntoClause":
         this.keyword("INTO");
@@ -450,15 +502,15 @@ class Analyzer {
         return;
       case "XmlExpr":
         this.syntaxFunction(XML_OPS[String(body.op)] ?? "xml");
-        this.rest(body, ctx, []);
+        this.rest(body, ctx, NO_SKIP);
         return;
       case "JsonFuncExpr":
         this.syntaxFunction(JSON_OPS[String(body.op)] ?? "json_query");
-        this.rest(body, ctx, []);
+        this.rest(body, ctx, NO_SKIP);
         return;
       case "RangeTableSample":
         this.tableSampleMethod(body);
-        this.rest(body, ctx, ["method"]);
+        this.rest(body, ctx, SKIP_METHOD);
         return;
       default: {
         const fn = SYNTAX_FUNCTIONS[type];
@@ -468,11 +520,11 @@ class Analyzer {
           if (body.withClause) {
             // A data-modifying statement's own WITH: its names scope the statement.
             const ctes = this.withClause(body.withClause as Obj, ctx);
-            this.rest(body, { level: ctx.level, ctes }, ["withClause"]);
+            this.rest(body, { level: ctx.level, ctes }, SKIP_WITHCLAUSE);
             return;
           }
         }
-        this.rest(body, ctx, []);
+        this.rest(body, ctx, NO_SKIP);
       }
     }
   }
@@ -498,13 +550,12 @@ class Analyzer {
     // A set operation: each branch is a query level of its own; ORDER BY and LIMIT see the output names.
     if (body.op !== undefined && body.op !== "SETOP_NONE") {
       // The branches are SelectStmt bodies without the node wrapper.
-      const branch = (b: unknown) => (b && typeof b === "object" ? this.select(b as Obj, ctx) : null);
-      const left = branch(body.larg);
-      const right = branch(body.rarg);
+      const left = this.branch(body.larg, ctx);
+      const right = this.branch(body.rarg, ctx);
       const level = new Level(ctx.level);
       level.outputs = left ?? [];
       const setCtx: Ctx = { level, ctes: ctx.ctes };
-      this.rest(body, setCtx, ["withClause", "larg", "rarg"]);
+      this.rest(body, setCtx, SKIP_WITHCLAUSE_LARG_RARG);
       // A column of a set operation is either branch's value; UNION, INTERSECT and EXCEPT without ALL sort them.
       // Unnamed targets are left out of a branch's columns, so positions line up only when no branch lost one.
       const aligned = left !== null && right !== null && left.length === right.length;
@@ -576,16 +627,21 @@ class Analyzer {
     return output;
   }
 
+  /** A set operation's branch: a SelectStmt body without the node wrapper. */
+  private branch(b: unknown, ctx: Ctx): Column[] | null {
+    return b && typeof b === "object" ? this.select(b as Obj, ctx) : null;
+  }
+
   /**
    * ORDER BY, GROUP BY and DISTINCT sort or hash their keys, spilling to temp files: never over an unbounded
    * value. A key is an expression, an output column's name or position, or (plain DISTINCT) every output column.
    */
   private sortKeys(keys: unknown[], output: Column[] | null, ctx: Ctx, what: string): void {
     for (const k of keys) {
-      const n = nodeOf(k);
+      const type = nodeType(k);
       let node: unknown = k;
-      if (n?.[0] === "SortBy") node = n[1].node;
-      if (n === undefined) {
+      if (type === "SortBy") node = ((k as Obj).SortBy as Obj).node;
+      if (type === undefined) {
         // SELECT DISTINCT: an empty list item means every output column.
         for (const c of output ?? []) {
           const p = sortProblem(c.size, what);
@@ -599,15 +655,15 @@ class Analyzer {
       let size: Size = this.sizeOf(node, ctx);
       const position = numberConst(node);
       if (position !== undefined && output && Number.isInteger(position)) size = output[position - 1]?.size ?? size;
-      const ref = nodeOf(node);
-      if (ref?.[0] === "ColumnRef" && output) {
-        const names = stringParts(ref[1].fields);
-        const named = names?.length === 1 ? output.find((c) => c.name === names[0]) : undefined;
+      const keyBody = nodeBody(node);
+      if (output && nodeType(node) === "ColumnRef") {
+        const names = stringParts(keyBody?.fields);
+        const named = names?.length === 1 ? columnNamed(output, names[0]) : undefined;
         if (named) size = pick([size, named.size]);
       }
       const p = sortProblem(size, what);
       if (p) {
-        this.deny(p, (ref?.[1] as { location?: unknown } | undefined)?.location);
+        this.deny(p, keyBody?.location);
         return;
       }
     }
@@ -615,8 +671,8 @@ class Analyzer {
 
   /** A SelectStmt wrapper (set-operation branch, sub-select, CTE body); other statements are walked. */
   private selectNode(v: unknown, ctx: Ctx): Column[] | null {
-    const n = nodeOf(v);
-    if (n && n[0] === "SelectStmt") return this.select(n[1], ctx);
+    const select = bodyOf(v, "SelectStmt");
+    if (select) return this.select(select, ctx);
     this.expr(v, ctx);
     return null;
   }
@@ -625,13 +681,12 @@ class Analyzer {
   private targetList(list: unknown[], ctx: Ctx): Column[] | null {
     let out: Column[] | null = [];
     for (const t of list) {
-      const n = nodeOf(t);
-      if (n?.[0] !== "ResTarget") {
+      const rt = bodyOf(t, "ResTarget");
+      if (!rt) {
         this.expr(t, ctx);
         out = null;
         continue;
       }
-      const rt = n[1];
       this.expr(rt, ctx);
       if (out === null) continue;
       if (typeof rt.name === "string") {
@@ -651,17 +706,45 @@ class Analyzer {
   }
 
   private outputColumn(name: string, val: unknown, ctx: Ctx): Column {
+    const ref = bodyOf(val, "ColumnRef");
+    if (ref) return this.refColumn(name, ref, ctx);
     const column: Column = { name, type: this.typeOf(val, ctx), size: this.sizeOf(val, ctx) };
     if (this.timeFloorColumn(val, ctx)) column.timeFloor = true;
     return column;
   }
 
+  /**
+   * An output column that is a column reference: its type (typeOf), size (columnSize) and time floor
+   * (fromBound) all follow from the one column or whole row it names, so it is resolved once.
+   */
+  private refColumn(name: string, body: Obj, ctx: Ctx): Column {
+    const names = stringParts(body.fields);
+    if (!names || names.length === 0) return { name, type: null, size: ONE_ROW };
+    let found: Column | undefined;
+    let type: string | null;
+    if (names.length === 1) {
+      const r = this.resolveName(names[0], ctx.level);
+      if (r === null || r === "unknown") return { name, type: null, size: ONE_ROW };
+      // A whole-row reference holds every column of its item.
+      if (!r.column) return { name, type: "record", size: r.item.columns ? sum(r.item.columns.map((c) => c.size)) : ONE_ROW };
+      found = r.column;
+      type = found.type;
+    } else {
+      found = columnNamed(this.qualifiedItem(names.slice(0, -1), ctx.level)?.columns, names[names.length - 1]);
+      if (!found) return { name, type: null, size: ONE_ROW };
+      type = found.type ?? null;
+    }
+    const column: Column = { name, type, size: found.size };
+    if (found.timeFloor === true) column.timeFloor = true;
+    return column;
+  }
+
   /** `*` or `q.*` in a target list: the columns it expands to (null: not known); undefined if not a star. */
   private starColumns(val: unknown, ctx: Ctx): readonly Column[] | null | undefined {
-    const n = nodeOf(val);
-    if (n?.[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return undefined;
-    const fields = n[1].fields as unknown[];
-    if (nodeOf(fields[fields.length - 1])?.[0] !== "A_Star") return undefined;
+    const ref = bodyOf(val, "ColumnRef");
+    if (!ref || !Array.isArray(ref.fields)) return undefined;
+    const fields = ref.fields as unknown[];
+    if (nodeType(fields[fields.length - 1]) !== "A_Star") return undefined;
     const level = ctx.level;
     if (!level) return null;
     if (fields.length === 1) {
@@ -688,25 +771,24 @@ class Analyzer {
     const recursive = w.recursive === true;
     if (recursive) {
       for (const cte of ctes) {
-        const name = (nodeOf(cte)?.[1] as { ctename?: unknown } | undefined)?.ctename;
+        const name = nodeBody(cte)?.ctename;
         if (typeof name === "string") scope.names.set(name, null);
       }
     }
     for (const cte of ctes) {
-      const n = nodeOf(cte);
-      if (n?.[0] !== "CommonTableExpr") {
+      const body = bodyOf(cte, "CommonTableExpr");
+      if (!body) {
         this.expr(cte, ctx);
         continue;
       }
-      const body = n[1];
       // Without RECURSIVE a CTE sees only the CTEs before it, never itself.
       const bodyCtx: Ctx = { level: ctx.level, ctes: recursive ? scope : { names: new Map(scope.names), parent: ctx.ctes } };
       const columns = this.selectNode(body.ctequery, bodyCtx);
-      this.rest(body, bodyCtx, ["ctequery", "aliascolnames"]);
+      this.rest(body, bodyCtx, SKIP_CTEQUERY_ALIASCOLNAMES);
       const colnames = body.aliascolnames !== undefined ? stringParts(body.aliascolnames) : null;
       if (typeof body.ctename === "string") scope.names.set(body.ctename, renamed(columns, colnames));
     }
-    this.rest(w, ctx, ["ctes"]);
+    this.rest(w, ctx, SKIP_CTES);
     return scope;
   }
 
@@ -719,20 +801,16 @@ class Analyzer {
 
   /** Adds the items of one FROM entry to `level`; JOIN ... ON conditions are recorded with what they scope. */
   private fromItem(v: unknown, ctx: Ctx, level: Level, joins: { quals: unknown; restricts: Item[] }[]): Item[] {
-    const n = nodeOf(v);
-    if (!n) return [];
-    const [type, body] = n;
-    const add = (item: Item): Item[] => {
-      level.items.push(item);
-      return [item];
-    };
+    const type = nodeType(v);
+    if (type === undefined) return [];
+    const body = (v as Obj)[type] as Obj;
     switch (type) {
       case "RangeVar":
-        return add(this.relation(body, ctx));
+        return added(level, this.relation(body, ctx));
       case "RangeTableSample": {
         this.tableSampleMethod(body);
         const items = this.fromItem(body.relation, ctx, level, joins);
-        this.rest(body, ctx, ["relation", "method"]);
+        this.rest(body, ctx, SKIP_RELATION_METHOD);
         return items;
       }
       case "RangeSubselect": {
@@ -740,30 +818,30 @@ class Analyzer {
         // A LATERAL sub-select sees the FROM items before it; a plain one sees only the enclosing levels.
         const subCtx: Ctx = body.lateral === true ? ctx : { level: level.parent, ctes: ctx.ctes };
         const columns = this.selectNode(body.subquery, subCtx);
-        this.rest(body, ctx, ["subquery", "alias"]);
-        return add(this.derivedItem(name, renamed(columns, colnames), name ?? "a sub-select"));
+        this.rest(body, ctx, SKIP_SUBQUERY_ALIAS);
+        return added(level, this.derivedItem(name, renamed(columns, colnames), name ?? "a sub-select"));
       }
       case "RangeFunction":
-        return add(this.rangeFunction(body, ctx));
+        return added(level, this.rangeFunction(body, ctx));
       case "JoinExpr": {
         const left = this.fromItem(body.larg, ctx, level, joins);
         const right = this.fromItem(body.rarg, ctx, level, joins);
         const jt = String(body.jointype);
         const restricts = jt === "JOIN_INNER" ? [...left, ...right] : jt === "JOIN_LEFT" ? right : jt === "JOIN_RIGHT" ? left : [];
         if (body.quals !== undefined) joins.push({ quals: body.quals, restricts });
-        this.rest(body, ctx, ["larg", "rarg", "alias"]);
+        this.rest(body, ctx, SKIP_LARG_RARG_ALIAS);
         const { name } = aliasOf(body);
         const all = [...left, ...right];
         if (name !== null) {
           const columns = all.every((i) => i.columns) ? all.flatMap((i) => i.columns ?? []) : null;
-          add(this.derivedItem(name, columns, name));
+          added(level, this.derivedItem(name, columns, name));
         }
         return all;
       }
       default:
         // XMLTABLE, JSON_TABLE and anything newer: checked by the generic walk, columns unknown.
         this.node(type, body, ctx);
-        return add(this.derivedItem(aliasOf(body).name, null, "a table function"));
+        return added(level, this.derivedItem(aliasOf(body).name, null, "a table function"));
     }
   }
 
@@ -785,38 +863,34 @@ class Analyzer {
         this.expr(f, ctx);
         continue;
       }
-      const call = nodeOf(pair[0]);
-      if (call && call[0] === "FuncCall") {
-        const parts = stringParts(call[1].funcname);
+      const call = bodyOf(pair[0], "FuncCall");
+      if (call) {
+        const parts = stringParts(call.funcname);
         if (firstName === null && parts) firstName = parts[parts.length - 1];
       }
       this.expr(pair, ctx);
-      if (call && call[0] === "FuncCall") {
-        const parts = stringParts(call[1].funcname);
+      if (call) {
+        const parts = stringParts(call.funcname);
         const fname = parts?.[parts.length - 1];
         const size = this.sizeOf(pair[0], ctx);
         // unnest gives one element per row, whatever the array's size.
         sizes.push(fname === "unnest" && size.cls === UNBOUNDED ? ONE_ROW : size);
-        const args = Array.isArray(call[1].args) ? call[1].args : [];
+        const args = Array.isArray(call.args) ? call.args : [];
         if (functions.length === 1 && fname === "generate_series" && this.fromBound(args[0], ctx.level)) timeFloor = true;
       } else sizes.push(this.sizeOf(pair[0], ctx));
       // A column definition list (`AS t(x int)`) names the columns; its types are checked by the walk.
       const cols = Array.isArray(pair[1]) ? pair[1] : null;
-      if (cols)
-        defs = cols
-          .map((c) => (nodeOf(c)?.[1] as { colname?: unknown } | undefined)?.colname)
-          .filter((c): c is string => typeof c === "string");
+      if (cols) defs = cols.map((c) => nodeBody(c)?.colname).filter((c): c is string => typeof c === "string");
     }
-    this.rest(body, ctx, ["functions", "alias"]);
+    this.rest(body, ctx, SKIP_FUNCTIONS_ALIAS);
     const itemName = name ?? firstName;
     let columns: Column[] | null = null;
     const size = pick(sizes);
-    const column = (c: string): Column => (timeFloor ? { name: c, type: null, size, timeFloor: true } : { name: c, type: null, size });
-    if (colnames) columns = colnames.map(column);
-    else if (defs) columns = defs.map(column);
+    if (colnames) columns = functionColumns(colnames, size, timeFloor);
+    else if (defs) columns = functionColumns(defs, size, timeFloor);
     else if (functions.length === 1 && body.is_rowsfrom !== true && itemName !== null) {
       // A function returning a scalar gives one column named after the alias (or the function).
-      columns = [column(itemName)];
+      columns = functionColumns([itemName], size, timeFloor);
     }
     if (columns && body.ordinality === true) columns = [...columns, { name: "ordinality", type: null, size: FIXED }];
     return this.derivedItem(itemName, columns, itemName ?? "a function");
@@ -913,17 +987,16 @@ class Analyzer {
     const system = SYSTEM_COLUMNS.has(name);
     for (let l = level; l; l = l.parent) {
       let uncertain = false;
-      let hit: { item: Item; column: Column } | undefined;
       for (const item of l.items) {
         if (!item.columns) {
           if (!system) uncertain = true;
           continue;
         }
-        const column = item.columns.find((c) => c.name === name);
-        if (column && !hit) hit = { item, column };
+        // The first item with the column owns it, whatever follows.
+        const column = columnNamed(item.columns, name);
+        if (column) return { item, column };
       }
-      if (hit) return hit;
-      if (l.outputs?.some((c) => c.name === name)) return "unknown";
+      if (columnNamed(l.outputs, name)) return "unknown";
       if (uncertain) return "unknown";
       for (const item of l.items) if (item.name === name) return { item, column: null };
     }
@@ -933,7 +1006,7 @@ class Analyzer {
   /** A column reference: `c`, `q.c`, `schema.table.c`, `*`, `q.*`. */
   private columnRef(body: Obj, ctx: Ctx): void {
     const fields = Array.isArray(body.fields) ? body.fields : [];
-    const star = nodeOf(fields[fields.length - 1])?.[0] === "A_Star";
+    const star = nodeType(fields[fields.length - 1]) === "A_Star";
     const names = stringParts(star ? fields.slice(0, -1) : fields);
     if (!names) {
       this.catalogProblem("a column reference could not be read");
@@ -985,7 +1058,7 @@ class Analyzer {
    * reads it as the call `f(q)`, of any function taking the row, including one created in the source.
    */
   private fieldOf(item: Item, field: string, shownQ: string): void {
-    if (item.columns?.some((c) => c.name === field)) return;
+    if (columnNamed(item.columns, field)) return;
     const f = safeName(field);
     if (SYSTEM_COLUMNS.has(field)) {
       this.catalogProblem(`system column ${shownQ}.${f} is not allowed`);
@@ -1003,7 +1076,7 @@ class Analyzer {
     const list = Array.isArray(body.indirection) ? body.indirection : [];
     for (let i = 0; i < list.length; i++) {
       const field = sval(list[i]);
-      const kind = nodeOf(list[i])?.[0];
+      const kind = nodeType(list[i]);
       if (kind === "A_Indices") {
         this.expr(list[i], ctx);
         continue;
@@ -1020,10 +1093,10 @@ class Analyzer {
 
   /** A whole-row reference (`q` naming a FROM item, or `q.*`), or undefined. */
   private wholeRow(arg: unknown, ctx: Ctx): { item: Item; shown: string } | undefined {
-    const n = nodeOf(arg);
-    if (n?.[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return undefined;
-    const fields = n[1].fields as unknown[];
-    const star = nodeOf(fields[fields.length - 1])?.[0] === "A_Star";
+    const ref = bodyOf(arg, "ColumnRef");
+    if (!ref || !Array.isArray(ref.fields)) return undefined;
+    const fields = ref.fields as unknown[];
+    const star = nodeType(fields[fields.length - 1]) === "A_Star";
     const names = stringParts(star ? fields.slice(0, -1) : fields);
     if (!names || names.length === 0) return undefined;
     if (star) {
@@ -1038,14 +1111,12 @@ class Analyzer {
 
   /** The catalog type of a plain column reference, "record" for a whole row, else null. */
   private typeOf(v: unknown, ctx: Ctx): string | null {
-    const n = nodeOf(v);
-    if (!n) return null;
-    if (n[0] === "TypeCast") {
-      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
-      return t ? t[t.length - 1] : null;
-    }
-    if (n[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return null;
-    const names = stringParts(n[1].fields);
+    const type = nodeType(v);
+    if (type === undefined) return null;
+    const body = (v as Obj)[type] as Obj;
+    if (type === "TypeCast") return castType(body) as string | null;
+    if (type !== "ColumnRef" || !Array.isArray(body.fields)) return null;
+    const names = stringParts(body.fields);
     if (!names || names.length === 0) return null;
     if (names.length === 1) {
       const r = this.resolveName(names[0], ctx.level);
@@ -1053,7 +1124,7 @@ class Analyzer {
       return r.column ? r.column.type : "record";
     }
     const item = this.qualifiedItem(names.slice(0, -1), ctx.level);
-    return item?.columns?.find((c) => c.name === names[names.length - 1])?.type ?? null;
+    return columnNamed(item?.columns, names[names.length - 1])?.type ?? null;
   }
 
   // ---- functions, operators, types ------------------------------------------------------------------------
@@ -1074,7 +1145,7 @@ class Analyzer {
     const parts = stringParts(body.funcname);
     if (!parts || parts.length === 0) {
       this.denyName("?");
-      this.rest(body, ctx, ["funcname"]);
+      this.rest(body, ctx, SKIP_FUNCNAME);
       return;
     }
     const name = parts[parts.length - 1];
@@ -1088,7 +1159,7 @@ class Analyzer {
       }
     }
     // The arguments first: their sizes (sub-selects, nested calls) are known once they have been walked.
-    this.rest(body, ctx, ["funcname"]);
+    this.rest(body, ctx, SKIP_FUNCNAME);
     this.sizes.set(body, this.callSizeOf(name, body, ctx, true));
   }
 
@@ -1097,20 +1168,20 @@ class Analyzer {
    * first problem becomes a function finding naming the function.
    */
   private callSizeOf(name: string, body: Obj, ctx: Ctx, report: boolean): Size {
-    const problem = this.callProblem(name, body, ctx);
-    if (problem.message !== null && report) this.deny(problem.message, body.location);
-    if (report && name === "generate_series") this.seriesCall(Array.isArray(body.args) ? body.args : [], body.location);
-    return problem.size;
+    const verdict = this.callProblem(name, body, ctx);
+    if (verdict.problem !== null && report) this.deny(verdict.problem, body.location);
+    if (report && name === "generate_series") this.seriesCall(Array.isArray(body.args) ? body.args : NO_NODES, body.location);
+    return verdict.size;
   }
 
-  private callProblem(name: string, body: Obj, ctx: Ctx): { size: Size; message: string | null } {
+  private callProblem(name: string, body: Obj, ctx: Ctx): CallVerdict {
     const shown = safeName(name);
     const decl = FUNCTION_DECLARATION_MAP.get(name);
     if (!decl) {
-      return { size: AGGREGATE, message: `function ${shown} has no size declaration, so it is not allowed` };
+      return { size: AGGREGATE, problem: `function ${shown} has no size declaration, so it is not allowed` };
     }
     if (body.func_variadic === true) {
-      return { size: AGGREGATE, message: `VARIADIC arguments to ${shown} are not allowed: the guard must see every argument` };
+      return { size: AGGREGATE, problem: `VARIADIC arguments to ${shown} are not allowed: the guard must see every argument` };
     }
     const direct: readonly unknown[] = Array.isArray(body.args) ? body.args : NO_NODES;
     const order = Array.isArray(body.agg_order) ? body.agg_order.map(sortKeyNode) : NO_NODES;
@@ -1118,30 +1189,37 @@ class Analyzer {
     // An ordered-set aggregate's WITHIN GROUP (ORDER BY x) is its aggregated argument.
     const nodes = within ? [...direct, ...order] : direct;
     if (!coversArity(decl, nodes.length)) {
-      return { size: AGGREGATE, message: `${shown} with ${nodes.length} arguments has no size declaration, so it is not allowed` };
+      return { size: AGGREGATE, problem: `${shown} with ${nodes.length} arguments has no size declaration, so it is not allowed` };
     }
     const args: Arg[] = new Array(nodes.length);
     for (let i = 0; i < nodes.length; i++) args[i] = { node: nodes[i], size: this.sizeOf(nodes[i], ctx) };
     const aggregate = decl.kind === "a" || (decl.kind === "wa" && within);
     if (body.over !== undefined && decl.size === "concatenates") {
-      return { size: AGGREGATE, message: `${shown} as a window function is not allowed: it builds a value per row of its frame` };
+      return { size: AGGREGATE, problem: `${shown} as a window function is not allowed: it builds a value per row of its frame` };
     }
-    // DISTINCT and ORDER BY inside an aggregate sort their values, and a window sorts its partition.
-    const sorted: unknown[] = [];
-    if (!within) sorted.push(...order);
-    if (body.agg_distinct === true) sorted.push(...direct);
-    const over = (nodeOf(body.over)?.[1] ?? body.over) as Obj | undefined;
+    // DISTINCT and ORDER BY inside an aggregate sort their values, and a window sorts its partition: the
+    // first unbounded key, in that order, is the problem.
+    const unsortable = `${shown}'s ORDER BY, DISTINCT or window`;
+    if (!within && this.unboundedKey(order, false, ctx)) return { size: AGGREGATE, problem: sortProblem(AGGREGATE, unsortable) };
+    if (body.agg_distinct === true && this.unboundedKey(direct, false, ctx)) {
+      return { size: AGGREGATE, problem: sortProblem(AGGREGATE, unsortable) };
+    }
+    const over = (body.over === undefined ? undefined : (nodeBody(body.over) ?? body.over)) as Obj | undefined;
     if (over && typeof over === "object") {
-      if (Array.isArray(over.partitionClause)) sorted.push(...over.partitionClause);
-      if (Array.isArray(over.orderClause)) sorted.push(...over.orderClause.map(sortKeyNode));
+      if (Array.isArray(over.partitionClause) && this.unboundedKey(over.partitionClause, false, ctx)) {
+        return { size: AGGREGATE, problem: sortProblem(AGGREGATE, unsortable) };
+      }
+      if (Array.isArray(over.orderClause) && this.unboundedKey(over.orderClause, true, ctx)) {
+        return { size: AGGREGATE, problem: sortProblem(AGGREGATE, unsortable) };
+      }
     }
-    for (const key of sorted) {
-      const size = this.sizeOf(key, ctx);
-      if (size.cls !== UNBOUNDED) continue;
-      return { size: AGGREGATE, message: sortProblem(size, `${shown}'s ORDER BY, DISTINCT or window`) };
-    }
-    const verdict = callSize(shown, decl, args, aggregate);
-    return { size: verdict.size, message: verdict.problem };
+    return callSize(shown, decl, args, aggregate);
+  }
+
+  /** Whether any of these sort keys (`sortBy`: SortBy items, read through to their expressions) is unbounded. */
+  private unboundedKey(keys: readonly unknown[], sortBy: boolean, ctx: Ctx): boolean {
+    for (const k of keys) if (this.sizeOf(sortBy ? sortKeyNode(k) : k, ctx).cls === UNBOUNDED) return true;
+    return false;
   }
 
   /**
@@ -1149,7 +1227,7 @@ class Analyzer {
    * ends taken from the dashboard's range and a step of `$__interval` or a literal interval, whose row count
    * the runner checks against the range before the statement runs (series.ts).
    */
-  private seriesCall(args: unknown[], location: unknown): void {
+  private seriesCall(args: readonly unknown[], location: unknown): void {
     const [a, b, step] = args;
     const start = this.timeExpr(a, "series");
     const end = this.timeExpr(b, "series");
@@ -1191,21 +1269,30 @@ class Analyzer {
     const name = stringParts(body.name);
     if (name) this.operator(name, body.location);
     else this.deny("operator ? is not allowed", body.location);
-    this.rest(body, ctx, ["name"]);
+    this.rest(body, ctx, SKIP_NAME);
     this.sizes.set(body, this.aExprSize(body, ctx, true));
+  }
+
+  /** The sizes of an operator expression's operands, left first (a prefix operator has only the right). */
+  private operandSizes(body: Obj, ctx: Ctx): Size[] {
+    const sizes: Size[] = [];
+    if (body.lexpr !== undefined) sizes.push(this.sizeOf(body.lexpr, ctx));
+    if (body.rexpr !== undefined) sizes.push(this.sizeOf(body.rexpr, ctx));
+    return sizes;
   }
 
   /** The size of an operator expression, from the operator's declaration; `report` makes its problem a finding. */
   private aExprSize(body: Obj, ctx: Ctx, report: boolean): Size {
     const kind = String(body.kind);
-    const operands = [body.lexpr, body.rexpr].filter((x) => x !== undefined);
-    if (kind === "AEXPR_NULLIF") return pick(operands.map((x) => this.sizeOf(x, ctx)));
+    if (kind === "AEXPR_NULLIF") return pick(this.operandSizes(body, ctx));
     if (kind === "AEXPR_IN" || kind.startsWith("AEXPR_BETWEEN") || kind.startsWith("AEXPR_NOT_BETWEEN")) return FIXED;
     const parts = stringParts(body.name);
     const op = parts?.[parts.length - 1];
     const decl = op === undefined ? undefined : OPERATOR_DECLARATION_MAP.get(op);
     if (!decl) return FIXED; // refused by the operator allowlist, or IS DISTINCT FROM (a comparison)
-    const args: Arg[] = operands.map((node) => ({ node, size: this.sizeOf(node, ctx) }));
+    const args: Arg[] = [];
+    if (body.lexpr !== undefined) args.push({ node: body.lexpr, size: this.sizeOf(body.lexpr, ctx) });
+    if (body.rexpr !== undefined) args.push({ node: body.rexpr, size: this.sizeOf(body.rexpr, ctx) });
     const verdict = callSize(safeName(op ?? "?"), decl, args, false);
     if (verdict.problem && report) this.deny(verdict.problem, body.location);
     // x op ANY (array) compares elements: a boolean.
@@ -1218,7 +1305,7 @@ class Analyzer {
       if (problem.reason === "catalog") this.catalogProblem(problem.message);
       else this.deny(problem.message, body.location);
     }
-    this.rest(body, ctx, ["names"]);
+    this.rest(body, ctx, SKIP_NAMES);
   }
 
   /** A cast: a string literal cast to numeric is a number literal and has its digit cap. */
@@ -1233,16 +1320,16 @@ class Analyzer {
         if (problem) this.deny(problem, body.location);
       }
     }
-    this.rest(body, ctx, []);
+    this.rest(body, ctx, NO_SKIP);
   }
 
   // ---- sizes ------------------------------------------------------------------------------------------------
 
   /** The size class of an expression (sizes.ts), through columns of CTEs, sub-selects and FROM functions. */
   private sizeOf(v: unknown, ctx: Ctx): Size {
-    const n = nodeOf(v);
-    if (!n) return Array.isArray(v) ? sum(v.map((x) => this.sizeOf(x, ctx))) : bounded(0);
-    const [type, body] = n;
+    const type = nodeType(v);
+    if (type === undefined) return Array.isArray(v) ? sum(v.map((x) => this.sizeOf(x, ctx))) : bounded(0);
+    const body = (v as Obj)[type] as Obj;
     // Only calls and operators are remembered: the walk sizes each of them once, children first, so a
     // parent's question finds its arguments here and no subtree is sized twice. Every other node is sized by
     // its single parent (or once by a target, key or FROM function), and remembering it would cost more (an
@@ -1258,7 +1345,7 @@ class Analyzer {
   private computeSize(type: string, body: Obj, ctx: Ctx): Size {
     switch (type) {
       case "A_Const":
-        return body.isnull === true ? bounded(0) : literalSize(body).size;
+        return body.isnull === true ? bounded(0) : literalSize(body);
       case "ParamRef":
         return bounded(32);
       case "ColumnRef":
@@ -1282,7 +1369,7 @@ class Analyzer {
       case "GroupingFunc":
         return FIXED;
       case "CaseExpr": {
-        const results = (Array.isArray(body.args) ? body.args : []).map((w) => (nodeOf(w)?.[1] as Obj | undefined)?.result);
+        const results = (Array.isArray(body.args) ? body.args : []).map((w) => nodeBody(w)?.result);
         return pick([...results, body.defresult].map((r) => this.sizeOf(r, ctx)));
       }
       case "CoalesceExpr":
@@ -1296,8 +1383,8 @@ class Analyzer {
         const kind = String(body.subLinkType);
         if (kind === "ARRAY_SUBLINK") return AGGREGATE;
         if (kind !== "EXPR_SUBLINK") return FIXED;
-        const sub = nodeOf(body.subselect);
-        const columns = sub ? this.outputs.get(sub[1]) : undefined;
+        const sub = nodeBody(body.subselect);
+        const columns = sub ? this.outputs.get(sub) : undefined;
         return columns?.[0]?.size ?? ONE_ROW;
       }
       default:
@@ -1318,7 +1405,7 @@ class Analyzer {
       else item = r.item;
     } else {
       const q = this.qualifiedItem(names.slice(0, -1), ctx.level);
-      column = q?.columns?.find((c) => c.name === names[names.length - 1]);
+      column = columnNamed(q?.columns, names[names.length - 1]);
     }
     if (column) return column.size;
     // A whole row holds every column of its item.
@@ -1327,14 +1414,14 @@ class Analyzer {
 
   /** An output expression whose values are at or after a lower bound from the range start. */
   private timeFloorColumn(val: unknown, ctx: Ctx): boolean {
-    const n = nodeOf(val);
-    if (!n) return false;
+    const type = nodeType(val);
+    if (type === undefined) return false;
     // Cheap tests first: this runs for every output column.
-    if (n[0] === "FuncCall") {
-      const f = n[1].funcname as unknown[];
+    if (type === "FuncCall") {
+      const f = ((val as Obj).FuncCall as Obj).funcname as unknown[];
       const last = Array.isArray(f) ? sval(f[f.length - 1]) : undefined;
       if (last !== "date_trunc" && last !== "date_bin") return false;
-    } else if (n[0] !== "ColumnRef" && n[0] !== "TypeCast" && n[0] !== "ParamRef" && n[0] !== "A_Expr") return false;
+    } else if (type !== "ColumnRef" && type !== "TypeCast" && type !== "ParamRef" && type !== "A_Expr") return false;
     return this.fromBound(val, ctx.level);
   }
 
@@ -1342,21 +1429,25 @@ class Analyzer {
 
   /** Is `v` the `n`-th macro parameter of kind `kind` (through casts to a time type)? */
   private param(v: unknown, kind: MacroParam, casts: ReadonlySet<string>): boolean {
-    let n = nodeOf(v);
-    while (n && n[0] === "TypeCast") {
-      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
-      if (!t || !casts.has(t[t.length - 1])) return false;
-      n = nodeOf(n[1].arg);
+    let x = v;
+    let type = nodeType(x);
+    while (type === "TypeCast") {
+      const cast = (x as Obj).TypeCast as Obj;
+      const t = castType(cast);
+      if (t === null || !casts.has(t as string)) return false;
+      x = cast.arg;
+      type = nodeType(x);
     }
-    if (n?.[0] !== "ParamRef") return false;
-    const i = typeof n[1].number === "number" ? n[1].number : 0;
+    if (type !== "ParamRef") return false;
+    const n = ((x as Obj).ParamRef as Obj).number;
+    const i = typeof n === "number" ? n : 0;
     return this.params[i - 1] === kind;
   }
 
   private isOp(v: unknown, op: string): Obj | undefined {
-    const n = nodeOf(v);
-    if (n?.[0] !== "A_Expr" || n[1].kind !== "AEXPR_OP") return undefined;
-    return operatorName(n[1].name) === op ? n[1] : undefined;
+    const e = bodyOf(v, "A_Expr");
+    if (!e || e.kind !== "AEXPR_OP") return undefined;
+    return operatorName(e.name) === op ? e : undefined;
   }
 
   /**
@@ -1367,21 +1458,24 @@ class Analyzer {
    */
   private fromBound(v: unknown, level: Level | null): boolean {
     if (this.timeExpr(v, "bound") !== null) return true;
-    let n = nodeOf(v);
-    while (n?.[0] === "TypeCast") {
-      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
-      if (!t || !TIME_BOUND_CASTS.has(t[t.length - 1])) return false;
-      n = nodeOf(n[1].arg);
+    let x = v;
+    let type = nodeType(x);
+    while (type === "TypeCast") {
+      const cast = (x as Obj).TypeCast as Obj;
+      const t = castType(cast);
+      if (t === null || !TIME_BOUND_CASTS.has(t as string)) return false;
+      x = cast.arg;
+      type = nodeType(x);
     }
-    if (n?.[0] !== "ColumnRef") return false;
-    const names = stringParts(n[1].fields);
+    if (type !== "ColumnRef") return false;
+    const names = stringParts(((x as Obj).ColumnRef as Obj).fields);
     if (!names || names.length === 0) return false;
     if (names.length === 1) {
       const r = this.resolveName(names[0], level);
       return r !== null && r !== "unknown" && r.column?.timeFloor === true;
     }
     const item = this.qualifiedItem(names.slice(0, -1), level);
-    return item?.columns?.find((c) => c.name === names[names.length - 1])?.timeFloor === true;
+    return columnNamed(item?.columns, names[names.length - 1])?.timeFloor === true;
   }
 
   /**
@@ -1391,19 +1485,20 @@ class Analyzer {
    * a year, its rows checked against the range when it runs.
    */
   private timeExpr(v: unknown, mode: "bound" | "series"): Widening | null {
-    const n = nodeOf(v);
-    if (!n) return null;
-    if (n[0] === "TypeCast") {
-      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
-      return t && TIME_BOUND_CASTS.has(t[t.length - 1]) ? this.timeExpr(n[1].arg, mode) : null;
+    const type = nodeType(v);
+    if (type === undefined) return null;
+    const body = (v as Obj)[type] as Obj;
+    if (type === "TypeCast") {
+      const t = castType(body);
+      return t !== null && TIME_BOUND_CASTS.has(t as string) ? this.timeExpr(body.arg, mode) : null;
     }
     const base = this.truncated(v, mode);
     if (base) return base;
-    if (n[0] !== "A_Expr" || n[1].kind !== "AEXPR_OP" || n[1].lexpr === undefined) return null;
-    const op = operatorName(n[1].name);
+    if (type !== "A_Expr" || body.kind !== "AEXPR_OP" || body.lexpr === undefined) return null;
+    const op = operatorName(body.name);
     if (op !== "-" && op !== "+") return null;
-    const left = this.truncated(n[1].lexpr, mode);
-    const offset = left ? this.offset(n[1].rexpr, mode) : null;
+    const left = this.truncated(body.lexpr, mode);
+    const offset = left ? this.offset(body.rexpr, mode) : null;
     if (left && offset)
       return { ms: left.ms + offset.ms, intervals: left.intervals + offset.intervals, ranges: left.ranges + offset.ranges };
     return null;
@@ -1413,16 +1508,19 @@ class Analyzer {
   private truncated(v: unknown, mode: "bound" | "series"): Widening | null {
     const casts = TIME_BOUND_CASTS;
     if (this.rangeEnd(v, mode)) return { ms: 0, intervals: 0, ranges: 0 };
-    let n = nodeOf(v);
-    while (n?.[0] === "TypeCast") {
-      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
-      if (!t || !casts.has(t[t.length - 1])) return null;
-      n = nodeOf(n[1].arg);
+    let x = v;
+    let type = nodeType(x);
+    while (type === "TypeCast") {
+      const cast = (x as Obj).TypeCast as Obj;
+      const t = castType(cast);
+      if (t === null || !casts.has(t as string)) return null;
+      x = cast.arg;
+      type = nodeType(x);
     }
-    if (n?.[0] !== "FuncCall") return null;
-    const parts = stringParts(n[1].funcname);
-    const fn = parts?.[parts.length - 1];
-    const args = Array.isArray(n[1].args) ? n[1].args : [];
+    if (type !== "FuncCall") return null;
+    const call = (x as Obj).FuncCall as Obj;
+    const fn = lastName(call.funcname);
+    const args: readonly unknown[] = Array.isArray(call.args) ? call.args : NO_NODES;
     const end = this.rangeEnd(args[1], mode);
     const cap = mode === "bound" ? MAX_BOUND_WIDENING_MS : MAX_SERIES_WIDENING_MS;
     if (fn === "date_trunc" && (args.length === 2 || args.length === 3) && end) {
@@ -1457,15 +1555,16 @@ class Analyzer {
 
   /** Does `c` name `item`'s time column at `level` (qualified by its name, or unqualified and unique)? */
   private isTimeColumn(c: unknown, item: Item, level: Level): boolean {
-    const n = nodeOf(c);
-    if (n?.[0] !== "ColumnRef" || item.timeColumn === null) return false;
-    const names = stringParts(n[1].fields);
+    const ref = bodyOf(c, "ColumnRef");
+    if (!ref || item.timeColumn === null) return false;
+    const names = stringParts(ref.fields);
     if (!names) return false;
     const col = item.timeColumn;
     if (names.length === 1) {
       if (names[0] !== col) return false;
-      const owners = level.items.filter((i) => i.columns?.some((x) => x.name === col) || i.columns === null);
-      return owners.length === 1 && owners[0] === item;
+      // The only item at this level that has (or may have) a column of that name.
+      for (const i of level.items) if (i !== item && (i.columns === null || columnNamed(i.columns, col))) return false;
+      return item.columns === null || columnNamed(item.columns, col) !== undefined;
     }
     if (names[names.length - 1] !== col) return false;
     return this.qualifiedItem(names.slice(0, -1), level) === item;
@@ -1473,9 +1572,8 @@ class Analyzer {
 
   /** Does one conjunct bound `item`'s time column from below by the range start? */
   private bounds(conjunct: unknown, item: Item, level: Level): boolean {
-    const n = nodeOf(conjunct);
-    if (n?.[0] !== "A_Expr") return false;
-    const e = n[1];
+    const e = bodyOf(conjunct, "A_Expr");
+    if (!e) return false;
     if (e.kind === "AEXPR_BETWEEN") {
       const range = (e.rexpr as { List?: { items?: unknown[] } } | undefined)?.List?.items;
       return Array.isArray(range) && this.isTimeColumn(e.lexpr, item, level) && this.fromBound(range[0], level);
@@ -1488,22 +1586,28 @@ class Analyzer {
     return this.isTimeColumn(col, item, level) && this.fromBound(bound, level);
   }
 
+  /** Does one of these conjuncts bound `item`'s time column? */
+  private boundedBy(terms: readonly unknown[], item: Item, level: Level): boolean {
+    for (const c of terms) if (this.bounds(c, item, level)) return true;
+    return false;
+  }
+
   /**
    * Every catalog table with a time column read at this level must be bounded by a conjunct AND-ed at the top
    * of the WHERE, or of a JOIN ... ON that restricts it (both sides of an inner join, the inner side of an
    * outer join). Never under OR, NOT, CASE or any function: those do not restrict the scan.
    */
   private timeBounds(level: Level, where: unknown, joins: { quals: unknown; restricts: Item[] }[]): void {
-    const pending = level.items.filter((i) => !i.bounded);
-    if (pending.length === 0) return;
-    const whereConjuncts = conjuncts(where);
-    for (const item of pending) {
-      if (whereConjuncts.some((c) => this.bounds(c, item, level))) {
+    let whereConjuncts: unknown[] | null = null;
+    for (const item of level.items) {
+      if (item.bounded) continue;
+      whereConjuncts ??= conjuncts(where);
+      if (this.boundedBy(whereConjuncts, item, level)) {
         item.bounded = true;
         continue;
       }
       for (const j of joins) {
-        if (j.restricts.includes(item) && conjuncts(j.quals).some((c) => this.bounds(c, item, level))) {
+        if (j.restricts.includes(item) && this.boundedBy(conjuncts(j.quals), item, level)) {
           item.bounded = true;
           break;
         }
@@ -1520,6 +1624,23 @@ class Analyzer {
 
 const NO_NODES: readonly unknown[] = Object.freeze([]);
 
+// Fields a structured handler walks itself, skipped by the generic walk of the rest of the node.
+const NO_SKIP: readonly string[] = [];
+const SKIP_OPERNAME: readonly string[] = ["operName"];
+const SKIP_USEOP: readonly string[] = ["useOp"];
+const SKIP_METHOD: readonly string[] = ["method"];
+const SKIP_WITHCLAUSE: readonly string[] = ["withClause"];
+const SKIP_WITHCLAUSE_LARG_RARG: readonly string[] = ["withClause", "larg", "rarg"];
+const SKIP_CTEQUERY_ALIASCOLNAMES: readonly string[] = ["ctequery", "aliascolnames"];
+const SKIP_CTES: readonly string[] = ["ctes"];
+const SKIP_RELATION_METHOD: readonly string[] = ["relation", "method"];
+const SKIP_SUBQUERY_ALIAS: readonly string[] = ["subquery", "alias"];
+const SKIP_LARG_RARG_ALIAS: readonly string[] = ["larg", "rarg", "alias"];
+const SKIP_FUNCTIONS_ALIAS: readonly string[] = ["functions", "alias"];
+const SKIP_FUNCNAME: readonly string[] = ["funcname"];
+const SKIP_NAME: readonly string[] = ["name"];
+const SKIP_NAMES: readonly string[] = ["names"];
+
 /** The name of an operator written bare or as OPERATOR(pg_catalog.op); undefined for any other schema. */
 function operatorName(name: unknown): string | undefined {
   const parts = stringParts(name);
@@ -1529,21 +1650,22 @@ function operatorName(name: unknown): string | undefined {
 
 /** The expression of an ORDER BY item (a SortBy node's), or the item itself. */
 function sortKeyNode(o: unknown): unknown {
-  const n = nodeOf(o);
-  return n?.[0] === "SortBy" ? n[1].node : o;
+  const sortBy = bodyOf(o, "SortBy");
+  return sortBy ? sortBy.node : o;
 }
 
 /** The top-level AND-ed terms of a condition. */
 function conjuncts(v: unknown): unknown[] {
   const out: unknown[] = [];
-  const walk = (x: unknown) => {
-    const n = nodeOf(x);
-    if (n && n[0] === "BoolExpr" && n[1].boolop === "AND_EXPR" && Array.isArray(n[1].args)) {
-      for (const a of n[1].args) walk(a);
-    } else if (x !== undefined) out.push(x);
-  };
-  walk(v);
+  addConjuncts(v, out);
   return out;
+}
+
+function addConjuncts(x: unknown, out: unknown[]): void {
+  const b = bodyOf(x, "BoolExpr");
+  if (b && b.boolop === "AND_EXPR" && Array.isArray(b.args)) {
+    for (const a of b.args) addConjuncts(a, out);
+  } else if (x !== undefined) out.push(x);
 }
 
 /** The output column name PostgreSQL gives an unnamed target (parse_target.c FigureColname). */
@@ -1553,9 +1675,9 @@ function figureName(v: unknown): string {
 
 /** A name and its strength: 2 a real name, 1 a fallback ("case"), 0 none. */
 function figure(v: unknown): [string | null, number] {
-  const n = nodeOf(v);
-  if (!n) return [null, 0];
-  const [type, body] = n;
+  const type = nodeType(v);
+  if (type === undefined) return [null, 0];
+  const body = (v as Obj)[type] as Obj;
   switch (type) {
     case "ColumnRef": {
       const fields = Array.isArray(body.fields) ? body.fields : [];

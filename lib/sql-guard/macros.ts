@@ -92,7 +92,10 @@ export function expandMacros(sql: string, variables: readonly VariableDecl[] = N
       params: e.params,
       paramSites: e.paramSites,
       hasComment: e.hasComment,
-      originalOffset: (at) => originalOffset(map, sql.length, out.length, at),
+      // A method, not an arrow property: no function object is named per expansion.
+      originalOffset(at) {
+        return originalOffset(map, sql.length, out.length, at);
+      },
     };
   } catch (err) {
     const message = err instanceof StructureError ? err.message : "the statement could not be read";

@@ -75,6 +75,11 @@ function readsCatalog(schema: string | undefined, name: string): boolean {
   return name.startsWith("pg_") && !PG_PREFIXED_VALUE_TYPES.has(name);
 }
 
+/** A type name as a message shows it; worked out only when a message is written. */
+function shown(parts: readonly string[]): string {
+  return safeName(parts.join("."));
+}
+
 /**
  * Checks one TypeName node: its name (plain, `name[]` or `_name`, unqualified or in pg_catalog) must be on
  * ALLOWED_TYPES; its modifiers must be integer literals up to MAX_TYPE_MODIFIER (interval field masks
@@ -90,24 +95,22 @@ export function typeProblem(t: Obj, extra: ReadonlySet<string>): TypeProblem | n
   const last = parts[parts.length - 1];
   const schema = parts.length > 1 ? parts[parts.length - 2] : undefined;
   const base = last.startsWith("_") ? last.slice(1) : last;
-  // Messages only: worked out when one is written.
-  const shown = () => safeName(parts.join("."));
-  if (parts.length > 2) return { reason: "function", message: `casts to ${shown()} are not allowed` };
+  if (parts.length > 2) return { reason: "function", message: `casts to ${shown(parts)} are not allowed` };
   if (readsCatalog(schema, last) || readsCatalog(schema, base)) {
-    return { reason: "catalog", message: `casts to ${shown()} read the system catalogs` };
+    return { reason: "catalog", message: `casts to ${shown(parts)} read the system catalogs` };
   }
   const inCatalogSchema = schema === undefined || schema === "pg_catalog";
   if (!inCatalogSchema || !(ALLOWED_TYPES.has(base) || extra.has(base))) {
-    return { reason: "function", message: `casts to type ${shown()} are not allowed` };
+    return { reason: "function", message: `casts to type ${shown(parts)} are not allowed` };
   }
   if (Array.isArray(t.typmods) && t.typmods.length > 0) {
     const interval = base === "interval";
     for (const m of t.typmods) {
       const v = numberConst(m);
       if (v === undefined || !Number.isInteger(v))
-        return { reason: "function", message: `the modifier of ${shown()} must be a number literal` };
+        return { reason: "function", message: `the modifier of ${shown(parts)} must be a number literal` };
       if (!interval && (v < 0 || v > MAX_TYPE_MODIFIER)) {
-        return { reason: "function", message: `the modifier of ${shown()} must be at most ${MAX_TYPE_MODIFIER}` };
+        return { reason: "function", message: `the modifier of ${shown(parts)} must be at most ${MAX_TYPE_MODIFIER}` };
       }
     }
   }

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
+import zlib from "node:zlib";
 import { createSseParser, type SseFrame } from "./sse-parse.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -95,7 +96,10 @@ export async function spawnStreamHost(env: Record<string, string>, entry = "stre
   };
 }
 
-/** One SSE connection over a real socket, recording every frame with its arrival time. */
+/**
+ * One SSE connection over a real socket, recording every frame with its arrival time. A stream sent with
+ * `Content-Encoding: deflate` (asked for with an Accept-Encoding header) is decoded as it arrives.
+ */
 export interface StreamClient {
   status: number;
   headers: http.IncomingHttpHeaders;
@@ -126,8 +130,10 @@ export function openStream(
       const closed = new Promise<void>((r) => {
         closedResolve = r;
       });
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
+      const inflate = res.headers["content-encoding"] === "deflate" ? zlib.createInflate() : null;
+      const body = inflate ? res.pipe(inflate) : res;
+      body.setEncoding("utf8");
+      body.on("data", (chunk: string) => {
         const at = now();
         for (const frame of parser.push(chunk)) {
           frames.push({ frame, at });
@@ -139,9 +145,11 @@ export function openStream(
           }
         }
       });
-      res.on("end", () => closedResolve());
-      res.on("close", () => closedResolve());
+      body.on("end", () => closedResolve());
+      // Decoding, what arrived before the close is still in the inflater: closed once it has come out.
+      res.on("close", () => (inflate ? inflate.flush(() => closedResolve()) : closedResolve()));
       res.on("error", () => closedResolve());
+      body.on("error", () => closedResolve());
       resolve({
         status: res.statusCode ?? 0,
         headers: res.headers,

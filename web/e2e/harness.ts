@@ -62,14 +62,17 @@ export interface DemoApp {
   stop(): Promise<void>;
 }
 
-/** Starts `npm start` (scripts/start.ts) on a free port with a fresh data folder and waits until it serves. */
-export async function startDemoApp(): Promise<DemoApp> {
+/**
+ * Starts `npm start` (scripts/start.ts) on a free port with a fresh data folder and waits until it serves. `env`
+ * adds configuration variables to the process's (kept across restart()).
+ */
+export async function startDemoApp(opts: { env?: Record<string, string> } = {}): Promise<DemoApp> {
   const dataDir = await mkdtemp(join(tmpdir(), "pulseboard-e2e-"));
   // As root, the embedded server runs as a `postgres` system user, who must reach the data folder.
   await chmod(dataDir, 0o755);
   const port = await listenerPort();
   const origin = `http://localhost:${port}`;
-  let running = await launch(port, dataDir);
+  let running = await launch(port, dataDir, opts.env);
   const dashboardId = /demo dashboard: \S+\/dashboards\/(db_\S+)/.exec(running.output())?.[1];
   if (!dashboardId) {
     await stopProcess(running);
@@ -86,7 +89,7 @@ export async function startDemoApp(): Promise<DemoApp> {
     async restart() {
       await stopProcess(running);
       earlier += running.output();
-      running = await launch(port, dataDir);
+      running = await launch(port, dataDir, opts.env);
     },
     async metricsClient() {
       const pid = await readFile(join(dataDir, "pg", "postmaster.pid"), "utf8");
@@ -103,9 +106,9 @@ export async function startDemoApp(): Promise<DemoApp> {
   };
 }
 
-async function launch(port: number, dataDir: string): Promise<Running> {
+async function launch(port: number, dataDir: string, extra: Record<string, string> = {}): Promise<Running> {
   const { DATABASE_URL: _, OIDC_ISSUER: __, ...env } = process.env;
-  const running = runScript("scripts/start.ts", { ...env, PORT: String(port), PULSEBOARD_DATA_DIR: dataDir, NODE_ENV: "" });
+  const running = runScript("scripts/start.ts", { ...env, ...extra, PORT: String(port), PULSEBOARD_DATA_DIR: dataDir, NODE_ENV: "" });
   await running.waitFor("Ctrl-C drains and stops", 120_000);
   return running;
 }

@@ -22,18 +22,31 @@ export function formatTime(ms: number, spanMs: number, o: FormatOptions = {}): s
   return new Intl.DateTimeFormat(o.locale ?? "en-GB", opts).format(new Date(ms));
 }
 
+/** One formatter per zone: building an Intl.DateTimeFormat costs far more than formatting with one. */
+const timestampFormats = new Map<string, Intl.DateTimeFormat>();
+
+function timestampFormat(timeZone: string | undefined): Intl.DateTimeFormat {
+  const key = timeZone ?? "";
+  let f = timestampFormats.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      hourCycle: "h23",
+    });
+    timestampFormats.set(key, f);
+  }
+  return f;
+}
+
 /** A full timestamp for tooltips and table cells: 2026-11-21 14:05:09. */
 export function formatTimestamp(ms: number, o: FormatOptions = {}): string {
-  const parts = new Intl.DateTimeFormat("en-CA", {
-    timeZone: o.timeZone,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23",
-  }).formatToParts(new Date(ms));
+  const parts = timestampFormat(o.timeZone).formatToParts(new Date(ms));
   const p = (t: string) => parts.find((x) => x.type === t)?.value ?? "";
   return `${p("year")}-${p("month")}-${p("day")} ${p("hour")}:${p("minute")}:${p("second")}`;
 }

@@ -1,4 +1,4 @@
-import { type ResultData, toSeries } from "./result.ts";
+import { columnRoles, type ResultData, seriesKeys, seriesLabel, seriesOfRows, toNumber, toSeries } from "./result.ts";
 import type { RollingWindow } from "./rolling-window.ts";
 
 /**
@@ -15,6 +15,73 @@ export function mergeResult(window: RollingWindow, result: ResultData, range: [n
   window.partialFrom = result.partialFrom;
   window.retain(new Set(series.map((s) => s.key)));
   if (range) window.prune(range[0]);
+}
+
+/** What mergeDelta reads of an incremental tick (a panel-delta frame). */
+export interface DeltaRows {
+  bucketColumn: number;
+  buckets: readonly number[];
+  rows: readonly (readonly unknown[])[];
+}
+
+/**
+ * Merges an incremental tick into the window, leaving it as mergeResult(window, next, range) would, from the rows
+ * the tick changed instead of all of them: `next` is the result after the delta (applyPanelDelta), sorted by the
+ * bucket column. The rows merged are the tail of `next` from the earliest changed bucket, reaching back to each
+ * series' row before it (a gap between that row and the next is a gap in the window, as withGaps makes it). Rows
+ * before that tail were merged by an earlier tick and are in the window already. The series names of the whole
+ * result are read only when a series of the window got no row in that tail (it may have left the result).
+ */
+export function mergeDelta(window: RollingWindow, next: ResultData, delta: DeltaRows, range: [number, number] | null): void {
+  const roles = columnRoles(next);
+  const col = delta.bucketColumn;
+  const rows = next.rows;
+  if (roles.time !== col || roles.values.length === 0 || !sortedByBucket(rows, col)) {
+    mergeResult(window, next, range);
+    return;
+  }
+  let from = Number.POSITIVE_INFINITY;
+  for (const b of delta.buckets) from = Math.min(from, b);
+  for (const r of delta.rows) from = Math.min(from, toNumber(r[col]) ?? from);
+  const single = roles.values.length === 1;
+  const names = roles.values.map((v) => next.columns[v].name);
+  const seen = (row: readonly unknown[], keys: Set<string>) => {
+    const label = seriesLabel(row, roles.labels);
+    for (const name of names) keys.delete(single && label ? label : label ? `${label} · ${name}` : name);
+  };
+  // The first row of a changed bucket; the window's series without a row from there on may have left the result.
+  let start = firstRowAtOrAfter(rows, col, from);
+  const missing = new Set(window.keys());
+  for (let i = start; i < rows.length && missing.size > 0; i++) seen(rows[i]!, missing);
+  // Back to each series' row before the change.
+  const before = new Set(window.keys());
+  while (start > 0 && before.size > 0) seen(rows[--start]!, before);
+  for (const s of seriesOfRows(next, roles, start === 0 ? rows : rows.slice(start))) window.merge(s.key, s.points);
+  window.partialFrom = next.partialFrom;
+  // A series with no row from the change on may have left the result: keep only the result's series.
+  if (missing.size > 0) window.retain(seriesKeys(next, roles));
+  if (range) window.prune(range[0]);
+}
+
+function sortedByBucket(rows: readonly (readonly unknown[])[], col: number): boolean {
+  let prev = Number.NEGATIVE_INFINITY;
+  for (const r of rows) {
+    const t = r[col];
+    if (typeof t !== "number" || !(t >= prev)) return false;
+    prev = t;
+  }
+  return true;
+}
+
+function firstRowAtOrAfter(rows: readonly (readonly unknown[])[], col: number, t: number): number {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((rows[mid]![col] as number) < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Rows of a panel result sent along with a chat question: the newest `maxRows`, flagged when cut. */

@@ -64,7 +64,10 @@ export interface Series {
  * than one step later), so a line breaks there instead of bridging the hole. Sorted by time.
  */
 export function withGaps(points: readonly Point[], stepMs: number | undefined): Point[] {
-  const sorted = [...points].sort((a, b) => a[0] - b[0]);
+  let inOrder = true;
+  for (let i = 1; i < points.length && inOrder; i++) inOrder = points[i - 1][0] <= points[i][0];
+  // Rows usually come in time order: then a copy is enough, with no sort.
+  const sorted = inOrder ? points.slice() : [...points].sort((a, b) => a[0] - b[0]);
   if (stepMs === undefined || !(stepMs > 0)) return sorted;
   const out: Point[] = [];
   for (let i = 0; i < sorted.length; i++) {
@@ -103,20 +106,29 @@ export function lastComplete(points: readonly Point[], partialFrom?: number): Po
 export function toSeries(result: ResultData): Series[] | null {
   const roles = columnRoles(result);
   if (roles.time === null || roles.values.length === 0) return null;
-  const t = roles.time;
+  return seriesOfRows(result, roles, result.rows);
+}
+
+/**
+ * The series of some of a result's rows (all of them, or the tail an incremental tick changed), named as
+ * toSeries names them; `roles` are the whole result's, so a few rows cannot change what a column is.
+ */
+export function seriesOfRows(result: ResultData, roles: ColumnRoles, rows: readonly (readonly unknown[])[]): Series[] {
+  const t = roles.time!;
   const byKey = new Map<string, Point[]>();
-  for (const row of result.rows) {
+  const names = roles.values.map((v) => result.columns[v].name);
+  for (const row of rows) {
     const at = toNumber(row[t]);
     if (at === null) continue;
-    const label = roles.labels.map((i) => String(row[i] ?? "∅")).join(" · ");
-    for (const v of roles.values) {
-      const name = roles.values.length === 1 && label ? label : label ? `${label} · ${result.columns[v].name}` : result.columns[v].name;
+    const label = seriesLabel(row, roles.labels);
+    for (let k = 0; k < roles.values.length; k++) {
+      const name = roles.values.length === 1 && label ? label : label ? `${label} · ${names[k]}` : names[k];
       let list = byKey.get(name);
       if (!list) {
         list = [];
         byKey.set(name, list);
       }
-      list.push([at, toNumber(row[v])]);
+      list.push([at, toNumber(row[roles.values[k]])]);
     }
   }
   return [...byKey.entries()].map(([key, points]) => ({
@@ -124,6 +136,26 @@ export function toSeries(result: ResultData): Series[] | null {
     points: withGaps(points, result.stepMs),
     ...(result.partialFrom !== undefined ? { partialFrom: result.partialFrom } : {}),
   }));
+}
+
+/** The label part of a row's series names: its label columns joined by " · " ("" without labels). */
+export function seriesLabel(row: readonly unknown[], labels: readonly number[]): string {
+  if (labels.length === 0) return "";
+  if (labels.length === 1) return String(row[labels[0]] ?? "∅");
+  return labels.map((i) => String(row[i] ?? "∅")).join(" · ");
+}
+
+/** The series names of a result's rows, without building their points. */
+export function seriesKeys(result: ResultData, roles: ColumnRoles): Set<string> {
+  const keys = new Set<string>();
+  const t = roles.time!;
+  const names = roles.values.map((v) => result.columns[v].name);
+  for (const row of result.rows) {
+    if (toNumber(row[t]) === null) continue;
+    const label = seriesLabel(row, roles.labels);
+    for (const name of names) keys.add(names.length === 1 && label ? label : label ? `${label} · ${name}` : name);
+  }
+  return keys;
 }
 
 /**

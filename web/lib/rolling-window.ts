@@ -19,37 +19,40 @@ export class RollingWindow {
     this.maxPoints = maxPoints;
   }
 
-  /** Merges points into a series (any order; non-finite times are dropped). */
+  /**
+   * Merges points into a series (any order; non-finite times are dropped). The series' array is updated in place:
+   * points before the first incoming time are kept as they are, so a tick that adds the newest bucket (and re-sends
+   * the one still filling) touches only the tail and allocates nothing in proportion to the window.
+   */
   merge(key: string, incoming: readonly Point[]): void {
-    const fresh = incoming.filter((p) => Number.isFinite(p[0])).sort((a, b) => a[0] - b[0]);
-    const old = this.data.get(key) ?? [];
-    const out: Point[] = [];
-    let i = 0;
-    let j = 0;
-    while (i < old.length || j < fresh.length) {
-      const a = old[i];
-      const b = fresh[j];
-      if (b === undefined || (a !== undefined && a[0] < b[0])) {
-        out.push(a!);
-        i++;
-      } else {
-        if (a !== undefined && a[0] === b[0]) i++; // the newer result wins
-        // Duplicate times within one result: the last one wins.
-        if (out.length > 0 && out[out.length - 1][0] === b[0]) out[out.length - 1] = b;
-        else out.push(b);
-        j++;
-      }
+    const fresh = sortedFinite(incoming);
+    if (fresh.length === 0) return;
+    let points = this.data.get(key);
+    if (!points) {
+      points = [];
+      this.data.set(key, points);
     }
-    this.data.set(key, out.length > this.maxPoints ? out.slice(out.length - this.maxPoints) : out);
+    // Everything from the first incoming time on is merged again; what lies before it stays where it is.
+    const from = firstAtOrAfter(points, fresh[0]![0]);
+    const tail = from < points.length ? points.splice(from) : NONE;
+    let i = 0;
+    for (const b of fresh) {
+      while (i < tail.length && tail[i]![0] < b[0]) points.push(tail[i++]!);
+      if (i < tail.length && tail[i]![0] === b[0]) i++; // the newer result wins
+      // Duplicate times within one result: the last one wins.
+      if (points.length > 0 && points[points.length - 1]![0] === b[0]) points[points.length - 1] = b;
+      else points.push(b);
+    }
+    while (i < tail.length) points.push(tail[i++]!);
+    if (points.length > this.maxPoints) points.splice(0, points.length - this.maxPoints);
   }
 
   /** Drops points older than `from` (epoch ms) and series left empty. */
   prune(from: number): void {
     for (const [key, points] of this.data) {
-      let k = 0;
-      while (k < points.length && points[k][0] < from) k++;
+      const k = firstAtOrAfter(points, from);
       if (k === points.length) this.data.delete(key);
-      else if (k > 0) this.data.set(key, points.slice(k));
+      else if (k > 0) points.splice(0, k);
     }
   }
 
@@ -76,4 +79,28 @@ export class RollingWindow {
     for (const p of this.data.values()) n += p.length;
     return n;
   }
+}
+
+const NONE: Point[] = [];
+
+/** The points with a finite time, sorted by time (stable); the input itself when it already is. */
+function sortedFinite(incoming: readonly Point[]): readonly Point[] {
+  let ok = true;
+  for (let k = 0; k < incoming.length && ok; k++) {
+    const t = incoming[k]![0];
+    ok = Number.isFinite(t) && (k === 0 || incoming[k - 1]![0] <= t);
+  }
+  return ok ? incoming : incoming.filter((p) => Number.isFinite(p[0])).sort((a, b) => a[0] - b[0]);
+}
+
+/** The index of the first point at or after time `t` in sorted `points` (binary search). */
+function firstAtOrAfter(points: readonly Point[], t: number): number {
+  let lo = 0;
+  let hi = points.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (points[mid]![0] < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -61,6 +61,8 @@ describe("GET /api/dashboards/{id}/variables/{name}/options", () => {
       options: ["svc-0", "svc-1", "svc-2"],
       default: ["$__all"],
     });
+    // Read through the cache the app was given (npm start hands both apps the stream host's one).
+    expect(fx.variableOptions.size).toBe(1);
   });
 
   test("an unknown variable is 404; a name that is not one is 400", async () => {
