@@ -308,6 +308,11 @@ function renamed(columns: readonly Column[] | null, colnames: string[] | null): 
   return columns.map((c, i) => (i < colnames.length ? { ...c, name: colnames[i] } : c));
 }
 
+/** A call whose ORDER BY, DISTINCT or window sorts an unbounded value. */
+function unsortable(shown: string): CallVerdict {
+  return { size: AGGREGATE, problem: sortProblem(AGGREGATE, `${shown}'s ORDER BY, DISTINCT or window`) };
+}
+
 /** The columns of a function in FROM, by name, all of its size. */
 function functionColumns(names: readonly string[], size: Size, timeFloor: boolean): Column[] {
   const out: Column[] = new Array(names.length);
@@ -511,6 +516,9 @@ class Analyzer {
       case "RangeTableSample":
         this.tableSampleMethod(body);
         this.rest(body, ctx, SKIP_METHOD);
+        return;
+      case "String":
+        // An identifier part: its body holds only its text (sval), nothing for the walk to visit.
         return;
       default: {
         const fn = SYNTAX_FUNCTIONS[type];
@@ -1027,19 +1035,19 @@ class Analyzer {
     const qualifier = names.slice(0, star ? names.length : -1);
     const field = star ? null : names[names.length - 1];
     const item = this.qualifiedItem(qualifier, ctx.level);
-    const shownQ = safeName(qualifier.join("."));
     if (!item) {
-      this.catalogProblem(`${shownQ} is not a table of the query`);
+      this.catalogProblem(`${safeName(qualifier.join("."))} is not a table of the query`);
       return;
     }
     if (field === null) return;
     if (!item.columns) {
       // Without known columns, q.f may be the call f(q).
+      const shownQ = safeName(qualifier.join("."));
       const f = safeName(field);
       this.deny(`${shownQ}.${f}: the columns of ${shownQ} are not known, so it may call a function ${f}(${shownQ})`);
       return;
     }
-    this.fieldOf(item, field, shownQ);
+    this.fieldOf(item, field, qualifier);
   }
 
   /** The FROM item a qualifier names: `q` (alias or table name) or `schema.table` of an unaliased table. */
@@ -1057,8 +1065,10 @@ class Analyzer {
    * `q.f` / `(q).f` on a FROM item with known columns: `f` must be one of them, because otherwise PostgreSQL
    * reads it as the call `f(q)`, of any function taking the row, including one created in the source.
    */
-  private fieldOf(item: Item, field: string, shownQ: string): void {
+  private fieldOf(item: Item, field: string, qualifier: readonly string[]): void {
     if (columnNamed(item.columns, field)) return;
+    // Messages only: worked out once a finding is made.
+    const shownQ = safeName(qualifier.join("."));
     const f = safeName(field);
     if (SYSTEM_COLUMNS.has(field)) {
       this.catalogProblem(`system column ${shownQ}.${f} is not allowed`);
@@ -1087,12 +1097,12 @@ class Analyzer {
         this.deny(`(...).${safeName(field)} is a field selection PostgreSQL would run as the call ${safeName(field)}(...)`);
         continue;
       }
-      this.fieldOf(row.item, field, row.shown);
+      this.fieldOf(row.item, field, row.qualifier);
     }
   }
 
   /** A whole-row reference (`q` naming a FROM item, or `q.*`), or undefined. */
-  private wholeRow(arg: unknown, ctx: Ctx): { item: Item; shown: string } | undefined {
+  private wholeRow(arg: unknown, ctx: Ctx): { item: Item; qualifier: readonly string[] } | undefined {
     const ref = bodyOf(arg, "ColumnRef");
     if (!ref || !Array.isArray(ref.fields)) return undefined;
     const fields = ref.fields as unknown[];
@@ -1101,12 +1111,12 @@ class Analyzer {
     if (!names || names.length === 0) return undefined;
     if (star) {
       const item = this.qualifiedItem(names, ctx.level);
-      return item ? { item, shown: safeName(names.join(".")) } : undefined;
+      return item ? { item, qualifier: names } : undefined;
     }
     if (names.length !== 1) return undefined;
     const r = this.resolveName(names[0], ctx.level);
     if (r === null || r === "unknown" || r.column !== null) return undefined;
-    return { item: r.item, shown: safeName(names[0]) };
+    return { item: r.item, qualifier: names };
   }
 
   /** The catalog type of a plain column reference, "record" for a whole row, else null. */
@@ -1175,11 +1185,12 @@ class Analyzer {
   }
 
   private callProblem(name: string, body: Obj, ctx: Ctx): CallVerdict {
-    const shown = safeName(name);
     const decl = FUNCTION_DECLARATION_MAP.get(name);
     if (!decl) {
-      return { size: AGGREGATE, problem: `function ${shown} has no size declaration, so it is not allowed` };
+      return { size: AGGREGATE, problem: `function ${safeName(name)} has no size declaration, so it is not allowed` };
     }
+    // A declared name is short and printable, so safeName would return it as it is.
+    const shown = name;
     if (body.func_variadic === true) {
       return { size: AGGREGATE, problem: `VARIADIC arguments to ${shown} are not allowed: the guard must see every argument` };
     }
@@ -1199,19 +1210,12 @@ class Analyzer {
     }
     // DISTINCT and ORDER BY inside an aggregate sort their values, and a window sorts its partition: the
     // first unbounded key, in that order, is the problem.
-    const unsortable = `${shown}'s ORDER BY, DISTINCT or window`;
-    if (!within && this.unboundedKey(order, false, ctx)) return { size: AGGREGATE, problem: sortProblem(AGGREGATE, unsortable) };
-    if (body.agg_distinct === true && this.unboundedKey(direct, false, ctx)) {
-      return { size: AGGREGATE, problem: sortProblem(AGGREGATE, unsortable) };
-    }
+    if (!within && this.unboundedKey(order, false, ctx)) return unsortable(shown);
+    if (body.agg_distinct === true && this.unboundedKey(direct, false, ctx)) return unsortable(shown);
     const over = (body.over === undefined ? undefined : (nodeBody(body.over) ?? body.over)) as Obj | undefined;
     if (over && typeof over === "object") {
-      if (Array.isArray(over.partitionClause) && this.unboundedKey(over.partitionClause, false, ctx)) {
-        return { size: AGGREGATE, problem: sortProblem(AGGREGATE, unsortable) };
-      }
-      if (Array.isArray(over.orderClause) && this.unboundedKey(over.orderClause, true, ctx)) {
-        return { size: AGGREGATE, problem: sortProblem(AGGREGATE, unsortable) };
-      }
+      if (Array.isArray(over.partitionClause) && this.unboundedKey(over.partitionClause, false, ctx)) return unsortable(shown);
+      if (Array.isArray(over.orderClause) && this.unboundedKey(over.orderClause, true, ctx)) return unsortable(shown);
     }
     return callSize(shown, decl, args, aggregate);
   }
@@ -1293,7 +1297,8 @@ class Analyzer {
     const args: Arg[] = [];
     if (body.lexpr !== undefined) args.push({ node: body.lexpr, size: this.sizeOf(body.lexpr, ctx) });
     if (body.rexpr !== undefined) args.push({ node: body.rexpr, size: this.sizeOf(body.rexpr, ctx) });
-    const verdict = callSize(safeName(op ?? "?"), decl, args, false);
+    // A declared operator's name is short and printable (safeName would return it as it is).
+    const verdict = callSize(op as string, decl, args, false);
     if (verdict.problem && report) this.deny(verdict.problem, body.location);
     // x op ANY (array) compares elements: a boolean.
     return kind === "AEXPR_OP" ? verdict.size : FIXED;
