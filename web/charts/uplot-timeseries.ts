@@ -67,8 +67,8 @@ interface Built {
   keys: string;
   legend: HTMLElement;
   tip: HTMLElement;
-  /** Per legend entry (at most 30): its button and the text of each value it shows. */
-  entries: { button: HTMLButtonElement; values: Text[] }[];
+  /** Per legend entry (at most 30): its button and each value it shows (the text and its box). */
+  entries: { button: HTMLButtonElement; values: Text[]; boxes: HTMLElement[] }[];
   /** The legend's values (none: the legend is hidden). */
   wanted: readonly LegendValue[];
 }
@@ -324,6 +324,9 @@ export class TimeseriesChart {
     const named = wanted.length > 1 || Boolean(o.legend?.values?.length);
     const entries = this.series.slice(0, LEGEND_MAX).map((s, i) => {
       const values = wanted.map(() => document.createTextNode(""));
+      // Each figure sits in a box of its own size (CSS: size and layout containment), so a new figure lays out
+      // that box alone rather than the legend, the card and the page's grid around it on every tick.
+      const boxes = values.map((t) => h("span", { class: "legend-num" }, t));
       const button = h(
         "button",
         {
@@ -334,9 +337,9 @@ export class TimeseriesChart {
         },
         swatch(s.key, o.dark),
         h("span", { class: "legend-key" }, s.key || o.title),
-        ...wanted.map((k, j) => h("span", { class: "legend-val" }, named ? h("span", { class: "muted" }, `${k} `) : null, values[j]!)),
+        ...wanted.map((k, j) => h("span", { class: "legend-val" }, named ? h("span", { class: "muted" }, `${k} `) : null, boxes[j]!)),
       );
-      return { button, values };
+      return { button, values, boxes };
     });
     replace(
       legend,
@@ -369,7 +372,16 @@ export class TimeseriesChart {
       built.wanted.forEach((k, j) => {
         const text = fmt(stats[k]);
         const node = e.values[j]!;
-        if (node.data !== text) node.data = text;
+        if (node.data === text) return;
+        node.data = text;
+        // The box grows with the figure (in ch, a digit's width, plus room for a wider letter) and never shrinks,
+        // so a legend does not jitter, and a figure of the same length changes no layout outside its box.
+        const box = e.boxes[j]!;
+        const width = text.length + 1;
+        if (width > Number(box.dataset.ch ?? 0)) {
+          box.dataset.ch = String(width);
+          box.style.width = `${width}ch`;
+        }
       });
     });
   }
