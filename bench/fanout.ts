@@ -8,6 +8,7 @@
 // Both serve from built bundles on plain node, as the container runs the stream host (FANOUT_HOST=source: tsx).
 // The single and floor scenarios connect in stages and print a memory line: idle RSS, RSS after the first viewer
 // (pools, the SQL parser), and RSS and heap at a tenth, half and all of the subscribers with the slope per subscriber.
+// FANOUT_ROUNDS=3 runs the single and floor pair three times in alternating order and prints the median ratios.
 // FANOUT_SUBSCRIBERS=1000 shrinks the scenarios (default 10,000 sockets: `ulimit -n` must allow them);
 // FANOUT_SCENARIO=single|floor|views|spread|deltas|compression runs one of them (comma-separated for several).
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
@@ -307,6 +308,16 @@ export function fanoutSize(env: Record<string, string | undefined> = process.env
   return Number(raw);
 }
 
+/** FANOUT_ROUNDS: pairs of the single and floor scenarios to run, alternating their order (default 1). */
+export function fanoutRounds(env: Record<string, string | undefined> = process.env): number {
+  const raw = env.FANOUT_ROUNDS?.trim();
+  if (!raw) return 1;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 20) {
+    throw new Error(`FANOUT_ROUNDS must be a whole number of rounds from 1 to 20, got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
+
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 /** Starts the floor broadcaster (bench/fanout-floor.ts) as a child process and waits until it listens. */
@@ -548,23 +559,48 @@ export async function run(): Promise<void> {
   );
   const db = await startBenchDatabases();
   try {
-    let single: Awaited<ReturnType<typeof scenario>> | undefined;
-    if (chosen.includes("single"))
-      single = await scenario(db, `${count(total)} subscribers on one dashboard`, 1, total, 4, { memory: true });
-    if (chosen.includes("floor")) {
+    const runSingle = () => scenario(db, `${count(total)} subscribers on one dashboard`, 1, total, 4, { memory: true });
+    const runFloor = () => {
       console.log(`-- the floor: a bare node:http broadcaster of the same frames, ${count(total)} subscribers`);
-      const floor = await floorScenario("floor", total, { FLOOR_ROWS: "1" }, 4, { memory: true });
-      if (single) {
+      return floorScenario("floor", total, { FLOOR_ROWS: "1" }, 4, { memory: true });
+    };
+    if (chosen.includes("single") && chosen.includes("floor")) {
+      // FANOUT_ROUNDS pairs, alternating which goes first (ABBA), so drift in the machine's load falls on both.
+      const rounds = fanoutRounds();
+      const ratios: { p99: number; rss: number; cpu: number }[] = [];
+      for (let r = 0; r < rounds; r++) {
+        let single: Awaited<ReturnType<typeof scenario>>;
+        let floor: Awaited<ReturnType<typeof floorScenario>>;
+        if (r % 2 === 0) {
+          single = await runSingle();
+          floor = await runFloor();
+        } else {
+          floor = await runFloor();
+          single = await runSingle();
+        }
         const cpuMin = (x: { cpu: number; windowMs: number }) => (x.cpu / x.windowMs) * 60_000;
         const p99 = [percentile(single.latencies, 99), percentile(floor.latencies, 99)];
+        const ratio = {
+          p99: p99[0] / Math.max(1, p99[1]),
+          rss: single.rssMax / floor.rssMax,
+          cpu: cpuMin(single) / Math.max(0.01, cpuMin(floor)),
+        };
+        ratios.push(ratio);
         console.log(
           `fanout vs floor: p99 ${ms(p99[0])} vs ${ms(p99[1])}, CPU ${cpuMin(single).toFixed(1)} vs ${cpuMin(floor).toFixed(1)} s per minute, RSS ${mb(single.rssMax)} vs ${mb(floor.rssMax)}, cadence held ${single.ticksHeld ? "yes" : "no"} vs ${floor.ticksHeld ? "yes" : "no"}`,
         );
         console.log(
-          `fanout floor: p99 ${(p99[0] / Math.max(1, p99[1])).toFixed(2)}x, RSS ${(single.rssMax / floor.rssMax).toFixed(2)}x (target <= 1.1x; CPU ${(cpuMin(single) / Math.max(0.01, cpuMin(floor))).toFixed(2)}x)`,
+          `fanout floor: p99 ${ratio.p99.toFixed(2)}x, RSS ${ratio.rss.toFixed(2)}x (target <= 1.1x; CPU ${ratio.cpu.toFixed(2)}x)${rounds > 1 ? ` round ${r + 1} of ${rounds}` : ""}`,
         );
       }
-    }
+      if (rounds > 1) {
+        const median = (xs: number[]) => percentile(xs, 50);
+        console.log(
+          `fanout floor: p99 ${median(ratios.map((x) => x.p99)).toFixed(2)}x, RSS ${median(ratios.map((x) => x.rss)).toFixed(2)}x (target <= 1.1x; CPU ${median(ratios.map((x) => x.cpu)).toFixed(2)}x) median of ${rounds} rounds; p99 ratios ${ratios.map((x) => x.p99.toFixed(2)).join(", ")}`,
+        );
+      }
+    } else if (chosen.includes("single")) await runSingle();
+    else if (chosen.includes("floor")) await runFloor();
     if (chosen.includes("views")) {
       const viewers = Math.min(total, 1000);
       await scenario(db, `${count(viewers)} viewers over 10 views of one dashboard`, 1, viewers, 4, { views: 10 });
