@@ -244,11 +244,41 @@ export const OPERATOR_DECLARATIONS: Readonly<Record<string, OperatorDeclaration>
   "#>>": op("pick", ["b"]),
 };
 
+/**
+ * A function declaration with every field present (absent ones undefined) in one order, so that the analysis
+ * reads every declaration through one object shape rather than one per combination of optional fields.
+ */
+function uniformFunction(d: FunctionDeclaration): FunctionDeclaration {
+  return Object.freeze({
+    kind: d.kind,
+    size: d.size,
+    factor: d.factor,
+    sizeArg: d.sizeArg,
+    time: d.time,
+    quadraticFrom: d.quadraticFrom,
+    cancellable: d.cancellable,
+    arities: d.arities,
+    variadicFrom: d.variadicFrom,
+    rule: d.rule,
+    extension: d.extension,
+    syntax: d.syntax,
+  });
+}
+
+/** An operator declaration with every field present, as uniformFunction. */
+function uniformOperator(d: OperatorDeclaration): OperatorDeclaration {
+  return Object.freeze({ size: d.size, factor: d.factor, sizeArg: d.sizeArg, time: d.time, cancellable: d.cancellable, kinds: d.kinds });
+}
+
 /** The function declarations by name: a lookup never reaches Object.prototype (`constructor`) and stays a hash probe. */
-export const FUNCTION_DECLARATION_MAP: ReadonlyMap<string, FunctionDeclaration> = new Map(Object.entries(FUNCTION_DECLARATIONS));
+export const FUNCTION_DECLARATION_MAP: ReadonlyMap<string, FunctionDeclaration> = new Map(
+  Object.entries(FUNCTION_DECLARATIONS).map(([name, d]) => [name, uniformFunction(d)]),
+);
 
 /** The operator declarations by name, as FUNCTION_DECLARATION_MAP. */
-export const OPERATOR_DECLARATION_MAP: ReadonlyMap<string, OperatorDeclaration> = new Map(Object.entries(OPERATOR_DECLARATIONS));
+export const OPERATOR_DECLARATION_MAP: ReadonlyMap<string, OperatorDeclaration> = new Map(
+  Object.entries(OPERATOR_DECLARATIONS).map(([name, d]) => [name, uniformOperator(d)]),
+);
 
 /** Whether a declaration covers a call with `n` arguments. */
 export function coversArity(d: { arities: readonly number[]; variadicFrom?: number }, n: number): boolean {

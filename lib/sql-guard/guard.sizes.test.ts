@@ -5,8 +5,10 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, test } from "vitest";
 import { DEMO_CATALOG, REALISTIC_PANEL_SQL } from "../catalog/testing/demo-catalog.ts";
+import { FUNCTION_DECLARATIONS, OPERATOR_DECLARATIONS } from "./declarations.ts";
 import { type Guard, createGuard, loadGuardParser, seriesRowsProblem } from "./index.ts";
 import { intervalFor } from "./interval.ts";
+import { safeName } from "./macros.ts";
 import type { GuardReason } from "./verdict.ts";
 
 let guard: Guard;
@@ -414,5 +416,14 @@ describe("carrying a value through a CTE, a sub-select or a LATERAL never turns 
       }),
       { numRuns: 400 },
     );
+  });
+});
+
+describe("declared names", () => {
+  // The analysis names a declared function or operator in its messages as it is, without safeName.
+  test("every declared function and operator name is one safeName leaves as it is", () => {
+    const names = [...Object.keys(FUNCTION_DECLARATIONS), ...Object.keys(OPERATOR_DECLARATIONS)];
+    expect(names.filter((n) => safeName(n) !== n)).toEqual([]);
+    expect(names.length).toBeGreaterThan(50);
   });
 });

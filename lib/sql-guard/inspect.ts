@@ -17,6 +17,7 @@ import { MAX_SERIES_ROWS } from "./series.ts";
 import {
   AGGREGATE,
   type Arg,
+  type CallVerdict,
   FIXED,
   ONE_ROW,
   type Size,
@@ -142,13 +143,13 @@ interface Widening {
 
 /** The length of an interval literal (`interval '1 minute'`, `'5 minutes'::interval`, `'1 hour'`) in ms. */
 function intervalLiteral(v: unknown): number | undefined {
-  const n = nodeOf(v);
-  if (n?.[0] === "TypeCast") {
-    const t = n[1].typeName as Obj | undefined;
+  const cast = bodyOf(v, "TypeCast");
+  if (cast) {
+    const t = cast.typeName as Obj | undefined;
     const names = stringParts(t?.names);
     // interval '1' hour and interval(0) carry modifiers that change the meaning of the text: not read.
     if (names?.[names.length - 1] !== "interval" || (Array.isArray(t?.typmods) && t.typmods.length > 0)) return undefined;
-    return intervalLiteral(n[1].arg);
+    return intervalLiteral(cast.arg);
   }
   const text = stringConst(v);
   return text === undefined ? undefined : intervalLiteralMs(text);
@@ -254,15 +255,43 @@ function stringParts(list: unknown): string[] | null {
   return parts;
 }
 
-/** The single node type key of a wrapper object ({"ColumnRef": {...}}), or undefined. */
-function nodeOf(v: unknown): [string, Obj] | undefined {
+/**
+ * The last part of a name list, as `stringParts(list)?.at(-1)` without building the list: null when it is not a
+ * list of String nodes, undefined when it is empty.
+ */
+function lastName(list: unknown): string | null | undefined {
+  if (!Array.isArray(list)) return null;
+  for (let i = 0; i < list.length; i++) if (sval(list[i]) === undefined) return null;
+  return list.length === 0 ? undefined : sval(list[list.length - 1]);
+}
+
+/** The type a TypeCast body names, as lastName of its names. */
+function castType(cast: Obj): string | null | undefined {
+  return lastName((cast.typeName as Obj | undefined)?.names);
+}
+
+/**
+ * The node type of a wrapper object ({"ColumnRef": {...}}): its first key, when that holds an object body;
+ * else undefined. Its body is then `v[type]`. Nothing is allocated: this runs for most nodes several times.
+ */
+function nodeType(v: unknown): string | undefined {
   if (!v || typeof v !== "object" || Array.isArray(v)) return undefined;
   for (const key in v as Obj) {
     const body = (v as Obj)[key];
-    if (body && typeof body === "object" && !Array.isArray(body)) return [key, body as Obj];
-    return undefined;
+    return body && typeof body === "object" && !Array.isArray(body) ? key : undefined;
   }
   return undefined;
+}
+
+/** The body of a wrapper object of any node type (nodeType), or undefined. */
+function nodeBody(v: unknown): Obj | undefined {
+  const type = nodeType(v);
+  return type === undefined ? undefined : ((v as Obj)[type] as Obj);
+}
+
+/** The body of a wrapper object when its node type is `type`, else undefined. */
+function bodyOf(v: unknown, type: string): Obj | undefined {
+  return nodeType(v) === type ? ((v as Obj)[type] as Obj) : undefined;
 }
 
 function aliasOf(node: Obj): { name: string | null; colnames: string[] | null } {
@@ -277,6 +306,11 @@ function renamed(columns: readonly Column[] | null, colnames: string[] | null): 
   if (!colnames) return columns;
   if (!columns) return colnames.map((name) => ({ name, type: null, size: ONE_ROW }));
   return columns.map((c, i) => (i < colnames.length ? { ...c, name: colnames[i] } : c));
+}
+
+/** A call whose ORDER BY, DISTINCT or window sorts an unbounded value. */
+function unsortable(shown: string): CallVerdict {
+  return { size: AGGREGATE, problem: sortProblem(AGGREGATE, `${shown}'s ORDER BY, DISTINCT or window`) };
 }
 
 /** The columns of a function in FROM, by name, all of its size. */
@@ -426,8 +460,8 @@ class Analyzer {
         this.rest(body, ctx, SKIP_OPERNAME);
         if (body.subLinkType === "ARRAY_SUBLINK") {
           // ARRAY(SELECT ...) concatenates its rows, as array_agg does.
-          const sub = nodeOf(body.subselect);
-          const column = sub ? this.outputs.get(sub[1])?.[0] : undefined;
+          const sub = nodeBody(body.subselect);
+          const column = sub ? this.outputs.get(sub)?.[0] : undefined;
           if (column && column.size.cls === UNBOUNDED) {
             this.deny("ARRAY(SELECT ...) over an unbounded value (an aggregate that concatenates rows) is not allowed", body.location);
           }
@@ -482,6 +516,9 @@ class Analyzer {
       case "RangeTableSample":
         this.tableSampleMethod(body);
         this.rest(body, ctx, SKIP_METHOD);
+        return;
+      case "String":
+        // An identifier part: its body holds only its text (sval), nothing for the walk to visit.
         return;
       default: {
         const fn = SYNTAX_FUNCTIONS[type];
@@ -609,10 +646,10 @@ class Analyzer {
    */
   private sortKeys(keys: unknown[], output: Column[] | null, ctx: Ctx, what: string): void {
     for (const k of keys) {
-      const n = nodeOf(k);
+      const type = nodeType(k);
       let node: unknown = k;
-      if (n?.[0] === "SortBy") node = n[1].node;
-      if (n === undefined) {
+      if (type === "SortBy") node = ((k as Obj).SortBy as Obj).node;
+      if (type === undefined) {
         // SELECT DISTINCT: an empty list item means every output column.
         for (const c of output ?? []) {
           const p = sortProblem(c.size, what);
@@ -626,15 +663,15 @@ class Analyzer {
       let size: Size = this.sizeOf(node, ctx);
       const position = numberConst(node);
       if (position !== undefined && output && Number.isInteger(position)) size = output[position - 1]?.size ?? size;
-      const ref = nodeOf(node);
-      if (ref?.[0] === "ColumnRef" && output) {
-        const names = stringParts(ref[1].fields);
-        const named = names?.length === 1 ? output.find((c) => c.name === names[0]) : undefined;
+      const keyBody = nodeBody(node);
+      if (output && nodeType(node) === "ColumnRef") {
+        const names = stringParts(keyBody?.fields);
+        const named = names?.length === 1 ? columnNamed(output, names[0]) : undefined;
         if (named) size = pick([size, named.size]);
       }
       const p = sortProblem(size, what);
       if (p) {
-        this.deny(p, (ref?.[1] as { location?: unknown } | undefined)?.location);
+        this.deny(p, keyBody?.location);
         return;
       }
     }
@@ -642,8 +679,8 @@ class Analyzer {
 
   /** A SelectStmt wrapper (set-operation branch, sub-select, CTE body); other statements are walked. */
   private selectNode(v: unknown, ctx: Ctx): Column[] | null {
-    const n = nodeOf(v);
-    if (n && n[0] === "SelectStmt") return this.select(n[1], ctx);
+    const select = bodyOf(v, "SelectStmt");
+    if (select) return this.select(select, ctx);
     this.expr(v, ctx);
     return null;
   }
@@ -652,13 +689,12 @@ class Analyzer {
   private targetList(list: unknown[], ctx: Ctx): Column[] | null {
     let out: Column[] | null = [];
     for (const t of list) {
-      const n = nodeOf(t);
-      if (n?.[0] !== "ResTarget") {
+      const rt = bodyOf(t, "ResTarget");
+      if (!rt) {
         this.expr(t, ctx);
         out = null;
         continue;
       }
-      const rt = n[1];
       this.expr(rt, ctx);
       if (out === null) continue;
       if (typeof rt.name === "string") {
@@ -678,17 +714,45 @@ class Analyzer {
   }
 
   private outputColumn(name: string, val: unknown, ctx: Ctx): Column {
+    const ref = bodyOf(val, "ColumnRef");
+    if (ref) return this.refColumn(name, ref, ctx);
     const column: Column = { name, type: this.typeOf(val, ctx), size: this.sizeOf(val, ctx) };
     if (this.timeFloorColumn(val, ctx)) column.timeFloor = true;
     return column;
   }
 
+  /**
+   * An output column that is a column reference: its type (typeOf), size (columnSize) and time floor
+   * (fromBound) all follow from the one column or whole row it names, so it is resolved once.
+   */
+  private refColumn(name: string, body: Obj, ctx: Ctx): Column {
+    const names = stringParts(body.fields);
+    if (!names || names.length === 0) return { name, type: null, size: ONE_ROW };
+    let found: Column | undefined;
+    let type: string | null;
+    if (names.length === 1) {
+      const r = this.resolveName(names[0], ctx.level);
+      if (r === null || r === "unknown") return { name, type: null, size: ONE_ROW };
+      // A whole-row reference holds every column of its item.
+      if (!r.column) return { name, type: "record", size: r.item.columns ? sum(r.item.columns.map((c) => c.size)) : ONE_ROW };
+      found = r.column;
+      type = found.type;
+    } else {
+      found = columnNamed(this.qualifiedItem(names.slice(0, -1), ctx.level)?.columns, names[names.length - 1]);
+      if (!found) return { name, type: null, size: ONE_ROW };
+      type = found.type ?? null;
+    }
+    const column: Column = { name, type, size: found.size };
+    if (found.timeFloor === true) column.timeFloor = true;
+    return column;
+  }
+
   /** `*` or `q.*` in a target list: the columns it expands to (null: not known); undefined if not a star. */
   private starColumns(val: unknown, ctx: Ctx): readonly Column[] | null | undefined {
-    const n = nodeOf(val);
-    if (n?.[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return undefined;
-    const fields = n[1].fields as unknown[];
-    if (nodeOf(fields[fields.length - 1])?.[0] !== "A_Star") return undefined;
+    const ref = bodyOf(val, "ColumnRef");
+    if (!ref || !Array.isArray(ref.fields)) return undefined;
+    const fields = ref.fields as unknown[];
+    if (nodeType(fields[fields.length - 1]) !== "A_Star") return undefined;
     const level = ctx.level;
     if (!level) return null;
     if (fields.length === 1) {
@@ -715,17 +779,16 @@ class Analyzer {
     const recursive = w.recursive === true;
     if (recursive) {
       for (const cte of ctes) {
-        const name = (nodeOf(cte)?.[1] as { ctename?: unknown } | undefined)?.ctename;
+        const name = nodeBody(cte)?.ctename;
         if (typeof name === "string") scope.names.set(name, null);
       }
     }
     for (const cte of ctes) {
-      const n = nodeOf(cte);
-      if (n?.[0] !== "CommonTableExpr") {
+      const body = bodyOf(cte, "CommonTableExpr");
+      if (!body) {
         this.expr(cte, ctx);
         continue;
       }
-      const body = n[1];
       // Without RECURSIVE a CTE sees only the CTEs before it, never itself.
       const bodyCtx: Ctx = { level: ctx.level, ctes: recursive ? scope : { names: new Map(scope.names), parent: ctx.ctes } };
       const columns = this.selectNode(body.ctequery, bodyCtx);
@@ -746,9 +809,9 @@ class Analyzer {
 
   /** Adds the items of one FROM entry to `level`; JOIN ... ON conditions are recorded with what they scope. */
   private fromItem(v: unknown, ctx: Ctx, level: Level, joins: { quals: unknown; restricts: Item[] }[]): Item[] {
-    const n = nodeOf(v);
-    if (!n) return [];
-    const [type, body] = n;
+    const type = nodeType(v);
+    if (type === undefined) return [];
+    const body = (v as Obj)[type] as Obj;
     switch (type) {
       case "RangeVar":
         return added(level, this.relation(body, ctx));
@@ -808,27 +871,24 @@ class Analyzer {
         this.expr(f, ctx);
         continue;
       }
-      const call = nodeOf(pair[0]);
-      if (call && call[0] === "FuncCall") {
-        const parts = stringParts(call[1].funcname);
+      const call = bodyOf(pair[0], "FuncCall");
+      if (call) {
+        const parts = stringParts(call.funcname);
         if (firstName === null && parts) firstName = parts[parts.length - 1];
       }
       this.expr(pair, ctx);
-      if (call && call[0] === "FuncCall") {
-        const parts = stringParts(call[1].funcname);
+      if (call) {
+        const parts = stringParts(call.funcname);
         const fname = parts?.[parts.length - 1];
         const size = this.sizeOf(pair[0], ctx);
         // unnest gives one element per row, whatever the array's size.
         sizes.push(fname === "unnest" && size.cls === UNBOUNDED ? ONE_ROW : size);
-        const args = Array.isArray(call[1].args) ? call[1].args : [];
+        const args = Array.isArray(call.args) ? call.args : [];
         if (functions.length === 1 && fname === "generate_series" && this.fromBound(args[0], ctx.level)) timeFloor = true;
       } else sizes.push(this.sizeOf(pair[0], ctx));
       // A column definition list (`AS t(x int)`) names the columns; its types are checked by the walk.
       const cols = Array.isArray(pair[1]) ? pair[1] : null;
-      if (cols)
-        defs = cols
-          .map((c) => (nodeOf(c)?.[1] as { colname?: unknown } | undefined)?.colname)
-          .filter((c): c is string => typeof c === "string");
+      if (cols) defs = cols.map((c) => nodeBody(c)?.colname).filter((c): c is string => typeof c === "string");
     }
     this.rest(body, ctx, SKIP_FUNCTIONS_ALIAS);
     const itemName = name ?? firstName;
@@ -954,7 +1014,7 @@ class Analyzer {
   /** A column reference: `c`, `q.c`, `schema.table.c`, `*`, `q.*`. */
   private columnRef(body: Obj, ctx: Ctx): void {
     const fields = Array.isArray(body.fields) ? body.fields : [];
-    const star = nodeOf(fields[fields.length - 1])?.[0] === "A_Star";
+    const star = nodeType(fields[fields.length - 1]) === "A_Star";
     const names = stringParts(star ? fields.slice(0, -1) : fields);
     if (!names) {
       this.catalogProblem("a column reference could not be read");
@@ -975,19 +1035,19 @@ class Analyzer {
     const qualifier = names.slice(0, star ? names.length : -1);
     const field = star ? null : names[names.length - 1];
     const item = this.qualifiedItem(qualifier, ctx.level);
-    const shownQ = safeName(qualifier.join("."));
     if (!item) {
-      this.catalogProblem(`${shownQ} is not a table of the query`);
+      this.catalogProblem(`${safeName(qualifier.join("."))} is not a table of the query`);
       return;
     }
     if (field === null) return;
     if (!item.columns) {
       // Without known columns, q.f may be the call f(q).
+      const shownQ = safeName(qualifier.join("."));
       const f = safeName(field);
       this.deny(`${shownQ}.${f}: the columns of ${shownQ} are not known, so it may call a function ${f}(${shownQ})`);
       return;
     }
-    this.fieldOf(item, field, shownQ);
+    this.fieldOf(item, field, qualifier);
   }
 
   /** The FROM item a qualifier names: `q` (alias or table name) or `schema.table` of an unaliased table. */
@@ -1005,8 +1065,10 @@ class Analyzer {
    * `q.f` / `(q).f` on a FROM item with known columns: `f` must be one of them, because otherwise PostgreSQL
    * reads it as the call `f(q)`, of any function taking the row, including one created in the source.
    */
-  private fieldOf(item: Item, field: string, shownQ: string): void {
+  private fieldOf(item: Item, field: string, qualifier: readonly string[]): void {
     if (columnNamed(item.columns, field)) return;
+    // Messages only: worked out once a finding is made.
+    const shownQ = safeName(qualifier.join("."));
     const f = safeName(field);
     if (SYSTEM_COLUMNS.has(field)) {
       this.catalogProblem(`system column ${shownQ}.${f} is not allowed`);
@@ -1024,7 +1086,7 @@ class Analyzer {
     const list = Array.isArray(body.indirection) ? body.indirection : [];
     for (let i = 0; i < list.length; i++) {
       const field = sval(list[i]);
-      const kind = nodeOf(list[i])?.[0];
+      const kind = nodeType(list[i]);
       if (kind === "A_Indices") {
         this.expr(list[i], ctx);
         continue;
@@ -1035,38 +1097,36 @@ class Analyzer {
         this.deny(`(...).${safeName(field)} is a field selection PostgreSQL would run as the call ${safeName(field)}(...)`);
         continue;
       }
-      this.fieldOf(row.item, field, row.shown);
+      this.fieldOf(row.item, field, row.qualifier);
     }
   }
 
   /** A whole-row reference (`q` naming a FROM item, or `q.*`), or undefined. */
-  private wholeRow(arg: unknown, ctx: Ctx): { item: Item; shown: string } | undefined {
-    const n = nodeOf(arg);
-    if (n?.[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return undefined;
-    const fields = n[1].fields as unknown[];
-    const star = nodeOf(fields[fields.length - 1])?.[0] === "A_Star";
+  private wholeRow(arg: unknown, ctx: Ctx): { item: Item; qualifier: readonly string[] } | undefined {
+    const ref = bodyOf(arg, "ColumnRef");
+    if (!ref || !Array.isArray(ref.fields)) return undefined;
+    const fields = ref.fields as unknown[];
+    const star = nodeType(fields[fields.length - 1]) === "A_Star";
     const names = stringParts(star ? fields.slice(0, -1) : fields);
     if (!names || names.length === 0) return undefined;
     if (star) {
       const item = this.qualifiedItem(names, ctx.level);
-      return item ? { item, shown: safeName(names.join(".")) } : undefined;
+      return item ? { item, qualifier: names } : undefined;
     }
     if (names.length !== 1) return undefined;
     const r = this.resolveName(names[0], ctx.level);
     if (r === null || r === "unknown" || r.column !== null) return undefined;
-    return { item: r.item, shown: safeName(names[0]) };
+    return { item: r.item, qualifier: names };
   }
 
   /** The catalog type of a plain column reference, "record" for a whole row, else null. */
   private typeOf(v: unknown, ctx: Ctx): string | null {
-    const n = nodeOf(v);
-    if (!n) return null;
-    if (n[0] === "TypeCast") {
-      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
-      return t ? t[t.length - 1] : null;
-    }
-    if (n[0] !== "ColumnRef" || !Array.isArray(n[1].fields)) return null;
-    const names = stringParts(n[1].fields);
+    const type = nodeType(v);
+    if (type === undefined) return null;
+    const body = (v as Obj)[type] as Obj;
+    if (type === "TypeCast") return castType(body) as string | null;
+    if (type !== "ColumnRef" || !Array.isArray(body.fields)) return null;
+    const names = stringParts(body.fields);
     if (!names || names.length === 0) return null;
     if (names.length === 1) {
       const r = this.resolveName(names[0], ctx.level);
@@ -1118,20 +1178,21 @@ class Analyzer {
    * first problem becomes a function finding naming the function.
    */
   private callSizeOf(name: string, body: Obj, ctx: Ctx, report: boolean): Size {
-    const problem = this.callProblem(name, body, ctx);
-    if (problem.message !== null && report) this.deny(problem.message, body.location);
-    if (report && name === "generate_series") this.seriesCall(Array.isArray(body.args) ? body.args : [], body.location);
-    return problem.size;
+    const verdict = this.callProblem(name, body, ctx);
+    if (verdict.problem !== null && report) this.deny(verdict.problem, body.location);
+    if (report && name === "generate_series") this.seriesCall(Array.isArray(body.args) ? body.args : NO_NODES, body.location);
+    return verdict.size;
   }
 
-  private callProblem(name: string, body: Obj, ctx: Ctx): { size: Size; message: string | null } {
-    const shown = safeName(name);
+  private callProblem(name: string, body: Obj, ctx: Ctx): CallVerdict {
     const decl = FUNCTION_DECLARATION_MAP.get(name);
     if (!decl) {
-      return { size: AGGREGATE, message: `function ${shown} has no size declaration, so it is not allowed` };
+      return { size: AGGREGATE, problem: `function ${safeName(name)} has no size declaration, so it is not allowed` };
     }
+    // A declared name is short and printable, so safeName would return it as it is.
+    const shown = name;
     if (body.func_variadic === true) {
-      return { size: AGGREGATE, message: `VARIADIC arguments to ${shown} are not allowed: the guard must see every argument` };
+      return { size: AGGREGATE, problem: `VARIADIC arguments to ${shown} are not allowed: the guard must see every argument` };
     }
     const direct: readonly unknown[] = Array.isArray(body.args) ? body.args : NO_NODES;
     const order = Array.isArray(body.agg_order) ? body.agg_order.map(sortKeyNode) : NO_NODES;
@@ -1139,30 +1200,30 @@ class Analyzer {
     // An ordered-set aggregate's WITHIN GROUP (ORDER BY x) is its aggregated argument.
     const nodes = within ? [...direct, ...order] : direct;
     if (!coversArity(decl, nodes.length)) {
-      return { size: AGGREGATE, message: `${shown} with ${nodes.length} arguments has no size declaration, so it is not allowed` };
+      return { size: AGGREGATE, problem: `${shown} with ${nodes.length} arguments has no size declaration, so it is not allowed` };
     }
     const args: Arg[] = new Array(nodes.length);
     for (let i = 0; i < nodes.length; i++) args[i] = { node: nodes[i], size: this.sizeOf(nodes[i], ctx) };
     const aggregate = decl.kind === "a" || (decl.kind === "wa" && within);
     if (body.over !== undefined && decl.size === "concatenates") {
-      return { size: AGGREGATE, message: `${shown} as a window function is not allowed: it builds a value per row of its frame` };
+      return { size: AGGREGATE, problem: `${shown} as a window function is not allowed: it builds a value per row of its frame` };
     }
-    // DISTINCT and ORDER BY inside an aggregate sort their values, and a window sorts its partition.
-    const sorted: unknown[] = [];
-    if (!within) sorted.push(...order);
-    if (body.agg_distinct === true) sorted.push(...direct);
-    const over = (nodeOf(body.over)?.[1] ?? body.over) as Obj | undefined;
+    // DISTINCT and ORDER BY inside an aggregate sort their values, and a window sorts its partition: the
+    // first unbounded key, in that order, is the problem.
+    if (!within && this.unboundedKey(order, false, ctx)) return unsortable(shown);
+    if (body.agg_distinct === true && this.unboundedKey(direct, false, ctx)) return unsortable(shown);
+    const over = (body.over === undefined ? undefined : (nodeBody(body.over) ?? body.over)) as Obj | undefined;
     if (over && typeof over === "object") {
-      if (Array.isArray(over.partitionClause)) sorted.push(...over.partitionClause);
-      if (Array.isArray(over.orderClause)) sorted.push(...over.orderClause.map(sortKeyNode));
+      if (Array.isArray(over.partitionClause) && this.unboundedKey(over.partitionClause, false, ctx)) return unsortable(shown);
+      if (Array.isArray(over.orderClause) && this.unboundedKey(over.orderClause, true, ctx)) return unsortable(shown);
     }
-    for (const key of sorted) {
-      const size = this.sizeOf(key, ctx);
-      if (size.cls !== UNBOUNDED) continue;
-      return { size: AGGREGATE, message: sortProblem(size, `${shown}'s ORDER BY, DISTINCT or window`) };
-    }
-    const verdict = callSize(shown, decl, args, aggregate);
-    return { size: verdict.size, message: verdict.problem };
+    return callSize(shown, decl, args, aggregate);
+  }
+
+  /** Whether any of these sort keys (`sortBy`: SortBy items, read through to their expressions) is unbounded. */
+  private unboundedKey(keys: readonly unknown[], sortBy: boolean, ctx: Ctx): boolean {
+    for (const k of keys) if (this.sizeOf(sortBy ? sortKeyNode(k) : k, ctx).cls === UNBOUNDED) return true;
+    return false;
   }
 
   /**
@@ -1170,7 +1231,7 @@ class Analyzer {
    * ends taken from the dashboard's range and a step of `$__interval` or a literal interval, whose row count
    * the runner checks against the range before the statement runs (series.ts).
    */
-  private seriesCall(args: unknown[], location: unknown): void {
+  private seriesCall(args: readonly unknown[], location: unknown): void {
     const [a, b, step] = args;
     const start = this.timeExpr(a, "series");
     const end = this.timeExpr(b, "series");
@@ -1216,18 +1277,28 @@ class Analyzer {
     this.sizes.set(body, this.aExprSize(body, ctx, true));
   }
 
+  /** The sizes of an operator expression's operands, left first (a prefix operator has only the right). */
+  private operandSizes(body: Obj, ctx: Ctx): Size[] {
+    const sizes: Size[] = [];
+    if (body.lexpr !== undefined) sizes.push(this.sizeOf(body.lexpr, ctx));
+    if (body.rexpr !== undefined) sizes.push(this.sizeOf(body.rexpr, ctx));
+    return sizes;
+  }
+
   /** The size of an operator expression, from the operator's declaration; `report` makes its problem a finding. */
   private aExprSize(body: Obj, ctx: Ctx, report: boolean): Size {
     const kind = String(body.kind);
-    const operands = [body.lexpr, body.rexpr].filter((x) => x !== undefined);
-    if (kind === "AEXPR_NULLIF") return pick(operands.map((x) => this.sizeOf(x, ctx)));
+    if (kind === "AEXPR_NULLIF") return pick(this.operandSizes(body, ctx));
     if (kind === "AEXPR_IN" || kind.startsWith("AEXPR_BETWEEN") || kind.startsWith("AEXPR_NOT_BETWEEN")) return FIXED;
     const parts = stringParts(body.name);
     const op = parts?.[parts.length - 1];
     const decl = op === undefined ? undefined : OPERATOR_DECLARATION_MAP.get(op);
     if (!decl) return FIXED; // refused by the operator allowlist, or IS DISTINCT FROM (a comparison)
-    const args: Arg[] = operands.map((node) => ({ node, size: this.sizeOf(node, ctx) }));
-    const verdict = callSize(safeName(op ?? "?"), decl, args, false);
+    const args: Arg[] = [];
+    if (body.lexpr !== undefined) args.push({ node: body.lexpr, size: this.sizeOf(body.lexpr, ctx) });
+    if (body.rexpr !== undefined) args.push({ node: body.rexpr, size: this.sizeOf(body.rexpr, ctx) });
+    // A declared operator's name is short and printable (safeName would return it as it is).
+    const verdict = callSize(op as string, decl, args, false);
     if (verdict.problem && report) this.deny(verdict.problem, body.location);
     // x op ANY (array) compares elements: a boolean.
     return kind === "AEXPR_OP" ? verdict.size : FIXED;
@@ -1261,9 +1332,9 @@ class Analyzer {
 
   /** The size class of an expression (sizes.ts), through columns of CTEs, sub-selects and FROM functions. */
   private sizeOf(v: unknown, ctx: Ctx): Size {
-    const n = nodeOf(v);
-    if (!n) return Array.isArray(v) ? sum(v.map((x) => this.sizeOf(x, ctx))) : bounded(0);
-    const [type, body] = n;
+    const type = nodeType(v);
+    if (type === undefined) return Array.isArray(v) ? sum(v.map((x) => this.sizeOf(x, ctx))) : bounded(0);
+    const body = (v as Obj)[type] as Obj;
     // Only calls and operators are remembered: the walk sizes each of them once, children first, so a
     // parent's question finds its arguments here and no subtree is sized twice. Every other node is sized by
     // its single parent (or once by a target, key or FROM function), and remembering it would cost more (an
@@ -1279,7 +1350,7 @@ class Analyzer {
   private computeSize(type: string, body: Obj, ctx: Ctx): Size {
     switch (type) {
       case "A_Const":
-        return body.isnull === true ? bounded(0) : literalSize(body).size;
+        return body.isnull === true ? bounded(0) : literalSize(body);
       case "ParamRef":
         return bounded(32);
       case "ColumnRef":
@@ -1303,7 +1374,7 @@ class Analyzer {
       case "GroupingFunc":
         return FIXED;
       case "CaseExpr": {
-        const results = (Array.isArray(body.args) ? body.args : []).map((w) => (nodeOf(w)?.[1] as Obj | undefined)?.result);
+        const results = (Array.isArray(body.args) ? body.args : []).map((w) => nodeBody(w)?.result);
         return pick([...results, body.defresult].map((r) => this.sizeOf(r, ctx)));
       }
       case "CoalesceExpr":
@@ -1317,8 +1388,8 @@ class Analyzer {
         const kind = String(body.subLinkType);
         if (kind === "ARRAY_SUBLINK") return AGGREGATE;
         if (kind !== "EXPR_SUBLINK") return FIXED;
-        const sub = nodeOf(body.subselect);
-        const columns = sub ? this.outputs.get(sub[1]) : undefined;
+        const sub = nodeBody(body.subselect);
+        const columns = sub ? this.outputs.get(sub) : undefined;
         return columns?.[0]?.size ?? ONE_ROW;
       }
       default:
@@ -1348,14 +1419,14 @@ class Analyzer {
 
   /** An output expression whose values are at or after a lower bound from the range start. */
   private timeFloorColumn(val: unknown, ctx: Ctx): boolean {
-    const n = nodeOf(val);
-    if (!n) return false;
+    const type = nodeType(val);
+    if (type === undefined) return false;
     // Cheap tests first: this runs for every output column.
-    if (n[0] === "FuncCall") {
-      const f = n[1].funcname as unknown[];
+    if (type === "FuncCall") {
+      const f = ((val as Obj).FuncCall as Obj).funcname as unknown[];
       const last = Array.isArray(f) ? sval(f[f.length - 1]) : undefined;
       if (last !== "date_trunc" && last !== "date_bin") return false;
-    } else if (n[0] !== "ColumnRef" && n[0] !== "TypeCast" && n[0] !== "ParamRef" && n[0] !== "A_Expr") return false;
+    } else if (type !== "ColumnRef" && type !== "TypeCast" && type !== "ParamRef" && type !== "A_Expr") return false;
     return this.fromBound(val, ctx.level);
   }
 
@@ -1363,21 +1434,25 @@ class Analyzer {
 
   /** Is `v` the `n`-th macro parameter of kind `kind` (through casts to a time type)? */
   private param(v: unknown, kind: MacroParam, casts: ReadonlySet<string>): boolean {
-    let n = nodeOf(v);
-    while (n && n[0] === "TypeCast") {
-      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
-      if (!t || !casts.has(t[t.length - 1])) return false;
-      n = nodeOf(n[1].arg);
+    let x = v;
+    let type = nodeType(x);
+    while (type === "TypeCast") {
+      const cast = (x as Obj).TypeCast as Obj;
+      const t = castType(cast);
+      if (t === null || !casts.has(t as string)) return false;
+      x = cast.arg;
+      type = nodeType(x);
     }
-    if (n?.[0] !== "ParamRef") return false;
-    const i = typeof n[1].number === "number" ? n[1].number : 0;
+    if (type !== "ParamRef") return false;
+    const n = ((x as Obj).ParamRef as Obj).number;
+    const i = typeof n === "number" ? n : 0;
     return this.params[i - 1] === kind;
   }
 
   private isOp(v: unknown, op: string): Obj | undefined {
-    const n = nodeOf(v);
-    if (n?.[0] !== "A_Expr" || n[1].kind !== "AEXPR_OP") return undefined;
-    return operatorName(n[1].name) === op ? n[1] : undefined;
+    const e = bodyOf(v, "A_Expr");
+    if (!e || e.kind !== "AEXPR_OP") return undefined;
+    return operatorName(e.name) === op ? e : undefined;
   }
 
   /**
@@ -1388,14 +1463,17 @@ class Analyzer {
    */
   private fromBound(v: unknown, level: Level | null): boolean {
     if (this.timeExpr(v, "bound") !== null) return true;
-    let n = nodeOf(v);
-    while (n?.[0] === "TypeCast") {
-      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
-      if (!t || !TIME_BOUND_CASTS.has(t[t.length - 1])) return false;
-      n = nodeOf(n[1].arg);
+    let x = v;
+    let type = nodeType(x);
+    while (type === "TypeCast") {
+      const cast = (x as Obj).TypeCast as Obj;
+      const t = castType(cast);
+      if (t === null || !TIME_BOUND_CASTS.has(t as string)) return false;
+      x = cast.arg;
+      type = nodeType(x);
     }
-    if (n?.[0] !== "ColumnRef") return false;
-    const names = stringParts(n[1].fields);
+    if (type !== "ColumnRef") return false;
+    const names = stringParts(((x as Obj).ColumnRef as Obj).fields);
     if (!names || names.length === 0) return false;
     if (names.length === 1) {
       const r = this.resolveName(names[0], level);
@@ -1412,19 +1490,20 @@ class Analyzer {
    * a year, its rows checked against the range when it runs.
    */
   private timeExpr(v: unknown, mode: "bound" | "series"): Widening | null {
-    const n = nodeOf(v);
-    if (!n) return null;
-    if (n[0] === "TypeCast") {
-      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
-      return t && TIME_BOUND_CASTS.has(t[t.length - 1]) ? this.timeExpr(n[1].arg, mode) : null;
+    const type = nodeType(v);
+    if (type === undefined) return null;
+    const body = (v as Obj)[type] as Obj;
+    if (type === "TypeCast") {
+      const t = castType(body);
+      return t !== null && TIME_BOUND_CASTS.has(t as string) ? this.timeExpr(body.arg, mode) : null;
     }
     const base = this.truncated(v, mode);
     if (base) return base;
-    if (n[0] !== "A_Expr" || n[1].kind !== "AEXPR_OP" || n[1].lexpr === undefined) return null;
-    const op = operatorName(n[1].name);
+    if (type !== "A_Expr" || body.kind !== "AEXPR_OP" || body.lexpr === undefined) return null;
+    const op = operatorName(body.name);
     if (op !== "-" && op !== "+") return null;
-    const left = this.truncated(n[1].lexpr, mode);
-    const offset = left ? this.offset(n[1].rexpr, mode) : null;
+    const left = this.truncated(body.lexpr, mode);
+    const offset = left ? this.offset(body.rexpr, mode) : null;
     if (left && offset)
       return { ms: left.ms + offset.ms, intervals: left.intervals + offset.intervals, ranges: left.ranges + offset.ranges };
     return null;
@@ -1434,16 +1513,19 @@ class Analyzer {
   private truncated(v: unknown, mode: "bound" | "series"): Widening | null {
     const casts = TIME_BOUND_CASTS;
     if (this.rangeEnd(v, mode)) return { ms: 0, intervals: 0, ranges: 0 };
-    let n = nodeOf(v);
-    while (n?.[0] === "TypeCast") {
-      const t = stringParts((n[1].typeName as Obj | undefined)?.names);
-      if (!t || !casts.has(t[t.length - 1])) return null;
-      n = nodeOf(n[1].arg);
+    let x = v;
+    let type = nodeType(x);
+    while (type === "TypeCast") {
+      const cast = (x as Obj).TypeCast as Obj;
+      const t = castType(cast);
+      if (t === null || !casts.has(t as string)) return null;
+      x = cast.arg;
+      type = nodeType(x);
     }
-    if (n?.[0] !== "FuncCall") return null;
-    const parts = stringParts(n[1].funcname);
-    const fn = parts?.[parts.length - 1];
-    const args = Array.isArray(n[1].args) ? n[1].args : [];
+    if (type !== "FuncCall") return null;
+    const call = (x as Obj).FuncCall as Obj;
+    const fn = lastName(call.funcname);
+    const args: readonly unknown[] = Array.isArray(call.args) ? call.args : NO_NODES;
     const end = this.rangeEnd(args[1], mode);
     const cap = mode === "bound" ? MAX_BOUND_WIDENING_MS : MAX_SERIES_WIDENING_MS;
     if (fn === "date_trunc" && (args.length === 2 || args.length === 3) && end) {
@@ -1478,9 +1560,9 @@ class Analyzer {
 
   /** Does `c` name `item`'s time column at `level` (qualified by its name, or unqualified and unique)? */
   private isTimeColumn(c: unknown, item: Item, level: Level): boolean {
-    const n = nodeOf(c);
-    if (n?.[0] !== "ColumnRef" || item.timeColumn === null) return false;
-    const names = stringParts(n[1].fields);
+    const ref = bodyOf(c, "ColumnRef");
+    if (!ref || item.timeColumn === null) return false;
+    const names = stringParts(ref.fields);
     if (!names) return false;
     const col = item.timeColumn;
     if (names.length === 1) {
@@ -1495,9 +1577,8 @@ class Analyzer {
 
   /** Does one conjunct bound `item`'s time column from below by the range start? */
   private bounds(conjunct: unknown, item: Item, level: Level): boolean {
-    const n = nodeOf(conjunct);
-    if (n?.[0] !== "A_Expr") return false;
-    const e = n[1];
+    const e = bodyOf(conjunct, "A_Expr");
+    if (!e) return false;
     if (e.kind === "AEXPR_BETWEEN") {
       const range = (e.rexpr as { List?: { items?: unknown[] } } | undefined)?.List?.items;
       return Array.isArray(range) && this.isTimeColumn(e.lexpr, item, level) && this.fromBound(range[0], level);
@@ -1574,8 +1655,8 @@ function operatorName(name: unknown): string | undefined {
 
 /** The expression of an ORDER BY item (a SortBy node's), or the item itself. */
 function sortKeyNode(o: unknown): unknown {
-  const n = nodeOf(o);
-  return n?.[0] === "SortBy" ? n[1].node : o;
+  const sortBy = bodyOf(o, "SortBy");
+  return sortBy ? sortBy.node : o;
 }
 
 /** The top-level AND-ed terms of a condition. */
@@ -1586,9 +1667,9 @@ function conjuncts(v: unknown): unknown[] {
 }
 
 function addConjuncts(x: unknown, out: unknown[]): void {
-  const n = nodeOf(x);
-  if (n && n[0] === "BoolExpr" && n[1].boolop === "AND_EXPR" && Array.isArray(n[1].args)) {
-    for (const a of n[1].args) addConjuncts(a, out);
+  const b = bodyOf(x, "BoolExpr");
+  if (b && b.boolop === "AND_EXPR" && Array.isArray(b.args)) {
+    for (const a of b.args) addConjuncts(a, out);
   } else if (x !== undefined) out.push(x);
 }
 
@@ -1599,9 +1680,9 @@ function figureName(v: unknown): string {
 
 /** A name and its strength: 2 a real name, 1 a fallback ("case"), 0 none. */
 function figure(v: unknown): [string | null, number] {
-  const n = nodeOf(v);
-  if (!n) return [null, 0];
-  const [type, body] = n;
+  const type = nodeType(v);
+  if (type === undefined) return [null, 0];
+  const body = (v as Obj)[type] as Obj;
   switch (type) {
     case "ColumnRef": {
       const fields = Array.isArray(body.fields) ? body.fields : [];

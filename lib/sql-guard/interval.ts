@@ -87,6 +87,9 @@ const UNIT_MS: Record<string, number> = {
   y: 365.25 * DAY,
 };
 
+const CLOCK = /^(\d{1,4}):(\d{2})(?::(\d{2}(?:\.\d+)?))?$/;
+const INTERVAL_PART = /\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*/y;
+
 /**
  * The length of an interval literal's text in milliseconds ('1 minute', '5 minutes', '1 hour 30 minutes',
  * '1h', '00:05:00'), or undefined for anything else (a negative or zero interval included): callers refuse
@@ -94,12 +97,13 @@ const UNIT_MS: Record<string, number> = {
  */
 export function intervalLiteralMs(text: string): number | undefined {
   const t = text.trim().toLowerCase();
-  const clock = /^(\d{1,4}):(\d{2})(?::(\d{2}(?:\.\d+)?))?$/.exec(t);
+  const clock = CLOCK.exec(t);
   if (clock) {
     const ms = Number(clock[1]) * HOUR + Number(clock[2]) * MINUTE + Number(clock[3] ?? 0) * SECOND;
     return ms > 0 ? ms : undefined;
   }
-  const re = /\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*/y;
+  // Sticky, so each exec reads from lastIndex; set before every use, so sharing one object is safe.
+  const re = INTERVAL_PART;
   let total = 0;
   let i = 0;
   while (i < t.length) {

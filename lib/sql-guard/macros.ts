@@ -65,6 +65,12 @@ function isSpace(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13);
 }
 
+/** The first offset from `k` on that is not whitespace (or the end). */
+function skipSpace(s: string, k: number): number {
+  while (k < s.length && isSpace(s.charCodeAt(k))) k++;
+  return k;
+}
+
 class StructureError extends Error {}
 
 interface Arg {
@@ -119,6 +125,7 @@ export function codeDollars(sql: string): { dollars: number[]; hasComment: boole
 }
 
 const NO_VARIABLES: readonly VariableDecl[] = Object.freeze([]);
+const NO_VARIABLE_MAP: ReadonlyMap<string, VariableDecl> = new Map();
 
 /** One replaced stretch of the top-level text: `[orig, origEnd)` as written became `[out, outEnd)`. */
 interface Segment {
@@ -151,7 +158,7 @@ class Expander {
   /** The first structural problem; lexing goes on so a later comment is still seen (comment wins). */
   firstError: string | null = null;
   private readonly n: number;
-  private readonly variables = new Map<string, VariableDecl>();
+  private readonly variables: ReadonlyMap<string, VariableDecl>;
   /** Where the last token started when it was the word NOT (else -1; reset by any other token), to see NOT IN. */
   private notStart = -1;
   /** Length of the top-level output so far (for the offset map). */
@@ -162,7 +169,8 @@ class Expander {
     variables: readonly VariableDecl[] = NO_VARIABLES,
   ) {
     this.n = s.length;
-    for (const v of variables) this.variables.set(v.name, v);
+    // Most statements name no variable: they share one empty map.
+    this.variables = variables.length === 0 ? NO_VARIABLE_MAP : new Map(variables.map((v) => [v.name, v]));
   }
 
   private fail(message: string): void {
@@ -455,13 +463,9 @@ class Expander {
   private multiList(j: number): { param: VariableParam; end: number } | null {
     const s = this.s;
     const n = this.n;
-    const skip = (k: number) => {
-      while (k < n && isSpace(s.charCodeAt(k))) k++;
-      return k;
-    };
-    let k = skip(j);
+    let k = skipSpace(s, j);
     if (s.charCodeAt(k) !== 40) return null;
-    k = skip(k + 1);
+    k = skipSpace(s, k + 1);
     if (s.charCodeAt(k) !== 36) return null;
     const dollarAt = k;
     let name: string;
@@ -478,7 +482,7 @@ class Expander {
     }
     const v = this.variables.get(name);
     if (v === undefined || v.multi !== true) return null;
-    k = skip(k);
+    k = skipSpace(s, k);
     if (s.charCodeAt(k) !== 41) return null;
     this.dollars.push(dollarAt);
     return { param: { variable: name, array: true }, end: k + 1 };

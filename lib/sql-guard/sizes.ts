@@ -114,15 +114,18 @@ export function numericLiteralProblem(text: string): string | null {
   return null;
 }
 
-/** The size of a literal node (A_Const), with its problem. */
-export function literalSize(c: Record<string, unknown>): { size: Size; problem: string | null } {
+/**
+ * The size of a literal node (A_Const). Its problem (numericLiteralProblem of a numeric literal's text) is
+ * the walk's to report, once, where it visits the literal.
+ */
+export function literalSize(c: Record<string, unknown>): Size {
   const f = c.fval as { fval?: unknown } | undefined;
-  if (f && typeof f.fval === "string") return { size: bounded(f.fval.length), problem: numericLiteralProblem(f.fval) };
+  if (f && typeof f.fval === "string") return bounded(f.fval.length);
   const s = c.sval as { sval?: unknown } | undefined;
-  if (s) return { size: bounded(typeof s.sval === "string" ? s.sval.length * 4 : 0), problem: null };
+  if (s) return bounded(typeof s.sval === "string" ? s.sval.length * 4 : 0);
   const b = c.bsval as { bsval?: unknown } | undefined;
-  if (b) return { size: bounded(typeof b.bsval === "string" ? b.bsval.length : 0), problem: null };
-  return { size: bounded(16), problem: null };
+  if (b) return bounded(typeof b.bsval === "string" ? b.bsval.length : 0);
+  return FIXED;
 }
 
 /** One argument of a call: its node (for literal rules) and its size. */
@@ -285,7 +288,8 @@ export function callSize(
       if (problem) return { size: AGGREGATE, problem };
     }
   }
-  const sizes = args.map((a) => a.size);
+  const sizes: Size[] = new Array(args.length);
+  for (let i = 0; i < args.length; i++) sizes[i] = args[i].size;
   const rule = "rule" in decl ? decl.rule : undefined;
   let out: CallVerdict;
   switch (rule) {
