@@ -5,12 +5,16 @@
 //
 // What is measured, the same way for every line:
 // - first chart: ms from navigation start (the page's time origin; bundle download and parse included) to the end of
-//   the first frame that draws the snapshot, style, layout and paint included (a task posted from the last
-//   animation-frame callback of that frame), with its parts: script start, snapshot fetched, parse, merge, the frame;
-// - main-thread time per tick: the task that decodes and merges the tick's 20 frames (start to end), plus the frame
-//   that draws them, from its first animation-frame callback to a task posted from its last one (the draws, uPlot's
-//   commit, the legend texts, then style, layout and paint). Idle time between the two (waiting for the frame) is not
-//   main-thread work and is left out. p50 and p95 over 300 ticks, and both parts' p95;
+//   the first frame that draws a chart of the snapshot, style, layout and paint included (a task posted from the
+//   scheduler's animation-frame callback), with its parts: script start, snapshot fetched, parse, merge, that frame
+//   and the charts it drew; then when the last visible chart of the snapshot was painted, and in how many frames;
+// - the scheduler draws within a frame budget, so a tick's drawing may span several frames. Main-thread time per
+//   tick is the total: the task that decodes and merges the tick's 20 frames (start to end), plus every frame that
+//   draws the tick's data, each from the scheduler's animation-frame callback to a task posted from it (the draws,
+//   uPlot's commit, the legend texts, then style, layout and paint). Idle time between them (waiting for a frame) is
+//   not main-thread work and is left out. p50 and p95 over 300 ticks, and both parts' p95. Beside it: the longest
+//   single frame of a tick (what makes jank) and the time from the data task's start to the end of the last frame
+//   that drew the tick (all visible charts drawn), p95 each;
 // - heap: usedJSHeapSize after a forced GC at tick 100 and tick 300.
 // The SVG renderer draws as each result is merged, so its "merge" includes drawing all 20 and its ratio to uPlot is
 // taken from the snapshot received to the charts painted.
@@ -39,9 +43,14 @@ interface Result {
   firstFrame: number;
   firstFrameCharts: number;
   firstChartAt: number;
+  allVisibleAt: number;
+  snapshotFrames: number;
   ticks: number[];
   dataMs: number[];
   frameMs: number[];
+  longestFrameMs: number[];
+  allDrawnMs: number[];
+  framesPerTick: number[];
   visible: number;
   heapAt100: number;
   heapAt300: number;
@@ -111,20 +120,22 @@ export async function run(): Promise<void> {
         .join(" ")}`,
     );
     console.log(
-      "web: first chart = navigation start to the end of the first frame drawing the snapshot (paint included); tick main-thread time = the task that decodes and merges the tick's 20 frames + the frame that draws them, from its first animation-frame callback to a task posted after its paint (the wait for the frame excluded)",
+      "web: first chart = navigation start to the end of the first frame drawing a chart of the snapshot (paint included); tick main-thread time = the task that decodes and merges the tick's 20 frames + every frame that draws them (summed), each from the scheduler's animation-frame callback to a task posted after its paint (the waits for frames excluded); longest frame = the longest single frame of a tick; all visible charts drawn = data task start to the end of the last frame that drew the tick",
     );
     const line = (label: string, r: Result, height: number) =>
       console.log(
-        `web ${label}: first chart ${f1(r.firstChartAt)} ms after navigation (script ${f1(r.scriptStart)}, snapshot fetched ${f1(r.fetched)}, parse ${f1(r.parseMs)}, merge ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} ms drawing ${r.firstFrameCharts} charts), tick main-thread p50 ${f1(pct(r.ticks, 50))} ms p95 ${f1(pct(r.ticks, 95))} ms (data p95 ${f1(pct(r.dataMs, 95))}, frame p95 ${f1(pct(r.frameMs, 95))}; visible charts ${r.visible} of ${PANELS}, viewport 1280x${height}), heap tick 100 ${mb(r.heapAt100)} MB, tick 300 ${mb(r.heapAt300)} MB (growth ${mb(r.heapAt300 - r.heapAt100)} MB)`,
+        `web ${label}: first chart ${f1(r.firstChartAt)} ms after navigation (script ${f1(r.scriptStart)}, snapshot fetched ${f1(r.fetched)}, parse ${f1(r.parseMs)}, merge ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} ms drawing ${r.firstFrameCharts} charts; all visible charts at ${f1(r.allVisibleAt)} ms in ${r.snapshotFrames} frames), tick main-thread p50 ${f1(pct(r.ticks, 50))} ms p95 ${f1(pct(r.ticks, 95))} ms (data p95 ${f1(pct(r.dataMs, 95))}, frames p95 ${f1(pct(r.frameMs, 95))}), longest frame per tick p95 ${f1(pct(r.longestFrameMs, 95))} ms, frames per tick p95 ${pct(r.framesPerTick, 95)}, all visible charts drawn after ${f1(pct(r.allDrawnMs, 95))} ms p95 (visible charts ${r.visible} of ${PANELS}, viewport 1280x${height}), heap tick 100 ${mb(r.heapAt100)} MB, tick 300 ${mb(r.heapAt300)} MB (growth ${mb(r.heapAt300 - r.heapAt100)} MB)`,
       );
     const [u, all, s] = results as [Result, Result, Result];
     line("uplot     ", u, runs[0]!.height);
     line("uplot all ", all, runs[1]!.height);
     line("svg       ", s, runs[2]!.height);
     console.log(
-      `web ratio uplot/svg (all 20 drawn): snapshot received to charts painted ${((all.firstChartAt - all.fetched) / (s.firstChartAt - s.fetched)).toFixed(2)}x, tick p95 ${(pct(all.ticks, 95) / pct(s.ticks, 95)).toFixed(2)}x, heap at 300 ${(all.heapAt300 / s.heapAt300).toFixed(2)}x`,
+      `web ratio uplot/svg (all 20 drawn): snapshot received to all charts painted ${((all.allVisibleAt - all.fetched) / (s.allVisibleAt - s.fetched)).toFixed(2)}x, tick p95 ${(pct(all.ticks, 95) / pct(s.ticks, 95)).toFixed(2)}x, heap at 300 ${(all.heapAt300 / s.heapAt300).toFixed(2)}x`,
     );
-    console.log(`web targets (uplot, 1280x900): first chart <= 300 ms, tick p95 <= 8 ms, no heap growth between tick 100 and 300`);
+    console.log(
+      `web targets (uplot, 1280x900): first chart <= 300 ms; tick main-thread p95 <= 8 ms, on the total over all the frames that draw a tick (not on the longest frame); no heap growth between tick 100 and 300`,
+    );
   } finally {
     await browser.close();
     server.close();

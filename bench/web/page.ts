@@ -2,8 +2,9 @@
 // each slide every series by one point, through the live page's own code: the snapshot's results parsed and taken
 // by each panel's PanelData (web/live/panel-data.ts: merged into the window when first read or in idle time), every
 // tick a panel-delta frame per panel decoded, applied to the held result and merged (mergeDelta), panels drawn by
-// renderResult through the live page's draw scheduler (next animation frame, visible panels only). ?impl=svg draws every panel with the earlier SVG renderer
-// synchronously on each tick instead (the renderer comparison). Results go to window.benchResult.
+// renderResult through the live page's draw scheduler (next animation frame, visible panels only, in viewport order
+// within a frame budget, so one tick's drawing may span several frames). ?impl=svg draws every panel with the earlier
+// SVG renderer synchronously on each tick instead (the renderer comparison). Results go to window.benchResult.
 import "../../web/styles.css";
 import "uplot/dist/uPlot.min.css";
 import { renderResult } from "../../web/charts/index.ts";
@@ -86,9 +87,67 @@ function drawSvg(p: Panel): void {
   renderTimeseries(p.body, series, { range: rangeAt((p.at - T0) / STEP), unit: "%" });
 }
 
-const scheduler = createDrawScheduler();
+/** One animation frame in which the scheduler ran: its span, the charts it drew, whether it asked for another. */
+interface FrameRecord {
+  start: number;
+  end: number;
+  drew: number;
+  more: boolean;
+}
+let drawsThisFrame = 0;
+let inFrame = false;
+let requestedInFrame = false;
+let onFrameDone: ((f: FrameRecord) => void) | undefined;
+
+/**
+ * The browser's requestAnimationFrame as the scheduler uses it by default, timed: from the scheduler's callback (the
+ * only animation-frame callback the page has then) to a task posted from it, which runs once that frame's style,
+ * layout and paint are done.
+ */
+function timedFrame(callback: () => void): void {
+  if (inFrame) requestedInFrame = true;
+  requestAnimationFrame(() => {
+    const record: FrameRecord = { start: performance.now(), end: 0, drew: 0, more: false };
+    inFrame = true;
+    requestedInFrame = false;
+    drawsThisFrame = 0;
+    try {
+      callback();
+    } finally {
+      inFrame = false;
+    }
+    record.drew = drawsThisFrame;
+    record.more = requestedInFrame;
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      record.end = performance.now();
+      onFrameDone?.(record);
+    };
+    channel.port2.postMessage(null);
+  });
+}
+
+/** The frames that draw what is due now: each one as it ends, until one asks for no other. */
+function drawingFrames(): Promise<FrameRecord[]> {
+  const frames: FrameRecord[] = [];
+  return new Promise((resolve) => {
+    onFrameDone = (f) => {
+      frames.push(f);
+      if (f.more) return;
+      onFrameDone = undefined;
+      resolve(frames);
+    };
+  });
+}
+
+const scheduler = createDrawScheduler({ requestFrame: timedFrame });
 const settleWhenIdle = createIdleSettler(() => panels.map((p) => p.data));
-if (impl === "uplot") for (const p of panels) scheduler.add(p.card, () => drawPanel(p));
+if (impl === "uplot")
+  for (const p of panels)
+    scheduler.add(p.card, () => {
+      drawsThisFrame++;
+      drawPanel(p);
+    });
 
 /** A panel's full result or incremental tick, as the live page's applyUpdate takes it in. */
 function apply(panelId: string, at: number, result: QueryResult, delta?: PanelDeltaFrame): void {
@@ -124,30 +183,55 @@ function frameProbe(): { started: Promise<number>; afterWork(): Promise<number> 
 const heap = () => (performance as unknown as { memory: { usedJSHeapSize: number } }).memory.usedJSHeapSize;
 const settle = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
 
+const span = (f: FrameRecord) => f.end - f.start;
+
 async function main(): Promise<void> {
   // The snapshot, as the stream delivers it: every panel's full result, parsed on the page.
   const text = await (await fetch("/snapshot.json")).text();
   const fetched = performance.now();
-  const probe = frameProbe();
+  const probe = impl === "svg" ? frameProbe() : undefined;
+  const drawing = impl === "uplot" ? drawingFrames() : undefined;
   const snapshot = JSON.parse(text) as { panelId: string; at: number; result: QueryResult }[];
   const parsed = performance.now();
   for (const u of snapshot) apply(u.panelId, u.at, u.result);
   const merged = performance.now();
-  const firstChartAt = await probe.afterWork();
-  const firstFrame = firstChartAt - (await probe.started);
-  // Charts built by that frame (offscreen panels build theirs only once they scroll into view).
-  const firstFrameCharts = impl === "uplot" ? document.querySelectorAll(".uplot").length : PANELS;
+  let firstChartAt: number;
+  let firstFrame: number;
+  let firstFrameCharts: number;
+  let allVisibleAt: number;
+  let snapshotFrames: number;
+  if (drawing) {
+    // uPlot: the scheduler's frames, the first one drawing a chart, then the rest of the visible charts.
+    const frames = await drawing;
+    const first = frames.find((f) => f.drew > 0)!;
+    firstChartAt = first.end;
+    firstFrame = span(first);
+    firstFrameCharts = first.drew;
+    allVisibleAt = frames.at(-1)!.end;
+    snapshotFrames = frames.length;
+  } else {
+    // SVG: drawn during the merge; the frame that follows paints all 20.
+    firstChartAt = await probe!.afterWork();
+    firstFrame = firstChartAt - (await probe!.started);
+    firstFrameCharts = PANELS;
+    allVisibleAt = firstChartAt;
+    snapshotFrames = 1;
+  }
   await settle();
 
   const ticks: number[] = [];
   const dataMs: number[] = [];
   const frameMs: number[] = [];
+  const longestFrameMs: number[] = [];
+  const allDrawnMs: number[] = [];
+  const framesPerTick: number[] = [];
   let heapAt100 = 0;
   let heapAt300 = 0;
   for (let t = 1; t <= tickCount; t++) {
     // The wire text of this tick's frames (the server's work, not timed).
     const wire = panels.map((p) => JSON.stringify(deltaAt(p.id, t)));
-    const probe = frameProbe();
+    const probe = impl === "svg" ? frameProbe() : undefined;
+    const drawing = impl === "uplot" ? drawingFrames() : undefined;
     const start = performance.now();
     for (const data of wire) {
       const decoded = decodeFrame("panel-delta", data);
@@ -157,11 +241,23 @@ async function main(): Promise<void> {
       apply(d.panelId, d.at, applyPanelDelta(held.result, d), d);
     }
     const end = performance.now();
-    const rendered = await probe.afterWork();
-    const frameStart = await probe.started;
+    let frames: number[];
+    let lastEnd: number;
+    if (drawing) {
+      const recs = await drawing;
+      frames = recs.map(span);
+      lastEnd = recs.at(-1)!.end;
+    } else {
+      lastEnd = await probe!.afterWork();
+      frames = [lastEnd - (await probe!.started)];
+    }
+    const drawingMs = frames.reduce((a, b) => a + b, 0);
     dataMs.push(end - start);
-    frameMs.push(rendered - frameStart);
-    ticks.push(end - start + (rendered - frameStart));
+    frameMs.push(drawingMs);
+    longestFrameMs.push(Math.max(...frames));
+    allDrawnMs.push(lastEnd - start);
+    framesPerTick.push(frames.length);
+    ticks.push(end - start + drawingMs);
     await settle();
     if (t === 100 || t === 300) {
       window.gc?.();
@@ -179,9 +275,14 @@ async function main(): Promise<void> {
     firstFrame,
     firstFrameCharts,
     firstChartAt,
+    allVisibleAt,
+    snapshotFrames,
     ticks,
     dataMs,
     frameMs,
+    longestFrameMs,
+    allDrawnMs,
+    framesPerTick,
     visible: impl === "uplot" ? scheduler.visibleCount() : PANELS,
     heapAt100,
     heapAt300,

@@ -1,13 +1,23 @@
 import { describe, expect, test } from "vitest";
 import { createDrawScheduler, type Sighting } from "./draw-scheduler.ts";
 
-/** A scheduler over fake frames and a fake observer; elements are plain objects standing for panels. */
-function setup(initiallyVisible: (el: Element) => boolean = () => true) {
+/**
+ * A scheduler over fake frames, a fake observer and a fake clock; elements are plain objects standing for panels.
+ * A panel sits where `at` puts it (else in the order it was made, one per row) and its draw advances the clock by
+ * `cost` ms (else 1).
+ */
+function setup(
+  initiallyVisible: (el: Element) => boolean = () => true,
+  opts: { at?: Record<string, { top: number; left: number }>; cost?: Record<string, number>; budgetMs?: number } = {},
+) {
   const frames: (() => void)[] = [];
   let report: (entries: readonly Sighting[]) => void = () => {};
   const observed = new Set<Element>();
   const drawn: string[] = [];
   const layoutReads: Element[] = [];
+  const order: string[] = [];
+  let clock = 0;
+  const nameOf = (el: Element) => (el as unknown as { name: string }).name;
   const scheduler = createDrawScheduler({
     requestFrame: (cb) => frames.push(cb),
     watch: (onChange) => {
@@ -18,19 +28,39 @@ function setup(initiallyVisible: (el: Element) => boolean = () => true) {
       layoutReads.push(el);
       return initiallyVisible(el);
     },
+    position: (el) => opts.at?.[nameOf(el)] ?? { top: order.indexOf(nameOf(el)) * 100, left: 0 },
+    now: () => clock,
+    budgetMs: opts.budgetMs ?? 6,
     onError: (err) => drawn.push(`error ${(err as Error).message}`),
   });
-  const panel = (name: string) => {
+  /** A panel; `draw` runs on each of its draws (after the clock moves and the name is recorded). */
+  const panel = (name: string, draw: () => void = () => {}) => {
     const el = { name } as unknown as Element;
-    scheduler.add(el, () => drawn.push(name));
+    order.push(name);
+    scheduler.add(el, () => {
+      clock += opts.cost?.[name] ?? 1;
+      drawn.push(name);
+      draw();
+    });
     return el;
   };
+  /** Runs the frames requested so far (not those they request). */
   const runFrames = () => {
     const due = frames.splice(0);
     for (const f of due) f();
   };
+  /** Runs one frame at a time until none is requested; returns the panels each frame drew. */
+  const runAllFrames = () => {
+    const perFrame: string[][] = [];
+    while (frames.length > 0) {
+      const before = drawn.length;
+      runFrames();
+      perFrame.push(drawn.slice(before));
+    }
+    return perFrame;
+  };
   const see = (el: Element, isIntersecting: boolean) => report([{ target: el, isIntersecting }]);
-  return { scheduler, frames, observed, drawn, layoutReads, panel, runFrames, see };
+  return { scheduler, frames, observed, drawn, layoutReads, panel, runFrames, runAllFrames, see };
 }
 
 describe("the live page's draw scheduler", () => {
@@ -104,5 +134,65 @@ describe("the live page's draw scheduler", () => {
     expect(t.frames).toHaveLength(0);
     t.scheduler.clear();
     expect(t.observed.size).toBe(0);
+  });
+
+  test("a frame draws in viewport order until its budget is spent, then the rest on the next frames", () => {
+    // Two columns, made out of order: viewport order is a, b (top row, left to right), c, d, then e.
+    const at = {
+      d: { top: 300, left: 600 },
+      b: { top: 0, left: 600 },
+      e: { top: 600, left: 0 },
+      a: { top: 0, left: 0 },
+      c: { top: 300, left: 0 },
+    };
+    const t = setup(() => true, { at, cost: { a: 4, b: 4, c: 1, d: 1, e: 1 } });
+    for (const name of Object.keys(at)) t.panel(name);
+    t.scheduler.invalidateAll();
+    // a (4 ms) leaves budget, b brings it to 8 >= 6: the frame ends; c, d and e (1 ms each) fit in the next one.
+    expect(t.runAllFrames()).toEqual([
+      ["a", "b"],
+      ["c", "d", "e"],
+    ]);
+  });
+
+  test("a draw longer than the budget is still one panel per frame, and nothing is lost", () => {
+    const t = setup(() => true, { cost: { a: 50, b: 50, c: 50 } });
+    const panels = ["a", "b", "c"].map((n) => t.panel(n));
+    for (const p of panels) t.scheduler.invalidate(p);
+    expect(t.runAllFrames()).toEqual([["a"], ["b"], ["c"]]);
+  });
+
+  test("a panel invalidated again before its turn is drawn once, with the data it has then", () => {
+    const t = setup(() => true, { cost: { a: 10 } });
+    let data = 1;
+    const drawnB: number[] = [];
+    const a = t.panel("a");
+    const b = t.panel("b", () => drawnB.push(data));
+    t.scheduler.invalidate(a);
+    t.scheduler.invalidate(b);
+    t.runFrames();
+    expect(drawnB).toEqual([]);
+    data = 2;
+    t.scheduler.invalidate(b);
+    t.scheduler.invalidate(b);
+    expect(t.runAllFrames()).toEqual([["b"]]);
+    expect(drawnB).toEqual([2]);
+  });
+
+  test("invisible panels are left untouched across split frames; a panel removed before its turn is not drawn", () => {
+    const t = setup((el) => (el as unknown as { name: string }).name !== "hidden", { cost: { a: 10 } });
+    t.panel("a");
+    const hidden = t.panel("hidden");
+    const b = t.panel("b");
+    t.panel("c");
+    t.scheduler.invalidateAll();
+    t.runFrames();
+    expect(t.drawn).toEqual(["a"]);
+    t.scheduler.remove(b);
+    expect(t.runAllFrames()).toEqual([["c"]]);
+    expect(t.drawn).not.toContain("hidden");
+    // Still due: drawn once it scrolls in.
+    t.see(hidden, true);
+    expect(t.runAllFrames()).toEqual([["hidden"]]);
   });
 });

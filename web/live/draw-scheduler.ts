@@ -5,8 +5,14 @@
  * - a panel outside the viewport is not drawn, nor its chart even built, until it scrolls into view, and then it is
  *   drawn from its window, which has kept every tick meanwhile;
  * - on the first frame, before the observer has reported anything, visibility is read from the layout once, so the
- *   first visible chart is drawn on the first frame and the panels below it wait.
+ *   first visible chart is drawn on the first frame and the panels below it wait;
+ * - a frame draws due panels in viewport order (top to bottom, then left to right) until its budget is spent (always
+ *   at least one panel), and asks for another frame for the rest, so twenty due charts are a few short frames rather
+ *   than one long one; a panel invalidated again before its turn is still drawn once, from its latest data.
  */
+
+/** Main-thread time a frame may spend drawing before the rest waits for the next frame (a third of a 60 Hz frame). */
+export const FRAME_BUDGET_MS = 6;
 
 /** What the scheduler reads of an IntersectionObserver entry. */
 export interface Sighting {
@@ -28,6 +34,12 @@ export interface DrawSchedulerDeps {
   watch?: (onChange: (entries: readonly Sighting[]) => void) => Watcher;
   /** Whether an element is in the viewport now (a layout read), for one the watcher has not reported yet. */
   inViewport?: (el: Element) => boolean;
+  /** Where an element is now (a layout read), to draw in viewport order: top to bottom, then left to right. */
+  position?: (el: Element) => { top: number; left: number };
+  /** A clock in ms for the frame budget (performance.now in the browser). */
+  now?: () => number;
+  /** Drawing time a frame may spend; once spent, the remaining due panels wait for the next frame. */
+  budgetMs?: number;
   /** A draw that throws is reported here; the other panels are still drawn. */
   onError?: (err: unknown) => void;
 }
@@ -39,7 +51,7 @@ export interface DrawScheduler {
   /** The panel's data or view changed: drawn at the next frame when visible, else once it becomes visible. */
   invalidate(el: Element): void;
   invalidateAll(): void;
-  /** Draws at once every visible panel that is due (the frame callback). */
+  /** Draws due visible panels in viewport order until the frame budget is spent (the frame callback). */
   flush(): void;
   /** Panels in the viewport as last reported. */
   visibleCount(): number;
@@ -63,9 +75,17 @@ function browserInViewport(el: Element): boolean {
   return r.bottom > 0 && r.right > 0 && r.top < window.innerHeight && r.left < window.innerWidth;
 }
 
+function browserPosition(el: Element): { top: number; left: number } {
+  const r = el.getBoundingClientRect();
+  return { top: r.top, left: r.left };
+}
+
 export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler {
   const requestFrame = deps.requestFrame ?? ((cb: () => void) => requestAnimationFrame(() => cb()));
   const inViewport = deps.inViewport ?? browserInViewport;
+  const position = deps.position ?? browserPosition;
+  const now = deps.now ?? (() => performance.now());
+  const budgetMs = deps.budgetMs ?? FRAME_BUDGET_MS;
   const onError = deps.onError ?? ((err: unknown) => reportError(err));
   const entries = new Map<Element, Entry>();
   let pending = false;
@@ -89,15 +109,25 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
 
   function flush(): void {
     pending = false;
-    // Layout reads first (panels not reported yet), then the draws, so a frame forces at most one layout.
+    const start = now();
+    // Layout reads first (visibility of panels not reported yet, positions), then the draws, so a frame forces at
+    // most one layout.
     for (const [el, e] of entries) if (e.dirty && e.visible === undefined) e.visible = inViewport(el);
-    for (const e of entries.values()) {
-      if (!e.dirty || !e.visible) continue;
+    const due: { el: Element; e: Entry; top: number; left: number }[] = [];
+    for (const [el, e] of entries) if (e.dirty && e.visible) due.push({ el, e, ...position(el) });
+    due.sort((a, b) => a.top - b.top || a.left - b.left);
+    for (const [i, { el, e }] of due.entries()) {
+      // Removed, or drawn already, since the list was made (a draw may change other panels).
+      if (entries.get(el) !== e || !e.dirty || !e.visible) continue;
       e.dirty = false;
       try {
         e.draw();
       } catch (err) {
         onError(err);
+      }
+      if (i < due.length - 1 && now() - start >= budgetMs) {
+        schedule();
+        return;
       }
     }
   }
