@@ -140,7 +140,11 @@ function drawingFrames(): Promise<FrameRecord[]> {
   });
 }
 
-const scheduler = createDrawScheduler({ requestFrame: timedFrame });
+/** ?budget=none: every due visible chart in one frame, as before the frame budget (the side-by-side comparison). */
+const scheduler = createDrawScheduler({
+  requestFrame: timedFrame,
+  ...(params.get("budget") === "none" ? { budgetMs: Number.POSITIVE_INFINITY } : {}),
+});
 const settleWhenIdle = createIdleSettler(() => panels.map((p) => p.data));
 if (impl === "uplot")
   for (const p of panels)
