@@ -254,7 +254,9 @@ export class TimeseriesChart {
       },
     };
     const plot = new uPlot(opts, this.columns.data as uPlot.AlignedData, plotEl);
-    this.setX(plot, this.columns.xs);
+    // In a batch, uPlot commits (paths, axes, canvas) now rather than in a microtask after the caller returns, so
+    // the draw scheduler's frame budget sees what a build costs.
+    plot.batch(() => this.setX(plot, this.columns.xs));
     plot.over.addEventListener("pointerleave", () => (tip.hidden = true));
     plot.over.addEventListener("mousedown", () => (this.dragging = true));
     this.built = { plot, keys, legend, tip, ...this.buildLegend(legend) };
