@@ -1290,8 +1290,7 @@ class Analyzer {
     const kind = String(body.kind);
     if (kind === "AEXPR_NULLIF") return pick(this.operandSizes(body, ctx));
     if (kind === "AEXPR_IN" || kind.startsWith("AEXPR_BETWEEN") || kind.startsWith("AEXPR_NOT_BETWEEN")) return FIXED;
-    const parts = stringParts(body.name);
-    const op = parts?.[parts.length - 1];
+    const op = lastName(body.name) ?? undefined;
     const decl = op === undefined ? undefined : OPERATOR_DECLARATION_MAP.get(op);
     if (!decl) return FIXED; // refused by the operator allowlist, or IS DISTINCT FROM (a comparison)
     const args: Arg[] = [];
