@@ -1314,10 +1314,9 @@ class Analyzer {
 
   /** A cast: a string literal cast to numeric is a number literal and has its digit cap. */
   private typeCast(body: Obj, ctx: Ctx): void {
-    const t = stringParts((body.typeName as Obj | undefined)?.names);
-    const type = t?.[t.length - 1];
-    const text = stringConst(body.arg);
-    if (text !== undefined && (type === "numeric" || type === "_numeric")) {
+    const type = castType(body);
+    const text = type === "numeric" || type === "_numeric" ? stringConst(body.arg) : undefined;
+    if (text !== undefined) {
       // An array literal ('{1,2}'::numeric[]) holds one number per element.
       for (const part of text.replace(/^\s*\{|\}\s*$/g, "").split(",")) {
         const problem = numericLiteralProblem(part);
