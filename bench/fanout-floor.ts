@@ -78,6 +78,11 @@ function deflateShared(buf: Buffer): Promise<Buffer> {
 }
 
 const server = http.createServer((req, res) => {
+  // The bench reads the broadcaster's heap between its connection stages (not a viewer; nothing is broadcast to it).
+  if (req.url === "/memory") {
+    res.end(JSON.stringify(process.memoryUsage()));
+    return;
+  }
   res.socket?.setNoDelay(true);
   const headers: Record<string, string> = {
     "content-type": "text/event-stream",

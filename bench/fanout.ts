@@ -5,16 +5,26 @@
 // Also: the same clients on a bare node:http broadcaster of the same frames (bench/fanout-floor.ts, the floor);
 // bytes per viewer per minute with full frames and with delta frames (time-bucketed panels, incremental ticks
 // off and on); and compression of the stream measured on the floor at the full subscriber count.
+// Both serve from built bundles on plain node, as the container runs the stream host (FANOUT_HOST=source: tsx).
+// The single and floor scenarios connect in stages and print a memory line: idle RSS, RSS after the first viewer
+// (pools, the SQL parser), and RSS and heap at a tenth, half and all of the subscribers with the slope per subscriber.
+// FANOUT_ROUNDS=3 runs the single and floor pair three times in alternating order and prints the median ratios.
 // FANOUT_SUBSCRIBERS=1000 shrinks the scenarios (default 10,000 sockets: `ulimit -n` must allow them);
 // FANOUT_SCENARIO=single|floor|views|spread|deltas|compression runs one of them (comma-separated for several).
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
 import zlib from "node:zlib";
 import { saveCatalog } from "../lib/sources/index.ts";
 import { readFileSync } from "node:fs";
+import * as esbuild from "esbuild";
+import { createSessionTokens } from "../lib/auth/session.ts";
 import { productCompression } from "./fanout-compression.ts";
 import {
+  BENCH_SESSION_SECRET,
   type BenchDatabases,
   type BenchSubscriber,
   mb,
@@ -41,11 +51,91 @@ export function cpuSecondsOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** Built bundles of the stream host and the floor, run on plain node (null: both from source under tsx). */
+let builds: { host: string; floor: string } | null = null;
+
+/**
+ * Builds the stream host as the container image does (esbuild.config.mjs, `node dist/stream-host/main.mjs`) and the
+ * floor into one temporary folder, so both serve on plain node: neither pays for tsx's loader and its transforms.
+ */
+async function buildBundles(): Promise<{ host: string; floor: string; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "pulseboard-fanout-"));
+  const built = spawnSync(process.execPath, ["esbuild.config.mjs", "--only", "stream-host", "--outdir", dir], {
+    cwd: ROOT,
+    encoding: "utf8",
+  });
+  if (built.status !== 0) throw new Error(`building the stream host failed:\n${built.stderr}${built.stdout}`);
+  const floor = join(dir, "fanout-floor.mjs");
+  await esbuild.build({
+    entryPoints: [join(ROOT, "bench/fanout-floor.ts")],
+    outfile: floor,
+    platform: "node",
+    format: "esm",
+    logLevel: "error",
+  });
+  return { host: join(dir, "stream-host/main.mjs"), floor, dir };
+}
+
+/** One stage of a memory line: subscribers connected, the process's RSS and its V8 heap in use. */
+interface MemoryPoint {
+  subscribers: number;
+  rss: number;
+  heapUsed: number;
+}
+
+/** Where a memory line measures: a tenth, half and all of the subscribers (distinct, ascending). */
+function stagesOf(total: number): number[] {
+  return [...new Set([Math.max(2, Math.round(total / 10)), Math.max(2, Math.round(total / 2)), total])].filter((n) => n <= total);
+}
+
+/** Lets a stage's connections settle and one tick go out before its memory is read. */
+const settle = () => new Promise((r) => setTimeout(r, REFRESH_MS + 500));
+
+function getText(port: number, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: "127.0.0.1", port, path, agent: false }, (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => {
+          body += c;
+        });
+        res.on("end", () => resolve(body));
+      })
+      .on("error", reject);
+  });
+}
+
+/** The stream host's heap in use, from its own /api/metrics gauge (svc_nodejs_heap_size_used_bytes). */
+async function hostHeapUsed(port: number): Promise<number> {
+  const text = await getText(port, "/api/metrics");
+  return Number(/^svc_nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? Number.NaN);
+}
+
+/** The floor's heap in use (its /memory answer, process.memoryUsage()). */
+async function floorHeapUsed(port: number): Promise<number> {
+  return (JSON.parse(await getText(port, "/memory")) as { heapUsed: number }).heapUsed;
+}
+
+/**
+ * `<label> memory: idle …, first viewer …, at a/b/c subscribers RSS … heap … -> … KB RSS and … KB heap per subscriber`:
+ * the fixed part (idle, then what the first viewer brings: pools, the SQL parser) and the slope between the first and
+ * the last stage. Heap figures are read live (not after a collection): they carry some garbage.
+ */
+function memoryLine(label: string, idle: number, first: number, points: MemoryPoint[]): string {
+  const a = points[0];
+  const z = points[points.length - 1];
+  const per = (x: number) => (z.subscribers > a.subscribers ? `${(x / (z.subscribers - a.subscribers) / 1024).toFixed(1)} KB` : "n/a");
+  return `${label} memory: idle ${mb(idle)}, first viewer ${mb(first)} (+${mb(first - idle)}), at ${points.map((p) => p.subscribers).join("/")} subscribers RSS ${points.map((p) => mb(p.rss).replace(" MB", "")).join("/")} MB, heap used ${points.map((p) => mb(p.heapUsed).replace(" MB", "")).join("/")} MB -> ${per(z.rss - a.rss)} RSS and ${per(z.heapUsed - a.heapUsed)} heap per subscriber`;
+}
+
 const perMinute = (bytes: number, viewers: number, windowMs: number) => (bytes / Math.max(1, viewers)) * (60_000 / windowMs);
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
 
 interface ScenarioOptions {
   views?: number;
+  /** Connects in stages and prints the memory line: idle, first viewer, and RSS and heap at a tenth, half and all. */
+  memory?: boolean;
   env?: Record<string, string>;
   prepare?: Parameters<typeof startBenchHost>[1]["prepare"];
 }
@@ -66,8 +156,10 @@ async function scenario(
     dashboards,
     panels,
     refreshIntervalMs: REFRESH_MS,
-    env: o.env,
+    // /api/metrics open to loopback: the memory line reads the host's heap from its own gauges.
+    env: { METRICS_ALLOWED_CIDRS: "127.0.0.1/32", ...o.env },
     prepare: o.prepare,
+    entry: builds?.host,
   });
   try {
     const paths: string[] = [];
@@ -76,9 +168,32 @@ async function scenario(
       const view = views > 1 ? `?from=now-${(i % views) + 2}h` : "";
       for (const id of fixture.dashboardIds) paths.push(`/api/dashboards/${id}/stream${view}`);
     }
-    const connectStart = performance.now();
-    const subs = await subscribeMany(host.port, paths, cookie);
-    const connectMs = performance.now() - connectStart;
+    const pid = host.child.pid!;
+    const sampled = new Set<string>();
+    let connectMs = 0;
+    const subs: BenchSubscriber[] = [];
+    const connect = async (upTo: number) => {
+      const started = performance.now();
+      subs.push(...(await subscribeMany(host.port, paths.slice(subs.length, upTo), cookie, { sampled })));
+      connectMs += performance.now() - started;
+    };
+    let memory: string | null = null;
+    if (o.memory) {
+      // Idle: started, listening, no subscriber. First viewer: its first tick is in (pools open, the SQL parser loaded).
+      const idle = rssOf(pid).rss;
+      await connect(1);
+      await until(() => subs[0].panelFrames >= panelCount, 60_000, "the first viewer's first tick");
+      await settle();
+      const first = rssOf(pid).rss;
+      const points: MemoryPoint[] = [];
+      for (const n of stagesOf(paths.length)) {
+        await connect(n);
+        await settle();
+        points.push({ subscribers: n, rss: rssOf(pid).rss, heapUsed: await hostHeapUsed(host.port) });
+      }
+      memory = memoryLine("stream host", idle, first, points);
+    }
+    await connect(paths.length);
     const retried = [...refusals].map(([status, n]) => `${n} x ${status}`).join(", ");
     refusals.clear();
     // Warm-up: every subscriber has its snapshot and at least one full tick.
@@ -147,6 +262,7 @@ async function scenario(
       `delivery latency               min ${ms(percentile(latencies, 0))}, p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(percentile(latencies, 100))} over ${latencies.length} deliveries (target p99 <= 250 ms)`,
     );
     console.log(`stream host RSS                ${mb(rssMax)} in window, peak ${mb(peak)} (target <= 512 MB)`);
+    if (memory) console.log(memory);
     console.log(
       `stream host CPU                ${cpu.toFixed(2)} s over ${(windowMs / 1000).toFixed(1)} s (${((cpu / windowMs) * 60_000).toFixed(1)} s per minute)`,
     );
@@ -158,7 +274,16 @@ async function scenario(
       );
     }
     for (const s of subs) s.destroy();
-    return { latencies, rssMax, cpu, windowMs, bytesPerViewerMinute: perMinute(bytes, subs.length, windowMs), queries, panelTicks };
+    return {
+      latencies,
+      rssMax,
+      cpu,
+      windowMs,
+      bytesPerViewerMinute: perMinute(bytes, subs.length, windowMs),
+      queries,
+      panelTicks,
+      ticksHeld: panelTicks >= MEASURED_TICKS * dashboards * views * panelCount,
+    };
   } finally {
     await stopHost(host);
   }
@@ -183,11 +308,21 @@ export function fanoutSize(env: Record<string, string | undefined> = process.env
   return Number(raw);
 }
 
+/** FANOUT_ROUNDS: pairs of the single and floor scenarios to run, alternating their order (default 1). */
+export function fanoutRounds(env: Record<string, string | undefined> = process.env): number {
+  const raw = env.FANOUT_ROUNDS?.trim();
+  if (!raw) return 1;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 20) {
+    throw new Error(`FANOUT_ROUNDS must be a whole number of rounds from 1 to 20, got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
+
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 /** Starts the floor broadcaster (bench/fanout-floor.ts) as a child process and waits until it listens. */
 async function startFloor(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/fanout-floor.ts"], {
+  const child = spawn(process.execPath, builds ? [builds.floor] : ["--import", "tsx", "bench/fanout-floor.ts"], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", FLOOR_REFRESH_MS: String(REFRESH_MS), ...env },
     stdio: ["ignore", "pipe", "inherit"],
@@ -248,53 +383,98 @@ function decodingViewer(port: number): Promise<{ latencies: number[]; frames: nu
  * `viewers` clients on the floor broadcaster: raw sockets counting bytes (and, uncompressed, reading frames as the
  * stream-host scenarios do), plus 20 decoding viewers for latency. Prints one line and returns its figures.
  */
-async function floorScenario(label: string, viewers: number, env: Record<string, string>, panelCount: number) {
+async function floorScenario(
+  label: string,
+  viewers: number,
+  env: Record<string, string>,
+  panelCount: number,
+  o: { memory?: boolean } = {},
+) {
   const { child, port } = await startFloor({ FLOOR_PANELS: String(panelCount), ...env });
+  const pid = child.pid!;
   try {
+    // The raw sockets send the stream host's request (a stream path and a session cookie of the same length): the
+    // floor ignores both, but holds each request as the host does, so the two keep the same bytes per connection.
+    const { path, cookie } = await floorRequest();
     // The decoding viewers are spread over the connection order (a broadcaster writes in that order, so the last
     // to connect are the last served): one before each twentieth of the raw sockets.
     const subs: BenchSubscriber[] = [];
     const sample: Awaited<ReturnType<typeof decodingViewer>>[] = [];
+    const idle = rssOf(pid).rss;
+    let first = 0;
+    const stages = o.memory ? stagesOf(viewers) : [];
+    const points: MemoryPoint[] = [];
     for (let i = 0; i < 20; i++) {
       sample.push(await decodingViewer(port));
+      if (i === 0 && o.memory) {
+        await until(() => sample[0].frames >= panelCount, 60_000, "the first viewer's first tick");
+        await settle();
+        first = rssOf(pid).rss;
+      }
       const n = Math.floor(((i + 1) * viewers) / 20) - Math.floor((i * viewers) / 20);
-      if (n > 0)
+      if (n > 0) {
         subs.push(
           ...(await subscribeMany(
             port,
-            Array.from({ length: n }, () => "/"),
-            "x=y",
+            Array.from({ length: n }, () => path),
+            cookie,
           )),
         );
+      }
+      if (stages.length > 0 && subs.length >= stages[0]) {
+        stages.shift();
+        await settle();
+        points.push({ subscribers: subs.length, rss: rssOf(pid).rss, heapUsed: await floorHeapUsed(port) });
+      }
     }
     await until(() => sample.every((v) => v.frames >= panelCount), 120_000, "every sampled viewer's first tick");
     for (const v of sample) v.latencies.length = 0;
     for (const x of subs) x.latencies.length = 0;
-    const cpu0 = cpuSecondsOf(child.pid!);
+    const cpu0 = cpuSecondsOf(pid);
     const bytes0 = subs.reduce((n, x) => n + x.bytes, 0);
+    const frames0 = sample[0].frames;
     const t0 = Date.now();
     let rssMax = 0;
     while (Date.now() < t0 + MEASURED_TICKS * REFRESH_MS) {
-      rssMax = Math.max(rssMax, rssOf(child.pid!).rss);
+      rssMax = Math.max(rssMax, rssOf(pid).rss);
       await new Promise((r) => setTimeout(r, 250));
     }
     const windowMs = Date.now() - t0;
-    const cpu = cpuSecondsOf(child.pid!) - cpu0;
+    const cpu = cpuSecondsOf(pid) - cpu0;
     const bytes = subs.reduce((n, x) => n + x.bytes, 0) - bytes0;
+    // Ticks the first viewer received in the window: the floor's cadence on this machine (its timer, its write loop).
+    const ticks = Math.floor((sample[0].frames - frames0) / panelCount);
     // Uncompressed, every raw socket reads the frames (as in the stream-host scenarios); compressed, the sample does.
     const uncompressed = (env.FLOOR_COMPRESS ?? "none") === "none";
     const latencies = uncompressed ? subs.flatMap((x) => x.latencies) : sample.flatMap((v) => v.latencies);
     const dropped = subs.filter((x) => x.closed).length;
     for (const x of subs) x.destroy();
     for (const v of sample) v.destroy();
-    const figures = { cpu, windowMs, rssMax, latencies, bytesPerViewerMinute: perMinute(bytes, subs.length, windowMs) };
+    const figures = {
+      cpu,
+      windowMs,
+      rssMax,
+      latencies,
+      bytesPerViewerMinute: perMinute(bytes, subs.length, windowMs),
+      ticksHeld: ticks >= MEASURED_TICKS,
+    };
     console.log(
-      `${label}: viewers ${subs.length}, bytes per viewer per minute ${kb(figures.bytesPerViewerMinute)}, CPU ${((cpu / windowMs) * 60_000).toFixed(1)} s per minute, p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))} (${uncompressed ? "every viewer" : "20 decoding viewers spread over the connection order"}), RSS ${mb(rssMax)}, dropped ${dropped}`,
+      `${label}: viewers ${subs.length}, bytes per viewer per minute ${kb(figures.bytesPerViewerMinute)}, CPU ${((cpu / windowMs) * 60_000).toFixed(1)} s per minute, p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))} (${uncompressed ? "every viewer" : "20 decoding viewers spread over the connection order"}), RSS ${mb(rssMax)}, ticks in window ${ticks} of ${MEASURED_TICKS}, dropped ${dropped}`,
     );
+    if (o.memory && points.length > 0) console.log(memoryLine(label, idle, first, points));
     return figures;
   } finally {
     await stopFloor(child);
   }
+}
+
+/** The request line's path and session cookie of a stream-host subscriber, at the same lengths, for the floor's clients. */
+async function floorRequest(): Promise<{ path: string; cookie: string }> {
+  const token = await createSessionTokens({ secret: BENCH_SESSION_SECRET, ttlSeconds: 3600 }).mint({
+    sub: "bench",
+    groups: ["viewers-00000000"],
+  });
+  return { path: "/api/dashboards/db_0000000000000000/stream", cookie: `svc_session=${token}` };
 }
 
 /** A time-bucketed panel over `series` (4 hosts, a row each every 10 s): incremental ticks apply to it. */
@@ -365,19 +545,62 @@ export async function run(): Promise<void> {
       throw new Error(`FANOUT_SCENARIO: unknown scenario ${c}; choose from ${SCENARIOS.join(", ")}`);
   }
   const count = (n: number) => n.toLocaleString("en-US");
+  // FANOUT_HOST=source serves both from source under tsx (as before the bundles); default: the built bundles.
+  const source = process.env.FANOUT_HOST === "source";
+  if (!source && process.env.FANOUT_HOST !== undefined && process.env.FANOUT_HOST !== "bundle") {
+    throw new Error(`FANOUT_HOST must be bundle or source, got ${JSON.stringify(process.env.FANOUT_HOST)}`);
+  }
+  const built = source ? null : await buildBundles();
+  builds = built;
+  console.log(
+    source
+      ? "stream host and floor: from source under tsx (FANOUT_HOST=source)"
+      : "stream host and floor: built bundles on plain node, as the container runs the stream host (FANOUT_HOST=source: under tsx)",
+  );
   const db = await startBenchDatabases();
   try {
-    let single: Awaited<ReturnType<typeof scenario>> | undefined;
-    if (chosen.includes("single")) single = await scenario(db, `${count(total)} subscribers on one dashboard`, 1, total, 4);
-    if (chosen.includes("floor")) {
+    const runSingle = () => scenario(db, `${count(total)} subscribers on one dashboard`, 1, total, 4, { memory: true });
+    const runFloor = () => {
       console.log(`-- the floor: a bare node:http broadcaster of the same frames, ${count(total)} subscribers`);
-      const floor = await floorScenario("floor", total, { FLOOR_ROWS: "1" }, 4);
-      if (single) {
+      return floorScenario("floor", total, { FLOOR_ROWS: "1" }, 4, { memory: true });
+    };
+    if (chosen.includes("single") && chosen.includes("floor")) {
+      // FANOUT_ROUNDS pairs, alternating which goes first (ABBA), so drift in the machine's load falls on both.
+      const rounds = fanoutRounds();
+      const ratios: { p99: number; rss: number; cpu: number }[] = [];
+      for (let r = 0; r < rounds; r++) {
+        let single: Awaited<ReturnType<typeof scenario>>;
+        let floor: Awaited<ReturnType<typeof floorScenario>>;
+        if (r % 2 === 0) {
+          single = await runSingle();
+          floor = await runFloor();
+        } else {
+          floor = await runFloor();
+          single = await runSingle();
+        }
+        const cpuMin = (x: { cpu: number; windowMs: number }) => (x.cpu / x.windowMs) * 60_000;
+        const p99 = [percentile(single.latencies, 99), percentile(floor.latencies, 99)];
+        const ratio = {
+          p99: p99[0] / Math.max(1, p99[1]),
+          rss: single.rssMax / floor.rssMax,
+          cpu: cpuMin(single) / Math.max(0.01, cpuMin(floor)),
+        };
+        ratios.push(ratio);
         console.log(
-          `fanout vs floor: p99 ${ms(percentile(single.latencies, 99))} vs ${ms(percentile(floor.latencies, 99))}, CPU ${((single.cpu / single.windowMs) * 60_000).toFixed(1)} vs ${((floor.cpu / floor.windowMs) * 60_000).toFixed(1)} s per minute, RSS ${mb(single.rssMax)} vs ${mb(floor.rssMax)}`,
+          `fanout vs floor: p99 ${ms(p99[0])} vs ${ms(p99[1])}, CPU ${cpuMin(single).toFixed(1)} vs ${cpuMin(floor).toFixed(1)} s per minute, RSS ${mb(single.rssMax)} vs ${mb(floor.rssMax)}, cadence held ${single.ticksHeld ? "yes" : "no"} vs ${floor.ticksHeld ? "yes" : "no"}`,
+        );
+        console.log(
+          `fanout floor: p99 ${ratio.p99.toFixed(2)}x, RSS ${ratio.rss.toFixed(2)}x (target <= 1.1x; CPU ${ratio.cpu.toFixed(2)}x)${rounds > 1 ? ` round ${r + 1} of ${rounds}` : ""}`,
         );
       }
-    }
+      if (rounds > 1) {
+        const median = (xs: number[]) => percentile(xs, 50);
+        console.log(
+          `fanout floor: p99 ${median(ratios.map((x) => x.p99)).toFixed(2)}x, RSS ${median(ratios.map((x) => x.rss)).toFixed(2)}x (target <= 1.1x; CPU ${median(ratios.map((x) => x.cpu)).toFixed(2)}x) median of ${rounds} rounds; p99 ratios ${ratios.map((x) => x.p99.toFixed(2)).join(", ")}`,
+        );
+      }
+    } else if (chosen.includes("single")) await runSingle();
+    else if (chosen.includes("floor")) await runFloor();
     if (chosen.includes("views")) {
       const viewers = Math.min(total, 1000);
       await scenario(db, `${count(viewers)} viewers over 10 views of one dashboard`, 1, viewers, 4, { views: 10 });
@@ -426,5 +649,7 @@ export async function run(): Promise<void> {
     }
   } finally {
     await db.stop();
+    if (built) rmSync(built.dir, { recursive: true, force: true });
+    builds = null;
   }
 }

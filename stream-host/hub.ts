@@ -10,6 +10,7 @@ import { type IncrementalOptions, createIncrementalPanels } from "./incremental.
 import { type LoadedDashboard, type PanelRuns, type PlanPanel, type Poller, type RunPanel, createPoller } from "./poller.ts";
 import { HEARTBEAT_FRAME, type Sink, encodeEvent, sessionExpiredFrame } from "./sse.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
+import { createExpiries } from "./expiries.ts";
 import { type View, endsInPast, fixedEnd, savedView, viewKey, viewSummary } from "./view.ts";
 
 export type { DashboardSummary };
@@ -21,13 +22,13 @@ interface Subscriber {
   sink: Sink;
   channel: Channel;
   left: boolean;
-  /** The timer that ends the stream when its session expires. */
-  expiry: unknown;
+  /** The session's `exp` (epoch ms) while the stream waits for it in `expiries`; null otherwise. */
+  expiresAt: number | null;
   /** The session the stream was opened with, checked again whenever sessions are revoked. */
   session?: StreamSession;
 }
 
-/** setTimeout's longest delay; a later expiry is re-armed when it fires. */
+/** setTimeout's longest delay; a later fixed range end is re-armed when it fires. */
 const MAX_TIMER_MS = 2_147_483_647;
 
 /** One dashboard's views on this instance, all at the same spec version. */
@@ -115,6 +116,12 @@ export function createHub(opts: HubOptions) {
    */
   const inFlight: PanelRuns = new Set();
   let subscriberCount = 0;
+  /** Every stream's session expiry, on one timer (a timer per stream costs a Timeout and a timer list each). */
+  const expiries = createExpiries<Subscriber>({
+    timers: opts.timers,
+    now: opts.now,
+    onDue: (sub, at) => endSession(sub, sessionExpiredFrame(at)),
+  });
   /** The tick grid of each cadence: its origin, set by the first tick that asked (PollerOptions.grid). */
   const grids = new Map<number, number>();
   function gridOf(refreshMs: number, at: number): number {
@@ -309,8 +316,8 @@ export function createHub(opts: HubOptions) {
   function leave(sub: Subscriber) {
     if (sub.left) return;
     sub.left = true;
-    if (sub.expiry !== null) opts.timers.clearTimeout(sub.expiry);
-    sub.expiry = null;
+    if (sub.expiresAt !== null) expiries.remove(sub, sub.expiresAt);
+    sub.expiresAt = null;
     const ch = sub.channel;
     if (!ch.subscribers.delete(sub)) return;
     subscriberCount--;
@@ -373,12 +380,12 @@ export function createHub(opts: HubOptions) {
 
   /** Ends the stream with `event: session_expired` once `expiresAt` (epoch ms) has passed. */
   function armExpiry(sub: Subscriber, expiresAt: number) {
-    const delay = expiresAt - opts.now();
-    if (delay <= 0) {
+    if (expiresAt <= opts.now()) {
       endSession(sub, sessionExpiredFrame(expiresAt));
       return;
     }
-    sub.expiry = opts.timers.setTimeout(() => armExpiry(sub, expiresAt), Math.min(delay, MAX_TIMER_MS));
+    sub.expiresAt = expiresAt;
+    expiries.add(sub, expiresAt);
   }
 
   function endSession(sub: Subscriber, frame: Buffer) {
@@ -418,7 +425,7 @@ export function createHub(opts: HubOptions) {
         g.channels.set(key, ch);
         channels.add(ch);
       }
-      const sub: Subscriber = { sink, channel: ch, left: false, expiry: null, session: session.session };
+      const sub: Subscriber = { sink, channel: ch, left: false, expiresAt: null, session: session.session };
       ch.subscribers.add(sub);
       subscriberCount++;
       sink.onClose(() => leave(sub));

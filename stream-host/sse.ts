@@ -89,49 +89,81 @@ function chunkOf(frame: Uint8Array): Buffer {
  * object ends the stream (last chunk and terminator) so Node's HTTP state stays consistent.
  */
 export function nodeSink(res: ServerResponse, opts: { maxBufferedBytes?: number; headers?: Readonly<Record<string, string>> } = {}): Sink {
-  const bound = opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
-  let closed = false;
-  const listeners: (() => void)[] = [];
-  const fire = () => {
-    if (closed) return;
-    closed = true;
-    for (const l of listeners.splice(0)) l();
-  };
-  res.on("close", fire);
-  res.socket?.setNoDelay(true);
-  // Streams are long-lived by design; no idle timeout may cut them (disconnects surface through writes and close).
-  res.socket?.setTimeout(0);
-  res.writeHead(200, opts.headers ?? SSE_HEADERS);
-  res.flushHeaders();
-  const chunked = (res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true;
+  return new NodeSink(res, opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, opts.headers ?? SSE_HEADERS);
+}
 
-  return {
-    get closed() {
-      return closed || res.destroyed;
-    },
-    write(frame) {
-      const socket = res.socket;
-      if (closed || res.destroyed || res.writableEnded || !socket || socket.destroyed) return false;
-      // A subscriber whose earlier frames still sit in our buffer beyond the bound is not reading.
-      if (socket.writableLength > bound) return false;
-      socket.write(chunked ? chunkOf(frame) : frame);
-      return true;
-    },
-    end(frame) {
-      if (closed || res.destroyed || res.writableEnded) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        res.once("close", () => resolve());
-        res.end(frame ?? undefined, () => resolve());
-      });
-    },
-    destroy() {
-      res.destroy();
-    },
-    onClose(listener) {
-      if (closed) listener();
-      else listeners.push(listener);
-    },
-  };
+/** The response's sink, for the one `close` listener all sinks share. */
+const SINK = Symbol("sink");
+
+function onResponseClose(this: ServerResponse) {
+  (this as ServerResponse & { [SINK]?: NodeSink })[SINK]?.fire();
+}
+
+/**
+ * nodeSink's state. One object per subscriber that lives as long as its stream: a class rather than an object of
+ * closures, so a subscriber costs a few fields instead of five closures, their context and a dictionary-mode object
+ * (an object literal with a getter is one), about 0.8 KB each at 10,000 subscribers (`npm run bench -- fanout`).
+ */
+class NodeSink implements Sink {
+  #res: ServerResponse;
+  #bound: number;
+  #chunked: boolean;
+  #closed = false;
+  #listeners: (() => void)[] | null = null;
+
+  constructor(res: ServerResponse, bound: number, headers: Readonly<Record<string, string>>) {
+    this.#res = res;
+    this.#bound = bound;
+    (res as ServerResponse & { [SINK]?: NodeSink })[SINK] = this;
+    res.on("close", onResponseClose);
+    res.socket?.setNoDelay(true);
+    // Streams are long-lived by design; no idle timeout may cut them (disconnects surface through writes and close).
+    res.socket?.setTimeout(0);
+    res.writeHead(200, headers);
+    res.flushHeaders();
+    this.#chunked = (res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true;
+  }
+
+  fire() {
+    if (this.#closed) return;
+    this.#closed = true;
+    const listeners = this.#listeners;
+    this.#listeners = null;
+    for (const l of listeners ?? []) l();
+  }
+
+  get closed() {
+    return this.#closed || this.#res.destroyed;
+  }
+
+  write(frame: Uint8Array) {
+    const res = this.#res;
+    const socket = res.socket;
+    if (this.#closed || res.destroyed || res.writableEnded || !socket || socket.destroyed) return false;
+    // A subscriber whose earlier frames still sit in our buffer beyond the bound is not reading.
+    if (socket.writableLength > this.#bound) return false;
+    socket.write(this.#chunked ? chunkOf(frame) : frame);
+    return true;
+  }
+
+  end(frame?: Uint8Array) {
+    const res = this.#res;
+    if (this.#closed || res.destroyed || res.writableEnded) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      res.once("close", () => resolve());
+      res.end(frame ?? undefined, () => resolve());
+    });
+  }
+
+  destroy() {
+    this.#res.destroy();
+  }
+
+  onClose(listener: () => void) {
+    if (this.#closed) listener();
+    else if (this.#listeners) this.#listeners.push(listener);
+    else this.#listeners = [listener];
+  }
 }
 
 /**

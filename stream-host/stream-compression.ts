@@ -55,13 +55,19 @@ export interface DeflatedFrame {
 export function createFrameDeflater(opts: { deflateRaw?: (frame: Uint8Array) => Buffer } = {}) {
   const deflateRaw = opts.deflateRaw ?? ((frame: Uint8Array) => zlib.deflateRawSync(frame, { finishFlush: zlib.constants.Z_SYNC_FLUSH }));
   const cache = new WeakMap<Uint8Array, DeflatedFrame>();
+  // The hub writes one frame to every subscriber in turn: the last one found answers the fan-out loop without a lookup.
+  let last: Uint8Array | null = null;
+  let lastDeflated: DeflatedFrame | null = null;
   return {
     frame(frame: Uint8Array): DeflatedFrame {
+      if (frame === last) return lastDeflated!;
       let d = cache.get(frame);
       if (!d) {
         d = { bytes: deflateRaw(frame), adler: adler32(frame) };
         cache.set(frame, d);
       }
+      last = frame;
+      lastDeflated = d;
       return d;
     },
   };
@@ -89,32 +95,33 @@ const FINAL_BLOCK = Buffer.from([0x03, 0x00]);
 export function deflateSink(inner: Sink, deflater: FrameDeflater = processDeflater): Sink {
   let started = false;
   let adler = 1;
-  const encode = (frame: Uint8Array) => {
-    const d = deflater.frame(frame);
-    // A first write shares its header-led bytes too: no per-viewer copy of a snapshot, and one HTTP chunk of it for all.
-    if (!started) d.headed ??= Buffer.concat([ZLIB_HEADER, d.bytes]);
-    return { bytes: started ? d.bytes : d.headed!, adler: adler32Combine(adler, d.adler, frame.byteLength) };
-  };
   return {
     get closed() {
       return inner.closed;
     },
     write(frame) {
       if (inner.closed) return false;
-      const e = encode(frame);
+      const d = deflater.frame(frame);
+      if (!started) d.headed ??= Buffer.concat([ZLIB_HEADER, d.bytes]);
+      // A first write shares its header-led bytes too: no per-viewer copy of a snapshot, and one HTTP chunk of it for all.
       // The checksum counts only what reached the stream: a refused write is followed by a drop, not by more bytes.
-      if (!inner.write(e.bytes)) return false;
+      if (!inner.write(started ? d.bytes : d.headed!)) return false;
       started = true;
-      adler = e.adler;
+      adler = adler32Combine(adler, d.adler, frame.byteLength);
       return true;
     },
     end(frame) {
       if (inner.closed) return inner.end();
-      const e = frame ? encode(frame) : { bytes: started ? Buffer.alloc(0) : ZLIB_HEADER, adler };
+      const parts: Buffer[] = started ? [] : [ZLIB_HEADER];
+      if (frame) {
+        const d = deflater.frame(frame);
+        parts.push(d.bytes);
+        adler = adler32Combine(adler, d.adler, frame.byteLength);
+      }
       const trailer = Buffer.alloc(4);
-      trailer.writeUInt32BE(e.adler >>> 0);
+      trailer.writeUInt32BE(adler >>> 0);
       started = true;
-      return inner.end(Buffer.concat([e.bytes, FINAL_BLOCK, trailer]));
+      return inner.end(Buffer.concat([...parts, FINAL_BLOCK, trailer]));
     },
     destroy() {
       inner.destroy();

@@ -157,8 +157,8 @@ export const variables = {
     group: "pulseboard",
   },
   STREAM_COMPRESSION: {
-    schema: oneOf(["off", "deflate"] as const, "off"),
-    doc: "`deflate` sends a dashboard stream with `Content-Encoding: deflate` when the browser's Accept-Encoding accepts it: each frame is compressed once on the stream host and the same bytes go to every viewer (no compressor per connection). `off` sends frames as they are. See docs/stream-host.md for what each costs.",
+    schema: oneOf(["off", "deflate"] as const, "deflate"),
+    doc: "`deflate` (default) sends a dashboard stream with `Content-Encoding: deflate` when the browser's Accept-Encoding accepts it: each frame is compressed once on the stream host and the same bytes go to every viewer (no compressor per connection). Measured at 1,000 viewers: 6x fewer bytes with delta frames and 3.4x with full frames, at no more CPU, RSS or latency than `off` within the machine's noise (docs/stream-host.md). `off` sends frames as they are.",
     group: "pulseboard",
   },
   COALESCE_PANEL_QUERIES: {

@@ -116,8 +116,7 @@ export function applyPanelDelta(held: QueryResult, delta: Omit<PanelDeltaFrame, 
   let first = Number.POSITIVE_INFINITY;
   for (const b of delta.buckets) first = Math.min(first, b);
   for (const r of delta.rows) first = Math.min(first, bucket(r));
-  let sorted = true;
-  for (let i = 1; i < held_.length && sorted; i++) sorted = bucket(held_[i - 1]!) <= bucket(held_[i]!);
+  const sorted = rowsInBucketOrder(held_, col);
   const lo = sorted ? firstIndexAtOrAfter(held_, col, delta.rangeStart) : 0;
   const hi = sorted && first >= delta.rangeStart ? Math.max(lo, firstIndexAtOrAfter(held_, col, first)) : lo;
   const rows = held_.slice(lo, hi);
@@ -126,11 +125,31 @@ export function applyPanelDelta(held: QueryResult, delta: Omit<PanelDeltaFrame, 
   // Stable: rows of one bucket keep the server's order.
   tail.sort((x, y) => bucket(x) - bucket(y));
   for (const r of tail) rows.push(r);
+  if (sorted && tail.every((r) => Number.isFinite(bucket(r)))) bucketOrdered.set(rows, col);
   const next: QueryResult = { ...held, rows, elapsedMs: delta.elapsedMs };
   if (delta.stepMs !== undefined) next.stepMs = delta.stepMs;
   if (delta.partialFrom !== undefined) next.partialFrom = delta.partialFrom;
   else delete next.partialFrom;
   return next;
+}
+
+/** Rows arrays known to be in bucket order, with their bucket column: what applyPanelDelta built, or checked once. */
+const bucketOrdered = new WeakMap<readonly Cell[][], number>();
+
+/**
+ * Whether rows are in ascending order of their bucket column (finite numbers). A result's rows are never changed in
+ * place, so the answer is kept per array: a tick checks its new rows, not the whole result again.
+ */
+export function rowsInBucketOrder(rows: readonly Cell[][], col: number): boolean {
+  if (bucketOrdered.get(rows) === col) return true;
+  let prev = Number.NEGATIVE_INFINITY;
+  for (const r of rows) {
+    const t = r[col];
+    if (typeof t !== "number" || !(t >= prev) || !Number.isFinite(t)) return false;
+    prev = t;
+  }
+  bucketOrdered.set(rows, col);
+  return true;
 }
 
 function firstIndexAtOrAfter(rows: readonly Cell[][], col: number, t: number): number {

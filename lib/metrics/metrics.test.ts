@@ -153,6 +153,27 @@ describe("registry", () => {
     expect(Number(/svc_nodejs_heap_size_used_bytes (\d+)/.exec(heap)?.[1])).toBeGreaterThan(0);
   });
 
+  test.runIf(process.platform === "linux")(
+    "svc_process_open_fds counts this process's descriptors (read on the thread pool): 20 more files open, 20 more counted",
+    async () => {
+      const { openSync, closeSync } = await import("node:fs");
+      const registry = new Registry();
+      const metrics = createMetrics(registry, { sampleIntervalMs: 60_000 });
+      const read = async () => {
+        await metrics.sampleProcessMetrics();
+        return Number(/svc_process_open_fds (\d+)/.exec(await registry.getSingleMetricAsString("svc_process_open_fds"))?.[1]);
+      };
+      const before = await read();
+      const fds = Array.from({ length: 20 }, () => openSync("/dev/null", "r"));
+      try {
+        expect(await read()).toBe(before + 20);
+      } finally {
+        for (const fd of fds) closeSync(fd);
+      }
+      expect(await read()).toBe(before);
+    },
+  );
+
   test("two services in one process keep separate registries", async () => {
     const a = createMetrics(new Registry());
     const b = createMetrics(new Registry());

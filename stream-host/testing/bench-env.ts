@@ -58,6 +58,8 @@ export async function startBenchHost(
     env?: Record<string, string>;
     /** Runs after the fixture is seeded and before the host starts (to change its dashboards or catalog). */
     prepare?: (fixture: Awaited<ReturnType<typeof seedStreamFixture>>) => Promise<void>;
+    /** The host's entry: default the source under tsx; a built bundle (`.mjs`) runs on plain node. */
+    entry?: string;
   },
 ) {
   const fixture = await seedStreamFixture(db.pool, {
@@ -67,16 +69,19 @@ export async function startBenchHost(
     dashboards: opts.dashboards,
   });
   await opts.prepare?.(fixture);
-  const host = await spawnStreamHost({
-    DATABASE_URL: db.configUrl,
-    SESSION_SECRET: BENCH_SESSION_SECRET,
-    STREAM_PORT: String(await freePort()),
-    NODE_ENV: "test",
-    MIN_REFRESH_INTERVAL_MS: String(Math.min(2000, opts.refreshIntervalMs)),
-    FRAMEWORK_MANUAL_SIG_HANDLE: "true",
-    ...fixture.env,
-    ...opts.env,
-  });
+  const host = await spawnStreamHost(
+    {
+      DATABASE_URL: db.configUrl,
+      SESSION_SECRET: BENCH_SESSION_SECRET,
+      STREAM_PORT: String(await freePort()),
+      NODE_ENV: "test",
+      MIN_REFRESH_INTERVAL_MS: String(Math.min(2000, opts.refreshIntervalMs)),
+      FRAMEWORK_MANUAL_SIG_HANDLE: "true",
+      ...fixture.env,
+      ...opts.env,
+    },
+    opts.entry,
+  );
   const token = await createSessionTokens({ secret: BENCH_SESSION_SECRET, ttlSeconds: 3600 }).mint({
     sub: "bench",
     groups: [fixture.workspace.viewer_group],
@@ -119,13 +124,14 @@ export function subscribe(
   port: number,
   path: string,
   cookie: string,
-  opts: { sample?: boolean; now?: () => number } = {},
+  opts: { sample?: boolean; now?: () => number; onSocket?: (socket: net.Socket) => void } = {},
 ): Promise<BenchSubscriber> {
   const now = opts.now ?? Date.now;
   // A raw socket rather than http.get: thousands of subscribers share one benchmark process, and the
   // less each receipt costs here, the less the figures measure the client instead of the host.
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, "127.0.0.1");
+    opts.onSocket?.(socket);
     socket.setNoDelay(true);
     const sub: BenchSubscriber = {
       status: 0,
@@ -202,29 +208,96 @@ export function subscribe(
  */
 export const refusals = new Map<number, number>();
 
+/** How long a connection storm may go without a single answer before subscribeMany reports it and fails. */
+const STALL_MS = 60_000;
+
 /**
  * Opens `count` subscribers with at most `concurrency` connection attempts at a time. A subscriber answered 503 or
  * 429 tries again after a second, up to 10 times, as the web client does (counted in `refusals`).
  */
-export async function subscribeMany(port: number, paths: string[], cookie: string, concurrency = 250): Promise<BenchSubscriber[]> {
+export async function subscribeMany(
+  port: number,
+  paths: string[],
+  cookie: string,
+  opts: { concurrency?: number; sampled?: Set<string> } = {},
+): Promise<BenchSubscriber[]> {
+  const concurrency = opts.concurrency ?? 250;
+  // Paths whose first subscriber is already connected (a scenario connecting in stages passes one set to each call).
+  const sampled = opts.sampled ?? new Set<string>();
   const subs: BenchSubscriber[] = new Array(paths.length);
   let next = 0;
+  /** Attempts waiting for their response head: the stall report below describes them. */
+  const waiting = new Map<number, { path: string; since: number; socket?: net.Socket }>();
+  let answered = 0;
+  const attempt = async (i: number, sample: boolean) => {
+    const entry: { path: string; since: number; socket?: net.Socket } = { path: paths[i], since: Date.now() };
+    waiting.set(i, entry);
+    try {
+      return await subscribe(port, paths[i], cookie, { sample, onSocket: (socket) => (entry.socket = socket) });
+    } finally {
+      waiting.delete(i);
+      answered++;
+    }
+  };
   async function worker() {
-    while (next < paths.length) {
+    while (next < paths.length && !stalled) {
       const i = next++;
       // The first subscriber of every dashboard keeps a record of each (panel, tick) it saw.
-      const sample = paths.indexOf(paths[i]) === i;
-      let sub = await subscribe(port, paths[i], cookie, { sample });
-      for (let attempt = 0; attempt < 10 && (sub.status === 503 || sub.status === 429); attempt++) {
+      const sample = !sampled.has(paths[i]);
+      sampled.add(paths[i]);
+      let sub = await attempt(i, sample);
+      for (let n = 0; n < 10 && (sub.status === 503 || sub.status === 429); n++) {
         refusals.set(sub.status, (refusals.get(sub.status) ?? 0) + 1);
         sub.destroy();
         await new Promise((r) => setTimeout(r, 1000));
-        sub = await subscribe(port, paths[i], cookie, { sample });
+        sub = await attempt(i, sample);
       }
       subs[i] = sub;
     }
   }
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  // A connection storm that stops being answered is reported, not waited on forever: after STALL_MS without any
+  // answer, the attempts still waiting are described (connected or not, request sent, bytes back) and the run fails.
+  let stalled: string | null = null;
+  let lastAnswered = -1;
+  let lastProgress = Date.now();
+  const watch = setInterval(() => {
+    if (answered !== lastAnswered) {
+      lastAnswered = answered;
+      lastProgress = Date.now();
+      return;
+    }
+    if (Date.now() - lastProgress < STALL_MS || waiting.size === 0) return;
+    const states = new Map<string, number>();
+    for (const w of waiting.values()) {
+      const so = w.socket;
+      const state = !so
+        ? "no socket"
+        : so.connecting
+          ? "still connecting"
+          : so.bytesRead > 0
+            ? "answer incomplete"
+            : "request sent, no byte back";
+      states.set(state, (states.get(state) ?? 0) + 1);
+    }
+    const oldest = Math.max(...[...waiting.values()].map((w) => Date.now() - w.since));
+    stalled = `${waiting.size} connection attempts unanswered for ${(STALL_MS / 1000).toFixed(0)} s (oldest ${(oldest / 1000).toFixed(0)} s; ${answered} answered, ${subs.filter(Boolean).length} of ${paths.length} open): ${[...states].map(([k, n]) => `${n} ${k}`).join(", ")}; ${new Set([...waiting.values()].map((w) => w.path)).size} distinct paths`;
+    for (const w of waiting.values()) w.socket?.destroy();
+  }, 1000);
+  try {
+    await Promise.all(
+      Array.from({ length: concurrency }, () =>
+        worker().catch((err) => {
+          if (!stalled) throw err;
+        }),
+      ),
+    );
+  } finally {
+    clearInterval(watch);
+  }
+  if (stalled) {
+    for (const s of subs) s?.destroy();
+    throw new Error(`the connection storm stalled: ${stalled}`);
+  }
   const bad = new Map<number, number>();
   for (const s of subs) if (s.status !== 200) bad.set(s.status, (bad.get(s.status) ?? 0) + 1);
   if (bad.size > 0) {

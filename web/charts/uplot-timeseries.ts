@@ -3,7 +3,8 @@
  * sync), drag-to-zoom, a legend whose click hides a series and whose shift-click isolates it, optional legend values
  * (last, min, max, mean), colours by series name, threshold lines and bands, min/max, decimals, the unit on the
  * axis, binary ticks for bytes, the time zone on the axis and tooltip, gaps as gaps, and the bucket still filling
- * drawn faded and dashed. One instance per panel, kept across ticks: a tick is one setData.
+ * drawn faded and dashed. One instance per panel, kept across ticks: a tick rewrites the aligned columns in place
+ * (aligned-columns.ts), makes one setData, and changes only the legend texts that changed.
  */
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
@@ -11,7 +12,8 @@ import { h, replace } from "../lib/dom.ts";
 import { formatTimestamp } from "../lib/format.ts";
 import type { Point } from "../lib/rolling-window.ts";
 import { seriesColor } from "../lib/series-color.ts";
-import { BINARY_INCRS, isBytes, legendStats, type Threshold, valueFormatter } from "../lib/value-format.ts";
+import { BINARY_INCRS, isBytes, type Threshold, valueFormatter } from "../lib/value-format.ts";
+import { AlignedColumns, seriesStats } from "./aligned-columns.ts";
 
 export interface LineSeries {
   key: string;
@@ -60,64 +62,30 @@ const TIME_VALUES: uPlot.Axis.Values = [
   [1, "{HH}:{mm}:{ss}", "\n{D} {MMM} {YYYY}", null, "\n{D} {MMM}", null, null, null, 1],
 ];
 
-/** Aligned columns for uPlot: seconds on x; per series, null for a gap and undefined for "no sample here". */
-export function alignSeries(
-  series: readonly LineSeries[],
-  stepMs: number | null | undefined,
-  partialFrom: number | null | undefined,
-): { xs: number[]; ys: (number | null | undefined)[][]; partial: (number | null)[] } {
-  const times = new Set<number>();
-  const withGaps = series.map((s) => gapNulls(s.points, stepMs));
-  for (const pts of withGaps) for (const p of pts) times.add(p[0]);
-  const sorted = [...times].sort((a, b) => a - b);
-  const index = new Map<number, number>();
-  for (let i = 0; i < sorted.length; i++) index.set(sorted[i]!, i);
-  const partial: (number | null)[] = [];
-  const ys = withGaps.map((pts) => {
-    const col = new Array<number | null | undefined>(sorted.length).fill(undefined);
-    let partialValue: number | null = null;
-    for (const [t, v] of pts) {
-      if (partialFrom != null && t >= partialFrom) {
-        partialValue = v;
-        continue;
-      }
-      col[index.get(t)!] = v;
-    }
-    partial.push(partialValue);
-    return col;
-  });
-  return { xs: sorted.map((t) => t / 1000), ys, partial };
-}
-
-/** The points with a null inserted after each point followed by a missing bucket (the step is known). */
-export function gapNulls(points: readonly Point[], stepMs: number | null | undefined): Point[] {
-  if (!stepMs || points.length < 2) return points as Point[];
-  const out: Point[] = [];
-  for (let i = 0; i < points.length; i++) {
-    const p = points[i]!;
-    out.push(p);
-    const next = points[i + 1];
-    if (next && next[0] - p[0] > stepMs * 1.5) out.push([p[0] + stepMs, null]);
-  }
-  return out;
-}
-
 interface Built {
   plot: uPlot;
   keys: string;
   legend: HTMLElement;
   tip: HTMLElement;
+  /** Per legend entry (at most 30): its button and each value it shows (the text and its box). */
+  entries: { button: HTMLButtonElement; values: Text[]; boxes: HTMLElement[] }[];
+  /** The legend's values (none: the legend is hidden). */
+  wanted: readonly LegendValue[];
 }
+
+const LEGEND_MAX = 30;
 
 /** A time series chart mounted in `el`, redrawn in place with update(). */
 export class TimeseriesChart {
   private built: Built | null = null;
   private series: readonly LineSeries[] = [];
   private opts: TimeseriesOptions;
-  private partial: (number | null)[] = [];
+  private optsKey = "";
+  private readonly columns = new AlignedColumns();
   private partialX: number | null = null;
   private width = 0;
   private resized = false;
+  private ariaLabel = "";
   private readonly observer = typeof ResizeObserver === "function" ? new ResizeObserver(() => (this.resized = true)) : null;
   /** Set while a drag started on this chart (not on a synced one). */
   dragging = false;
@@ -133,16 +101,18 @@ export class TimeseriesChart {
   /** Draws `series` with `opts`; reuses the plot when the series names and options are the same. */
   update(series: readonly LineSeries[], opts: TimeseriesOptions): void {
     this.series = series;
-    const optionsChanged = opts !== this.opts && optionsKey(opts) !== optionsKey(this.opts);
+    const key = opts === this.opts && this.optsKey ? this.optsKey : optionsKey(opts);
+    const optionsChanged = key !== this.optsKey;
+    this.optsKey = key;
     this.opts = opts;
     if (!series.some((s) => s.points.some((p) => p[1] !== null))) {
       this.destroy();
       replace(this.el, h("div", { class: "chart-empty" }, "No data in this time range"));
       return;
     }
-    const { xs, ys, partial } = alignSeries(series, opts.stepMs, opts.partialFrom);
-    this.partial = partial;
-    this.partialX = opts.partialFrom != null && partial.some((v) => v !== null) ? opts.partialFrom / 1000 : null;
+    const cols = this.columns;
+    cols.sync(series, opts.stepMs, opts.partialFrom);
+    this.partialX = opts.partialFrom != null && cols.partial.some((v) => v !== null) ? opts.partialFrom / 1000 : null;
     const keys = series.map((s) => s.key).join("\u0000");
     // Reading clientWidth forces a layout; it is read only when the element was resized (not on every tick).
     if (this.width === 0 || this.resized) {
@@ -150,17 +120,25 @@ export class TimeseriesChart {
       this.resized = false;
     }
     const width = this.width;
-    if (!this.built || this.built.keys !== keys || optionsChanged) this.build(keys, width, xs, ys);
+    if (!this.built || this.built.keys !== keys || optionsChanged) this.build(keys, width);
     else {
       const plot = this.built.plot;
       if (Math.abs(plot.width - width) > 2) plot.setSize({ width, height: opts.height });
       plot.batch(() => {
-        plot.setData([xs, ...ys] as uPlot.AlignedData, false);
-        this.setX(plot, xs);
+        plot.setData(cols.data as uPlot.AlignedData, false);
+        this.setX(plot, cols.xs);
       });
     }
     this.renderLegend();
-    this.el.setAttribute("aria-label", this.label());
+    this.setLabel();
+  }
+
+  /** Sets the accessible name when it changed (an attribute write per tick is a style invalidation). */
+  private setLabel(): void {
+    const label = this.label();
+    if (label === this.ariaLabel) return;
+    this.ariaLabel = label;
+    this.el.setAttribute("aria-label", label);
   }
 
   /** The chart's accessible name: title, range and last values. */
@@ -172,18 +150,14 @@ export class TimeseriesChart {
     const lasts = this.series
       .filter((s) => !this.opts.hidden.has(s.key))
       .slice(0, 8)
-      .map((s) => `${s.key} ${fmt(legendStats(this.completeValues(s)).last)}`);
+      .map((s) => `${s.key} ${fmt(seriesStats(s.points, this.opts.partialFrom, LAST_ONLY).last)}`);
     return `${this.opts.title}, time series from ${range}${lasts.length ? `; last: ${lasts.join(", ")}` : ""}`;
   }
 
   destroy(): void {
     this.built?.plot.destroy();
     this.built = null;
-  }
-
-  private completeValues(s: LineSeries): (number | null)[] {
-    const from = this.opts.partialFrom;
-    return s.points.filter((p) => from == null || p[0] < from).map((p) => p[1]);
+    this.ariaLabel = "";
   }
 
   private setX(plot: uPlot, xs: number[]): void {
@@ -193,14 +167,12 @@ export class TimeseriesChart {
     plot.setScale("x", { min, max: max > min ? max : min + 1 });
   }
 
-  private build(keys: string, width: number, xs: number[], ys: (number | null | undefined)[][]): void {
+  private build(keys: string, width: number): void {
     this.destroy();
     const o = this.opts;
     const fmt = valueFormatter(o.unit, o.decimals);
     const axisFmt = valueFormatter(o.unit, undefined);
-    const css = getComputedStyle(document.documentElement);
-    const muted = css.getPropertyValue("--muted").trim() || "#5d6878";
-    const gridColor = css.getPropertyValue("--grid").trim() || "#e9ecf0";
+    const { muted, grid: gridColor } = axisColors(o.dark);
     const tz = o.timeZone;
     const chart = this;
     const plotEl = h("div", { class: "uplot-host" });
@@ -257,7 +229,7 @@ export class TimeseriesChart {
         ...this.series.map((s) => ({
           label: s.key,
           stroke: seriesColor(s.key, o.dark),
-          width: 1.5,
+          width: 1,
           show: !o.hidden.has(s.key),
           spanGaps: false,
           points: { show: false },
@@ -281,11 +253,11 @@ export class TimeseriesChart {
         setCursor: [(u) => chart.renderTip(u, fmt)],
       },
     };
-    const plot = new uPlot(opts, [xs, ...ys] as uPlot.AlignedData, plotEl);
-    this.setX(plot, xs);
+    const plot = new uPlot(opts, this.columns.data as uPlot.AlignedData, plotEl);
+    this.setX(plot, this.columns.xs);
     plot.over.addEventListener("pointerleave", () => (tip.hidden = true));
     plot.over.addEventListener("mousedown", () => (this.dragging = true));
-    this.built = { plot, keys, legend, tip };
+    this.built = { plot, keys, legend, tip, ...this.buildLegend(legend) };
   }
 
   /** The bucket still filling: a faded dashed segment from each series' last complete point. */
@@ -296,10 +268,10 @@ export class TimeseriesChart {
     ctx.save();
     ctx.setLineDash([4, 4]);
     ctx.globalAlpha = 0.55;
-    ctx.lineWidth = 1.5 * devicePixelRatio;
+    ctx.lineWidth = devicePixelRatio;
     const xs = u.data[0];
     this.series.forEach((s, i) => {
-      const v = this.partial[i];
+      const v = this.columns.partial[i];
       if (v === null || v === undefined || !u.series[i + 1]?.show) return;
       const col = u.data[i + 1]!;
       let j = xs.length - 1;
@@ -341,46 +313,77 @@ export class TimeseriesChart {
     tip.classList.toggle("left", u.cursor.left > u.over.clientWidth / 2);
   }
 
-  private renderLegend(): void {
-    const built = this.built;
-    if (!built) return;
+  /** The legend's entries, built with the plot (the series names and options are fixed until the next build). */
+  private buildLegend(legend: HTMLElement): Pick<Built, "entries" | "wanted"> {
     const o = this.opts;
     if (o.legend?.show === false || (this.series.length === 1 && !o.legend?.values?.length && !this.series[0]!.key)) {
-      built.legend.hidden = true;
-      return;
+      legend.hidden = true;
+      return { entries: [], wanted: [] };
     }
-    built.legend.hidden = false;
-    const fmt = valueFormatter(o.unit, o.decimals);
     const wanted = o.legend?.values?.length ? o.legend.values : (["last"] as const);
-    const items = this.series.slice(0, 30).map((s, i) => {
-      const stats = legendStats(this.completeValues(s));
-      const shown = !o.hidden.has(s.key);
-      return h(
-        "li",
-        null,
-        h(
-          "button",
-          {
-            type: "button",
-            class: `legend-item${shown ? "" : " off"}`,
-            "aria-pressed": shown ? "true" : "false",
-            title: "Click: show or hide. Shift-click: show only this series (again: show all).",
-            onclick: (ev: Event) => this.toggle(i, (ev as MouseEvent).shiftKey || (ev as MouseEvent).metaKey || (ev as MouseEvent).ctrlKey),
-          },
-          swatch(s.key, o.dark),
-          h("span", { class: "legend-key" }, s.key || o.title),
-          ...wanted.map((k) =>
-            h(
-              "span",
-              { class: "legend-val" },
-              wanted.length > 1 || o.legend?.values?.length ? h("span", { class: "muted" }, `${k} `) : null,
-              fmt(stats[k]),
-            ),
-          ),
-        ),
+    const named = wanted.length > 1 || Boolean(o.legend?.values?.length);
+    const entries = this.series.slice(0, LEGEND_MAX).map((s, i) => {
+      const values = wanted.map(() => document.createTextNode(""));
+      // Each figure sits in a box of its own size (CSS: size and layout containment), so a new figure lays out
+      // that box alone rather than the legend, the card and the page's grid around it on every tick.
+      const boxes = values.map((t) => h("span", { class: "legend-num" }, t));
+      const button = h(
+        "button",
+        {
+          type: "button",
+          class: "legend-item",
+          title: "Click: show or hide. Shift-click: show only this series (again: show all).",
+          onclick: (ev: Event) => this.toggle(i, (ev as MouseEvent).shiftKey || (ev as MouseEvent).metaKey || (ev as MouseEvent).ctrlKey),
+        },
+        swatch(s.key, o.dark),
+        h("span", { class: "legend-key" }, s.key || o.title),
+        ...wanted.map((k, j) => h("span", { class: "legend-val" }, named ? h("span", { class: "muted" }, `${k} `) : null, boxes[j]!)),
       );
+      return { button, values, boxes };
     });
-    replace(built.legend, items, this.series.length > 30 ? h("li", { class: "muted" }, `+${this.series.length - 30} more`) : null);
+    replace(
+      legend,
+      entries.map((e) => h("li", null, e.button)),
+      this.series.length > LEGEND_MAX ? h("li", { class: "muted" }, `+${this.series.length - LEGEND_MAX} more`) : null,
+    );
+    legend.hidden = false;
+    this.renderShown(entries);
+    return { entries, wanted };
+  }
+
+  /** Whether each legend entry's series is shown. */
+  private renderShown(entries: Built["entries"]): void {
+    entries.forEach((e, i) => {
+      const shown = !this.opts.hidden.has(this.series[i]!.key);
+      e.button.classList.toggle("off", !shown);
+      e.button.setAttribute("aria-pressed", shown ? "true" : "false");
+    });
+  }
+
+  /** The legend's values of this tick: a text node is written only when its text changed. */
+  private renderLegend(): void {
+    const built = this.built;
+    if (!built || built.entries.length === 0) return;
+    const o = this.opts;
+    const fmt = valueFormatter(o.unit, o.decimals);
+    const want = { last: built.wanted.includes("last"), spread: built.wanted.some((k) => k !== "last") };
+    built.entries.forEach((e, i) => {
+      const stats = seriesStats(this.series[i]!.points, o.partialFrom, want);
+      built.wanted.forEach((k, j) => {
+        const text = fmt(stats[k]);
+        const node = e.values[j]!;
+        if (node.data === text) return;
+        node.data = text;
+        // The box grows with the figure (in ch, a digit's width, plus room for a wider letter) and never shrinks,
+        // so a legend does not jitter, and a figure of the same length changes no layout outside its box.
+        const box = e.boxes[j]!;
+        const width = text.length + 1;
+        if (width > Number(box.dataset.ch ?? 0)) {
+          box.dataset.ch = String(width);
+          box.style.width = `${width}ch`;
+        }
+      });
+    });
   }
 
   /** Legend click: hide or show series `i`; with a modifier, show it alone (or everything, when it already is). */
@@ -393,15 +396,15 @@ export class TimeseriesChart {
       if (!alone) for (const s of this.series) if (s.key !== key) hidden.add(s.key);
     } else if (hidden.has(key)) hidden.delete(key);
     else hidden.add(key);
-    const plot = this.built?.plot;
-    if (plot) {
-      plot.batch(() => {
-        for (let j = 0; j < this.series.length; j++) plot.setSeries(j + 1, { show: !hidden.has(this.series[j]!.key) });
+    const built = this.built;
+    if (built) {
+      built.plot.batch(() => {
+        for (let j = 0; j < this.series.length; j++) built.plot.setSeries(j + 1, { show: !hidden.has(this.series[j]!.key) });
       });
+      this.renderShown(built.entries);
+      built.entries[i]?.button.focus();
     }
-    this.renderLegend();
-    this.el.setAttribute("aria-label", this.label());
-    (this.built?.legend.querySelectorAll("button")[i] as HTMLElement | undefined)?.focus();
+    this.setLabel();
   }
 }
 
@@ -409,6 +412,26 @@ function swatch(key: string, dark: boolean): HTMLElement {
   const el = h("span", { class: "swatch", "aria-hidden": "true" });
   el.style.background = seriesColor(key, dark);
   return el;
+}
+
+const LAST_ONLY = { last: true, spread: false };
+
+let palette: { dark: boolean; muted: string; grid: string } | null = null;
+
+/**
+ * The axis and grid colours of the theme, read once per theme: getComputedStyle after the DOM changed is a style
+ * recalculation, and the first frame builds several charts in a row.
+ */
+function axisColors(dark: boolean): { muted: string; grid: string } {
+  if (palette?.dark !== dark) {
+    const css = getComputedStyle(document.documentElement);
+    palette = {
+      dark,
+      muted: css.getPropertyValue("--muted").trim() || "#5d6878",
+      grid: css.getPropertyValue("--grid").trim() || "#e9ecf0",
+    };
+  }
+  return palette;
 }
 
 /** What forces a rebuild rather than a setData: everything but the range and the data. */

@@ -20,12 +20,19 @@ afterAll(async () => {
   await app?.stop();
 }, 60_000);
 
-/** Waits until a card (by panel id) has a result stamped later than `after`; returns the stamp. */
+/**
+ * Waits until a card (by panel id) has a result stamped later than `after`, drawn when the card is in the viewport;
+ * returns the stamp. Panels are drawn at the animation frame after their data arrives, so the stamp received
+ * (updatedAt) can lead the one drawn (drawnAt), and a card below the fold is drawn only once it scrolls in.
+ */
 async function nextResult(p: Page, panelId: string, after = 0): Promise<number> {
   const handle = await p.waitForFunction(
     ([id, prev]) => {
-      const at = Number(document.getElementById(`panel-${id}`)?.dataset.updatedAt ?? 0);
-      return at > prev ? at : null;
+      const card = document.getElementById(`panel-${id}`);
+      const at = Number(card?.dataset.updatedAt ?? 0);
+      const r = card?.getBoundingClientRect();
+      const visible = r !== undefined && r.bottom > 0 && r.top < innerHeight && r.height > 0;
+      return at > prev && (!visible || Number(card?.dataset.drawnAt ?? 0) === at) ? at : null;
     },
     [panelId, after] as const,
     { timeout: 30_000 },

@@ -1,3 +1,4 @@
+import { type Cell, rowsInBucketOrder } from "../../lib/live/frames.ts";
 import { columnRoles, type ResultData, seriesKeys, seriesLabel, seriesOfRows, toNumber, toSeries } from "./result.ts";
 import type { RollingWindow } from "./rolling-window.ts";
 
@@ -36,7 +37,7 @@ export function mergeDelta(window: RollingWindow, next: ResultData, delta: Delta
   const roles = columnRoles(next);
   const col = delta.bucketColumn;
   const rows = next.rows;
-  if (roles.time !== col || roles.values.length === 0 || !sortedByBucket(rows, col)) {
+  if (roles.time !== col || roles.values.length === 0 || !rowsInBucketOrder(rows as Cell[][], col)) {
     mergeResult(window, next, range);
     return;
   }
@@ -61,16 +62,6 @@ export function mergeDelta(window: RollingWindow, next: ResultData, delta: Delta
   // A series with no row from the change on may have left the result: keep only the result's series.
   if (missing.size > 0) window.retain(seriesKeys(next, roles));
   if (range) window.prune(range[0]);
-}
-
-function sortedByBucket(rows: readonly (readonly unknown[])[], col: number): boolean {
-  let prev = Number.NEGATIVE_INFINITY;
-  for (const r of rows) {
-    const t = r[col];
-    if (typeof t !== "number" || !(t >= prev)) return false;
-    prev = t;
-  }
-  return true;
 }
 
 function firstRowAtOrAfter(rows: readonly (readonly unknown[])[], col: number, t: number): number {

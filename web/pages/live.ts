@@ -4,14 +4,22 @@ import { byId, h, notify, replace, stateBox } from "../lib/dom.ts";
 import { formatAgo } from "../lib/format.ts";
 import { frameMarks } from "../lib/frame-marks.ts";
 import { panelErrorWords } from "../lib/panel-error.ts";
-import { chatResult, mergeResult } from "../lib/panel-window.ts";
+import { chatResult, mergeDelta, mergeResult } from "../lib/panel-window.ts";
 import { type PanelUpdate, statValue } from "../lib/result.ts";
 import { RollingWindow } from "../lib/rolling-window.ts";
 import { openStream, type StreamState } from "../lib/sse-client.ts";
 import { resolveRange } from "../lib/time-range.ts";
-import { applyPanelDelta, type DashboardSummary, decodeFrame, type VariableSummary, type ViewSummary } from "../../lib/live/frames.ts";
+import {
+  applyPanelDelta,
+  type DashboardSummary,
+  decodeFrame,
+  type PanelDeltaFrame,
+  type VariableSummary,
+  type ViewSummary,
+} from "../../lib/live/frames.ts";
 import { rangeExpressions, readView, shift, streamQuery, type View, writeView, zoneOf, zoomOut } from "../lib/view-url.ts";
 import { openInspector, type QueryAsRun } from "../live/inspect.ts";
+import { createDrawScheduler } from "../live/draw-scheduler.ts";
 import { placePanel, usesGrid } from "../live/layout.ts";
 import { panelMenu } from "../live/panel-menu.ts";
 import { queryAsRun } from "../live/query-as-run.ts";
@@ -56,6 +64,9 @@ export function bootLive(): void {
   const message = byId("message");
   const title = byId("title");
   const panels = new Map<string, PanelView>();
+  // A frame's data goes into the panel's window at once; the panel is drawn at the next animation frame, and only
+  // once it is in the viewport (docs/web.md, "Drawing").
+  const scheduler = createDrawScheduler();
   const hiddenByPanel = new Map<string, Set<string>>();
   let summary: Summary | null = null;
   let specPanels = new Map<string, SpecPanel>();
@@ -170,6 +181,7 @@ export function bootLive(): void {
     }
     if (!changed) return;
     panels.clear();
+    scheduler.clear();
     grid.removeAttribute("aria-busy");
     if (next.panels.length === 0) {
       replace(
@@ -215,7 +227,9 @@ export function bootLive(): void {
         bodyEl.setAttribute("role", "figure");
       }
       grid.append(card);
-      panels.set(p.id, { spec: p, card, body: bodyEl, meta, notice, window: new RollingWindow(maxPoints), last: null, hidden });
+      const v: PanelView = { spec: p, card, body: bodyEl, meta, notice, window: new RollingWindow(maxPoints), last: null, hidden };
+      panels.set(p.id, v);
+      scheduler.add(card, () => draw(v));
     }
     layout();
   }
@@ -295,6 +309,8 @@ export function bootLive(): void {
     view_.notice.hidden = marks.notice === null;
     view_.notice.textContent = marks.notice ?? "";
     view_.meta.textContent = u.result.elapsedMs !== undefined ? `${Math.round(u.result.elapsedMs)} ms` : "";
+    // The update drawn (updatedAt is the one received): scripts and tests wait for this one.
+    view_.card.dataset.drawnAt = String(u.at);
   }
 
   /** The stat and gauge figure: the last complete bucket when the frame marks a partial one. */
@@ -304,18 +320,23 @@ export function bootLive(): void {
     return statValue({ ...u.result, rows });
   }
 
+  /** Every panel is drawn again (view, layout or theme changed): at the next frame, the visible ones first. */
   function redrawAll(): void {
-    for (const v of panels.values()) draw(v);
+    scheduler.invalidateAll();
   }
 
-  function applyUpdate(u: PanelUpdate): void {
+  /** A panel's new result (or its result after an incremental tick's `delta`): into its window now, drawn later. */
+  function applyUpdate(u: PanelUpdate, delta?: PanelDeltaFrame): void {
     const v = panels.get(u.panelId);
     if (!v) return;
     v.last = u;
     v.card.dataset.updatedAt = String(u.at);
     lastUpdate = Math.max(lastUpdate ?? 0, u.at);
-    if ("result" in u && (v.spec.type === "timeseries" || v.spec.type === "stat")) mergeResult(v.window, u.result, rangeAt(u.at));
-    draw(v);
+    if ("result" in u && (v.spec.type === "timeseries" || v.spec.type === "stat")) {
+      if (delta) mergeDelta(v.window, u.result, delta, rangeAt(u.at));
+      else mergeResult(v.window, u.result, rangeAt(u.at));
+    }
+    scheduler.invalidate(v.card);
   }
 
   function inspect(panelId: string, tab: "data" | "query", from: HTMLElement): void {
@@ -416,6 +437,7 @@ export function bootLive(): void {
       v.window.clear();
       v.last = null;
       delete v.card.dataset.updatedAt;
+      delete v.card.dataset.drawnAt;
     }
     pausedAfterSnapshot = false;
     served = null;
@@ -449,7 +471,7 @@ export function bootLive(): void {
           // The server sends one only after a full result of the same stream, so a base is always held.
           const held = panels.get(frame.data.panelId)?.last;
           if (held && "result" in held) {
-            applyUpdate({ panelId: frame.data.panelId, at: frame.data.at, result: applyPanelDelta(held.result, frame.data) });
+            applyUpdate({ panelId: frame.data.panelId, at: frame.data.at, result: applyPanelDelta(held.result, frame.data) }, frame.data);
             if (paused) pauseNow();
           }
         } else if (frame.event === "dashboard") {
