@@ -110,6 +110,9 @@ export async function run(): Promise<void> {
         .map((l) => l.toFixed(2))
         .join(" ")}`,
     );
+    console.log(
+      "web: first chart = navigation start to the end of the first frame drawing the snapshot (paint included); tick main-thread time = the task that decodes and merges the tick's 20 frames + the frame that draws them, from its first animation-frame callback to a task posted after its paint (the wait for the frame excluded)",
+    );
     const line = (label: string, r: Result, height: number) =>
       console.log(
         `web ${label}: first chart ${f1(r.firstChartAt)} ms after navigation (script ${f1(r.scriptStart)}, snapshot fetched ${f1(r.fetched)}, parse ${f1(r.parseMs)}, merge ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} ms drawing ${r.firstFrameCharts} charts), tick main-thread p50 ${f1(pct(r.ticks, 50))} ms p95 ${f1(pct(r.ticks, 95))} ms (data p95 ${f1(pct(r.dataMs, 95))}, frame p95 ${f1(pct(r.frameMs, 95))}; visible charts ${r.visible} of ${PANELS}, viewport 1280x${height}), heap tick 100 ${mb(r.heapAt100)} MB, tick 300 ${mb(r.heapAt300)} MB (growth ${mb(r.heapAt300 - r.heapAt100)} MB)`,

@@ -1,17 +1,16 @@
 // The browser side of `npm run bench -- web`: a 20-panel dashboard of 4 series x 720 points, then 300 ticks that
-// each slide every series by one point, through the live page's own code: the snapshot's results parsed and merged
-// into each panel's rolling window, every tick a panel-delta frame per panel (decoded, applied to the held result,
-// merged into the window with mergeDelta), panels drawn by renderResult through the live page's draw scheduler
-// (next animation frame, visible panels only). ?impl=svg draws every panel with the earlier SVG renderer
+// each slide every series by one point, through the live page's own code: the snapshot's results parsed and taken
+// by each panel's PanelData (web/live/panel-data.ts: merged into the window when first read or in idle time), every
+// tick a panel-delta frame per panel decoded, applied to the held result and merged (mergeDelta), panels drawn by
+// renderResult through the live page's draw scheduler (next animation frame, visible panels only). ?impl=svg draws every panel with the earlier SVG renderer
 // synchronously on each tick instead (the renderer comparison). Results go to window.benchResult.
 import "../../web/styles.css";
 import "uplot/dist/uPlot.min.css";
 import { renderResult } from "../../web/charts/index.ts";
 import { renderTimeseries } from "../../web/charts/timeseries.ts";
 import { frameMarks } from "../../web/lib/frame-marks.ts";
-import { mergeDelta, mergeResult } from "../../web/lib/panel-window.ts";
-import { RollingWindow } from "../../web/lib/rolling-window.ts";
 import { createDrawScheduler } from "../../web/live/draw-scheduler.ts";
+import { createIdleSettler, PanelData } from "../../web/live/panel-data.ts";
 import { applyPanelDelta, decodeFrame, type PanelDeltaFrame, type QueryResult } from "../../lib/live/frames.ts";
 import { deltaAt, PANELS, POINTS, rangeAt, STEP, T0, TICKS } from "./data.ts";
 
@@ -33,8 +32,7 @@ interface Panel {
   id: string;
   card: HTMLElement;
   body: HTMLElement;
-  window: RollingWindow;
-  held: QueryResult | null;
+  data: PanelData;
   at: number;
   hidden: Set<string>;
 }
@@ -56,19 +54,20 @@ const panels: Panel[] = Array.from({ length: PANELS }, (_, i) => {
   card.className = "panel panel-timeseries";
   card.append(head, body);
   grid.append(card);
-  return { id: `p${i}`, card, body, window: new RollingWindow(POINTS), held: null, at: 0, hidden: new Set() };
+  return { id: `p${i}`, card, body, data: new PanelData(POINTS, true), at: 0, hidden: new Set() };
 });
 const byId = new Map(panels.map((p) => [p.id, p]));
 
 /** The live page's draw of a time series panel (web/pages/live.ts, draw()), for the chart part. */
 function drawPanel(p: Panel): void {
-  const result = p.held;
-  if (!result) return;
+  const u = p.data.last;
+  if (!u || !("result" in u)) return;
+  const result = u.result;
   const marks = frameMarks(result);
   const newest = (p.at - T0) / STEP;
   renderResult(p.body, "timeseries", result, {
     unit: "%",
-    window: p.window,
+    window: p.data.window,
     range: rangeAt(newest),
     title: `Panel ${p.id}`,
     options: {},
@@ -82,23 +81,26 @@ function drawPanel(p: Panel): void {
 }
 
 function drawSvg(p: Panel): void {
-  const series = p.window.keys().map((key) => ({ key, points: p.window.get(key) }));
+  const w = p.data.window;
+  const series = w.keys().map((key) => ({ key, points: w.get(key) }));
   renderTimeseries(p.body, series, { range: rangeAt((p.at - T0) / STEP), unit: "%" });
 }
 
 const scheduler = createDrawScheduler();
+const settleWhenIdle = createIdleSettler(() => panels.map((p) => p.data));
 if (impl === "uplot") for (const p of panels) scheduler.add(p.card, () => drawPanel(p));
 
 /** A panel's full result or incremental tick, as the live page's applyUpdate takes it in. */
 function apply(panelId: string, at: number, result: QueryResult, delta?: PanelDeltaFrame): void {
   const p = byId.get(panelId)!;
-  p.held = result;
   p.at = at;
-  const range = rangeAt((at - T0) / STEP);
-  if (delta) mergeDelta(p.window, result, delta, range);
-  else mergeResult(p.window, result, range);
-  if (impl === "uplot") scheduler.invalidate(p.card);
-  else drawSvg(p);
+  p.data.apply({ panelId, at, result }, rangeAt((at - T0) / STEP), delta);
+  if (impl === "svg") {
+    drawSvg(p);
+    return;
+  }
+  scheduler.invalidate(p.card);
+  if (p.data.unsettled) settleWhenIdle();
 }
 
 /**
@@ -151,8 +153,8 @@ async function main(): Promise<void> {
       const decoded = decodeFrame("panel-delta", data);
       if (decoded?.event !== "panel-delta") throw new Error("bad frame");
       const d = decoded.data;
-      const held = byId.get(d.panelId)!.held!;
-      apply(d.panelId, d.at, applyPanelDelta(held, d), d);
+      const held = byId.get(d.panelId)!.data.last as { result: QueryResult };
+      apply(d.panelId, d.at, applyPanelDelta(held.result, d), d);
     }
     const end = performance.now();
     const rendered = await probe.afterWork();

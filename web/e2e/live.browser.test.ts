@@ -109,6 +109,18 @@ describe("the time picker and the URL", () => {
     expect(pressed.filter((p) => p === "true")).toHaveLength(1);
     expect(pressed[1]).toBe("true");
   }, 60_000);
+
+  test("one crosshair: hovering a time series shows the instant on the other time series too", async () => {
+    await nextResult(page, "rpm");
+    await nextResult(page, "p95");
+    await expect(page.locator("#panel-p95 .tooltip").isHidden()).resolves.toBe(true);
+    const box = (await page.locator("#panel-rpm .u-over").boundingBox())!;
+    await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2);
+    // The other chart, drawn lazily like every panel, follows the cursor through uPlot's sync.
+    await page.locator("#panel-p95 .tooltip:not([hidden]) .tip-time").waitFor({ timeout: 10_000 });
+    expect(await page.locator("#panel-p95 .tip-time").textContent()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    await page.mouse.move(0, 0);
+  }, 60_000);
 });
 
 describe("the panel menu", () => {

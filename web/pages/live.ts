@@ -4,9 +4,8 @@ import { byId, h, notify, replace, stateBox } from "../lib/dom.ts";
 import { formatAgo } from "../lib/format.ts";
 import { frameMarks } from "../lib/frame-marks.ts";
 import { panelErrorWords } from "../lib/panel-error.ts";
-import { chatResult, mergeDelta, mergeResult } from "../lib/panel-window.ts";
+import { chatResult } from "../lib/panel-window.ts";
 import { type PanelUpdate, statValue } from "../lib/result.ts";
-import { RollingWindow } from "../lib/rolling-window.ts";
 import { openStream, type StreamState } from "../lib/sse-client.ts";
 import { resolveRange } from "../lib/time-range.ts";
 import {
@@ -21,6 +20,7 @@ import { rangeExpressions, readView, shift, streamQuery, type View, writeView, z
 import { openInspector, type QueryAsRun } from "../live/inspect.ts";
 import { createDrawScheduler } from "../live/draw-scheduler.ts";
 import { placePanel, usesGrid } from "../live/layout.ts";
+import { createIdleSettler, PanelData } from "../live/panel-data.ts";
 import { panelMenu } from "../live/panel-menu.ts";
 import { queryAsRun } from "../live/query-as-run.ts";
 import { mountTimeControls } from "../live/time-controls.ts";
@@ -47,8 +47,8 @@ interface PanelView {
   body: HTMLElement;
   meta: HTMLElement;
   notice: HTMLElement;
-  window: RollingWindow;
-  last: PanelUpdate | null;
+  /** The last update and the rolling window. */
+  data: PanelData;
   hidden: Set<string>;
 }
 
@@ -227,7 +227,8 @@ export function bootLive(): void {
         bodyEl.setAttribute("role", "figure");
       }
       grid.append(card);
-      const v: PanelView = { spec: p, card, body: bodyEl, meta, notice, window: new RollingWindow(maxPoints), last: null, hidden };
+      const windowed = p.type === "timeseries" || p.type === "stat";
+      const v: PanelView = { spec: p, card, body: bodyEl, meta, notice, data: new PanelData(maxPoints, windowed), hidden };
       panels.set(p.id, v);
       scheduler.add(card, () => draw(v));
     }
@@ -263,7 +264,7 @@ export function bootLive(): void {
   }
 
   function draw(view_: PanelView): void {
-    const u = view_.last;
+    const u = view_.data.last;
     if (!u || view_.card.hidden) return;
     if ("error" in u) {
       view_.card.classList.add("has-error");
@@ -288,7 +289,7 @@ export function bootLive(): void {
     const pick = view_.spec.type === "stat" || view_.spec.type === "gauge" ? lastComplete(u, marks.partialFrom) : undefined;
     renderResult(view_.body, view_.spec.type, u.result, {
       unit: view_.spec.unit,
-      window: view_.spec.type === "timeseries" || view_.spec.type === "stat" ? view_.window : undefined,
+      window: view_.spec.type === "timeseries" || view_.spec.type === "stat" ? view_.data.window : undefined,
       range,
       title: view_.spec.title,
       options: display,
@@ -329,20 +330,22 @@ export function bootLive(): void {
   function applyUpdate(u: PanelUpdate, delta?: PanelDeltaFrame): void {
     const v = panels.get(u.panelId);
     if (!v) return;
-    v.last = u;
+    v.data.apply(u, rangeAt(u.at), delta);
     v.card.dataset.updatedAt = String(u.at);
     lastUpdate = Math.max(lastUpdate ?? 0, u.at);
-    if ("result" in u && (v.spec.type === "timeseries" || v.spec.type === "stat")) {
-      if (delta) mergeDelta(v.window, u.result, delta, rangeAt(u.at));
-      else mergeResult(v.window, u.result, rangeAt(u.at));
-    }
     scheduler.invalidate(v.card);
+    if (v.data.unsettled) settleWhenIdle();
   }
+
+  /** Windows left to merge (the panels below the fold after a snapshot) are merged in idle time. */
+  const settleWhenIdle = createIdleSettler(function* () {
+    for (const v of panels.values()) yield v.data;
+  });
 
   function inspect(panelId: string, tab: "data" | "query", from: HTMLElement): void {
     const v = panels.get(panelId);
     if (!v) return;
-    const u = v.last;
+    const u = v.data.last;
     const query: QueryAsRun | null =
       u && "result" in u
         ? queryAsRun({
@@ -434,8 +437,7 @@ export function bootLive(): void {
   function attach(): void {
     stream?.close();
     for (const v of panels.values()) {
-      v.window.clear();
-      v.last = null;
+      v.data.clear();
       delete v.card.dataset.updatedAt;
       delete v.card.dataset.drawnAt;
     }
@@ -469,7 +471,7 @@ export function bootLive(): void {
         } else if (frame.event === "panel-delta") {
           // An incremental tick: merged into the panel's last full result, then drawn like a panel frame.
           // The server sends one only after a full result of the same stream, so a base is always held.
-          const held = panels.get(frame.data.panelId)?.last;
+          const held = panels.get(frame.data.panelId)?.data.last;
           if (held && "result" in held) {
             applyUpdate({ panelId: frame.data.panelId, at: frame.data.at, result: applyPanelDelta(held.result, frame.data) }, frame.data);
             if (paused) pauseNow();
@@ -530,7 +532,7 @@ export function bootLive(): void {
     canApply: () => role === "editor" || role === "admin",
     panelResults: () =>
       [...panels.values()].map((v) =>
-        chatResult(v.spec.id, v.last && ("result" in v.last ? { result: v.last.result } : { error: v.last.error })),
+        chatResult(v.spec.id, v.data.last && ("result" in v.data.last ? { result: v.data.last.result } : { error: v.data.last.error })),
       ),
     onError: (e) => notify(message, errorText(e), "error"),
   });
