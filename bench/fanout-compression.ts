@@ -10,14 +10,23 @@
 import http from "node:http";
 import net from "node:net";
 import zlib from "node:zlib";
-import { type BenchDatabases, mb, ms, percentile, rssOf, startBenchHost, stopHost, until } from "../stream-host/testing/bench-env.ts";
+import {
+  type BenchDatabases,
+  mb,
+  ms,
+  onPanelLatency,
+  percentile,
+  rssOf,
+  startBenchHost,
+  stopHost,
+  until,
+} from "../stream-host/testing/bench-env.ts";
 
 const REFRESH_MS = 2000;
 const MEASURED_TICKS = 10;
 const PANELS = 4;
 /** What Chromium sends. */
 const ACCEPT_ENCODING = "gzip, deflate, br, zstd";
-const PANEL_AT = /"panelId":"[^"]+","at":(\d+)/g;
 
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
 
@@ -115,19 +124,9 @@ function sampled(port: number, path: string, cookie: string): Promise<Sampled> {
         const encoding = res.headers["content-encoding"] ?? "identity";
         const body = encoding === "deflate" ? res.pipe(zlib.createInflate()) : res;
         const v: Sampled = { encoding, latencies: [], frames: 0, errors: 0, destroy: () => req.destroy() };
-        let rest = "";
-        body.setEncoding("utf8");
-        body.on("data", (chunk: string) => {
-          const t = Date.now();
-          const blocks = (rest + chunk).split("\n\n");
-          rest = blocks.pop() ?? "";
-          for (const b of blocks) {
-            if (!b.startsWith("event: panel")) continue;
-            for (const m of b.matchAll(PANEL_AT)) {
-              v.frames++;
-              v.latencies.push(t - Number(m[1]));
-            }
-          }
+        onPanelLatency(body, (latency) => {
+          v.frames++;
+          v.latencies.push(latency);
         });
         body.on("error", () => {
           v.errors++;

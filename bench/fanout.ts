@@ -29,6 +29,7 @@ import {
   type BenchSubscriber,
   mb,
   ms,
+  onPanelLatency,
   percentile,
   refusals,
   requireOpenFiles,
@@ -358,19 +359,9 @@ function decodingViewer(port: number): Promise<{ latencies: number[]; frames: nu
       const decoder = enc === "gzip" ? zlib.createGunzip() : enc === "deflate" ? zlib.createInflateRaw() : null;
       const body = decoder ? res.pipe(decoder) : res;
       const v = { latencies: [] as number[], frames: 0, destroy: () => req.destroy() };
-      let rest = "";
-      body.setEncoding("utf8");
-      body.on("data", (chunk: string) => {
-        const t = Date.now();
-        const blocks = (rest + chunk).split("\n\n");
-        rest = blocks.pop() ?? "";
-        for (const b of blocks) {
-          const m = /"panelId":"[^"]+","at":(\d+)/.exec(b);
-          if (m && b.startsWith("event: panel")) {
-            v.frames++;
-            v.latencies.push(t - Number(m[1]));
-          }
-        }
+      onPanelLatency(body, (latency) => {
+        v.frames++;
+        v.latencies.push(latency);
       });
       body.on("error", () => {});
       resolve(v);

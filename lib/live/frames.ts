@@ -152,7 +152,8 @@ export function rowsInBucketOrder(rows: readonly Cell[][], col: number): boolean
   return true;
 }
 
-function firstIndexAtOrAfter(rows: readonly Cell[][], col: number, t: number): number {
+/** The index of the first row whose time cell (`col`, ascending) is at or after `t`: a binary search. */
+export function firstIndexAtOrAfter(rows: readonly (readonly unknown[])[], col: number, t: number): number {
   let lo = 0;
   let hi = rows.length;
   while (lo < hi) {

@@ -1290,8 +1290,7 @@ class Analyzer {
     const kind = String(body.kind);
     if (kind === "AEXPR_NULLIF") return pick(this.operandSizes(body, ctx));
     if (kind === "AEXPR_IN" || kind.startsWith("AEXPR_BETWEEN") || kind.startsWith("AEXPR_NOT_BETWEEN")) return FIXED;
-    const parts = stringParts(body.name);
-    const op = parts?.[parts.length - 1];
+    const op = lastName(body.name) ?? undefined;
     const decl = op === undefined ? undefined : OPERATOR_DECLARATION_MAP.get(op);
     if (!decl) return FIXED; // refused by the operator allowlist, or IS DISTINCT FROM (a comparison)
     const args: Arg[] = [];
@@ -1315,10 +1314,9 @@ class Analyzer {
 
   /** A cast: a string literal cast to numeric is a number literal and has its digit cap. */
   private typeCast(body: Obj, ctx: Ctx): void {
-    const t = stringParts((body.typeName as Obj | undefined)?.names);
-    const type = t?.[t.length - 1];
-    const text = stringConst(body.arg);
-    if (text !== undefined && (type === "numeric" || type === "_numeric")) {
+    const type = castType(body);
+    const text = type === "numeric" || type === "_numeric" ? stringConst(body.arg) : undefined;
+    if (text !== undefined) {
       // An array literal ('{1,2}'::numeric[]) holds one number per element.
       for (const part of text.replace(/^\s*\{|\}\s*$/g, "").split(",")) {
         const problem = numericLiteralProblem(part);

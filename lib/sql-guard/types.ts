@@ -86,11 +86,14 @@ function shown(parts: readonly string[]): string {
  * written by the grammar excepted). `extra` holds names a deployment added.
  */
 export function typeProblem(t: Obj, extra: ReadonlySet<string>): TypeProblem | null {
-  const names = Array.isArray(t.names) ? t.names.map(sval) : [];
-  if (names.length === 0 || names.some((n) => n === undefined)) {
-    return { reason: "function", message: "casts must name a type" };
+  const list: readonly unknown[] = Array.isArray(t.names) ? t.names : [];
+  const parts: string[] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const part = sval(list[i]);
+    if (part === undefined) return { reason: "function", message: "casts must name a type" };
+    parts[i] = part;
   }
-  const parts = names as string[];
+  if (parts.length === 0) return { reason: "function", message: "casts must name a type" };
   if (t.pct_type === true) return { reason: "function", message: "%TYPE casts are not allowed" };
   const last = parts[parts.length - 1];
   const schema = parts.length > 1 ? parts[parts.length - 2] : undefined;

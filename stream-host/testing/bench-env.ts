@@ -306,6 +306,26 @@ export async function subscribeMany(
   return subs;
 }
 
+const PANEL_AT_ALL = new RegExp(PANEL_AT.source, "g");
+
+/**
+ * Reads a decoded SSE body and calls `onPanel` with the receipt time minus `at` for every panel frame (full or
+ * delta) in it: the latency sample of the benches' sampled viewers.
+ */
+export function onPanelLatency(body: NodeJS.ReadableStream, onPanel: (latencyMs: number) => void): void {
+  let rest = "";
+  body.setEncoding("utf8");
+  body.on("data", (chunk: string) => {
+    const t = Date.now();
+    const blocks = (rest + chunk).split("\n\n");
+    rest = blocks.pop() ?? "";
+    for (const b of blocks) {
+      if (!b.startsWith("event: panel")) continue;
+      for (const m of b.matchAll(PANEL_AT_ALL)) onPanel(t - Number(m[2]));
+    }
+  });
+}
+
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = Float64Array.from(values).sort();

@@ -1,4 +1,4 @@
-import { type Cell, rowsInBucketOrder } from "../../lib/live/frames.ts";
+import { type Cell, firstIndexAtOrAfter, rowsInBucketOrder } from "../../lib/live/frames.ts";
 import { columnRoles, type ResultData, seriesKeys, seriesLabel, seriesOfRows, toNumber, toSeries } from "./result.ts";
 import type { RollingWindow } from "./rolling-window.ts";
 
@@ -51,7 +51,7 @@ export function mergeDelta(window: RollingWindow, next: ResultData, delta: Delta
     for (const name of names) keys.delete(single && label ? label : label ? `${label} · ${name}` : name);
   };
   // The first row of a changed bucket; the window's series without a row from there on may have left the result.
-  let start = firstRowAtOrAfter(rows, col, from);
+  let start = firstIndexAtOrAfter(rows, col, from);
   const missing = new Set(window.keys());
   for (let i = start; i < rows.length && missing.size > 0; i++) seen(rows[i]!, missing);
   // Back to each series' row before the change.
@@ -62,17 +62,6 @@ export function mergeDelta(window: RollingWindow, next: ResultData, delta: Delta
   // A series with no row from the change on may have left the result: keep only the result's series.
   if (missing.size > 0) window.retain(seriesKeys(next, roles));
   if (range) window.prune(range[0]);
-}
-
-function firstRowAtOrAfter(rows: readonly (readonly unknown[])[], col: number, t: number): number {
-  let lo = 0;
-  let hi = rows.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((rows[mid]![col] as number) < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Rows of a panel result sent along with a chat question: the newest `maxRows`, flagged when cut. */
