@@ -27,6 +27,7 @@ import { createServer } from "node:http";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { deflateSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
@@ -79,6 +80,7 @@ export async function run(): Promise<void> {
   const js = await readFile(join(dir, "page.js"));
   const css = await readFile(join(dir, "page.css")).catch(() => Buffer.from(""));
   const snapshot = JSON.stringify(snapshotPanels());
+  const deflated = deflateSync(snapshot);
   const html = `<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="/page.css">
 <style>#grid{grid-template-columns:repeat(2,1fr);width:1200px}</style>
 </head><body><main id="grid" class="panel-grid"></main><script type="module" src="/page.js"></script></body></html>`;
@@ -86,7 +88,8 @@ export async function run(): Promise<void> {
     const path = (req.url ?? "/").split("?")[0];
     if (path === "/page.js") res.writeHead(200, { "content-type": "text/javascript" }).end(js);
     else if (path === "/page.css") res.writeHead(200, { "content-type": "text/css" }).end(css);
-    else if (path === "/snapshot.json") res.writeHead(200, { "content-type": "application/json" }).end(snapshot);
+    else if (path === "/snapshot.json")
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "deflate" }).end(deflated);
     else res.writeHead(200, { "content-type": "text/html" }).end(html);
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
