@@ -3,22 +3,12 @@ import { describe, expect, test } from "vitest";
 import { createSessionTokens } from "../../lib/auth/session.ts";
 import { CSP_POLICY } from "../../lib/http/csp.ts";
 import type { PagesConfig } from "./context.ts";
+import { TEST_PAGES_CONFIG } from "./testing/pages-config.ts";
 import { registerPages } from "./index.ts";
 
 const COOKIE = "svc_session";
 const sessions = createSessionTokens({ secret: "admin-pages-secret-0123456789abcdef", ttlSeconds: 3600 });
-const CONFIG: PagesConfig = {
-  CSP_REPORT_ONLY: false,
-  OIDC_ACCOUNT_URL: undefined,
-  MAX_WINDOW_POINTS: 720,
-  AI_MODEL: "",
-  DEFAULT_TIME_FROM: "now-24h",
-  DEFAULT_TIME_TO: "now",
-  DEFAULT_REFRESH_INTERVAL_MS: 15000,
-  MIN_REFRESH_INTERVAL_MS: 2000,
-  PLATFORM_ADMIN_GROUP: "platform-admins",
-  isProduction: false,
-};
+const CONFIG: PagesConfig = { ...TEST_PAGES_CONFIG, PLATFORM_ADMIN_GROUP: "platform-admins" };
 
 function app(config: Partial<PagesConfig> = {}) {
   const a = new Hono();

@@ -4,6 +4,7 @@ import { createSessionTokens } from "../../lib/auth/session.ts";
 import type { SessionUser } from "../../lib/auth/types.ts";
 import { CSP_POLICY } from "../../lib/http/csp.ts";
 import type { PagesConfig } from "./context.ts";
+import { TEST_PAGES_CONFIG } from "./testing/pages-config.ts";
 import { registerPages } from "./index.ts";
 
 // The Tokens and Audit pages: their shells for workspace admins, a 403 page for everyone else, and their entries in
@@ -12,18 +13,7 @@ import { registerPages } from "./index.ts";
 
 const COOKIE = "svc_session";
 const sessions = createSessionTokens({ secret: "workspace-admin-pages-0123456789abcdef", ttlSeconds: 3600 });
-const CONFIG: PagesConfig = {
-  CSP_REPORT_ONLY: false,
-  OIDC_ACCOUNT_URL: undefined,
-  MAX_WINDOW_POINTS: 720,
-  AI_MODEL: "",
-  DEFAULT_TIME_FROM: "now-24h",
-  DEFAULT_TIME_TO: "now",
-  DEFAULT_REFRESH_INTERVAL_MS: 15000,
-  MIN_REFRESH_INTERVAL_MS: 2000,
-  PLATFORM_ADMIN_GROUP: undefined,
-  isProduction: false,
-};
+const CONFIG: PagesConfig = TEST_PAGES_CONFIG;
 const ADMIN_GROUP = "shop-admins";
 
 function app(asked: SessionUser[] = []) {

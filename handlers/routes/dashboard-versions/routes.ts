@@ -1,7 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type pg from "pg";
 import type { Auth } from "../../../lib/auth/create-auth.ts";
-import type { Config } from "../../../lib/config/parse.ts";
 import { diffSpecs } from "../../../lib/dashboards/diff.ts";
 import { parseDashboardSpec, saveDashboard } from "../../../lib/dashboards/save.ts";
 import { dashboardWorkspaceId } from "../../../lib/dashboards/store.ts";
@@ -12,18 +11,11 @@ import type { Metrics } from "../../../lib/metrics/metrics.ts";
 import { countingGuard } from "../../../lib/sql-guard/counting.ts";
 import type { Guard } from "../../../lib/sql-guard/verdict.ts";
 import { type ApiRouter, problems } from "../../openapi.ts";
-import { DashboardParamsSchema, dashboardSchemas, savedDashboardJson } from "../dashboards/routes.ts";
+import { type DashboardRouteDeps, DashboardParamsSchema, dashboardSchemas, savedDashboardJson } from "../dashboards/routes.ts";
 
 export interface DashboardVersionRouteDeps {
-  config: Pick<
-    Config,
-    | "MIN_REFRESH_INTERVAL_MS"
-    | "DEFAULT_REFRESH_INTERVAL_MS"
-    | "DEFAULT_TIME_FROM"
-    | "DEFAULT_TIME_TO"
-    | "DASHBOARD_VERSION_RETENTION"
-    | "MAX_WINDOW_POINTS"
-  >;
+  /** What a version's save reads of the configuration: the same as a dashboard's save. */
+  config: DashboardRouteDeps["config"];
   pool: pg.Pool;
   auth: Auth;
   guard: Guard;
