@@ -155,11 +155,13 @@ export function bootLive(): void {
       before.to !== view.to ||
       before.refreshMs !== view.refreshMs ||
       JSON.stringify(before.vars) !== JSON.stringify(view.vars);
+    // The stream first: attaching forgets what the previous view's server said (a past range's "ended"), so the
+    // controls drawn next read the new view, not the old one's verdict until the new snapshot arrives.
+    if (reattach) attach();
     renderControls();
     if (JSON.stringify(before.vars) !== JSON.stringify(view.vars)) void renderVariables(variables);
     if (before.viewPanel !== view.viewPanel) layout();
-    if (reattach) attach();
-    else redrawAll();
+    if (!reattach) redrawAll();
     renderStatus();
   }
 
