@@ -12,7 +12,9 @@ import { renderTimeseries } from "../../web/charts/timeseries.ts";
 import { frameMarks } from "../../web/lib/frame-marks.ts";
 import { createDrawScheduler } from "../../web/live/draw-scheduler.ts";
 import { createIdleSettler, PanelData } from "../../web/live/panel-data.ts";
-import { applyPanelDelta, decodeFrame, type PanelDeltaFrame, type QueryResult } from "../../lib/live/frames.ts";
+import { takeEarlyStream } from "../../web/lib/early-stream.ts";
+import { openStream } from "../../web/lib/sse-client.ts";
+import { applyPanelDelta, decodeFrame, type PanelDeltaFrame, type QueryResult, type SnapshotFrame } from "../../lib/live/frames.ts";
 import { deltaAt, PANELS, POINTS, rangeAt, STEP, T0, TICKS } from "./data.ts";
 
 declare global {
@@ -23,6 +25,8 @@ declare global {
 }
 
 const scriptStart = performance.now();
+/** The stream the bench's page names in its early-stream script (bench/web.ts). */
+const STREAM_URL = "/stream";
 const params = new URLSearchParams(location.search);
 const impl = params.get("impl") === "svg" ? "svg" : "uplot";
 /** Fewer ticks for a trace (?ticks=30); the bench runs 300. */
@@ -190,14 +194,29 @@ const settle = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r
 const span = (f: FrameRecord) => f.end - f.start;
 
 async function main(): Promise<void> {
-  // The snapshot, as the stream delivers it: every panel's full result, parsed on the page.
-  const text = await (await fetch("/snapshot.json")).text();
+  // The snapshot, as the live page receives it: the stream the page's inline script opened while this bundle loaded,
+  // taken over by the stream client, its event decoded (web/pages/live.ts, attach()).
+  const data = await new Promise<string>((resolve) => {
+    const stream = openStream(
+      STREAM_URL,
+      {
+        onEvent(event, text) {
+          if (event !== "snapshot") return;
+          stream.close();
+          resolve(text);
+        },
+      },
+      { early: takeEarlyStream(STREAM_URL) },
+    );
+  });
   const fetched = performance.now();
   const probe = impl === "svg" ? frameProbe() : undefined;
   const drawing = impl === "uplot" ? drawingFrames() : undefined;
-  const snapshot = JSON.parse(text) as { panelId: string; at: number; result: QueryResult }[];
+  const frame = decodeFrame("snapshot", data);
+  if (frame?.event !== "snapshot") throw new Error("bad snapshot");
+  const snapshot: SnapshotFrame = frame.data;
   const parsed = performance.now();
-  for (const u of snapshot) apply(u.panelId, u.at, u.result);
+  for (const u of snapshot.panels) if ("result" in u) apply(u.panelId, u.at, u.result);
   const merged = performance.now();
   let firstChartAt: number;
   let firstFrame: number;
@@ -270,9 +289,11 @@ async function main(): Promise<void> {
       else heapAt300 = heap();
     }
   }
+  const opened = performance.getEntriesByName(new URL(STREAM_URL, location.href).href)[0]?.startTime ?? Number.NaN;
   window.benchResult = {
     impl,
     scriptStart,
+    streamOpened: opened,
     fetched,
     parseMs: parsed - fetched,
     mergeMs: merged - parsed,
