@@ -14,7 +14,8 @@ import { createDrawScheduler } from "../../web/live/draw-scheduler.ts";
 import { createIdleSettler, PanelData } from "../../web/live/panel-data.ts";
 import { takeEarlyStream } from "../../web/lib/early-stream.ts";
 import { openStream } from "../../web/lib/sse-client.ts";
-import { applyPanelDelta, decodeFrame, type PanelDeltaFrame, type QueryResult, type SnapshotFrame } from "../../lib/live/frames.ts";
+import { afterNextPaint, takeSnapshotPanels } from "../../web/lib/snapshot-intake.ts";
+import { applyPanelDelta, decodeFrame, type PanelDeltaFrame, type QueryResult, splitSnapshot } from "../../lib/live/frames.ts";
 import { deltaAt, PANELS, POINTS, rangeAt, STEP, T0, TICKS } from "./data.ts";
 
 declare global {
@@ -212,11 +213,43 @@ async function main(): Promise<void> {
   const fetched = performance.now();
   const probe = impl === "svg" ? frameProbe() : undefined;
   const drawing = impl === "uplot" ? drawingFrames() : undefined;
-  const frame = decodeFrame("snapshot", data);
-  if (frame?.event !== "snapshot") throw new Error("bad snapshot");
-  const snapshot: SnapshotFrame = frame.data;
-  const parsed = performance.now();
-  for (const u of snapshot.panels) if ("result" in u) apply(u.panelId, u.at, u.result);
+  let parsed = Number.NaN;
+  /** The frames that draw the panels taken after the first frame (the live page's `later`). */
+  let restDrawn: Promise<FrameRecord[]> = Promise.resolve([]);
+  let tookRest: () => void = () => {};
+  const restTaken = new Promise<void>((r) => {
+    tookRest = r;
+  });
+  if (impl === "uplot") {
+    // As the live page takes it (web/pages/live.ts): cut into panels, the first in layout order parsed and applied
+    // now, the others after the frame that draws it; "parse" is the part before that frame.
+    const split = splitSnapshot(data);
+    if (!split) throw new Error("bad snapshot");
+    let first = true;
+    takeSnapshotPanels(
+      split,
+      panels.map((p) => p.id),
+      {
+        apply: (u) => {
+          if (first) parsed = performance.now();
+          first = false;
+          if ("result" in u) apply(u.panelId, u.at, u.result);
+        },
+        later: (fn) =>
+          afterNextPaint(() => {
+            restDrawn = drawingFrames();
+            fn();
+            tookRest();
+          }),
+      },
+    );
+  } else {
+    // SVG: every panel parsed and drawn at once, as the page did before uPlot (the renderer comparison).
+    const frame = decodeFrame("snapshot", data);
+    if (frame?.event !== "snapshot") throw new Error("bad snapshot");
+    parsed = performance.now();
+    for (const u of frame.data.panels) if ("result" in u) apply(u.panelId, u.at, u.result);
+  }
   const merged = performance.now();
   let firstChartAt: number;
   let firstFrame: number;
@@ -230,8 +263,11 @@ async function main(): Promise<void> {
     firstChartAt = first.end;
     firstFrame = span(first);
     firstFrameCharts = first.drew;
-    allVisibleAt = frames.at(-1)!.end;
-    snapshotFrames = frames.length;
+    // Then the frames that draw the other visible panels, taken in after the first frame.
+    await restTaken;
+    const rest = await restDrawn;
+    allVisibleAt = (rest.at(-1) ?? frames.at(-1)!).end;
+    snapshotFrames = frames.length + rest.length;
   } else {
     // SVG: drawn during the merge; the frame that follows paints all 20.
     firstChartAt = await probe!.afterWork();

@@ -7,6 +7,7 @@ import { panelErrorWords } from "../lib/panel-error.ts";
 import { chatResult } from "../lib/panel-window.ts";
 import { type PanelUpdate, statValue } from "../lib/result.ts";
 import { takeEarlyStream } from "../lib/early-stream.ts";
+import { afterNextPaint, takeSnapshotPanels } from "../lib/snapshot-intake.ts";
 import { openStream, type StreamState } from "../lib/sse-client.ts";
 import { resolveRange } from "../lib/time-range.ts";
 import {
@@ -14,6 +15,8 @@ import {
   type DashboardSummary,
   decodeFrame,
   type PanelDeltaFrame,
+  splitSnapshot,
+  type StreamFrame,
   type VariableSummary,
   type ViewSummary,
 } from "../../lib/live/frames.ts";
@@ -252,6 +255,15 @@ export function bootLive(): void {
     redrawAll();
   }
 
+  /** The panels in the order they are laid out (top to bottom, then left to right): the full-screen one alone. */
+  function drawOrder(): string[] {
+    if (view.viewPanel) return [view.viewPanel];
+    const ids = [...panels.keys()];
+    if (!usesGrid([...(summary?.panels ?? []), ...specPanels.values()])) return ids;
+    const at = (id: string) => gridPosOf(id) ?? { x: 0, y: Number.POSITIVE_INFINITY };
+    return ids.sort((a, b) => at(a).y - at(b).y || at(a).x - at(b).x);
+  }
+
   function gridPosOf(id: string): SpecPanel["gridPos"] {
     return panels.get(id)?.spec.gridPos ?? specPanels.get(id)?.gridPos;
   }
@@ -455,7 +467,9 @@ export function bootLive(): void {
       url,
       {
         onEvent(event, data) {
-          const frame = decodeFrame(event, data);
+          // A snapshot's results are parsed panel by panel: the first one drawn before the others (drawOrder()).
+          const split = event === "snapshot" ? splitSnapshot(data) : null;
+          const frame: StreamFrame | null = split ? { event: "snapshot", data: { ...split.head, panels: [] } } : decodeFrame(event, data);
           if (!frame) return;
           const pauseNow = () => {
             pausedAfterSnapshot = true;
@@ -466,10 +480,18 @@ export function bootLive(): void {
           served = servedAfter(frame, served);
           if (frame.event === "snapshot") {
             setSummary(frame.data.dashboard as Summary);
-            for (const u of frame.data.panels) applyUpdate(u);
+            if (split)
+              takeSnapshotPanels(split, drawOrder(), {
+                apply: (u) => applyUpdate(u),
+                later: (fn) =>
+                  afterNextPaint(() => {
+                    if (attachment === token) fn();
+                  }),
+              });
+            else for (const u of frame.data.panels) applyUpdate(u);
             notify(message, null);
             // Paused: the snapshot is the view; nothing more is read until refresh is switched back on.
-            if (paused && frame.data.panels.length > 0) pauseNow();
+            if (paused && (split ? split.ids.length : frame.data.panels.length) > 0) pauseNow();
             renderStatus();
           } else if (frame.event === "panel") {
             applyUpdate(frame.data);
