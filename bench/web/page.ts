@@ -65,15 +65,21 @@ const panels: Panel[] = Array.from({ length: PANELS }, (_, i) => {
 const byId = new Map(panels.map((p) => [p.id, p]));
 
 /** The live page's draw of a time series panel (web/pages/live.ts, draw()), for the chart part. */
+/** The first chart's draw, in parts: its window taken in (the snapshot's rows merged), then the chart built and drawn. */
+let firstDraw: { windowMs: number; chartMs: number } | undefined;
+
 function drawPanel(p: Panel): void {
   const u = p.data.last;
   if (!u || !("result" in u)) return;
   const result = u.result;
   const marks = frameMarks(result);
   const newest = (p.at - T0) / STEP;
+  const start = performance.now();
+  const rolling = p.data.window;
+  const taken = performance.now();
   renderResult(p.body, "timeseries", result, {
     unit: "%",
-    window: p.data.window,
+    window: rolling,
     range: rangeAt(newest),
     title: `Panel ${p.id}`,
     options: {},
@@ -84,6 +90,7 @@ function drawPanel(p: Panel): void {
     partialFrom: marks.partialFrom,
     stepMs: marks.stepMs,
   });
+  firstDraw ??= { windowMs: taken - start, chartMs: performance.now() - taken };
 }
 
 function drawSvg(p: Panel): void {
@@ -335,6 +342,7 @@ async function main(): Promise<void> {
     mergeMs: merged - parsed,
     firstFrame,
     firstFrameCharts,
+    firstDraw: firstDraw ?? { windowMs: Number.NaN, chartMs: Number.NaN },
     firstChartAt,
     allVisibleAt,
     snapshotFrames,
