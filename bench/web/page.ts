@@ -16,7 +16,7 @@ import { takeEarlyStream } from "../../web/lib/early-stream.ts";
 import { openStream } from "../../web/lib/sse-client.ts";
 import { afterNextPaint, takeSnapshotPanels } from "../../web/lib/snapshot-intake.ts";
 import { applyPanelDelta, decodeFrame, type PanelDeltaFrame, type QueryResult, splitSnapshot } from "../../lib/live/frames.ts";
-import { deltaAt, PANELS, POINTS, rangeAt, STEP, T0, TICKS } from "./data.ts";
+import { BENCH_DONE, deltaAt, PANELS, POINTS, rangeAt, STEP, T0, TICKS } from "./data.ts";
 
 declare global {
   interface Window {
@@ -358,4 +358,4 @@ async function main(): Promise<void> {
   };
 }
 
-void main();
+void main().then(() => console.log(BENCH_DONE));
