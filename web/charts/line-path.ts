@@ -34,26 +34,20 @@ export function traceLine(
   i1: number,
   m: Mapping,
 ): void {
+  // Locals only (no closure over them), so the numbers stay unboxed and a call allocates nothing but the path.
   let pen = false;
   // The column being accumulated: its x, and the first, lowest, highest and last y in it.
-  let colX = Number.NaN;
+  let colX = 0;
   let inY = 0;
   let minY = 0;
   let maxY = 0;
   let outY = 0;
-  const closeColumn = () => {
-    if (minY === maxY) return;
-    if (inY !== minY && outY !== minY) sink.lineTo(colX, minY);
-    if (inY !== maxY && outY !== maxY) sink.lineTo(colX, maxY);
-    sink.lineTo(colX, outY);
-  };
   for (let i = i0; i <= i1; i++) {
     const v = ys[i];
     if (v === undefined) continue;
     if (v === null) {
-      if (pen) closeColumn();
+      if (pen) closeColumn(sink, colX, inY, minY, maxY, outY);
       pen = false;
-      colX = Number.NaN;
       continue;
     }
     const x = Math.round(m.x0 + m.kx * xs[i]!);
@@ -65,7 +59,7 @@ export function traceLine(
       continue;
     }
     if (pen) {
-      closeColumn();
+      closeColumn(sink, colX, inY, minY, maxY, outY);
       sink.lineTo(x, y);
     } else {
       sink.moveTo(x, y);
@@ -74,5 +68,13 @@ export function traceLine(
     colX = x;
     inY = minY = maxY = outY = y;
   }
-  if (pen) closeColumn();
+  if (pen) closeColumn(sink, colX, inY, minY, maxY, outY);
+}
+
+/** The rest of a pixel column after its first point (drawn already): its lowest, highest and last point. */
+function closeColumn(sink: PathSink, x: number, inY: number, minY: number, maxY: number, outY: number): void {
+  if (minY === maxY) return;
+  if (inY !== minY && outY !== minY) sink.lineTo(x, minY);
+  if (inY !== maxY && outY !== maxY) sink.lineTo(x, maxY);
+  sink.lineTo(x, outY);
 }
