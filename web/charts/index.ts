@@ -41,8 +41,13 @@ export interface RenderOptions {
 /** The chart living in an element, reused across redraws (a tick is one setData). */
 const charts = new WeakMap<HTMLElement, TimeseriesChart>();
 
+let darkQuery: MediaQueryList | null = null;
+
+/** Whether the page is in the dark theme (one MediaQueryList, read on every draw; its `matches` is live). */
 export function isDark(): boolean {
-  return typeof matchMedia === "function" && matchMedia("(prefers-color-scheme: dark)").matches;
+  if (typeof matchMedia !== "function") return false;
+  darkQuery ??= matchMedia("(prefers-color-scheme: dark)");
+  return darkQuery.matches;
 }
 
 /**

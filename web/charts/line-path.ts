@@ -1,0 +1,80 @@
+/**
+ * The line of one time series in canvas pixels, for uPlot's `series.paths`. uPlot's own `linear` builder costs about
+ * 0.2 ms a series of 720 points in Chromium (three closures and a scale lookup per point, a native call per point);
+ * this one maps values with two precomputed linear coefficients and joins the points of one pixel column into at most
+ * a vertical run (the first, lowest, highest and last value), which is what a 1 px line can show there. What it
+ * draws is uPlot's linear line: vertices rounded to whole device pixels (uPlot's pxAlign 1), a null breaks the line
+ * (a gap), an undefined cell (no sample at this x) is skipped and the line joins across it.
+ */
+
+/** What the tracer writes to (a Path2D in the browser). */
+export interface PathSink {
+  moveTo(x: number, y: number): void;
+  lineTo(x: number, y: number): void;
+}
+
+/** pixel = offset + factor * value, for x and for y. */
+export interface Mapping {
+  x0: number;
+  kx: number;
+  y0: number;
+  ky: number;
+}
+
+/**
+ * Traces `ys` against `xs` from index `i0` to `i1` (inclusive) into `sink`. Points that land in the same pixel
+ * column are joined into one vertical run: the column's first point, then its lowest and highest (when they are
+ * not the first or last), then its last, as uPlot's decimation does.
+ */
+export function traceLine(
+  sink: PathSink,
+  xs: ArrayLike<number>,
+  ys: ArrayLike<number | null | undefined>,
+  i0: number,
+  i1: number,
+  m: Mapping,
+): void {
+  // Locals only (no closure over them), so the numbers stay unboxed and a call allocates nothing but the path.
+  let pen = false;
+  // The column being accumulated: its x, and the first, lowest, highest and last y in it.
+  let colX = 0;
+  let inY = 0;
+  let minY = 0;
+  let maxY = 0;
+  let outY = 0;
+  for (let i = i0; i <= i1; i++) {
+    const v = ys[i];
+    if (v === undefined) continue;
+    if (v === null) {
+      if (pen) closeColumn(sink, colX, inY, minY, maxY, outY);
+      pen = false;
+      continue;
+    }
+    const x = Math.round(m.x0 + m.kx * xs[i]!);
+    const y = Math.round(m.y0 + m.ky * v);
+    if (pen && x === colX) {
+      if (y < minY) minY = y;
+      else if (y > maxY) maxY = y;
+      outY = y;
+      continue;
+    }
+    if (pen) {
+      closeColumn(sink, colX, inY, minY, maxY, outY);
+      sink.lineTo(x, y);
+    } else {
+      sink.moveTo(x, y);
+      pen = true;
+    }
+    colX = x;
+    inY = minY = maxY = outY = y;
+  }
+  if (pen) closeColumn(sink, colX, inY, minY, maxY, outY);
+}
+
+/** The rest of a pixel column after its first point (drawn already): its lowest, highest and last point. */
+function closeColumn(sink: PathSink, x: number, inY: number, minY: number, maxY: number, outY: number): void {
+  if (minY === maxY) return;
+  if (inY !== minY && outY !== minY) sink.lineTo(x, minY);
+  if (inY !== maxY && outY !== maxY) sink.lineTo(x, maxY);
+  sink.lineTo(x, outY);
+}
