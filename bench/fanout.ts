@@ -35,6 +35,7 @@ import {
   requireOpenFiles,
   rssOf,
   startBenchDatabases,
+  imageRuntimeEnv,
   startBenchHost,
   stopHost,
   subscribeMany,
@@ -546,7 +547,11 @@ export async function run(): Promise<void> {
   console.log(
     source
       ? "stream host and floor: from source under tsx (FANOUT_HOST=source)"
-      : "stream host and floor: built bundles on plain node, as the container runs the stream host (FANOUT_HOST=source: under tsx)",
+      : `stream host and floor: built bundles on plain node, as the container runs the stream host, with its image's ${Object.entries(
+          imageRuntimeEnv(),
+        )
+          .map(([k, v]) => `${k}=${v}`)
+          .join(" ")}; the floor on node's defaults (FANOUT_HOST=source: both under tsx)`,
   );
   const db = await startBenchDatabases();
   try {

@@ -27,23 +27,26 @@ import { createServer } from "node:http";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { deflateSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
+import { EARLY_STREAM_SCRIPT } from "../lib/live/early-stream.ts";
+import { deflateSink, processDeflater } from "../stream-host/stream-compression.ts";
 import { CHROMIUM, CHROMIUM_ARGS } from "../web/e2e/harness.ts";
-import { PANELS, snapshotPanels } from "./web/data.ts";
+import { PANELS, snapshotFrame } from "./web/data.ts";
 
 const ENTRY = fileURLToPath(new URL("./web/page.ts", import.meta.url));
 
 interface Result {
   impl: string;
   scriptStart: number;
+  streamOpened: number;
   fetched: number;
   parseMs: number;
   mergeMs: number;
   firstFrame: number;
   firstFrameCharts: number;
+  firstDraw: { windowMs: number; chartMs: number };
   firstChartAt: number;
   allVisibleAt: number;
   snapshotFrames: number;
@@ -65,35 +68,67 @@ const pct = (xs: number[], p: number) => {
 const f1 = (n: number) => n.toFixed(1);
 const mb = (n: number) => (n / 1024 / 1024).toFixed(2);
 
-export async function run(): Promise<void> {
+/**
+ * Builds the bench page and serves it on a loopback port: the page, its bundle and stylesheet, and the stream. The
+ * page's HTML is the live page's head (handlers/pages/layout.ts): the early stream's inline script first, then the
+ * stylesheet; `?early=off` leaves the script out (the page's stream client then opens the stream itself, as before).
+ */
+export async function startBenchPage(opts: { minify?: boolean } = {}): Promise<{ port: number; close(): Promise<void>; js: string }> {
   const dir = await mkdtemp(join(tmpdir(), "pulseboard-bench-web-"));
   await esbuild.build({
     entryPoints: { page: ENTRY },
     outdir: dir,
     bundle: true,
     format: "esm",
-    minify: true,
+    minify: opts.minify ?? true,
     platform: "browser",
     target: ["es2022"],
     logLevel: "silent",
   });
   const js = await readFile(join(dir, "page.js"));
   const css = await readFile(join(dir, "page.css")).catch(() => Buffer.from(""));
-  const snapshot = JSON.stringify(snapshotPanels());
-  const deflated = deflateSync(snapshot);
-  const html = `<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="/page.css">
+  await rm(dir, { recursive: true, force: true });
+  // The snapshot event as the stream host writes it (stream-host/sse.ts), deflated as it sends it to a browser by
+  // default (STREAM_COMPRESSION=deflate: stream-host/stream-compression.ts); the stream then stays open, as a live one.
+  const snapshot = Buffer.from(`event: snapshot\ndata: ${JSON.stringify(snapshotFrame())}\n\n`);
+  // The stream host deflates a view's snapshot once and sends those bytes to each viewer: done here before the runs,
+  // so that none of them waits for it.
+  processDeflater.frame(snapshot);
+  const html = (early: boolean) => `<!doctype html><html><head><meta charset="utf-8">
+${early ? `<script data-stream="/stream">${EARLY_STREAM_SCRIPT}</script>` : ""}
+<link rel="stylesheet" href="/page.css">
 <style>#grid{grid-template-columns:repeat(2,1fr);width:1200px}</style>
 </head><body><main id="grid" class="panel-grid"></main><script type="module" src="/page.js"></script></body></html>`;
   const server = createServer((req, res) => {
-    const path = (req.url ?? "/").split("?")[0];
-    if (path === "/page.js") res.writeHead(200, { "content-type": "text/javascript" }).end(js);
-    else if (path === "/page.css") res.writeHead(200, { "content-type": "text/css" }).end(css);
-    else if (path === "/snapshot.json")
-      res.writeHead(200, { "content-type": "application/json", "content-encoding": "deflate" }).end(deflated);
-    else res.writeHead(200, { "content-type": "text/html" }).end(html);
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (url.pathname === "/page.js") res.writeHead(200, { "content-type": "text/javascript" }).end(js);
+    else if (url.pathname === "/page.css") res.writeHead(200, { "content-type": "text/css" }).end(css);
+    else if (url.pathname === "/stream") {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store", "content-encoding": "deflate" });
+      deflateSink({
+        get closed() {
+          return res.destroyed;
+        },
+        write: (frame) => res.write(frame) || true,
+        end: async () => void res.end(),
+        destroy: () => res.destroy(),
+        onClose: (f) => res.on("close", f),
+      }).write(snapshot);
+    } else res.writeHead(200, { "content-type": "text/html" }).end(html(url.searchParams.get("early") !== "off"));
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as { port: number }).port;
+  return {
+    js: js.toString(),
+    port: (server.address() as { port: number }).port,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+export async function run(): Promise<void> {
+  const { port, close } = await startBenchPage();
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -130,7 +165,7 @@ export async function run(): Promise<void> {
     );
     const line = (label: string, r: Result, height: number) =>
       console.log(
-        `web ${label}: first chart ${f1(r.firstChartAt)} ms after navigation (script ${f1(r.scriptStart)}, snapshot fetched ${f1(r.fetched)}, parse ${f1(r.parseMs)}, merge ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} ms drawing ${r.firstFrameCharts} charts; all visible charts at ${f1(r.allVisibleAt)} ms in ${r.snapshotFrames} frames), tick main-thread p50 ${f1(pct(r.ticks, 50))} ms p95 ${f1(pct(r.ticks, 95))} ms (data p95 ${f1(pct(r.dataMs, 95))}, frames p95 ${f1(pct(r.frameMs, 95))}), longest frame per tick p95 ${f1(pct(r.longestFrameMs, 95))} ms, frames per tick p95 ${pct(r.framesPerTick, 95)}, all visible charts drawn after ${f1(pct(r.allDrawnMs, 95))} ms p95 (visible charts ${r.visible} of ${PANELS}, viewport 1280x${height}), heap tick 100 ${mb(r.heapAt100)} MB, tick 300 ${mb(r.heapAt300)} MB (growth ${mb(r.heapAt300 - r.heapAt100)} MB)`,
+        `web ${label}: first chart ${f1(r.firstChartAt)} ms after navigation (stream opened ${f1(r.streamOpened)}, script ${f1(r.scriptStart)}, snapshot fetched ${f1(r.fetched)}, parse ${f1(r.parseMs)}, merge ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} ms drawing ${r.firstFrameCharts} charts (first chart's window ${f1(r.firstDraw.windowMs)}, build and draw ${f1(r.firstDraw.chartMs)}); all visible charts at ${f1(r.allVisibleAt)} ms in ${r.snapshotFrames} frames), tick main-thread p50 ${f1(pct(r.ticks, 50))} ms p95 ${f1(pct(r.ticks, 95))} ms (data p95 ${f1(pct(r.dataMs, 95))}, frames p95 ${f1(pct(r.frameMs, 95))}), longest frame per tick p95 ${f1(pct(r.longestFrameMs, 95))} ms, frames per tick p95 ${pct(r.framesPerTick, 95)}, all visible charts drawn after ${f1(pct(r.allDrawnMs, 95))} ms p95 (visible charts ${r.visible} of ${PANELS}, viewport 1280x${height}), heap tick 100 ${mb(r.heapAt100)} MB, tick 300 ${mb(r.heapAt300)} MB (growth ${mb(r.heapAt300 - r.heapAt100)} MB)`,
       );
     const [u, whole, all, s] = results as [Result, Result, Result, Result];
     line("uplot     ", u, runs[0]!.height);
@@ -148,7 +183,6 @@ export async function run(): Promise<void> {
     );
   } finally {
     await browser.close();
-    server.close();
-    await rm(dir, { recursive: true, force: true });
+    await close();
   }
 }

@@ -20,6 +20,7 @@ import {
   STREAM_HOST_PORT,
 } from "./cdk/constants.ts";
 import { DOCKER_CONTEXT_EXCLUDES } from "./cdk/images.ts";
+import { type Instruction, envOf, finalStage, parseDockerfile } from "./dockerfile.ts";
 
 // Builds bundles and starts them as processes: tens of seconds each on a busy machine.
 vi.setConfig({ testTimeout: 120_000 });
@@ -28,51 +29,6 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const { build } = (await import(pathToFileURL(join(ROOT, "esbuild.config.mjs")).href)) as {
   build(opts: { outdir: string; only: string[]; log?: (l: string) => void }): Promise<unknown>;
 };
-
-interface Instruction {
-  op: string;
-  args: string;
-}
-
-/** Dockerfile instructions with line continuations joined and comments dropped. */
-function parseDockerfile(file: string): Instruction[] {
-  const text = readFileSync(join(ROOT, "infra", file), "utf8");
-  const lines = text.split("\n").filter((l) => !/^\s*#/.test(l));
-  const joined = lines.join("\n").replace(/\\\n\s*/g, " ");
-  return joined
-    .split("\n")
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .map((l) => {
-      const m = /^(\S+)\s+(.*)$/.exec(l)!;
-      return { op: m[1].toUpperCase(), args: m[2] };
-    });
-}
-
-/** The instructions of the last stage (what the image runs). */
-function finalStage(ins: Instruction[]): Instruction[] {
-  const last = ins.map((i) => i.op).lastIndexOf("FROM");
-  return ins.slice(last);
-}
-
-/** ENV of a stage (`KEY=value` pairs); `${ARG}` references resolve to the ARG's default. */
-function envOf(stage: Instruction[]): Record<string, string> {
-  const args: Record<string, string> = {};
-  const env: Record<string, string> = {};
-  for (const i of stage) {
-    if (i.op === "ARG") {
-      const [k, v = ""] = i.args.split("=");
-      args[k] = v.replace(/^"|"$/g, "");
-    }
-    if (i.op === "ENV") {
-      for (const pair of i.args.split(/\s+/)) {
-        const [k, v] = pair.split("=");
-        env[k] = v.replace(/\$\{(\w+)\}/g, (_, name) => args[name] ?? "");
-      }
-    }
-  }
-  return env;
-}
 
 function execForm(stage: Instruction[], op: string): string[] {
   const hit = stage.filter((i) => i.op === op).pop();
@@ -160,6 +116,13 @@ describe("Dockerfile.stream-host", () => {
       STREAM_PORT: String(STREAM_HOST_PORT),
     });
     expect(execForm(stage, "CMD")).toEqual(["node", "dist/stream-host/main.mjs"]);
+  });
+
+  it("sets the memory tunables that the fan-out bench starts the bundle with (glibc's mmap threshold, V8's young space)", () => {
+    expect(envOf(stage)).toMatchObject({
+      GLIBC_TUNABLES: "glibc.malloc.mmap_threshold=32768",
+      NODE_OPTIONS: "--max-semi-space-size=4",
+    });
   });
 
   it("carries the migrate, provision and app-role bundles that the task's containers of those names run", () => {

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { StreamEventName, StreamFrames } from "../lib/live/frames.ts";
 
 /** Response headers of every stream (docs/stream-host.md). */
@@ -85,43 +86,58 @@ function chunkOf(frame: Uint8Array): Buffer {
 /**
  * A sink writing straight to the socket under Node's response: after the headers went out, each
  * frame is one pre-framed chunk handed to the socket with no per-subscriber stream machinery and no
- * corking, so the first subscribers receive it while the fan-out loop still runs. The response
- * object ends the stream (last chunk and terminator) so Node's HTTP state stays consistent.
+ * corking, so the first subscribers receive it while the fan-out loop still runs.
  */
 export function nodeSink(res: ServerResponse, opts: { maxBufferedBytes?: number; headers?: Readonly<Record<string, string>> } = {}): Sink {
   return new NodeSink(res, opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, opts.headers ?? SSE_HEADERS);
 }
 
-/** The response's sink, for the one `close` listener all sinks share. */
+/** The socket's sink, for the one `close` listener all sinks share. */
 const SINK = Symbol("sink");
 
-function onResponseClose(this: ServerResponse) {
-  (this as ServerResponse & { [SINK]?: NodeSink })[SINK]?.fire();
+function onSocketClose(this: Socket) {
+  (this as Socket & { [SINK]?: NodeSink })[SINK]?.fire();
 }
+
+/** The chunked body's terminator (the last, empty chunk and no trailers). */
+const LAST_CHUNK = Buffer.from("0\r\n\r\n");
 
 /**
  * nodeSink's state. One object per subscriber that lives as long as its stream: a class rather than an object of
  * closures, so a subscriber costs a few fields instead of five closures, their context and a dictionary-mode object
  * (an object literal with a getter is one), about 0.8 KB each at 10,000 subscribers (`npm run bench -- fanout`).
+ *
+ * Once the headers are out, the socket is detached from the response (`detachSocket`, what Node itself does when a
+ * response finishes) and the sink holds the socket alone: the response object, its header tables and its writable
+ * state are not kept for the hours a stream lives (about 1 KB per subscriber). The sink writes the chunked framing
+ * itself, ends the body with the last chunk and closes the connection after it, and learns of the end from the
+ * socket's `close`.
  */
 class NodeSink implements Sink {
-  #res: ServerResponse;
+  #socket: Socket | null;
   #bound: number;
   #chunked: boolean;
   #closed = false;
   #listeners: (() => void)[] | null = null;
 
   constructor(res: ServerResponse, bound: number, headers: Readonly<Record<string, string>>) {
-    this.#res = res;
     this.#bound = bound;
-    (res as ServerResponse & { [SINK]?: NodeSink })[SINK] = this;
-    res.on("close", onResponseClose);
-    res.socket?.setNoDelay(true);
+    const socket = res.socket;
+    socket?.setNoDelay(true);
     // Streams are long-lived by design; no idle timeout may cut them (disconnects surface through writes and close).
-    res.socket?.setTimeout(0);
+    socket?.setTimeout(0);
     res.writeHead(200, headers);
     res.flushHeaders();
     this.#chunked = (res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true;
+    if (!socket || socket.destroyed) {
+      this.#socket = null;
+      this.#closed = true;
+      return;
+    }
+    res.detachSocket(socket);
+    (socket as Socket & { [SINK]?: NodeSink })[SINK] = this;
+    socket.on("close", onSocketClose);
+    this.#socket = socket;
   }
 
   fire() {
@@ -133,13 +149,12 @@ class NodeSink implements Sink {
   }
 
   get closed() {
-    return this.#closed || this.#res.destroyed;
+    return this.#closed || this.#socket === null || this.#socket.destroyed;
   }
 
   write(frame: Uint8Array) {
-    const res = this.#res;
-    const socket = res.socket;
-    if (this.#closed || res.destroyed || res.writableEnded || !socket || socket.destroyed) return false;
+    const socket = this.#socket;
+    if (this.#closed || socket === null || socket.destroyed || socket.writableEnded) return false;
     // A subscriber whose earlier frames still sit in our buffer beyond the bound is not reading.
     if (socket.writableLength > this.#bound) return false;
     socket.write(this.#chunked ? chunkOf(frame) : frame);
@@ -147,20 +162,32 @@ class NodeSink implements Sink {
   }
 
   end(frame?: Uint8Array) {
-    const res = this.#res;
-    if (this.#closed || res.destroyed || res.writableEnded) return Promise.resolve();
+    const socket = this.#socket;
+    if (this.#closed || socket === null || socket.destroyed || socket.writableEnded) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      res.once("close", () => resolve());
-      res.end(frame ?? undefined, () => resolve());
+      const done = () => {
+        this.fire();
+        resolve();
+      };
+      socket.once("close", done);
+      if (frame) socket.write(this.#chunked ? chunkOf(frame) : frame);
+      // The body ends here and so does the connection: no later response may follow on a socket the response no
+      // longer owns. Closed once the bytes are handed to the kernel, whether or not the client closes its side.
+      const closeAfter = () => {
+        socket.destroy();
+        done();
+      };
+      if (this.#chunked) socket.end(LAST_CHUNK, closeAfter);
+      else socket.end(closeAfter);
     });
   }
 
   destroy() {
-    this.#res.destroy();
+    this.#socket?.destroy();
   }
 
   onClose(listener: () => void) {
-    if (this.#closed) listener();
+    if (this.closed) listener();
     else if (this.#listeners) this.#listeners.push(listener);
     else this.#listeners = [listener];
   }

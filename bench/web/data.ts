@@ -1,6 +1,6 @@
 // The web bench's dashboard data, shared by the runner (which serves the snapshot) and the page (which makes each
 // tick's frames): 20 panels of 4 series ("host-0".."host-3") x 720 buckets of 5 s, the newest bucket still filling.
-import type { Cell, PanelDeltaFrame, QueryResult } from "../../lib/live/frames.ts";
+import type { Cell, PanelDeltaFrame, QueryResult, SnapshotFrame } from "../../lib/live/frames.ts";
 
 export const PANELS = 20;
 export const SERIES = 4;
@@ -52,5 +52,21 @@ export function deltaAt(panelId: string, t: number): PanelDeltaFrame {
     elapsedMs: 1,
     stepMs: STEP,
     partialFrom: bucket(newest),
+  };
+}
+
+/** The stream's first event for this dashboard: its summary (20 time series panels, no SQL), the view, every panel's result. */
+export function snapshotFrame(): SnapshotFrame {
+  return {
+    dashboard: {
+      id: "bench",
+      version: 1,
+      title: "Bench",
+      refreshIntervalMs: STEP,
+      time: { from: "now-1h", to: "now" },
+      panels: Array.from({ length: PANELS }, (_, p) => ({ id: `p${p}`, title: `Panel p${p}`, type: "timeseries", unit: "%" })),
+    },
+    view: { from: "now-1h", to: "now", refreshMs: STEP, vars: {}, live: true, saved: true },
+    panels: snapshotPanels(),
   };
 }

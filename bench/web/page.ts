@@ -12,7 +12,10 @@ import { renderTimeseries } from "../../web/charts/timeseries.ts";
 import { frameMarks } from "../../web/lib/frame-marks.ts";
 import { createDrawScheduler } from "../../web/live/draw-scheduler.ts";
 import { createIdleSettler, PanelData } from "../../web/live/panel-data.ts";
-import { applyPanelDelta, decodeFrame, type PanelDeltaFrame, type QueryResult } from "../../lib/live/frames.ts";
+import { takeEarlyStream } from "../../web/lib/early-stream.ts";
+import { openStream } from "../../web/lib/sse-client.ts";
+import { afterNextPaint, takeSnapshotPanels } from "../../web/lib/snapshot-intake.ts";
+import { applyPanelDelta, decodeFrame, type PanelDeltaFrame, type QueryResult, splitSnapshot } from "../../lib/live/frames.ts";
 import { deltaAt, PANELS, POINTS, rangeAt, STEP, T0, TICKS } from "./data.ts";
 
 declare global {
@@ -23,6 +26,8 @@ declare global {
 }
 
 const scriptStart = performance.now();
+/** The stream the bench's page names in its early-stream script (bench/web.ts). */
+const STREAM_URL = "/stream";
 const params = new URLSearchParams(location.search);
 const impl = params.get("impl") === "svg" ? "svg" : "uplot";
 /** Fewer ticks for a trace (?ticks=30); the bench runs 300. */
@@ -60,15 +65,21 @@ const panels: Panel[] = Array.from({ length: PANELS }, (_, i) => {
 const byId = new Map(panels.map((p) => [p.id, p]));
 
 /** The live page's draw of a time series panel (web/pages/live.ts, draw()), for the chart part. */
+/** The first chart's draw, in parts: its window taken in (the snapshot's rows merged), then the chart built and drawn. */
+let firstDraw: { windowMs: number; chartMs: number } | undefined;
+
 function drawPanel(p: Panel): void {
   const u = p.data.last;
   if (!u || !("result" in u)) return;
   const result = u.result;
   const marks = frameMarks(result);
   const newest = (p.at - T0) / STEP;
+  const start = performance.now();
+  const rolling = p.data.window;
+  const taken = performance.now();
   renderResult(p.body, "timeseries", result, {
     unit: "%",
-    window: p.data.window,
+    window: rolling,
     range: rangeAt(newest),
     title: `Panel ${p.id}`,
     options: {},
@@ -79,6 +90,7 @@ function drawPanel(p: Panel): void {
     partialFrom: marks.partialFrom,
     stepMs: marks.stepMs,
   });
+  firstDraw ??= { windowMs: taken - start, chartMs: performance.now() - taken };
 }
 
 function drawSvg(p: Panel): void {
@@ -190,14 +202,61 @@ const settle = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r
 const span = (f: FrameRecord) => f.end - f.start;
 
 async function main(): Promise<void> {
-  // The snapshot, as the stream delivers it: every panel's full result, parsed on the page.
-  const text = await (await fetch("/snapshot.json")).text();
+  // The snapshot, as the live page receives it: the stream the page's inline script opened while this bundle loaded,
+  // taken over by the stream client, its event decoded (web/pages/live.ts, attach()).
+  const data = await new Promise<string>((resolve) => {
+    const stream = openStream(
+      STREAM_URL,
+      {
+        onEvent(event, text) {
+          if (event !== "snapshot") return;
+          stream.close();
+          resolve(text);
+        },
+      },
+      { early: takeEarlyStream(STREAM_URL) },
+    );
+  });
   const fetched = performance.now();
   const probe = impl === "svg" ? frameProbe() : undefined;
   const drawing = impl === "uplot" ? drawingFrames() : undefined;
-  const snapshot = JSON.parse(text) as { panelId: string; at: number; result: QueryResult }[];
-  const parsed = performance.now();
-  for (const u of snapshot) apply(u.panelId, u.at, u.result);
+  let parsed = Number.NaN;
+  /** The frames that draw the panels taken after the first frame (the live page's `later`). */
+  let restDrawn: Promise<FrameRecord[]> = Promise.resolve([]);
+  let tookRest: () => void = () => {};
+  const restTaken = new Promise<void>((r) => {
+    tookRest = r;
+  });
+  if (impl === "uplot") {
+    // As the live page takes it (web/pages/live.ts): cut into panels, the first in layout order parsed and applied
+    // now, the others after the frame that draws it; "parse" is the part before that frame.
+    const split = splitSnapshot(data);
+    if (!split) throw new Error("bad snapshot");
+    let first = true;
+    takeSnapshotPanels(
+      split,
+      panels.map((p) => p.id),
+      {
+        apply: (u) => {
+          if (first) parsed = performance.now();
+          first = false;
+          if ("result" in u) apply(u.panelId, u.at, u.result);
+        },
+        later: (fn) =>
+          afterNextPaint(() => {
+            restDrawn = drawingFrames();
+            fn();
+            tookRest();
+          }),
+      },
+    );
+  } else {
+    // SVG: every panel parsed and drawn at once, as the page did before uPlot (the renderer comparison).
+    const frame = decodeFrame("snapshot", data);
+    if (frame?.event !== "snapshot") throw new Error("bad snapshot");
+    parsed = performance.now();
+    for (const u of frame.data.panels) if ("result" in u) apply(u.panelId, u.at, u.result);
+  }
   const merged = performance.now();
   let firstChartAt: number;
   let firstFrame: number;
@@ -211,8 +270,11 @@ async function main(): Promise<void> {
     firstChartAt = first.end;
     firstFrame = span(first);
     firstFrameCharts = first.drew;
-    allVisibleAt = frames.at(-1)!.end;
-    snapshotFrames = frames.length;
+    // Then the frames that draw the other visible panels, taken in after the first frame.
+    await restTaken;
+    const rest = await restDrawn;
+    allVisibleAt = (rest.at(-1) ?? frames.at(-1)!).end;
+    snapshotFrames = frames.length + rest.length;
   } else {
     // SVG: drawn during the merge; the frame that follows paints all 20.
     firstChartAt = await probe!.afterWork();
@@ -270,14 +332,17 @@ async function main(): Promise<void> {
       else heapAt300 = heap();
     }
   }
+  const opened = performance.getEntriesByName(new URL(STREAM_URL, location.href).href)[0]?.startTime ?? Number.NaN;
   window.benchResult = {
     impl,
     scriptStart,
+    streamOpened: opened,
     fetched,
     parseMs: parsed - fetched,
     mergeMs: merged - parsed,
     firstFrame,
     firstFrameCharts,
+    firstDraw: firstDraw ?? { windowMs: Number.NaN, chartMs: Number.NaN },
     firstChartAt,
     allVisibleAt,
     snapshotFrames,

@@ -1,6 +1,7 @@
-import { html } from "hono/html";
+import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { SessionUser } from "../../lib/auth/types.ts";
+import { EARLY_STREAM_SCRIPT } from "../../lib/live/early-stream.ts";
 import type { AssetUrls } from "./assets.ts";
 
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -42,11 +43,17 @@ export interface ShellOptions {
   /** data-* attributes for the browser module (values are escaped). */
   data?: Record<string, string | number | null | undefined>;
   body: Html;
+  /**
+   * The live page's stream URL: an inline script, first in the head, opens it while the bundle loads
+   * (lib/live/early-stream.ts; the policy allows that one script by its hash).
+   */
+  earlyStream?: string;
 }
 
 /**
- * The HTML shell every page shares. It carries no inline script or style: everything runs from the
- * same-origin bundle, which is what lets the CSP stay strict without nonces.
+ * The HTML shell every page shares. It carries no inline style and no inline script but the live page's early
+ * stream, whose text is a constant the CSP names by its hash: everything else runs from the same-origin bundle.
+ * That script comes before the stylesheet, since a script after a pending stylesheet waits for it.
  */
 export function shell(o: ShellOptions): Html {
   const data = Object.entries({ page: o.page, ...o.data, "platform-admin": o.user.platformAdmin ? "true" : undefined })
@@ -57,6 +64,7 @@ export function shell(o: ShellOptions): Html {
 <html lang="en">
 <head>
 <meta charset="utf-8">
+${o.earlyStream && o.assets.script ? html`<script data-stream="${o.earlyStream}">${raw(EARLY_STREAM_SCRIPT)}</script>` : ""}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <link rel="icon" href="${FAVICON}">

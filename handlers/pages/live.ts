@@ -1,6 +1,7 @@
 import { html } from "hono/html";
 import { type PageApp, type PageContext, pageUser } from "./context.ts";
 import { loading, shell } from "./layout.ts";
+import { liveStreamUrl, readView } from "../../web/lib/view-url.ts";
 
 /** GET /dashboards/:id: the live dashboard, fed by the SSE stream, with the chat panel. */
 export function registerLivePage(app: PageApp, ctx: PageContext): void {
@@ -43,6 +44,8 @@ export function registerLivePage(app: PageApp, ctx: PageContext): void {
           "ai-model": ctx.config.AI_MODEL,
         },
         body,
+        // The stream the page opens first, for the view in its address (the page checks it is the same URL).
+        earlyStream: liveStreamUrl(id, readView(new URL(c.req.url).searchParams)),
       }),
     );
   });

@@ -4,7 +4,10 @@ import { join } from "node:path";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createSessionTokens } from "../../lib/auth/session.ts";
+import { createHash } from "node:crypto";
 import { CSP_POLICY } from "../../lib/http/csp.ts";
+import { EARLY_STREAM_SCRIPT } from "../../lib/live/early-stream.ts";
+import { liveStreamUrl, readView } from "../../web/lib/view-url.ts";
 import type { PagesConfig } from "./context.ts";
 import { TEST_PAGES_CONFIG } from "./testing/pages-config.ts";
 import { registerPages } from "./index.ts";
@@ -56,8 +59,11 @@ describe("pages render for a signed-in user", () => {
     expect(body).toMatch(/^<!doctype html>/);
     expect(body).toContain('<script type="module" src="/assets/main-ABCD2345.js"></script>');
     expect(body).toContain('<link rel="stylesheet" href="/assets/main-WXYZ6789.css">');
-    // The strict policy forbids inline script and style, so the shell must carry none.
-    expect(body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    // The strict policy forbids inline script and style: the shell carries none but the live page's early stream,
+    // which the policy names by the hash of its text.
+    const inline = [...body.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)].map((m) => m[1]!);
+    expect(inline).toEqual(path === "/dashboards/db_123" ? [EARLY_STREAM_SCRIPT] : []);
+    for (const text of inline) expect(CSP_POLICY).toContain(`'sha256-${createHash("sha256").update(text).digest("base64")}'`);
     expect(body).not.toMatch(/\sstyle=|<style/);
     // User-provided claims are escaped.
     expect(body).toContain("Ada &lt;Admin&gt;");
@@ -69,6 +75,20 @@ describe("pages render for a signed-in user", () => {
     expect(body).toContain('data-page="live"');
     expect(body).toContain('data-dashboard-id="db_abc"');
     expect(body).toContain('data-max-window-points="99"');
+  });
+
+  test.each([
+    "/dashboards/db_abc",
+    "/dashboards/db_abc?from=now-6h&to=now&refresh=10s&tz=utc&viewPanel=p1",
+    "/dashboards/db_abc?var-host=a&var-host=b%20c&refresh=off",
+    "/dashboards/db%2Fx?from=2026-01-01T00:00:00Z&to=1767229200000",
+  ])("%s: the early stream opens the URL the page opens for that view, before the stylesheet", async (path) => {
+    const body = await (await get(makeApp(), path)).text();
+    const url = new URL(path, "http://x");
+    const expected = liveStreamUrl(decodeURIComponent(url.pathname.split("/")[2]!), readView(url.searchParams));
+    const attr = /<script data-stream="([^"]*)">/.exec(body)?.[1];
+    expect(attr?.replaceAll("&amp;", "&")).toBe(expected);
+    expect(body.indexOf("data-stream=")).toBeLessThan(body.indexOf('rel="stylesheet"'));
   });
 
   test("a hostile dashboard id is escaped, not injected", async () => {

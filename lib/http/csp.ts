@@ -1,12 +1,18 @@
+import { createHash } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
+import { EARLY_STREAM_SCRIPT } from "../live/early-stream.ts";
+
+/** The one inline script pages may carry, by its hash: the live page's early stream (lib/live/early-stream.ts). */
+export const EARLY_STREAM_HASH = `'sha256-${createHash("sha256").update(EARLY_STREAM_SCRIPT).digest("base64")}'`;
 
 /**
  * The page policy. Pages load only same-origin scripts and stylesheets (the esbuild bundle under
- * /assets/), so the policy needs no nonces or hashes and never allows inline script or style.
+ * /assets/) and one inline script named by its hash (the live page's early stream, a constant text); the
+ * policy never allows inline script in general, nor inline style.
  */
 export const CSP_POLICY = [
   "default-src 'self'",
-  "script-src 'self'",
+  `script-src 'self' ${EARLY_STREAM_HASH}`,
   "style-src 'self'",
   "img-src 'self' data:",
   "connect-src 'self'",

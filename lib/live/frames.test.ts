@@ -1,6 +1,15 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { STREAM_EVENTS, decodeFrame, streamUrl, viewParamsOf } from "./frames.ts";
+import {
+  type Cell,
+  type PanelUpdate,
+  STREAM_EVENTS,
+  type SnapshotFrame,
+  decodeFrame,
+  splitSnapshot,
+  streamUrl,
+  viewParamsOf,
+} from "./frames.ts";
 
 describe("decodeFrame", () => {
   test.each([
@@ -71,6 +80,97 @@ describe("view parameters", () => {
           expect(back).toEqual(expected);
         },
       ),
+    );
+  });
+});
+
+describe("splitSnapshot: a snapshot's panels cut apart, parsed one at a time", () => {
+  const dashboard = {
+    id: "d",
+    version: 3,
+    title: "T",
+    refreshIntervalMs: 5000,
+    time: { from: "now-1h", to: "now" },
+    panels: [{ id: "a", title: "A", type: "timeseries" }],
+  };
+  const view = { from: "now-1h", to: "now", refreshMs: 5000, vars: {}, live: true, saved: true };
+  const result = (rows: Cell[][]) => ({
+    columns: [
+      { name: "time", type: "timestamptz" },
+      { name: "v", type: "json" },
+    ],
+    rows,
+    truncated: false,
+    elapsedMs: 1,
+  });
+  /** As the stream host writes it: JSON of { dashboard, view, panels }, each update { panelId, at, result | error }. */
+  const wire = (panels: PanelUpdate[]) => JSON.stringify({ dashboard, view, panels } satisfies SnapshotFrame);
+
+  test("each panel's update, and the head without panels", () => {
+    const panels: PanelUpdate[] = [
+      { panelId: "a", at: 1, result: result([[1, "x"]]) },
+      { panelId: "b\u00e9", at: 2, error: { code: "query_timeout", message: "slow" } },
+      { panelId: "c", at: 3, result: result([[2, '},{"panelId":"z"']]) },
+    ];
+    const split = splitSnapshot(wire(panels))!;
+    expect(split.head).toEqual({ dashboard, view });
+    expect(split.ids).toEqual(["a", "b\u00e9", "c"]);
+    expect([0, 1, 2].map((i) => split.panel(i))).toEqual(panels);
+    expect(split.panel(3)).toBeNull();
+  });
+
+  test("a JSON cell keyed panelId cuts an update apart: a piece fails, and the whole parse answers", () => {
+    const hostile: Cell = [{ x: 1 }, { panelId: "b", at: 9, result: { columns: [], rows: [] } }];
+    const panels: PanelUpdate[] = [
+      { panelId: "a", at: 1, result: result([[1, hostile]]) },
+      { panelId: "b", at: 2, result: result([[2, 3]]) },
+    ];
+    const split = splitSnapshot(wire(panels))!;
+    expect(split.ids.map((_, i) => split.panel(i)).some((u) => u === null)).toBe(true);
+    expect(split.whole()).toEqual(panels);
+  });
+
+  test.each([
+    ["no panels", JSON.stringify({ dashboard, view, panels: [] })],
+    ["not a snapshot", JSON.stringify({ panelId: "a", at: 1, result: {} })],
+    ["not JSON", '{"dashboard":{,"view":{},"panels":[{"panelId":"a"}]}'],
+    [
+      "the key in the summary's options",
+      JSON.stringify({
+        dashboard: { ...dashboard, panels: [{ id: "a", options: { panels: [{ panelId: "x" }] } }] },
+        view,
+        panels: [{ panelId: "a", at: 1, result: result([]) }],
+      }),
+    ],
+    ["an escaped id", JSON.stringify({ dashboard, view, panels: [{ panelId: 'a"b', at: 1, result: result([]) }] })],
+  ])("%s: null, decoded whole instead", (_, data) => {
+    expect(splitSnapshot(data)).toBeNull();
+  });
+
+  test("any snapshot: the pieces that all parse are the updates, in order; otherwise the whole parse is", () => {
+    const cell: fc.Arbitrary<Cell> = fc.oneof(
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.string(),
+      fc.constantFrom('},{"panelId":"a","at":1,"result":{}}', "]}", '"panels":[{"panelId":'),
+      fc.constant(null),
+      fc.record({ panelId: fc.constantFrom("a", "b"), at: fc.nat(), result: fc.constant({}) }),
+      fc.array(fc.record({ panelId: fc.constantFrom("a", "b"), at: fc.nat(), error: fc.constant({}) }), { maxLength: 2 }),
+    );
+    const update: fc.Arbitrary<PanelUpdate> = fc.record({
+      panelId: fc.string({ minLength: 1, maxLength: 4 }),
+      at: fc.nat(),
+      result: fc.array(fc.tuple(fc.nat(), cell), { maxLength: 4 }).map((rows) => result(rows)),
+    });
+    fc.assert(
+      fc.property(fc.uniqueArray(update, { selector: (u) => u.panelId, maxLength: 5 }), (panels) => {
+        const split = splitSnapshot(wire(panels));
+        if (split === null) return;
+        expect(split.head).toEqual({ dashboard, view });
+        const pieces = split.ids.map((_, i) => split.panel(i));
+        if (pieces.every((u) => u !== null)) expect(pieces).toEqual(panels);
+        else expect(split.whole()).toEqual(panels);
+      }),
+      { numRuns: 300 },
     );
   });
 });

@@ -343,6 +343,85 @@ export function decodeFrame(event: string, data: string): StreamFrame | null {
   }
 }
 
+/**
+ * A snapshot event's data cut, without parsing its results, into its head (the dashboard and the view, parsed, with
+ * no panels) and each panel's update as text, so that a page can parse and draw the panel it shows first before it
+ * parses the other panels' results (megabytes for a large dashboard). `panel(i)` parses one: null when its text is not
+ * the update of that panel, and then `whole()` (every update, from one parse of the data) is the answer.
+ */
+export interface SplitSnapshot {
+  head: Omit<SnapshotFrame, "panels">;
+  /** The panel ids, in the event's order. */
+  ids: string[];
+  panel(i: number): PanelUpdate | null;
+  whole(): PanelUpdate[] | null;
+}
+
+const PANELS_KEY = '"panels":[';
+const UPDATE_START = '{"panelId":';
+
+/**
+ * Cuts a snapshot's data as the stream host writes it (JSON.stringify of a SnapshotFrame: `panels` last, each update's
+ * `panelId` first). Null when the data does not have that shape: the caller decodes it whole (decodeFrame).
+ *
+ * The cuts are where `},{"panelId":` follows the first update's start. A JSON cell holding such text inside a result
+ * (an object cell keyed `panelId`) would add a cut inside an update; then the piece before it does not parse (it
+ * stops inside that update), so at least one piece fails, and a page that parses every piece learns it and takes the
+ * whole parse instead. A piece that parses to an update of another panel id is refused the same way.
+ */
+export function splitSnapshot(data: string): SplitSnapshot | null {
+  const listAt = data.indexOf(PANELS_KEY + UPDATE_START);
+  if (listAt === -1 || !data.endsWith("]}")) return null;
+  let head: Omit<SnapshotFrame, "panels">;
+  try {
+    const parsed: unknown = JSON.parse(`${data.slice(0, listAt)}"panels":[]}`);
+    if (!isRecord(parsed) || !isRecord(parsed.dashboard) || !isRecord(parsed.view)) return null;
+    const { panels: _none, ...rest } = parsed as unknown as SnapshotFrame;
+    head = rest;
+  } catch {
+    return null;
+  }
+  const starts: number[] = [];
+  const end = data.length - 2;
+  for (let at = listAt + PANELS_KEY.length; at !== -1 && at < end; ) {
+    starts.push(at);
+    const next = data.indexOf(`},${UPDATE_START}`, at);
+    at = next === -1 ? -1 : next + 2;
+  }
+  const ids: string[] = [];
+  for (const at of starts) {
+    const idEnd = data.indexOf('"', at + UPDATE_START.length + 1);
+    const id = idEnd === -1 ? null : data.slice(at + UPDATE_START.length + 1, idEnd);
+    // An id with an escape in it is read by the whole parse instead.
+    if (id === null || id.includes("\\")) return null;
+    ids.push(id);
+  }
+  const pieces = starts.map((at, i) => data.slice(at, i + 1 < starts.length ? starts[i + 1]! - 1 : end));
+  let whole: PanelUpdate[] | null | undefined;
+  return {
+    head,
+    ids,
+    panel(i) {
+      const text = pieces[i];
+      if (text === undefined) return null;
+      try {
+        const v: unknown = JSON.parse(text);
+        if (!isRecord(v) || v.panelId !== ids[i] || typeof v.at !== "number" || !(isRecord(v.result) || isRecord(v.error))) return null;
+        return v as unknown as PanelUpdate;
+      } catch {
+        return null;
+      }
+    },
+    whole() {
+      if (whole === undefined) {
+        const frame = decodeFrame("snapshot", data);
+        whole = frame?.event === "snapshot" ? frame.data.panels : null;
+      }
+      return whole;
+    },
+  };
+}
+
 /** The view query parameters of a stream URL, in Grafana's names: from, to, refresh, var-<name> (repeated). */
 export interface ViewParams {
   from?: string;

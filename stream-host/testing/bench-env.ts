@@ -10,6 +10,7 @@ import pg from "pg";
 import { createSessionTokens } from "../../lib/auth/session.ts";
 import { freePort, startEmbeddedPostgres } from "../../lib/embedded/postgres.ts";
 import { migrate } from "../../lib/store/migrate.ts";
+import { imageEnv } from "../../infra/dockerfile.ts";
 import { type HostProcess, spawnStreamHost } from "./child.ts";
 import { prepareCountingMetricsDb, seedStreamFixture } from "./seed.ts";
 
@@ -58,7 +59,7 @@ export async function startBenchHost(
     env?: Record<string, string>;
     /** Runs after the fixture is seeded and before the host starts (to change its dashboards or catalog). */
     prepare?: (fixture: Awaited<ReturnType<typeof seedStreamFixture>>) => Promise<void>;
-    /** The host's entry: default the source under tsx; a built bundle (`.mjs`) runs on plain node. */
+    /** The host's entry: default the source under tsx; a built bundle (`.mjs`) runs on plain node with imageRuntimeEnv(). */
     entry?: string;
   },
 ) {
@@ -77,6 +78,7 @@ export async function startBenchHost(
       NODE_ENV: "test",
       MIN_REFRESH_INTERVAL_MS: String(Math.min(2000, opts.refreshIntervalMs)),
       FRAMEWORK_MANUAL_SIG_HANDLE: "true",
+      ...(opts.entry?.endsWith(".mjs") ? imageRuntimeEnv() : {}),
       ...fixture.env,
       ...opts.env,
     },
@@ -87,6 +89,18 @@ export async function startBenchHost(
     groups: [fixture.workspace.viewer_group],
   });
   return { host, fixture, cookie: `svc_session=${token}` };
+}
+
+/**
+ * The runtime settings the stream host's image sets (infra/Dockerfile.stream-host): glibc's malloc tunables and
+ * NODE_OPTIONS, which shape its memory. A built bundle runs with them, as the container runs it; the source under tsx
+ * runs with node's defaults.
+ */
+export function imageRuntimeEnv(): Record<string, string> {
+  const env = imageEnv("Dockerfile.stream-host");
+  const picked: Record<string, string> = {};
+  for (const k of ["GLIBC_TUNABLES", "NODE_OPTIONS"]) if (env[k] !== undefined) picked[k] = env[k];
+  return picked;
 }
 
 /** Resident set size of a process in bytes (current and peak), from /proc. */

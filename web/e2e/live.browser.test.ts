@@ -57,6 +57,43 @@ async function chartLabel(p: Page, panelId: string): Promise<string> {
 }
 
 describe("the time picker and the URL", () => {
+  test("the stream is opened once, by the page's inline script while the bundle loads (the policy allows it), and taken over", async () => {
+    const p = await page.context().newPage();
+    const streams: string[] = [];
+    const refused: string[] = [];
+    p.on("request", (r) => {
+      if (r.url().includes("/stream")) streams.push(r.url());
+    });
+    p.on("console", (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) refused.push(m.text());
+    });
+    // Records whether the inline script left its stream (before any of the page's scripts run).
+    await p.addInitScript(() => {
+      let held: unknown;
+      Object.defineProperty(window, "__pulseboardEarlyStream", {
+        configurable: true,
+        get: () => held,
+        set: (v) => {
+          held = v;
+          document.documentElement.dataset.earlyStream = "set";
+        },
+      });
+    });
+    try {
+      await p.goto(app.url(`/dashboards/${app.dashboardId}?from=now-3h&to=now`));
+      await nextResult(p, "rpm");
+      await p.locator("#status", { hasText: "Live" }).waitFor({ timeout: 30_000 });
+      expect(refused).toEqual([]);
+      expect(await p.evaluate(() => document.documentElement.dataset.earlyStream)).toBe("set");
+      // Taken over: the one stream request is the inline script's, and the global is gone.
+      expect(streams).toHaveLength(1);
+      expect(streams[0]).toContain("/stream?from=now-3h&to=now");
+      expect(await p.evaluate(() => "__pulseboardEarlyStream" in window)).toBe(false);
+    } finally {
+      await p.close();
+    }
+  }, 60_000);
+
   test("Last 6 hours: the URL, the picker, the served range and the axis follow; a reload gives the same view", async () => {
     await page.goto(app.url(`/dashboards/${app.dashboardId}`));
     const first = await nextResult(page, "rpm");

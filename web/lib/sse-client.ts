@@ -18,6 +18,11 @@ export interface StreamOptions {
   random?: () => number;
   /** No bytes for this long (heartbeats come every 15 s) means a dead connection. */
   idleTimeoutMs?: number;
+  /**
+   * The first connection, already opened for this URL before the bundle ran (web/lib/early-stream.ts): used instead
+   * of a fetch for the first connection only; reconnects fetch as usual.
+   */
+  early?: { response: Promise<Response>; abort(): void } | null;
 }
 
 /** The reconnect delay used when the server gave no `retry:` hint. */
@@ -56,6 +61,7 @@ export function openStream(url: string, handlers: StreamHandlers, opts: StreamOp
   let controller: AbortController | null = null;
   let timer: unknown = null;
   let lastEventId: string | undefined;
+  let early = opts.early ?? null;
 
   const state = (s: StreamState, info: { retryInMs?: number; status?: number } = {}) => handlers.onState?.(s, info);
 
@@ -84,7 +90,12 @@ export function openStream(url: string, handlers: StreamHandlers, opts: StreamOp
       const headers: Record<string, string> = { accept: "text/event-stream" };
       if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
       armIdle();
-      const res = await doFetch(url, { headers, credentials: "same-origin", cache: "no-store", signal: ctl.signal });
+      const first = early;
+      early = null;
+      if (first) ctl.signal.addEventListener("abort", () => first.abort(), { once: true });
+      const res = first
+        ? await first.response
+        : await doFetch(url, { headers, credentials: "same-origin", cache: "no-store", signal: ctl.signal });
       if (FATAL.has(res.status)) {
         closed = true;
         state("closed", { status: res.status });
@@ -137,6 +148,8 @@ export function openStream(url: string, handlers: StreamHandlers, opts: StreamOp
   return {
     close() {
       closed = true;
+      early?.abort();
+      early = null;
       if (timer !== null) cancel(timer);
       controller?.abort();
       state("closed");

@@ -58,6 +58,18 @@ describe("SSE frame parser", () => {
     expect(p.feed("data: whole\n\n")).toEqual([{ kind: "event", event: "message", data: "whole" }]);
   });
 
+  test("a line of megabytes fed in many chunks (a snapshot) is one event with all of its data", () => {
+    const data = JSON.stringify({ rows: Array.from({ length: 40_000 }, (_, i) => [i, `host-${i % 4}`, i / 7]) });
+    const stream = `event: snapshot\ndata: ${data}\n\nevent: panel\ndata: {}\n\n`;
+    const p = createSseParser();
+    const got: SseMessage[] = [];
+    for (let i = 0; i < stream.length; i += 65_536) got.push(...p.feed(stream.slice(i, i + 65_536)));
+    expect(got).toEqual([
+      { kind: "event", event: "snapshot", data },
+      { kind: "event", event: "panel", data: "{}" },
+    ]);
+  });
+
   test("any chunking of a stream gives the same messages", () => {
     const stream = 'event: snapshot\ndata: {"a":1}\n\n: heartbeat\r\n\r\nretry: 2500\revent: draining\rdata: {}\r\rdata: x\ndata: y\n\n';
     const whole = createSseParser().feed(stream);

@@ -11,7 +11,8 @@ export type SseMessage =
  * `retry:` is honoured only when it is all digits. Pure, so it runs under vitest in node.
  */
 export function createSseParser() {
-  let buffer = "";
+  /** The pieces of a line not ended yet (no CR or LF in them). */
+  let partial: string[] = [];
   /** The previous chunk ended with CR: a leading LF of the next one belongs to that line ending. */
   let pendingCr = false;
   let data: string[] = [];
@@ -57,30 +58,42 @@ export function createSseParser() {
   }
 
   return {
-    /** Feeds decoded text; returns what became complete, in stream order. */
+    /**
+     * Feeds decoded text; returns what became complete, in stream order. Linear in the text fed: a line that spans
+     * many chunks (a snapshot of megabytes on one `data:` line) is kept as its pieces and joined once, when it ends,
+     * and each chunk is scanned once.
+     */
     feed(chunk: string): SseMessage[] {
       const out: SseMessage[] = [];
       let text = chunk;
       if (pendingCr && text.startsWith("\n")) text = text.slice(1);
       pendingCr = false;
-      buffer += text;
       let start = 0;
-      for (let i = 0; i < buffer.length; i++) {
-        const ch = buffer[i];
-        if (ch !== "\n" && ch !== "\r") continue;
-        line(buffer.slice(start, i), out);
-        if (ch === "\r") {
-          if (i + 1 === buffer.length) pendingCr = true;
-          else if (buffer[i + 1] === "\n") i++;
+      let lf = text.indexOf("\n");
+      let cr = text.indexOf("\r");
+      while (lf !== -1 || cr !== -1) {
+        let i = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+        let piece = text.slice(start, i);
+        if (partial.length > 0) {
+          partial.push(piece);
+          piece = partial.join("");
+          partial = [];
+        }
+        line(piece, out);
+        if (i === cr) {
+          if (i + 1 === text.length) pendingCr = true;
+          else if (text.charCodeAt(i + 1) === 10) i++;
         }
         start = i + 1;
+        if (lf !== -1 && lf < start) lf = text.indexOf("\n", start);
+        if (cr !== -1 && cr < start) cr = text.indexOf("\r", start);
       }
-      buffer = buffer.slice(start);
+      if (start < text.length) partial.push(start === 0 ? text : text.slice(start));
       return out;
     },
     /** Forgets a partial event, e.g. when the connection dropped mid-frame. */
     reset(): void {
-      buffer = "";
+      partial = [];
       pendingCr = false;
       data = [];
       event = "";

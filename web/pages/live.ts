@@ -6,6 +6,8 @@ import { frameMarks } from "../lib/frame-marks.ts";
 import { panelErrorWords } from "../lib/panel-error.ts";
 import { chatResult } from "../lib/panel-window.ts";
 import { type PanelUpdate, statValue } from "../lib/result.ts";
+import { takeEarlyStream } from "../lib/early-stream.ts";
+import { afterNextPaint, takeSnapshotPanels } from "../lib/snapshot-intake.ts";
 import { openStream, type StreamState } from "../lib/sse-client.ts";
 import { resolveRange } from "../lib/time-range.ts";
 import {
@@ -13,10 +15,12 @@ import {
   type DashboardSummary,
   decodeFrame,
   type PanelDeltaFrame,
+  splitSnapshot,
+  type StreamFrame,
   type VariableSummary,
   type ViewSummary,
 } from "../../lib/live/frames.ts";
-import { rangeExpressions, readView, shift, streamQuery, type View, writeView, zoneOf, zoomOut } from "../lib/view-url.ts";
+import { liveStreamUrl, rangeExpressions, readView, shift, type View, writeView, zoneOf, zoomOut } from "../lib/view-url.ts";
 import { openInspector, type QueryAsRun } from "../live/inspect.ts";
 import { createDrawScheduler } from "../live/draw-scheduler.ts";
 import { placePanel, usesGrid } from "../live/layout.ts";
@@ -251,6 +255,15 @@ export function bootLive(): void {
     redrawAll();
   }
 
+  /** The panels in the order they are laid out (top to bottom, then left to right): the full-screen one alone. */
+  function drawOrder(): string[] {
+    if (view.viewPanel) return [view.viewPanel];
+    const ids = [...panels.keys()];
+    if (!usesGrid([...(summary?.panels ?? []), ...specPanels.values()])) return ids;
+    const at = (id: string) => gridPosOf(id) ?? { x: 0, y: Number.POSITIVE_INFINITY };
+    return ids.sort((a, b) => at(a).y - at(b).y || at(a).x - at(b).x);
+  }
+
   function gridPosOf(id: string): SpecPanel["gridPos"] {
     return panels.get(id)?.spec.gridPos ?? specPanels.get(id)?.gridPos;
   }
@@ -449,60 +462,76 @@ export function bootLive(): void {
     const paused = view.refreshMs === 0;
     const token = {};
     attachment = token;
-    const s = openStream(`/api/dashboards/${encodeURIComponent(dashboardId)}/stream${streamQuery(view)}`, {
-      onEvent(event, data) {
-        const frame = decodeFrame(event, data);
-        if (!frame) return;
-        const pauseNow = () => {
-          pausedAfterSnapshot = true;
-          s.close();
-          streamState = "closed";
-          renderStatus();
-        };
-        served = servedAfter(frame, served);
-        if (frame.event === "snapshot") {
-          setSummary(frame.data.dashboard as Summary);
-          for (const u of frame.data.panels) applyUpdate(u);
-          notify(message, null);
-          // Paused: the snapshot is the view; nothing more is read until refresh is switched back on.
-          if (paused && frame.data.panels.length > 0) pauseNow();
-          renderStatus();
-        } else if (frame.event === "panel") {
-          applyUpdate(frame.data);
-          if (paused) pauseNow();
-        } else if (frame.event === "panel-delta") {
-          // An incremental tick: merged into the panel's last full result, then drawn like a panel frame.
-          // The server sends one only after a full result of the same stream, so a base is always held.
-          const held = panels.get(frame.data.panelId)?.data.last;
-          if (held && "result" in held) {
-            applyUpdate({ panelId: frame.data.panelId, at: frame.data.at, result: applyPanelDelta(held.result, frame.data) }, frame.data);
-            if (paused) pauseNow();
-          }
-        } else if (frame.event === "dashboard") {
-          const d = frame.data;
-          if (d.deleted) {
+    const url = liveStreamUrl(dashboardId, view);
+    const s = openStream(
+      url,
+      {
+        onEvent(event, data) {
+          // A snapshot's results are parsed panel by panel: the first one drawn before the others (drawOrder()).
+          const split = event === "snapshot" ? splitSnapshot(data) : null;
+          const frame: StreamFrame | null = split ? { event: "snapshot", data: { ...split.head, panels: [] } } : decodeFrame(event, data);
+          if (!frame) return;
+          const pauseNow = () => {
+            pausedAfterSnapshot = true;
             s.close();
-            replace(grid, stateBox("empty", "This dashboard was deleted.", h("a", { href: "/", class: "button" }, "All dashboards")));
-            return;
+            streamState = "closed";
+            renderStatus();
+          };
+          served = servedAfter(frame, served);
+          if (frame.event === "snapshot") {
+            setSummary(frame.data.dashboard as Summary);
+            if (split)
+              takeSnapshotPanels(split, drawOrder(), {
+                apply: (u) => applyUpdate(u),
+                later: (fn) =>
+                  afterNextPaint(() => {
+                    if (attachment === token) fn();
+                  }),
+              });
+            else for (const u of frame.data.panels) applyUpdate(u);
+            notify(message, null);
+            // Paused: the snapshot is the view; nothing more is read until refresh is switched back on.
+            if (paused && (split ? split.ids.length : frame.data.panels.length) > 0) pauseNow();
+            renderStatus();
+          } else if (frame.event === "panel") {
+            applyUpdate(frame.data);
+            if (paused) pauseNow();
+          } else if (frame.event === "panel-delta") {
+            // An incremental tick: merged into the panel's last full result, then drawn like a panel frame.
+            // The server sends one only after a full result of the same stream, so a base is always held.
+            const held = panels.get(frame.data.panelId)?.data.last;
+            if (held && "result" in held) {
+              applyUpdate({ panelId: frame.data.panelId, at: frame.data.at, result: applyPanelDelta(held.result, frame.data) }, frame.data);
+              if (paused) pauseNow();
+            }
+          } else if (frame.event === "dashboard") {
+            const d = frame.data;
+            if (d.deleted) {
+              s.close();
+              replace(grid, stateBox("empty", "This dashboard was deleted.", h("a", { href: "/", class: "button" }, "All dashboards")));
+              return;
+            }
+            setSummary(d as Summary);
+            void loadSpec();
+            notify(message, "The dashboard was changed; showing the new version.", "info");
+          } else if (frame.event === "view") {
+            // The range reached its fixed end: the server stopped polling it; the stream stays open (spec changes).
+            renderControls();
+            renderStatus();
           }
-          setSummary(d as Summary);
-          void loadSpec();
-          notify(message, "The dashboard was changed; showing the new version.", "info");
-        } else if (frame.event === "view") {
-          // The range reached its fixed end: the server stopped polling it; the stream stays open (spec changes).
-          renderControls();
+        },
+        onState(state, info) {
+          if (attachment !== token) return;
+          if (pausedAfterSnapshot && state === "closed") return;
+          streamState = state;
+          retryAt = info.retryInMs !== undefined ? Date.now() + info.retryInMs : null;
           renderStatus();
-        }
+        },
+        onFatal: fatal,
       },
-      onState(state, info) {
-        if (attachment !== token) return;
-        if (pausedAfterSnapshot && state === "closed") return;
-        streamState = state;
-        retryAt = info.retryInMs !== undefined ? Date.now() + info.retryInMs : null;
-        renderStatus();
-      },
-      onFatal: fatal,
-    });
+      // The page's first view: its stream was opened by the page's inline script while this bundle loaded.
+      { early: takeEarlyStream(url) },
+    );
     stream = s;
     renderStatus();
   }

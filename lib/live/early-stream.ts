@@ -1,0 +1,28 @@
+/**
+ * The live page's early stream: a few lines of inline script in the page's head open the dashboard stream while the
+ * bundle is still downloading and evaluating, and keep every byte received until the bundle takes the connection
+ * over (web/lib/early-stream.ts). Without it the snapshot (megabytes for a large dashboard) would be requested only
+ * once the bundle has run. The page policy allows this one script by its hash (lib/http/csp.ts), never inline script
+ * in general; its text is a constant, and the stream's URL comes from the tag's `data-stream` attribute.
+ *
+ * What it leaves on `window[EARLY_STREAM_GLOBAL]`: the URL, an AbortController, the fetch's promise, and, once a 2xx
+ * response has a body, its chunks as they arrive (`chunks`), `done` at its end and `failed` on a read error, with
+ * `wake` called after each. Browser-safe: text only.
+ */
+
+/** Where the script leaves the stream for the bundle. */
+export const EARLY_STREAM_GLOBAL = "__pulseboardEarlyStream";
+
+/** What the script leaves on the window. */
+export interface EarlyStream {
+  url: string;
+  controller: AbortController;
+  response: Promise<Response>;
+  chunks: Uint8Array[];
+  done: boolean;
+  failed: boolean;
+  wake: (() => void) | null;
+}
+
+/** The script's text (plain ES2017, no bundling): the same request the stream client makes (web/lib/sse-client.ts). */
+export const EARLY_STREAM_SCRIPT = `(function(){var t=document.currentScript,u=t&&t.getAttribute("data-stream");if(!u||typeof AbortController!=="function"||typeof ReadableStream!=="function")return;var s={url:u,controller:new AbortController(),chunks:[],done:false,failed:false,wake:null};var poke=function(){var w=s.wake;s.wake=null;if(w)w()};s.response=fetch(u,{headers:{accept:"text/event-stream"},credentials:"same-origin",cache:"no-store",signal:s.controller.signal}).then(function(r){if(r.ok&&r.body){var k=r.body.getReader();var pump=function(){k.read().then(function(x){if(x.done)s.done=true;else s.chunks.push(x.value);poke();if(!x.done)pump()},function(){s.failed=true;poke()})};pump()}return r});s.response.catch(function(){});window.${EARLY_STREAM_GLOBAL}=s})();`;
