@@ -69,8 +69,8 @@ interface Built {
   keys: string;
   legend: HTMLElement;
   tip: HTMLElement;
-  /** Per legend entry (at most 30): its button and each value it shows (the text and its box). */
-  entries: { button: HTMLButtonElement; values: Text[]; boxes: HTMLElement[] }[];
+  /** Per legend entry (at most 30): its button and each value it shows (the text, its box and the box's width in ch). */
+  entries: { button: HTMLButtonElement; values: Text[]; boxes: HTMLElement[]; widths: number[] }[];
   /** The legend's values (none: the legend is hidden). */
   wanted: readonly LegendValue[];
 }
@@ -407,7 +407,7 @@ export class TimeseriesChart {
         h("span", { class: "legend-key" }, s.key || o.title),
         ...wanted.map((k, j) => h("span", { class: "legend-val" }, named ? h("span", { class: "muted" }, `${k} `) : null, boxes[j]!)),
       );
-      return { button, values, boxes };
+      return { button, values, boxes, widths: values.map(() => 0) };
     });
     replace(
       legend,
@@ -444,11 +444,10 @@ export class TimeseriesChart {
         node.data = text;
         // The box grows with the figure (in ch, a digit's width, plus room for a wider letter) and never shrinks,
         // so a legend does not jitter, and a figure of the same length changes no layout outside its box.
-        const box = e.boxes[j]!;
         const width = text.length + 1;
-        if (width > Number(box.dataset.ch ?? 0)) {
-          box.dataset.ch = String(width);
-          box.style.width = `${width}ch`;
+        if (width > e.widths[j]!) {
+          e.widths[j] = width;
+          e.boxes[j]!.style.width = `${width}ch`;
         }
       });
     });
