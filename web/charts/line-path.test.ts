@@ -1,13 +1,15 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { type Mapping, type PathSink, traceLine } from "./line-path.ts";
+import { type Box, type Mapping, type PathSink, traceLine } from "./line-path.ts";
 
 type Op = ["M" | "L", number, number];
+
+const EVERYWHERE: Box = { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity };
 
 function record(xs: number[], ys: (number | null | undefined)[], m: Mapping, i0 = 0, i1 = xs.length - 1): Op[] {
   const ops: Op[] = [];
   const sink: PathSink = { moveTo: (x, y) => ops.push(["M", x, y]), lineTo: (x, y) => ops.push(["L", x, y]) };
-  traceLine(sink, xs, ys, i0, i1, m);
+  traceLine(sink, xs, ys, i0, i1, m, EVERYWHERE);
   return ops;
 }
 
@@ -124,6 +126,20 @@ describe("traceLine", () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  test("says whether every vertex lies in the box (edges included)", () => {
+    const box: Box = { left: 0, top: 0, right: 10, bottom: 10 };
+    const inBox = (xs: number[], ys: (number | null)[]) => traceLine({ moveTo() {}, lineTo() {} }, xs, ys, 0, xs.length - 1, IDENTITY, box);
+    expect(inBox([0, 5, 10], [0, 10, 5])).toBe(true);
+    expect(inBox([-1, 5], [5, 5])).toBe(false);
+    expect(inBox([5, 11], [5, 5])).toBe(false);
+    expect(inBox([5, 6], [5, 10.6])).toBe(false);
+    expect(inBox([5, 6], [-0.6, 5])).toBe(false);
+    // A point inside a column drawn as a vertical run counts too.
+    expect(inBox([5, 5.1, 5.2], [5, 20, 6])).toBe(false);
+    // A null's position does not matter.
+    expect(inBox([5, 50, 6], [5, null, 6])).toBe(true);
   });
 
   test("property: at most four vertices per pixel column and run", () => {

@@ -13,6 +13,14 @@ export interface PathSink {
   lineTo(x: number, y: number): void;
 }
 
+/** A box in pixels (inclusive). */
+export interface Box {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
+
 /** pixel = offset + factor * value, for x and for y. */
 export interface Mapping {
   x0: number;
@@ -24,7 +32,8 @@ export interface Mapping {
 /**
  * Traces `ys` against `xs` from index `i0` to `i1` (inclusive) into `sink`. Points that land in the same pixel
  * column are joined into one vertical run: the column's first point, then its lowest and highest (when they are
- * not the first or last), then its last, as uPlot's decimation does.
+ * not the first or last), then its last, as uPlot's decimation does. Returns whether every vertex lies in `box`
+ * (then the line needs no clip to stay in it).
  */
 export function traceLine(
   sink: PathSink,
@@ -33,7 +42,8 @@ export function traceLine(
   i0: number,
   i1: number,
   m: Mapping,
-): void {
+  box: Box,
+): boolean {
   // Locals only (no closure over them), so the numbers stay unboxed and a call allocates nothing but the path.
   let pen = false;
   // The column being accumulated: its x, and the first, lowest, highest and last y in it.
@@ -42,6 +52,7 @@ export function traceLine(
   let minY = 0;
   let maxY = 0;
   let outY = 0;
+  let inside = true;
   for (let i = i0; i <= i1; i++) {
     const v = ys[i];
     if (v === undefined) continue;
@@ -52,6 +63,7 @@ export function traceLine(
     }
     const x = Math.round(m.x0 + m.kx * xs[i]!);
     const y = Math.round(m.y0 + m.ky * v);
+    if (x < box.left || x > box.right || y < box.top || y > box.bottom) inside = false;
     if (pen && x === colX) {
       if (y < minY) minY = y;
       else if (y > maxY) maxY = y;
@@ -69,6 +81,7 @@ export function traceLine(
     inY = minY = maxY = outY = y;
   }
   if (pen) closeColumn(sink, colX, inY, minY, maxY, outY);
+  return inside;
 }
 
 /** The rest of a pixel column after its first point (drawn already): its lowest, highest and last point. */

@@ -4,8 +4,8 @@
  * (last, min, max, mean), colours by series name, threshold lines and bands, min/max, decimals, the unit on the
  * axis, binary ticks for bytes, the time zone on the axis and tooltip, gaps as gaps, and the bucket still filling
  * drawn faded and dashed. One instance per panel, kept across ticks: a tick rewrites the aligned columns in place
- * (aligned-columns.ts), makes one setData whose lines are traced by line-path.ts, and changes only the legend texts
- * that changed.
+ * (aligned-columns.ts), makes one setData (the lines traced by line-path.ts and drawn by drawLines), and changes
+ * only the legend texts that changed.
  */
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
@@ -15,7 +15,7 @@ import type { Point } from "../lib/rolling-window.ts";
 import { seriesColor } from "../lib/series-color.ts";
 import { BINARY_INCRS, isBytes, type Threshold, valueFormatter } from "../lib/value-format.ts";
 import { AlignedColumns, seriesStats } from "./aligned-columns.ts";
-import { traceLine } from "./line-path.ts";
+import { type Box, type Mapping, traceLine } from "./line-path.ts";
 
 export interface LineSeries {
   key: string;
@@ -69,8 +69,8 @@ interface Built {
   keys: string;
   legend: HTMLElement;
   tip: HTMLElement;
-  /** Per legend entry (at most 30): its button and each value it shows (the text and its box). */
-  entries: { button: HTMLButtonElement; values: Text[]; boxes: HTMLElement[] }[];
+  /** Per legend entry (at most 30): its button and each value it shows (the text, its box and the box's width in ch). */
+  entries: { button: HTMLButtonElement; values: Text[]; boxes: HTMLElement[]; widths: number[] }[];
   /** The legend's values (none: the legend is hidden). */
   wanted: readonly LegendValue[];
 }
@@ -234,13 +234,18 @@ export class TimeseriesChart {
           width: 1,
           show: !o.hidden.has(s.key),
           points: { show: false },
-          // A null (a missing bucket) breaks the line; see line-path.ts.
-          paths: linePath,
+          // The lines are drawn by drawLines (the draw hook), not by uPlot.
+          paths: noPath,
         })),
       ],
       hooks: {
         drawAxes: [(u) => drawThresholds(u, o.thresholds)],
-        draw: [(u) => chart.drawPartial(u)],
+        draw: [
+          (u) => {
+            chart.drawLines(u);
+            chart.drawPartial(u);
+          },
+        ],
         setSelect: [
           (u) => {
             // Synced charts receive the selection too: only the chart dragged on zooms.
@@ -263,6 +268,64 @@ export class TimeseriesChart {
     plot.over.addEventListener("pointerleave", () => (tip.hidden = true));
     plot.over.addEventListener("mousedown", () => (this.dragging = true));
     this.built = { plot, keys, legend, tip, ...this.buildLegend(legend) };
+  }
+
+  /**
+   * The shown series' lines, as uPlot's linear paths draw them (1 px, vertices on whole device pixels, half a pixel
+   * in, the focus alpha), traced by traceLine (line-path.ts: a null breaks the line). uPlot clips every series to
+   * the plot on its own: in Chromium's software canvas a clipped stroke costs about 1.5 times an unclipped one, so
+   * here the lines are clipped once, and only when a vertex lies outside the plot (a zoom, or min/max that cut the
+   * data).
+   */
+  private drawLines(u: uPlot): void {
+    const sx = u.scales.x!;
+    const sy = u.scales.y!;
+    if (sx.min == null || sx.max == null || sy.min == null || sy.max == null || sx.max === sx.min || sy.max === sy.min) return;
+    const { left, top, width, height } = u.bbox;
+    const kx = width / (sx.max - sx.min);
+    const ky = -height / (sy.max - sy.min);
+    const map: Mapping = { x0: left - sx.min * kx, kx, y0: top + height - sy.min * ky, ky };
+    const box: Box = { left, top, right: left + width, bottom: top + height };
+    const xs = u.data[0];
+    // The points in view and, on each side, the one just outside (the line runs in from it).
+    const lo = Math.max(0, firstAtOrAfter(xs, sx.min) - 1);
+    const hi = Math.min(xs.length - 1, firstAtOrAfter(xs, sx.max, lo));
+    const paths: { path: Path2D; color: string; alpha: number }[] = [];
+    let inside = true;
+    for (let i = 0; i < this.series.length; i++) {
+      const s = u.series[i + 1];
+      const ys = u.data[i + 1];
+      if (!s?.show || !ys || xs.length === 0) continue;
+      // Past cells with no sample at their x, to this series' own point outside the view.
+      let i0 = lo;
+      while (i0 > 0 && ys[i0] === undefined) i0--;
+      let i1 = hi;
+      while (i1 < xs.length - 1 && ys[i1] === undefined) i1++;
+      const path = new Path2D();
+      if (!traceLine(path, xs, ys, i0, i1, map, box)) inside = false;
+      paths.push({ path, color: seriesColor(this.series[i]!.key, this.opts.dark), alpha: s.alpha ?? 1 });
+    }
+    if (paths.length === 0) return;
+    const lineWidth = Math.round(devicePixelRatio * 1000) / 1000;
+    const offset = (lineWidth % 2) / 2;
+    const ctx = u.ctx;
+    ctx.save();
+    ctx.translate(offset, offset);
+    if (!inside) {
+      const clip = new Path2D();
+      clip.rect(left - lineWidth / 2, top - lineWidth / 2, width + lineWidth, height + lineWidth);
+      ctx.clip(clip);
+    }
+    ctx.lineWidth = lineWidth;
+    ctx.lineJoin = "round";
+    ctx.lineCap = "butt";
+    ctx.setLineDash([]);
+    for (const p of paths) {
+      ctx.globalAlpha = p.alpha;
+      ctx.strokeStyle = p.color;
+      ctx.stroke(p.path);
+    }
+    ctx.restore();
   }
 
   /** The bucket still filling: a faded dashed segment from each series' last complete point. */
@@ -344,7 +407,7 @@ export class TimeseriesChart {
         h("span", { class: "legend-key" }, s.key || o.title),
         ...wanted.map((k, j) => h("span", { class: "legend-val" }, named ? h("span", { class: "muted" }, `${k} `) : null, boxes[j]!)),
       );
-      return { button, values, boxes };
+      return { button, values, boxes, widths: values.map(() => 0) };
     });
     replace(
       legend,
@@ -381,11 +444,10 @@ export class TimeseriesChart {
         node.data = text;
         // The box grows with the figure (in ch, a digit's width, plus room for a wider letter) and never shrinks,
         // so a legend does not jitter, and a figure of the same length changes no layout outside its box.
-        const box = e.boxes[j]!;
         const width = text.length + 1;
-        if (width > Number(box.dataset.ch ?? 0)) {
-          box.dataset.ch = String(width);
-          box.style.width = `${width}ch`;
+        if (width > e.widths[j]!) {
+          e.widths[j] = width;
+          e.boxes[j]!.style.width = `${width}ch`;
         }
       });
     });
@@ -506,18 +568,17 @@ function drawThresholds(u: uPlot, thresholds: readonly Threshold[] | undefined):
   ctx.restore();
 }
 
-/**
- * uPlot's `series.paths`: the series' line traced by traceLine (line-path.ts) in canvas pixels, from the x and y
- * scales (both linear) and the plot box. Costs about a third of uPlot's own linear builder on 720 points.
- */
-const linePath: uPlot.Series.PathBuilder = (u, si, i0, i1) => {
-  const sx = u.scales.x!;
-  const sy = u.scales.y!;
-  const { left, top, width, height } = u.bbox;
-  if (sx.min == null || sx.max == null || sy.min == null || sy.max == null || sx.max === sx.min || sy.max === sy.min) return null;
-  const kx = width / (sx.max - sx.min);
-  const ky = -height / (sy.max - sy.min);
-  const stroke = new Path2D();
-  traceLine(stroke, u.data[0], u.data[si]!, i0, i1, { x0: left - sx.min * kx, kx, y0: top + height - sy.min * ky, ky });
-  return { stroke, fill: null, clip: null, flags: 0 };
-};
+/** The index of the first of the ascending `xs` at or after `x` (from `from` on); xs.length when none. */
+function firstAtOrAfter(xs: ArrayLike<number>, x: number, from = 0): number {
+  let lo = from;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (xs[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** uPlot's `series.paths` for the lines drawLines draws itself: nothing for uPlot to stroke. */
+const noPath: uPlot.Series.PathBuilder = () => null;

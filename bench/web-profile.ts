@@ -1,0 +1,181 @@
+// Where a web bench tick's main-thread time goes: `npx tsx bench/web-profile.ts [ticks] [query]` opens the web bench's
+// page (bench/web.ts, startBenchPage: the live page's code path) in headless Chromium for `ticks` ticks (default 60;
+// the page takes ?ticks=N) and prints, over the ticks:
+// - the page's own tick figures (p50, p95), and the renderer main thread's CPU time per tick from /proc (robust to
+//   other work on the machine, unlike wall time; it includes the bench's own untimed work between ticks);
+// - a CPU profile (Profiler domain): self time by function and the time under each chart update, inclusive. A
+//   sampling profile inflates native calls (canvas, Path2D) about twofold: read its shares, not its milliseconds;
+// - a trace (devtools.timeline and blink categories): per frame that ran animation-frame callbacks, the main
+//   thread's time in the callbacks (script), style and layout, pre-paint, paint and layerize, and commit (of which
+//   the canvases' raster, ProduceCanvasResource, and the wait for the compositor thread).
+// PROFILE=0 or TRACE=0 skips one (each slows the page); `query` is added to the page's URL (e.g. "budget=none").
+// Figures from one run on a shared machine are noisy: compare two runs side by side, with the load average.
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { chromium } from "playwright-core";
+import { CHROMIUM, CHROMIUM_ARGS } from "../web/e2e/harness.ts";
+import { startBenchPage } from "./web.ts";
+
+const ticks = Number(process.argv[2] ?? 60);
+const query = process.argv[3] ?? "";
+
+interface TraceEvent {
+  name: string;
+  ph: string;
+  ts: number;
+  dur?: number;
+  pid: number;
+  tid: number;
+  args?: { name?: string };
+}
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; lineNumber: number }; children?: number[] }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+/** CPU time in ms of a process' main thread (/proc: utime + stime, in clock ticks of 10 ms). */
+function mainThreadCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+function profileSummary(p: CpuProfile): void {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  p.samples.forEach((id, i) => {
+    self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i + 1] ?? 0));
+  });
+  const name = (id: number) => {
+    const f = byId.get(id)!.callFrame;
+    return `${f.functionName || "(anonymous)"}:${f.lineNumber}`;
+  };
+  const total = new Map<number, number>();
+  const inclusive = (id: number): number => {
+    const known = total.get(id);
+    if (known !== undefined) return known;
+    const t = (self.get(id) ?? 0) + (byId.get(id)!.children ?? []).reduce((a, c) => a + inclusive(c), 0);
+    total.set(id, t);
+    return t;
+  };
+  const bySelf = new Map<string, number>();
+  for (const [id, us] of self) if (name(id) !== "(idle):-1") bySelf.set(name(id), (bySelf.get(name(id)) ?? 0) + us);
+  console.log("\nCPU profile, self time per tick (top 25):");
+  for (const [k, us] of [...bySelf].sort((a, b) => b[1] - a[1]).slice(0, 25))
+    console.log(`  ${(us / 1000 / ticks).toFixed(2).padStart(7)} ms  ${k}`);
+  // Under the charts' update (TimeseriesChart.update): its callees, merged by name, two levels down.
+  const updates = p.nodes.filter((n) => n.callFrame.functionName === "update").map((n) => n.id);
+  const sumOf = (ids: number[]) => ids.reduce((a, id) => a + inclusive(id), 0) / 1000 / ticks;
+  const show = (ids: number[], depth: number, indent: string) => {
+    if (depth === 0) return;
+    const groups = new Map<string, number[]>();
+    for (const id of ids) for (const c of byId.get(id)!.children ?? []) groups.set(name(c), [...(groups.get(name(c)) ?? []), c]);
+    for (const [k, cs] of [...groups].sort((a, b) => sumOf(b[1]) - sumOf(a[1]))) {
+      if (sumOf(cs) < 0.05) continue;
+      console.log(`${indent}${sumOf(cs).toFixed(2).padStart(7)} ms  ${k}`);
+      show(cs, depth - 1, `${indent}  `);
+    }
+  };
+  console.log(`\nchart updates per tick, inclusive: ${sumOf(updates).toFixed(2)} ms`);
+  show(updates, 3, "  ");
+}
+
+function traceSummary(events: TraceEvent[]): void {
+  const main = events.find((e) => e.ph === "M" && e.name === "thread_name" && e.args?.name === "CrRendererMain");
+  if (!main) return;
+  const xs = events
+    .filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === "X" && e.dur !== undefined)
+    .sort((a, b) => a.ts - b.ts || b.dur! - a.dur!);
+  // Top-level tasks with their descendants.
+  const tasks: { task: TraceEvent; inner: TraceEvent[] }[] = [];
+  let open: { task: TraceEvent; inner: TraceEvent[] } | undefined;
+  for (const e of xs) {
+    if (open && e.ts < open.task.ts + open.task.dur!) open.inner.push(e);
+    else {
+      open = { task: e, inner: [] };
+      tasks.push(open);
+    }
+  }
+  const phases: [string, string[]][] = [
+    ["animation-frame callbacks (script)", ["FireAnimationFrame"]],
+    ["style and layout", ["LocalFrameView::RunStyleAndLayoutLifecyclePhases"]],
+    ["pre-paint", ["PrePaint"]],
+    ["paint", ["Paint"]],
+    ["layerize", ["Layerize"]],
+    ["commit", ["Commit"]],
+    ["  canvas raster (ProduceCanvasResource)", ["Canvas2DResourceProviderSharedImage::ProduceCanvasResource"]],
+    ["  waiting for the compositor", ["ProxyMain::BeginMainFrame::commit"]],
+  ];
+  const frames = tasks.filter((t) => t.inner.some((e) => e.name === "FireAnimationFrame" && e.dur! > 1000));
+  if (frames.length === 0) return;
+  const outer = (list: TraceEvent[], names: string[]) => {
+    // Outermost events of those names only (a Paint inside a Paint counts once).
+    let end = Number.NEGATIVE_INFINITY;
+    let sum = 0;
+    for (const e of list)
+      if (names.includes(e.name) && e.ts >= end) {
+        sum += e.dur!;
+        end = e.ts + e.dur!;
+      }
+    return sum;
+  };
+  console.log(`\ntrace: ${frames.length} frames drawing charts (${(frames.length / ticks).toFixed(2)} a tick), per frame:`);
+  console.log(`  ${(frames.reduce((a, f) => a + f.task.dur!, 0) / frames.length / 1000).toFixed(2).padStart(7)} ms  the frame's task`);
+  for (const [label, names] of phases)
+    console.log(`  ${(frames.reduce((a, f) => a + outer(f.inner, names), 0) / frames.length / 1000).toFixed(2).padStart(7)} ms  ${label}`);
+}
+
+async function main(): Promise<void> {
+  const bench = await startBenchPage({ minify: process.env.PROFILE === "0" });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...CHROMIUM_ARGS, "--enable-precise-memory-info"],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on("pageerror", (e) => console.error(`page error: ${e.message}`));
+    const cdp = await page.context().newCDPSession(page);
+    const tracing = process.env.TRACE !== "0";
+    const profiling = process.env.PROFILE !== "0";
+    if (tracing)
+      await browser.startTracing(page, { categories: ["devtools.timeline", "disabled-by-default-devtools.timeline", "blink", "cc"] });
+    if (profiling) await cdp.send("Profiler.enable");
+    await page.goto(`http://127.0.0.1:${bench.port}/?impl=uplot&ticks=${ticks}${query ? `&${query}` : ""}`);
+    // From the first chart drawn: the snapshot's frames are mostly before, the ticks after.
+    await page.waitForFunction(() => document.querySelector("canvas") !== null, null, { polling: 20, timeout: 120_000 });
+    const { processInfo } = (await (await browser.newBrowserCDPSession()).send("SystemInfo.getProcessInfo")) as unknown as {
+      processInfo: { type: string; id: number }[];
+    };
+    const renderers = processInfo.filter((p) => p.type === "renderer").map((p) => p.id);
+    const cpu0 = renderers.map(mainThreadCpuMs);
+    if (profiling) await cdp.send("Profiler.start");
+    const handle = await page.waitForFunction(() => (window as { benchResult?: unknown }).benchResult, null, {
+      polling: 200,
+      timeout: 900_000,
+    });
+    const cpu = Math.max(...renderers.map((pid, i) => mainThreadCpuMs(pid) - cpu0[i]!));
+    const profile = profiling ? ((await cdp.send("Profiler.stop")).profile as unknown as CpuProfile) : null;
+    const trace = tracing ? await browser.stopTracing() : null;
+    const r = (await handle.jsonValue()) as { ticks: number[]; frameMs: number[]; dataMs: number[]; framesPerTick: number[] };
+    console.log(
+      `web profile: ${ticks} ticks${query ? ` (${query})` : ""}, load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(
+          " ",
+        )}${profiling || tracing ? ` (slowed by ${[profiling && "the CPU profile", tracing && "the trace"].filter(Boolean).join(" and ")})` : ""}`,
+    );
+    console.log(
+      `tick main-thread p50 ${pct(r.ticks, 50).toFixed(1)} ms p95 ${pct(r.ticks, 95).toFixed(1)} ms (data p95 ${pct(r.dataMs, 95).toFixed(1)}, frames p95 ${pct(r.frameMs, 95).toFixed(1)}, frames per tick p95 ${pct(r.framesPerTick, 95)}); renderer main thread CPU ${(cpu / ticks).toFixed(1)} ms a tick (/proc, bench's own work between ticks included)`,
+    );
+    if (profile) profileSummary(profile);
+    if (trace) traceSummary((JSON.parse(trace.toString()) as { traceEvents: TraceEvent[] }).traceEvents);
+  } finally {
+    await browser.close();
+    await bench.close();
+  }
+}
+
+await main();
