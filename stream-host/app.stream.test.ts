@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createRevocationSet, recordRevocation } from "../lib/auth/revocations.ts";
 import { createSessionTokens } from "../lib/auth/session.ts";
 import { createTestConfigStore } from "../lib/testing/pg.ts";
+import { splitSnapshot } from "../lib/live/frames.ts";
 import { listenerClientFactory } from "./dashboards.ts";
 import { SESSION_SECRET, createTestHost, flush, panel, seedDashboard, spec, textResult, updateDashboard } from "./testing/fixture.ts";
 import { type SseFrame, webStreamReader } from "./testing/sse-parse.ts";
@@ -137,6 +138,25 @@ describe("the event protocol", () => {
     t.clock.advance(1);
     expect(await s.reader!.next({ comments: true })).toEqual({ comment: "heartbeat" });
     await s.reader!.cancel();
+  });
+
+  test("the snapshot as written splits into its panels without a whole parse (the page draws its first panel from one piece)", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a"), panel("b"), panel("c")]));
+    const cookie = await t.cookieFor([workspace.viewer_group]);
+    const first = await open(t.app, dashboardId, cookie);
+    await first.reader!.next();
+    t.clock.runNext();
+    await flush();
+    const late = await open(t.app, dashboardId, cookie);
+    const frame = await late.reader!.next();
+    expect(frame?.event).toBe("snapshot");
+    const split = splitSnapshot(frame!.data!);
+    expect(split).not.toBeNull();
+    const whole = JSON.parse(frame!.data!) as { panels: unknown[] };
+    expect(split!.ids).toHaveLength(3);
+    expect(split!.ids.map((_, i) => split!.panel(i))).toEqual(whole.panels);
+    for (const s of [first, late]) await s.reader!.cancel();
   });
 
   test("no heartbeat while the view's ticks write (every 2 s): their frames keep the stream alive", async () => {
