@@ -139,6 +139,28 @@ describe("the event protocol", () => {
     await s.reader!.cancel();
   });
 
+  test("no heartbeat while the view's ticks write (every 2 s): their frames keep the stream alive", async () => {
+    const t = createTestHost({ url: store.url, pool: store.pool, env: { MIN_REFRESH_INTERVAL_MS: "2000" } });
+    const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")], { refreshIntervalMs: 2000 }));
+    const s = await open(t.app, dashboardId, await t.cookieFor([workspace.viewer_group]));
+    await s.reader!.next();
+    t.clock.runNext(); // first tick
+    await flush();
+    const seen: SseFrame[] = [];
+    // 31 s of 2 s ticks: two heartbeat instants (15 s, 30 s), each less than a tick after the view last wrote.
+    for (let ms = 0; ms < 31_000; ms += 1000) {
+      t.clock.advance(1000);
+      await flush();
+      await flush();
+    }
+    const ticks = t.calls.length;
+    expect(ticks).toBeGreaterThanOrEqual(15);
+    // Every tick's frame, in order, and nothing between them.
+    while (seen.filter((f) => f.event === "panel").length < ticks) seen.push((await s.reader!.next({ comments: true }))!);
+    expect(seen.filter((f) => f.comment === "heartbeat")).toEqual([]);
+    await s.reader!.cancel();
+  });
+
   test("disconnects are noticed: counts and gauges follow, the last one stops the poller and removes its series", async () => {
     const t = createTestHost({ url: store.url, pool: store.pool });
     const { dashboardId, workspace } = await seedDashboard(store.pool, spec([panel("a")]));

@@ -210,7 +210,9 @@ export function createStreamHost(deps: StreamHostDeps, options: StreamHostOption
   function onFirstSubscriber() {
     if (started || draining) return;
     started = true;
-    heartbeat = timers.setInterval(() => hub.heartbeat(), options.heartbeatMs ?? HEARTBEAT_MS);
+    const every = options.heartbeatMs ?? HEARTBEAT_MS;
+    // A view that wrote within the last half interval is skipped: at most 1.5 intervals pass without a byte.
+    heartbeat = timers.setInterval(() => hub.heartbeat(every / 2), every);
   }
 
   const app = new Hono();

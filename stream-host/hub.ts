@@ -56,6 +56,8 @@ interface Channel {
   /** Panel frames of the running tick not yet written; sent together in one write per subscriber. */
   outbox: Buffer[];
   outboxTimer: unknown;
+  /** When (monotonic ms) the channel last wrote to all its subscribers: a channel that writes needs no heartbeat. */
+  lastWriteAt: number;
 }
 
 /**
@@ -207,6 +209,7 @@ export function createHub(opts: HubOptions) {
       snapshot: null,
       outbox: [],
       outboxTimer: null,
+      lastWriteAt: opts.monotonic(),
     } as unknown as Channel;
     // Each view keeps its own panels' last results: an incremental tick splices into the view's own range.
     const incremental = opts.incremental
@@ -301,6 +304,7 @@ export function createHub(opts: HubOptions) {
   }
 
   function broadcast(ch: Channel, frame: Buffer) {
+    ch.lastWriteAt = opts.monotonic();
     for (const sub of ch.subscribers) {
       if (!sub.sink.write(frame)) drop(sub, "backpressure");
     }
@@ -523,9 +527,16 @@ export function createHub(opts: HubOptions) {
       }
     },
 
-    /** Writes the comment heartbeat to every subscriber; one that stopped draining is dropped. */
-    heartbeat(): void {
+    /**
+     * Writes the comment heartbeat to the subscribers of every view that wrote nothing in the last `quietMs` (0: to
+     * every view); one that stopped draining is dropped. A view whose ticks write to its sockets needs none: its frames
+     * keep proxies from timing the stream out and surface dead sockets, and a heartbeat loop over every socket in
+     * the middle of a tick's would only delay that tick's frames.
+     */
+    heartbeat(quietMs = 0): void {
+      const now = opts.monotonic();
       for (const ch of [...channels]) {
+        if (now - ch.lastWriteAt < quietMs) continue;
         flush(ch);
         broadcast(ch, HEARTBEAT_FRAME);
       }

@@ -2,6 +2,8 @@
 // tick's frames): 20 panels of 4 series ("host-0".."host-3") x 720 buckets of 5 s, the newest bucket still filling.
 import type { Cell, PanelDeltaFrame, QueryResult, SnapshotFrame } from "../../lib/live/frames.ts";
 
+/** What the page logs on its console when window.benchResult is set. */
+export const BENCH_DONE = "bench:done";
 export const PANELS = 20;
 export const SERIES = 4;
 export const POINTS = 720;

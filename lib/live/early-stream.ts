@@ -7,11 +7,15 @@
  *
  * What it leaves on `window[EARLY_STREAM_GLOBAL]`: the URL, an AbortController, the fetch's promise, and, once a 2xx
  * response has a body, its chunks as they arrive (`chunks`), `done` at its end and `failed` on a read error, with
- * `wake` called after each. Browser-safe: text only.
+ * `wake` called after each. Left unclaimed for EARLY_STREAM_UNCLAIMED_MS, it is closed and dropped, so a page whose
+ * bundle never runs does not keep a live stream's bytes. Browser-safe: text only.
  */
 
 /** Where the script leaves the stream for the bundle. */
 export const EARLY_STREAM_GLOBAL = "__pulseboardEarlyStream";
+
+/** Not taken over by then (the bundle failed to load or start), the stream is closed and its bytes dropped. */
+export const EARLY_STREAM_UNCLAIMED_MS = 30_000;
 
 /** What the script leaves on the window. */
 export interface EarlyStream {
@@ -25,4 +29,4 @@ export interface EarlyStream {
 }
 
 /** The script's text (plain ES2017, no bundling): the same request the stream client makes (web/lib/sse-client.ts). */
-export const EARLY_STREAM_SCRIPT = `(function(){var t=document.currentScript,u=t&&t.getAttribute("data-stream");if(!u||typeof AbortController!=="function"||typeof ReadableStream!=="function")return;var s={url:u,controller:new AbortController(),chunks:[],done:false,failed:false,wake:null};var poke=function(){var w=s.wake;s.wake=null;if(w)w()};s.response=fetch(u,{headers:{accept:"text/event-stream"},credentials:"same-origin",cache:"no-store",signal:s.controller.signal}).then(function(r){if(r.ok&&r.body){var k=r.body.getReader();var pump=function(){k.read().then(function(x){if(x.done)s.done=true;else s.chunks.push(x.value);poke();if(!x.done)pump()},function(){s.failed=true;poke()})};pump()}return r});s.response.catch(function(){});window.${EARLY_STREAM_GLOBAL}=s})();`;
+export const EARLY_STREAM_SCRIPT = `(function(){var t=document.currentScript,u=t&&t.getAttribute("data-stream");if(!u||typeof AbortController!=="function"||typeof ReadableStream!=="function")return;var s={url:u,controller:new AbortController(),chunks:[],done:false,failed:false,wake:null};var poke=function(){var w=s.wake;s.wake=null;if(w)w()};s.response=fetch(u,{headers:{accept:"text/event-stream"},credentials:"same-origin",cache:"no-store",signal:s.controller.signal}).then(function(r){if(r.ok&&r.body){var k=r.body.getReader();var pump=function(){k.read().then(function(x){if(x.done)s.done=true;else s.chunks.push(x.value);poke();if(!x.done)pump()},function(){s.failed=true;poke()})};pump()}return r});s.response.catch(function(){});window.${EARLY_STREAM_GLOBAL}=s;setTimeout(function(){if(window.${EARLY_STREAM_GLOBAL}===s){delete window.${EARLY_STREAM_GLOBAL};s.controller.abort();s.chunks=[]}},${EARLY_STREAM_UNCLAIMED_MS})})();`;

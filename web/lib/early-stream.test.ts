@@ -1,6 +1,6 @@
 import { runInNewContext } from "node:vm";
 import { describe, expect, test } from "vitest";
-import { EARLY_STREAM_GLOBAL, EARLY_STREAM_SCRIPT } from "../../lib/live/early-stream.ts";
+import { EARLY_STREAM_GLOBAL, EARLY_STREAM_SCRIPT, EARLY_STREAM_UNCLAIMED_MS } from "../../lib/live/early-stream.ts";
 import { takeEarlyStream } from "./early-stream.ts";
 import { openStream } from "./sse-client.ts";
 
@@ -24,7 +24,11 @@ function controlledResponse(status = 200) {
 /** Runs the page's inline script as the browser would, in a window of its own, with a fetch the test answers. */
 function runScript(attr: string | null, answer: (url: string, init: RequestInit) => Promise<Response>) {
   const calls: { url: string; init: RequestInit }[] = [];
-  const win: Record<string, unknown> = {
+  const timers: { fn: () => void; ms: number }[] = [];
+  // The page's window, as the bundle sees it (a plain object outside the script's context).
+  const win: Record<string, unknown> = {};
+  runInNewContext(EARLY_STREAM_SCRIPT, {
+    window: win,
     document: { currentScript: { getAttribute: (n: string) => (n === "data-stream" ? attr : null) } },
     fetch: (url: string, init: RequestInit) => {
       calls.push({ url, init });
@@ -32,10 +36,9 @@ function runScript(attr: string | null, answer: (url: string, init: RequestInit)
     },
     AbortController,
     ReadableStream,
-  };
-  win.window = win;
-  runInNewContext(EARLY_STREAM_SCRIPT, win);
-  return { win, calls };
+    setTimeout: (fn: () => void, ms: number) => timers.push({ fn, ms }),
+  });
+  return { win, calls, timers };
 }
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
@@ -88,6 +91,26 @@ describe("the early stream: opened by the page's inline script, taken over by th
     const other = runScript("/s?a", async () => controlledResponse().response);
     expect(takeEarlyStream("/s?a", other.win)).not.toBeNull();
     expect(takeEarlyStream("/s?a", other.win)).toBeNull();
+  });
+
+  test("left unclaimed (the bundle never ran), the early stream is closed and dropped; once taken, the timer leaves it", async () => {
+    let signal: AbortSignal | undefined;
+    const { win, timers } = runScript("/s", async (_u, init) => {
+      signal = init.signal ?? undefined;
+      return controlledResponse().response;
+    });
+    expect(timers.map((t) => t.ms)).toEqual([EARLY_STREAM_UNCLAIMED_MS]);
+    timers[0]!.fn();
+    expect(signal?.aborted).toBe(true);
+    expect(win[EARLY_STREAM_GLOBAL]).toBeUndefined();
+
+    const taken = runScript("/s", async (_u, init) => {
+      signal = init.signal ?? undefined;
+      return controlledResponse().response;
+    });
+    expect(takeEarlyStream("/s", taken.win)).not.toBeNull();
+    taken.timers[0]!.fn();
+    expect(signal?.aborted).toBe(false);
   });
 
   test("no attribute, no stream: the client opens its own", () => {

@@ -66,14 +66,15 @@ export interface Series {
 export function withGaps(points: readonly Point[], stepMs: number | undefined): Point[] {
   let inOrder = true;
   for (let i = 1; i < points.length && inOrder; i++) inOrder = points[i - 1][0] <= points[i][0];
-  // Rows usually come in time order: then a copy is enough, with no sort.
-  const sorted = inOrder ? points.slice() : [...points].sort((a, b) => a[0] - b[0]);
-  if (stepMs === undefined || !(stepMs > 0)) return sorted;
+  // Rows usually come in time order: then no sort, and no copy but the one returned.
+  const sorted = inOrder ? points : [...points].sort((a, b) => a[0] - b[0]);
+  if (stepMs === undefined || !(stepMs > 0)) return sorted === points ? points.slice() : (sorted as Point[]);
   const out: Point[] = [];
   for (let i = 0; i < sorted.length; i++) {
-    out.push(sorted[i]);
+    const p = sorted[i];
+    out.push(p);
     const next = sorted[i + 1];
-    if (next !== undefined && next[0] - sorted[i][0] > stepMs) out.push([sorted[i][0] + stepMs, null]);
+    if (next !== undefined && next[0] - p[0] > stepMs) out.push([p[0] + stepMs, null]);
   }
   return out;
 }
@@ -116,19 +117,29 @@ export function toSeries(result: ResultData): Series[] | null {
 export function seriesOfRows(result: ResultData, roles: ColumnRoles, rows: readonly (readonly unknown[])[]): Series[] {
   const t = roles.time!;
   const byKey = new Map<string, Point[]>();
-  const names = roles.values.map((v) => result.columns[v].name);
+  const values = roles.values;
+  const names = values.map((v) => result.columns[v].name);
+  // The common shape (one value column, one label column, numbers as numbers) without a call per cell: this runs
+  // over every row of a snapshot's result before its first chart is drawn, while the code is still cold.
+  const oneLabel = roles.labels.length === 1 ? roles.labels[0]! : -1;
   for (const row of rows) {
-    const at = toNumber(row[t]);
+    const tc = row[t];
+    const at = typeof tc === "number" ? (Number.isFinite(tc) ? tc : null) : toNumber(tc);
     if (at === null) continue;
-    const label = seriesLabel(row, roles.labels);
-    for (let k = 0; k < roles.values.length; k++) {
-      const name = roles.values.length === 1 && label ? label : label ? `${label} · ${names[k]}` : names[k];
+    let label: string;
+    if (oneLabel >= 0) {
+      const c = row[oneLabel];
+      label = typeof c === "string" ? c : String(c ?? "∅");
+    } else label = seriesLabel(row, roles.labels);
+    for (let k = 0; k < values.length; k++) {
+      const name = values.length === 1 && label ? label : label ? `${label} · ${names[k]}` : names[k];
       let list = byKey.get(name);
       if (!list) {
         list = [];
         byKey.set(name, list);
       }
-      list.push([at, toNumber(row[roles.values[k]])]);
+      const vc = row[values[k]];
+      list.push([at, typeof vc === "number" ? (Number.isFinite(vc) ? vc : null) : toNumber(vc)]);
     }
   }
   return [...byKey.entries()].map(([key, points]) => ({

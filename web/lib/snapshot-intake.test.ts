@@ -15,13 +15,13 @@ const wire = (panels: PanelUpdate[]) => JSON.stringify({ dashboard, view, panels
 function take(panels: PanelUpdate[], order: string[]) {
   const applied: string[] = [];
   let held: (() => void) | null = null;
-  takeSnapshotPanels(splitSnapshot(wire(panels))!, order, {
+  const taken = takeSnapshotPanels(splitSnapshot(wire(panels))!, order, {
     apply: (u) => applied.push(u.panelId),
     later: (fn) => {
       held = fn;
     },
   });
-  return { applied, release: () => held?.() };
+  return { applied, release: () => held?.(), flush: () => taken.flush() };
 }
 
 describe("takeSnapshotPanels", () => {
@@ -30,6 +30,15 @@ describe("takeSnapshotPanels", () => {
     expect(t.applied).toEqual(["c"]);
     t.release();
     expect(t.applied).toEqual(["c", "a", "b", "d"]);
+  });
+
+  test("flush takes the others at once (a frame came before the next paint), once: the later call then does nothing", () => {
+    const t = take([update("a"), update("b"), update("c")], ["a", "b", "c"]);
+    t.flush();
+    expect(t.applied).toEqual(["a", "b", "c"]);
+    t.release();
+    t.flush();
+    expect(t.applied).toEqual(["a", "b", "c"]);
   });
 
   test("one panel: nothing is left for later", () => {

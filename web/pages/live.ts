@@ -358,6 +358,7 @@ export function bootLive(): void {
   });
 
   function inspect(panelId: string, tab: "data" | "query", from: HTMLElement): void {
+    takeSnapshotRest();
     const v = panels.get(panelId);
     if (!v) return;
     const u = v.data.last;
@@ -445,12 +446,21 @@ export function bootLive(): void {
     if (updated.textContent !== age) updated.textContent = age;
   }
 
+  /** The panels of the last snapshot not taken in yet (they are, after the frame that draws the first). */
+  let snapshotRest: { flush(): void } | null = null;
+  function takeSnapshotRest(): void {
+    const rest = snapshotRest;
+    snapshotRest = null;
+    rest?.flush();
+  }
+
   let stream: ReturnType<typeof openStream> | null = null;
   /** The current attachment: callbacks of a stream replaced since are ignored. */
   let attachment: object | null = null;
   /** Opens the stream for the view (closing the one before); windows restart with the new range or values. */
   function attach(): void {
     stream?.close();
+    snapshotRest = null;
     for (const v of panels.values()) {
       v.data.clear();
       delete v.card.dataset.updatedAt;
@@ -467,6 +477,8 @@ export function bootLive(): void {
       url,
       {
         onEvent(event, data) {
+          // Whatever follows a snapshot applies over all of it (a panel-delta to its result): its panels first.
+          takeSnapshotRest();
           // A snapshot's results are parsed panel by panel: the first one drawn before the others (drawOrder()).
           const split = event === "snapshot" ? splitSnapshot(data) : null;
           const frame: StreamFrame | null = split ? { event: "snapshot", data: { ...split.head, panels: [] } } : decodeFrame(event, data);
@@ -481,7 +493,7 @@ export function bootLive(): void {
           if (frame.event === "snapshot") {
             setSummary(frame.data.dashboard as Summary);
             if (split)
-              takeSnapshotPanels(split, drawOrder(), {
+              snapshotRest = takeSnapshotPanels(split, drawOrder(), {
                 apply: (u) => applyUpdate(u),
                 later: (fn) =>
                   afterNextPaint(() => {
@@ -561,10 +573,12 @@ export function bootLive(): void {
     toggle: byId("chat-toggle"),
     aside: byId("chat"),
     canApply: () => role === "editor" || role === "admin",
-    panelResults: () =>
-      [...panels.values()].map((v) =>
+    panelResults: () => {
+      takeSnapshotRest();
+      return [...panels.values()].map((v) =>
         chatResult(v.spec.id, v.data.last && ("result" in v.data.last ? { result: v.data.last.result } : { error: v.data.last.error })),
-      ),
+      );
+    },
     onError: (e) => notify(message, errorText(e), "error"),
   });
 }
