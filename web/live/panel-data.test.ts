@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { applyPanelDelta, type Cell, type PanelDeltaFrame, type QueryResult } from "../../lib/live/frames.ts";
 import { mergeDelta, mergeResult } from "../lib/panel-window.ts";
 import { RollingWindow } from "../lib/rolling-window.ts";
-import { createIdleSettler, PanelData } from "./panel-data.ts";
+import { createIdleSettler, everyPanelReported, PanelData } from "./panel-data.ts";
 
 const columns = [
   { name: "time", type: "timestamptz" },
@@ -79,5 +79,65 @@ describe("a live panel's data", () => {
     expect(callbacks).toHaveLength(0);
     settle();
     expect(callbacks).toHaveLength(1);
+  });
+});
+
+describe("everyPanelReported: when a paused view stops reading", () => {
+  const reported = (id: string) => {
+    const d = new PanelData(10, false);
+    d.apply({ panelId: id, at: 1, error: { code: "function", message: "refused" } }, null);
+    return d;
+  };
+  const waiting = () => new PanelData(10, true);
+  test.each([
+    ["no panel", [], [], true],
+    [
+      "every panel has a result or an error",
+      [
+        ["a", reported("a")],
+        ["b", reported("b")],
+      ],
+      [],
+      true,
+    ],
+    [
+      "a new view's empty snapshot",
+      [
+        ["a", waiting()],
+        ["b", waiting()],
+      ],
+      [],
+      false,
+    ],
+    [
+      "the first frame of a tick written in two parts",
+      [
+        ["a", reported("a")],
+        ["b", waiting()],
+      ],
+      [],
+      false,
+    ],
+    [
+      "a snapshot whose other panels are taken in after its first frame",
+      [
+        ["a", reported("a")],
+        ["b", waiting()],
+      ],
+      ["b"],
+      true,
+    ],
+    [
+      "a snapshot without one of the panels",
+      [
+        ["a", reported("a")],
+        ["b", waiting()],
+        ["c", waiting()],
+      ],
+      ["b"],
+      false,
+    ],
+  ] as [string, [string, PanelData][], string[], boolean][])("%s", (_, panels, arriving, expected) => {
+    expect(everyPanelReported(panels, new Set(arriving))).toBe(expected);
   });
 });

@@ -85,3 +85,13 @@ export function createIdleSettler(
     idle(step);
   };
 }
+
+/**
+ * Whether every panel of the view has reported for it (a result or an error), counting `arriving` (the panels of a
+ * snapshot taken in after its first frame) as reported. A paused view reads its stream until then and no longer: a
+ * new view's snapshot has no results yet, and its first tick's frames may come in more than one write.
+ */
+export function everyPanelReported(panels: Iterable<[string, PanelData]>, arriving: ReadonlySet<string> = new Set()): boolean {
+  for (const [id, data] of panels) if (data.last === null && !arriving.has(id)) return false;
+  return true;
+}

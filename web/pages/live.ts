@@ -24,7 +24,7 @@ import { liveStreamUrl, rangeExpressions, readView, shift, type View, writeView,
 import { openInspector, type QueryAsRun } from "../live/inspect.ts";
 import { createDrawScheduler } from "../live/draw-scheduler.ts";
 import { placePanel, usesGrid } from "../live/layout.ts";
-import { createIdleSettler, PanelData } from "../live/panel-data.ts";
+import { createIdleSettler, everyPanelReported, PanelData } from "../live/panel-data.ts";
 import { panelMenu } from "../live/panel-menu.ts";
 import { queryAsRun } from "../live/query-as-run.ts";
 import { mountTimeControls } from "../live/time-controls.ts";
@@ -448,6 +448,8 @@ export function bootLive(): void {
 
   /** The panels of the last snapshot not taken in yet (they are, after the frame that draws the first). */
   let snapshotRest: { flush(): void } | null = null;
+  /** Every panel's id and data, for everyPanelReported. */
+  const panelData = () => [...panels].map(([id, p]): [string, PanelData] => [id, p.data]);
   function takeSnapshotRest(): void {
     const rest = snapshotRest;
     snapshotRest = null;
@@ -502,19 +504,20 @@ export function bootLive(): void {
               });
             else for (const u of frame.data.panels) applyUpdate(u);
             notify(message, null);
-            // Paused: the snapshot is the view; nothing more is read until refresh is switched back on.
-            if (paused && (split ? split.ids.length : frame.data.panels.length) > 0) pauseNow();
+            // Paused: the snapshot is the view once every panel is in it; nothing more is read until refresh is
+            // switched back on. A view without results yet (new) reads on until its first tick has reported.
+            if (paused && everyPanelReported(panelData(), new Set(split ? split.ids : []))) pauseNow();
             renderStatus();
           } else if (frame.event === "panel") {
             applyUpdate(frame.data);
-            if (paused) pauseNow();
+            if (paused && everyPanelReported(panelData())) pauseNow();
           } else if (frame.event === "panel-delta") {
             // An incremental tick: merged into the panel's last full result, then drawn like a panel frame.
             // The server sends one only after a full result of the same stream, so a base is always held.
             const held = panels.get(frame.data.panelId)?.data.last;
             if (held && "result" in held) {
               applyUpdate({ panelId: frame.data.panelId, at: frame.data.at, result: applyPanelDelta(held.result, frame.data) }, frame.data);
-              if (paused) pauseNow();
+              if (paused && everyPanelReported(panelData())) pauseNow();
             }
           } else if (frame.event === "dashboard") {
             const d = frame.data;
