@@ -16,7 +16,7 @@ export interface StreamOptions {
   setTimeout?: (fn: () => void, ms: number) => unknown;
   clearTimeout?: (handle: unknown) => void;
   random?: () => number;
-  /** No bytes for this long (heartbeats come every 15 s) means a dead connection. */
+  /** No bytes for this long (a frame or a heartbeat comes at least every 22.5 s) means a dead connection. */
   idleTimeoutMs?: number;
   /**
    * The first connection, already opened for this URL before the bundle ran (web/lib/early-stream.ts): used instead

@@ -124,15 +124,15 @@ export function writeView(params: URLSearchParams, view: View): URLSearchParams 
   return out;
 }
 
-/**
- * The stream's query string for a view: only what the server takes (range, cadence when not paused, variables).
- * A paused view asks for the saved cadence: the page reads one snapshot and closes the stream.
- */
 /** The dashboard stream's URL for a view: the live page opens it, and its server names it for the early stream. */
 export function liveStreamUrl(dashboardId: string, view: View): string {
   return `/api/dashboards/${encodeURIComponent(dashboardId)}/stream${streamQuery(view)}`;
 }
 
+/**
+ * The stream's query string for a view: only what the server takes (range, cadence when not paused, variables).
+ * A paused view asks for the saved cadence: the page reads until every panel has reported and closes the stream.
+ */
 export function streamQuery(view: View): string {
   const q = new URLSearchParams();
   if (view.from !== undefined) q.set("from", view.from);
