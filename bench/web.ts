@@ -31,6 +31,7 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
 import { EARLY_STREAM_SCRIPT } from "../lib/live/early-stream.ts";
+import { uplotLazyIntl } from "../web/uplot-lazy-intl.ts";
 import { deflateSink, processDeflater } from "../stream-host/stream-compression.ts";
 import { CHROMIUM, CHROMIUM_ARGS } from "../web/e2e/harness.ts";
 import { BENCH_DONE, PANELS, snapshotFrame } from "./web/data.ts";
@@ -84,6 +85,8 @@ export async function startBenchPage(opts: { minify?: boolean } = {}): Promise<{
     platform: "browser",
     target: ["es2022"],
     logLevel: "silent",
+    // As the web build does (web/build.ts): uPlot's Intl objects made on first use.
+    plugins: [uplotLazyIntl],
   });
   const js = await readFile(join(dir, "page.js"));
   const css = await readFile(join(dir, "page.css")).catch(() => Buffer.from(""));

@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { uplotLazyIntl } from "./uplot-lazy-intl.ts";
 
 /** What buildWebAssets wrote: logical name → hashed file name (also written to manifest.json). */
 export type WebManifest = { "main.js": string; "main.css"?: string };
@@ -46,6 +47,8 @@ export async function buildWebAssets(opts: BuildWebAssetsOptions): Promise<{ out
     logLevel: "silent",
     legalComments: "none",
     define: { "process.env.NODE_ENV": JSON.stringify(opts.minify ? "production" : "development") },
+    // uPlot's module-level Intl objects made on first use: the first chart is drawn without Intl.
+    plugins: [uplotLazyIntl],
   });
 
   let files = Object.keys(result.metafile.outputs).map((p) => basename(p));

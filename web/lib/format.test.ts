@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import {
   describeRange,
@@ -27,6 +28,41 @@ describe("time formatting", () => {
   test("full timestamps are ISO-like and honour the time zone", () => {
     expect(formatTimestamp(T, UTC)).toBe("2026-11-21 14:05:09");
     expect(formatTimestamp(T, { timeZone: "Asia/Tokyo" })).toBe("2026-11-21 23:05:09");
+  });
+
+  // The browser's zone and UTC are written from the Date without Intl: the same text as Intl's en-CA parts.
+  test.each([["UTC"], [undefined]])("full timestamps in zone %s match Intl's", (timeZone) => {
+    const intl = new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      hourCycle: "h23",
+    });
+    const viaIntl = (ms: number) => {
+      const parts = intl.formatToParts(new Date(ms));
+      const p = (t: string) => parts.find((x) => x.type === t)?.value ?? "";
+      return `${p("year")}-${p("month")}-${p("day")} ${p("hour")}:${p("minute")}:${p("second")}`;
+    };
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(900, 0, 1), max: Date.UTC(10_100, 0, 1) }), (ms) => {
+        expect(formatTimestamp(ms, { timeZone })).toBe(viaIntl(ms));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test("numbers from 100 to 9,999 are grouped as en-US's toLocaleString groups them", () => {
+    fc.assert(
+      fc.property(fc.double({ min: -10_000, max: 10_000, noNaN: true }), (n) => {
+        fc.pre(Math.abs(n) >= 100 && Math.abs(n) < 10_000);
+        expect(formatNumber(n)).toBe(Math.round(n).toLocaleString("en-US"));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   test.each([

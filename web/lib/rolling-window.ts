@@ -25,12 +25,24 @@ export class RollingWindow {
    * the one still filling) touches only the tail and allocates nothing in proportion to the window.
    */
   merge(key: string, incoming: readonly Point[]): void {
-    const fresh = sortedFinite(incoming);
+    const order = orderOf(incoming);
+    const fresh = order === UNSORTED ? sortedFinite(incoming) : incoming;
     if (fresh.length === 0) return;
-    let points = this.data.get(key);
-    if (!points) {
-      points = [];
-      this.data.set(key, points);
+    const points = this.data.get(key);
+    // A new series, or points all after the last one held (the snapshot into an empty window, a series' newest
+    // bucket): copied in bulk. This runs over every point of the snapshot's first panel before the first chart is
+    // drawn, while the code is still cold (interpreted), where each pass over the points costs milliseconds.
+    if (!points || points.length === 0 || points[points.length - 1]![0] < fresh[0]![0]) {
+      const dedup = order === STRICT ? fresh : lastOfEachTime(fresh);
+      const keep = Math.min(dedup.length, this.maxPoints);
+      if (!points) {
+        this.data.set(key, dedup.slice(dedup.length - keep));
+        return;
+      }
+      const total = points.length + keep;
+      for (let k = dedup.length - keep; k < dedup.length; k++) points.push(dedup[k]!);
+      if (total > this.maxPoints) points.splice(0, total - this.maxPoints);
+      return;
     }
     // Everything from the first incoming time on is merged again; what lies before it stays where it is.
     const from = firstAtOrAfter(points, fresh[0]![0]);
@@ -83,14 +95,39 @@ export class RollingWindow {
 
 const NONE: Point[] = [];
 
-/** The points with a finite time, sorted by time (stable); the input itself when it already is. */
-function sortedFinite(incoming: readonly Point[]): readonly Point[] {
-  let ok = true;
-  for (let k = 0; k < incoming.length && ok; k++) {
-    const t = incoming[k]![0];
-    ok = Number.isFinite(t) && (k === 0 || incoming[k - 1]![0] <= t);
+/** Points with finite times in strictly increasing order. */
+const STRICT = 0;
+/** Finite times in order, some of them equal. */
+const SORTED = 1;
+/** A time out of order or not finite. */
+const UNSORTED = 2;
+
+/** How `points` are ordered, in one pass. */
+function orderOf(points: readonly Point[]): typeof STRICT | typeof SORTED | typeof UNSORTED {
+  let order: typeof STRICT | typeof SORTED = STRICT;
+  let prev = Number.NEGATIVE_INFINITY;
+  for (let k = 0; k < points.length; k++) {
+    const t = points[k]![0];
+    if (!(t >= prev && t > Number.NEGATIVE_INFINITY && t < Number.POSITIVE_INFINITY)) return UNSORTED;
+    if (t === prev) order = SORTED;
+    prev = t;
   }
-  return ok ? incoming : incoming.filter((p) => Number.isFinite(p[0])).sort((a, b) => a[0] - b[0]);
+  return order;
+}
+
+/** The points with a finite time, sorted by time (stable). */
+function sortedFinite(incoming: readonly Point[]): readonly Point[] {
+  return incoming.filter((p) => Number.isFinite(p[0])).sort((a, b) => a[0] - b[0]);
+}
+
+/** Sorted `points` with only the last of each time (the last one of a result wins, as in merge). */
+function lastOfEachTime(points: readonly Point[]): Point[] {
+  const out: Point[] = [];
+  for (const p of points) {
+    if (out.length > 0 && out[out.length - 1]![0] === p[0]) out[out.length - 1] = p;
+    else out.push(p);
+  }
+  return out;
 }
 
 /** The index of the first point at or after time `t` in sorted `points` (binary search). */

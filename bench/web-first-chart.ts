@@ -1,0 +1,265 @@
+// Where the web bench's first chart goes: `npx tsx bench/web-first-chart.ts [runs] [query]` opens the web bench's page
+// (bench/web.ts, startBenchPage: the live page's code path) in headless Chromium `runs` times (default 1) with a trace
+// of the renderer (devtools.timeline, v8, loading, blink.user_timing and V8's sampling profiler), and prints, from
+// navigation start to the end of the frame that paints the first chart:
+// - the page's own first-chart line (the bench's parts), then the renderer main thread's top-level tasks over 0.5 ms,
+//   each with its start after navigation, its length and what took it (HTML parse, script compile and evaluation, the
+//   stream's reads, timers, animation frames with their style, layout and paint);
+// - the network: when the page, the bundle, the stylesheet and the stream were requested, answered and finished (the
+//   stream's body has no end: its last received byte);
+// - the sampled profile over that span, self time by function (top 30), then inclusive time under the top-level
+//   functions our code runs (module evaluation, the stream client's reads, the first frame's draw).
+// The trace and the profiler slow the page (about 1.3x): read its shares and order, not its milliseconds; the bench
+// (`npm run bench -- web`) gives the figures. PROFILE=0 leaves the profiler out; MINIFY=0 keeps names readable
+// (the default; the bench minifies, set MINIFY=1 to profile what it serves).
+import { loadavg } from "node:os";
+import { chromium } from "playwright-core";
+import { CHROMIUM, CHROMIUM_ARGS } from "../web/e2e/harness.ts";
+import { startBenchPage } from "./web.ts";
+import { BENCH_DONE } from "./web/data.ts";
+
+const runs = Number(process.argv[2] ?? 1);
+const query = process.argv[3] ?? "";
+
+interface TraceEvent {
+  name: string;
+  cat: string;
+  ph: string;
+  ts: number;
+  dur?: number;
+  pid: number;
+  tid: number;
+  id?: string;
+  args?: {
+    name?: string;
+    data?: Record<string, unknown> & {
+      url?: string;
+      requestId?: string;
+      functionName?: string;
+      cpuProfile?: { nodes?: ProfileNode[]; samples?: number[] };
+      timeDeltas?: number[];
+      startTime?: number;
+      frame?: string;
+      isMainFrame?: boolean;
+      documentLoaderURL?: string;
+    };
+    frame?: string;
+  };
+}
+interface ProfileNode {
+  id: number;
+  parent?: number;
+  callFrame: { functionName: string; url?: string; lineNumber?: number; columnNumber?: number };
+}
+
+const f1 = (n: number) => n.toFixed(1);
+
+/** The names of a task's inner events worth printing, with their outermost durations summed. */
+const INNER = [
+  "ParseHTML",
+  "EvaluateScript",
+  "v8.compile",
+  "v8.compileModule",
+  "v8.evaluateModule",
+  "v8.produceModuleCache",
+  "v8.parseOnBackground",
+  "FunctionCall",
+  "TimerFire",
+  "FireAnimationFrame",
+  "EventDispatch",
+  "RunMicrotasks",
+  "V8.GCScavenger",
+  "MajorGC",
+  "MinorGC",
+  "UpdateLayoutTree",
+  "Layout",
+  "PrePaint",
+  "Paint",
+  "Layerize",
+  "Commit",
+  "ResourceReceivedData",
+  "HitTest",
+  "ParseAuthorStyleSheet",
+  "Decode Image",
+];
+
+function outer(list: TraceEvent[], name: string): number {
+  let end = Number.NEGATIVE_INFINITY;
+  let sum = 0;
+  for (const e of list)
+    if (e.name === name && e.ts >= end) {
+      sum += e.dur!;
+      end = e.ts + e.dur!;
+    }
+  return sum;
+}
+
+function report(events: TraceEvent[], firstChartAt: number, origin: number): void {
+  const ms = (ts: number) => (ts - origin) / 1000;
+  // The renderer of the bench page: the one whose main thread parsed its HTML.
+  const parse = events.find((e) => e.name === "ParseHTML" && e.ph === "X");
+  if (!parse) throw new Error("no ParseHTML in the trace");
+  const main = { pid: parse.pid, tid: parse.tid };
+  const end = origin + firstChartAt * 1000 + 2000;
+  const xs = events
+    .filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === "X" && e.dur !== undefined && e.ts >= origin - 5000 && e.ts <= end)
+    .sort((a, b) => a.ts - b.ts || b.dur! - a.dur!);
+  const tasks: { task: TraceEvent; inner: TraceEvent[] }[] = [];
+  let open: { task: TraceEvent; inner: TraceEvent[] } | undefined;
+  for (const e of xs) {
+    if (open && e.ts < open.task.ts + open.task.dur!) open.inner.push(e);
+    else {
+      open = { task: e, inner: [] };
+      tasks.push(open);
+    }
+  }
+  console.log("\nmain thread, top-level tasks over 0.5 ms (start after navigation, length, inside):");
+  let busy = 0;
+  for (const { task, inner } of tasks) {
+    if (task.dur! < 500) {
+      busy += task.dur!;
+      continue;
+    }
+    busy += task.dur!;
+    const parts = INNER.map((n) => [n, outer(inner, n)] as const)
+      .filter(([, d]) => d >= 300)
+      .map(([n, d]) => `${n} ${f1(d / 1000)}`);
+    const fn = inner.find((e) => e.name === "FunctionCall")?.args?.data?.functionName;
+    const url = inner.find((e) => e.name === "EvaluateScript" || e.name === "v8.compileModule")?.args?.data?.url;
+    console.log(
+      `  ${f1(ms(task.ts)).padStart(7)} +${f1(task.dur! / 1000).padStart(6)} ms  ${task.name}${fn ? ` (${fn})` : ""}${url ? ` ${new URL(url).pathname}` : ""}: ${parts.join(", ")}`,
+    );
+  }
+  console.log(`  main thread busy ${f1(busy / 1000)} ms of the first ${f1(firstChartAt)} ms`);
+
+  console.log("\nnetwork (ms after navigation):");
+  const byRequest = new Map<string, { url: string; send?: number; response?: number; data: number[]; finish?: number }>();
+  for (const e of events) {
+    const d = e.args?.data;
+    if (!d?.requestId) continue;
+    const r = byRequest.get(d.requestId) ?? { url: "", data: [] };
+    byRequest.set(d.requestId, r);
+    if (e.name === "ResourceSendRequest") {
+      r.url = d.url ?? "";
+      r.send = ms(e.ts);
+    } else if (e.name === "ResourceReceiveResponse") r.response = ms(e.ts);
+    else if (e.name === "ResourceReceivedData") r.data.push(ms(e.ts));
+    else if (e.name === "ResourceFinish") r.finish = ms(e.ts);
+  }
+  for (const r of byRequest.values())
+    if (r.url)
+      console.log(
+        `  ${new URL(r.url).pathname.padEnd(10)} sent ${f1(r.send ?? Number.NaN)}, answered ${f1(r.response ?? Number.NaN)}, ${r.data.length} data events (first ${f1(r.data[0] ?? Number.NaN)}, last ${f1(r.data.at(-1) ?? Number.NaN)}), finished ${f1(r.finish ?? Number.NaN)}`,
+      );
+
+  // The sampled profile (V8's profiler in the trace: a Profile event, then ProfileChunks).
+  const chunks = events.filter((e) => e.name === "ProfileChunk" && e.pid === main.pid);
+  const profile = events.find((e) => e.name === "Profile" && e.pid === main.pid);
+  if (!profile || chunks.length === 0) return;
+  const nodes = new Map<number, ProfileNode>();
+  const self = new Map<number, number>();
+  let t = profile.args!.data!.startTime!;
+  for (const c of chunks.filter((c) => c.id === profile.id).sort((a, b) => a.ts - b.ts)) {
+    const cp = c.args!.data!.cpuProfile!;
+    for (const n of cp.nodes ?? []) nodes.set(n.id, n);
+    const deltas = c.args!.data!.timeDeltas ?? [];
+    (cp.samples ?? []).forEach((id, i) => {
+      t += deltas[i] ?? 0;
+      if (t < origin || t > origin + firstChartAt * 1000) return;
+      self.set(id, (self.get(id) ?? 0) + (deltas[i + 1] ?? deltas[i] ?? 0));
+    });
+  }
+  const label = (id: number) => {
+    const f = nodes.get(id)!.callFrame;
+    const file = f.url ? new URL(f.url, "http://x").pathname.split("/").at(-1) : "";
+    return `${f.functionName || "(anonymous)"} ${file}:${(f.lineNumber ?? -1) + 1}:${(f.columnNumber ?? -1) + 1}`;
+  };
+  const bySelf = new Map<string, number>();
+  for (const [id, us] of self) {
+    const name = label(id);
+    if (name.startsWith("(idle)")) continue;
+    bySelf.set(name, (bySelf.get(name) ?? 0) + us);
+  }
+  console.log(
+    `\nprofile, navigation to the first chart, self time (top 30 of ${f1([...bySelf.values()].reduce((a, b) => a + b, 0) / 1000)} ms sampled):`,
+  );
+  for (const [k, us] of [...bySelf].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${f1(us / 1000).padStart(6)} ms  ${k}`);
+  // Inclusive time per node, summed by label, for the nodes of our bundle: the heaviest call paths.
+  const children = new Map<number, number[]>();
+  for (const n of nodes.values()) if (n.parent !== undefined) children.set(n.parent, [...(children.get(n.parent) ?? []), n.id]);
+  const inclusive = new Map<number, number>();
+  const incl = (id: number): number => {
+    const known = inclusive.get(id);
+    if (known !== undefined) return known;
+    const v = (self.get(id) ?? 0) + (children.get(id) ?? []).reduce((a, c) => a + incl(c), 0);
+    inclusive.set(id, v);
+    return v;
+  };
+  const byIncl = new Map<string, number>();
+  for (const id of nodes.keys()) {
+    const f = nodes.get(id)!.callFrame;
+    if (!f.url?.includes("page.js")) continue;
+    // Count a function once per path: only where its parent is not the same function.
+    const parent = nodes.get(id)!.parent;
+    if (parent !== undefined && label(parent) === label(id)) continue;
+    byIncl.set(label(id), (byIncl.get(label(id)) ?? 0) + incl(id));
+  }
+  console.log("\nprofile, inclusive time of the bundle's functions (top 30):");
+  for (const [k, us] of [...byIncl].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${f1(us / 1000).padStart(6)} ms  ${k}`);
+}
+
+async function main(): Promise<void> {
+  const bench = await startBenchPage({ minify: process.env.MINIFY === "1" });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  try {
+    for (let i = 0; i < runs; i++) {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      page.on("pageerror", (e) => console.error(`page error: ${e.message}`));
+      const categories = [
+        "devtools.timeline",
+        "disabled-by-default-devtools.timeline",
+        "v8",
+        "v8.execute",
+        "blink.user_timing",
+        "loading",
+        "netlog",
+        ...(process.env.PROFILE === "0" ? [] : ["disabled-by-default-v8.cpu_profiler"]),
+      ];
+      await browser.startTracing(page, { categories });
+      const done = page.waitForEvent("console", { predicate: (m) => m.text() === BENCH_DONE, timeout: 300_000 });
+      await page.goto(`http://127.0.0.1:${bench.port}/?impl=uplot&ticks=1${query ? `&${query}` : ""}`);
+      await done;
+      const r = (await page.evaluate(() => window.benchResult)) as {
+        firstChartAt: number;
+        streamOpened: number;
+        scriptStart: number;
+        fetched: number;
+        parseMs: number;
+        mergeMs: number;
+        firstFrame: number;
+        firstDraw: { windowMs: number; chartMs: number };
+      };
+      // The page's time origin on the trace's clock: the navigationStart mark of its main frame.
+      const origin = await page.evaluate(() => performance.timeOrigin);
+      const trace = JSON.parse((await browser.stopTracing()).toString()) as { traceEvents: TraceEvent[] };
+      await page.close();
+      const nav = trace.traceEvents
+        .filter((e) => e.name === "navigationStart" && e.args?.data?.documentLoaderURL?.startsWith("http://127.0.0.1"))
+        .at(-1);
+      if (!nav) throw new Error(`no navigationStart in the trace (time origin ${origin})`);
+      console.log(
+        `\nrun ${i + 1}, load average ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(
+            " ",
+          )} (slowed by the trace): first chart ${f1(r.firstChartAt)} ms (stream opened ${f1(r.streamOpened)}, script ${f1(r.scriptStart)}, snapshot fetched ${f1(r.fetched)}, parse ${f1(r.parseMs)}, merge ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} (window ${f1(r.firstDraw.windowMs)}, build and draw ${f1(r.firstDraw.chartMs)}))`,
+      );
+      report(trace.traceEvents, r.firstChartAt, nav.ts);
+    }
+  } finally {
+    await browser.close();
+    await bench.close();
+  }
+}
+
+await main();
