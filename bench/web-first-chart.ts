@@ -234,6 +234,7 @@ async function main(): Promise<void> {
         streamOpened: number;
         scriptStart: number;
         fetched: number;
+        firstTaken: number;
         parseMs: number;
         mergeMs: number;
         firstFrame: number;
@@ -252,7 +253,7 @@ async function main(): Promise<void> {
           .map((l) => l.toFixed(2))
           .join(
             " ",
-          )} (slowed by the trace): first chart ${f1(r.firstChartAt)} ms (stream opened ${f1(r.streamOpened)}, script ${f1(r.scriptStart)}, snapshot fetched ${f1(r.fetched)}, parse ${f1(r.parseMs)}, merge ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} (window ${f1(r.firstDraw.windowMs)}, build and draw ${f1(r.firstDraw.chartMs)}))`,
+          )} (slowed by the trace): first chart ${f1(r.firstChartAt)} ms (stream opened ${f1(r.streamOpened)}, script ${f1(r.scriptStart)}, first panel taken ${f1(r.firstTaken)} (parse ${f1(r.parseMs)}), snapshot fetched ${f1(r.fetched)}, its intake ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} (window ${f1(r.firstDraw.windowMs)}, build and draw ${f1(r.firstDraw.chartMs)}))`,
       );
       report(trace.traceEvents, r.firstChartAt, nav.ts);
     }

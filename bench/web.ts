@@ -6,8 +6,11 @@
 // What is measured, the same way for every line:
 // - first chart: ms from navigation start (the page's time origin; bundle download and parse included) to the end of
 //   the first frame that draws a chart of the snapshot, style, layout and paint included (a task posted from the
-//   scheduler's animation-frame callback), with its parts: script start, snapshot fetched, parse, merge, that frame
-//   and the charts it drew; then when the last visible chart of the snapshot was painted, and in how many frames;
+//   scheduler's animation-frame callback), with its parts: when the stream was opened, script start, when the first
+//   panel was taken (uPlot: from the snapshot's first bytes, while the rest arrives, as the live page does) and its
+//   parse, when the whole snapshot event was received and its intake (uPlot: cut into panels, the others left for
+//   after the first frame; SVG: every panel merged and drawn), that frame and the charts it drew; then when the last
+//   visible chart of the snapshot was painted, and in how many frames;
 // - the scheduler draws within a frame budget, so a tick's drawing may span several frames. Main-thread time per
 //   tick is the total: the task that decodes and merges the tick's 20 frames (start to end), plus every frame that
 //   draws the tick's data, each from the scheduler's animation-frame callback to a task posted from it (the draws,
@@ -43,6 +46,7 @@ interface Result {
   scriptStart: number;
   streamOpened: number;
   fetched: number;
+  firstTaken: number;
   parseMs: number;
   mergeMs: number;
   firstFrame: number;
@@ -171,7 +175,7 @@ export async function run(): Promise<void> {
     );
     const line = (label: string, r: Result, height: number) =>
       console.log(
-        `web ${label}: first chart ${f1(r.firstChartAt)} ms after navigation (stream opened ${f1(r.streamOpened)}, script ${f1(r.scriptStart)}, snapshot fetched ${f1(r.fetched)}, parse ${f1(r.parseMs)}, merge ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} ms drawing ${r.firstFrameCharts} charts (first chart's window ${f1(r.firstDraw.windowMs)}, build and draw ${f1(r.firstDraw.chartMs)}); all visible charts at ${f1(r.allVisibleAt)} ms in ${r.snapshotFrames} frames), tick main-thread p50 ${f1(pct(r.ticks, 50))} ms p95 ${f1(pct(r.ticks, 95))} ms (data p95 ${f1(pct(r.dataMs, 95))}, frames p95 ${f1(pct(r.frameMs, 95))}), longest frame per tick p95 ${f1(pct(r.longestFrameMs, 95))} ms, frames per tick p95 ${pct(r.framesPerTick, 95)}, all visible charts drawn after ${f1(pct(r.allDrawnMs, 95))} ms p95 (visible charts ${r.visible} of ${PANELS}, viewport 1280x${height}), heap tick 100 ${mb(r.heapAt100)} MB, tick 300 ${mb(r.heapAt300)} MB (growth ${mb(r.heapAt300 - r.heapAt100)} MB)`,
+        `web ${label}: first chart ${f1(r.firstChartAt)} ms after navigation (stream opened ${f1(r.streamOpened)}, script ${f1(r.scriptStart)}, first panel taken ${f1(r.firstTaken)} (parse ${f1(r.parseMs)}), snapshot fetched ${f1(r.fetched)}, its intake ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} ms drawing ${r.firstFrameCharts} charts (first chart's window ${f1(r.firstDraw.windowMs)}, build and draw ${f1(r.firstDraw.chartMs)}); all visible charts at ${f1(r.allVisibleAt)} ms in ${r.snapshotFrames} frames), tick main-thread p50 ${f1(pct(r.ticks, 50))} ms p95 ${f1(pct(r.ticks, 95))} ms (data p95 ${f1(pct(r.dataMs, 95))}, frames p95 ${f1(pct(r.frameMs, 95))}), longest frame per tick p95 ${f1(pct(r.longestFrameMs, 95))} ms, frames per tick p95 ${pct(r.framesPerTick, 95)}, all visible charts drawn after ${f1(pct(r.allDrawnMs, 95))} ms p95 (visible charts ${r.visible} of ${PANELS}, viewport 1280x${height}), heap tick 100 ${mb(r.heapAt100)} MB, tick 300 ${mb(r.heapAt300)} MB (growth ${mb(r.heapAt300 - r.heapAt100)} MB)`,
       );
     const [u, whole, all, s] = results as [Result, Result, Result, Result];
     line("uplot     ", u, runs[0]!.height);

@@ -6,6 +6,7 @@ import {
   STREAM_EVENTS,
   type SnapshotFrame,
   decodeFrame,
+  readSnapshotStart,
   splitSnapshot,
   streamUrl,
   viewParamsOf,
@@ -171,6 +172,59 @@ describe("splitSnapshot: a snapshot's panels cut apart, parsed one at a time", (
         else expect(split.whole()).toEqual(panels);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  test("the start of a snapshot still arriving: the head once the list has begun, each update once a cut follows it", () => {
+    const panels: PanelUpdate[] = [
+      { panelId: "a", at: 1, result: result([[1, "x"]]) },
+      { panelId: "b", at: 2, result: result([[2, "y"]]) },
+      { panelId: "c", at: 3, result: result([[3, "z"]]) },
+    ];
+    const data = wire(panels);
+    const listAt = data.indexOf('"panels":[');
+    expect(readSnapshotStart(data.slice(0, listAt + 5))).toBeNull();
+    const bAt = data.indexOf('{"panelId":"b"');
+    // The first update ends, but its cut has not fully arrived: nothing is complete yet.
+    expect(readSnapshotStart(data.slice(0, bAt - 1))?.ids).toEqual([]);
+    const start = readSnapshotStart(data.slice(0, bAt + '{"panelId":'.length))!;
+    expect(start.head).toEqual({ dashboard, view });
+    expect(start.ids).toEqual(["a"]);
+    expect(start.panel(0)).toEqual(panels[0]);
+    expect(start.panel(1)).toBeNull();
+    // The whole event: the last update has no cut after it, it is splitSnapshot's.
+    expect(readSnapshotStart(data)?.ids).toEqual(["a", "b"]);
+  });
+
+  test("any start of any snapshot: an update read from it is that panel's, never another's or a part of one", () => {
+    const cell: fc.Arbitrary<Cell> = fc.oneof(
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.string(),
+      fc.constantFrom('},{"panelId":"a","at":1,"result":{}}', "]}", '"panels":[{"panelId":'),
+      fc.record({ panelId: fc.constantFrom("a", "b"), at: fc.nat(), result: fc.constant({}) }),
+      fc.array(fc.record({ panelId: fc.constantFrom("a", "b"), at: fc.nat(), error: fc.constant({}) }), { maxLength: 2 }),
+    );
+    const update: fc.Arbitrary<PanelUpdate> = fc.record({
+      panelId: fc.constantFrom("a", "b", "c", "d"),
+      at: fc.nat(),
+      result: fc.array(fc.tuple(fc.nat(), cell), { maxLength: 4 }).map((rows) => result(rows)),
+    });
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(update, { selector: (u) => u.panelId, maxLength: 4 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (panels, f) => {
+          const data = wire(panels);
+          const start = readSnapshotStart(data.slice(0, Math.floor(f * data.length)));
+          if (start === null) return;
+          expect(start.head).toEqual({ dashboard, view });
+          start.ids.forEach((id, i) => {
+            const u = start.panel(i);
+            if (u !== null) expect(u).toEqual(panels.find((p) => p.panelId === id));
+          });
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });

@@ -372,15 +372,8 @@ const UPDATE_START = '{"panelId":';
 export function splitSnapshot(data: string): SplitSnapshot | null {
   const listAt = data.indexOf(PANELS_KEY + UPDATE_START);
   if (listAt === -1 || !data.endsWith("]}")) return null;
-  let head: Omit<SnapshotFrame, "panels">;
-  try {
-    const parsed: unknown = JSON.parse(`${data.slice(0, listAt)}"panels":[]}`);
-    if (!isRecord(parsed) || !isRecord(parsed.dashboard) || !isRecord(parsed.view)) return null;
-    const { panels: _none, ...rest } = parsed as unknown as SnapshotFrame;
-    head = rest;
-  } catch {
-    return null;
-  }
+  const head = snapshotHead(data, listAt);
+  if (!head) return null;
   const starts: number[] = [];
   const end = data.length - 2;
   for (let at = listAt + PANELS_KEY.length; at !== -1 && at < end; ) {
@@ -388,30 +381,14 @@ export function splitSnapshot(data: string): SplitSnapshot | null {
     const next = data.indexOf(`},${UPDATE_START}`, at);
     at = next === -1 ? -1 : next + 2;
   }
-  const ids: string[] = [];
-  for (const at of starts) {
-    const idEnd = data.indexOf('"', at + UPDATE_START.length + 1);
-    const id = idEnd === -1 ? null : data.slice(at + UPDATE_START.length + 1, idEnd);
-    // An id with an escape in it is read by the whole parse instead.
-    if (id === null || id.includes("\\")) return null;
-    ids.push(id);
-  }
+  const ids = pieceIds(data, starts);
+  if (!ids) return null;
   const pieces = starts.map((at, i) => data.slice(at, i + 1 < starts.length ? starts[i + 1]! - 1 : end));
   let whole: PanelUpdate[] | null | undefined;
   return {
     head,
     ids,
-    panel(i) {
-      const text = pieces[i];
-      if (text === undefined) return null;
-      try {
-        const v: unknown = JSON.parse(text);
-        if (!isRecord(v) || v.panelId !== ids[i] || typeof v.at !== "number" || !(isRecord(v.result) || isRecord(v.error))) return null;
-        return v as unknown as PanelUpdate;
-      } catch {
-        return null;
-      }
-    },
+    panel: (i) => (pieces[i] === undefined ? null : pieceUpdate(pieces[i]!, ids[i]!)),
     whole() {
       if (whole === undefined) {
         const frame = decodeFrame("snapshot", data);
@@ -420,6 +397,75 @@ export function splitSnapshot(data: string): SplitSnapshot | null {
       return whole;
     },
   };
+}
+
+/** The start of a snapshot event's data, the event still arriving: its head and the panel updates complete so far. */
+export interface SnapshotStart {
+  head: Omit<SnapshotFrame, "panels">;
+  /** The ids of the updates complete so far, in the event's order. */
+  ids: string[];
+  /** Parses one: null when its text is not the update of that panel (then the whole event's parse is the answer). */
+  panel(i: number): PanelUpdate | null;
+}
+
+/**
+ * Reads the start of a snapshot event's data (what a stream has received of it so far) with splitSnapshot's cuts: the
+ * head once the panel list has begun, and each update followed by a cut, which is the text splitSnapshot gives for it
+ * once the event is whole (a cut inside an update makes the piece before it fail to parse, as there). Null until the
+ * panel list has begun, or when the data does not have the stream host's shape.
+ */
+export function readSnapshotStart(prefix: string): SnapshotStart | null {
+  const listAt = prefix.indexOf(PANELS_KEY + UPDATE_START);
+  if (listAt === -1) return null;
+  const head = snapshotHead(prefix, listAt);
+  if (!head) return null;
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (let at = listAt + PANELS_KEY.length; ; ) {
+    const next = prefix.indexOf(`},${UPDATE_START}`, at);
+    if (next === -1) break;
+    starts.push(at);
+    ends.push(next + 1);
+    at = next + 2;
+  }
+  const ids = pieceIds(prefix, starts);
+  if (!ids) return null;
+  return { head, ids, panel: (i) => (i < 0 || i >= ids.length ? null : pieceUpdate(prefix.slice(starts[i], ends[i]), ids[i]!)) };
+}
+
+/** The snapshot's dashboard and view, parsed from the text before its panel list (at `listAt`). */
+function snapshotHead(data: string, listAt: number): Omit<SnapshotFrame, "panels"> | null {
+  try {
+    const parsed: unknown = JSON.parse(`${data.slice(0, listAt)}"panels":[]}`);
+    if (!isRecord(parsed) || !isRecord(parsed.dashboard) || !isRecord(parsed.view)) return null;
+    const { panels: _none, ...rest } = parsed as unknown as SnapshotFrame;
+    return rest;
+  } catch {
+    return null;
+  }
+}
+
+/** The panel id at the start of each piece; null when one has an escape in it (the whole parse reads those). */
+function pieceIds(data: string, starts: readonly number[]): string[] | null {
+  const ids: string[] = [];
+  for (const at of starts) {
+    const idEnd = data.indexOf('"', at + UPDATE_START.length + 1);
+    const id = idEnd === -1 ? null : data.slice(at + UPDATE_START.length + 1, idEnd);
+    if (id === null || id.includes("\\")) return null;
+    ids.push(id);
+  }
+  return ids;
+}
+
+/** One piece parsed: the update of panel `id`, or null. */
+function pieceUpdate(text: string, id: string): PanelUpdate | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (!isRecord(v) || v.panelId !== id || typeof v.at !== "number" || !(isRecord(v.result) || isRecord(v.error))) return null;
+    return v as unknown as PanelUpdate;
+  } catch {
+    return null;
+  }
 }
 
 /** The view query parameters of a stream URL, in Grafana's names: from, to, refresh, var-<name> (repeated). */

@@ -142,6 +142,30 @@ describe("SSE client", () => {
     expect((h.requests[0].signal as AbortSignal).aborted).toBe(true);
   });
 
+  test("onPartial: after each chunk that ends inside an event's data, its data so far; the event whole at its end", async () => {
+    const partial: [string, string][] = [];
+    const events: [string, string][] = [];
+    const chunks = ['event: snapshot\ndata: {"a"', ":[1,", "2]}\n", "\n"];
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (const chunk of chunks) c.enqueue(new TextEncoder().encode(chunk));
+      },
+    });
+    const stream = openStream(
+      "/s",
+      { onEvent: (e, d) => events.push([e, d]), onPartial: (e, data) => partial.push([e, data()]) },
+      { fetch: async () => new Response(body, { headers: { "content-type": "text/event-stream" } }) },
+    );
+    await until(() => events.length === 1);
+    expect(partial).toEqual([
+      ["snapshot", '{"a"'],
+      ["snapshot", '{"a":[1,'],
+      ["snapshot", '{"a":[1,2]}'],
+    ]);
+    expect(events).toEqual([["snapshot", '{"a":[1,2]}']]);
+    stream.close();
+  });
+
   test("the request asks for an event stream with the session cookie", async () => {
     const h = harness([]);
     await settle();

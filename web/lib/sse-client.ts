@@ -9,6 +9,12 @@ export interface StreamHandlers {
   onState?(state: StreamState, info: { retryInMs?: number; status?: number }): void;
   /** The server refused for good (401, 403, 404), or the session expired mid-stream (401): no reconnect. */
   onFatal?(status: number): void;
+  /**
+   * An event still arriving, after each chunk that ends inside its data: its name and its data so far (the function
+   * joins what was received, once per call). The event itself is delivered by onEvent when it ends, whole. The live
+   * page reads the first panel of a snapshot from it (web/lib/snapshot-intake.ts).
+   */
+  onPartial?(event: string, data: () => string): void;
 }
 
 export interface StreamOptions {
@@ -133,6 +139,10 @@ export function openStream(url: string, handlers: StreamHandlers, opts: StreamOp
           }
         }
         lastEventId = parser.lastEventId ?? lastEventId;
+        if (handlers.onPartial) {
+          const pending = parser.pending();
+          if (pending) handlers.onPartial(pending.event, pending.data);
+        }
       }
     } catch {
       // Network error, abort by the idle timer, or a non-200: reconnect below.

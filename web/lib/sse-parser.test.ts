@@ -30,6 +30,30 @@ describe("SSE frame parser", () => {
     expect(p.feed("\n")).toEqual([{ kind: "event", event: "panel", data: '{"x":1}' }]);
   });
 
+  test("pending: the event being read, its data so far with the line in progress, until it ends", () => {
+    const p = createSseParser();
+    expect(p.pending()).toBeNull();
+    p.feed("event: snapshot\nda");
+    // The field name is not complete: no data yet.
+    expect(p.pending()).toBeNull();
+    p.feed('ta: {"a":');
+    expect(p.pending()?.event).toBe("snapshot");
+    expect(p.pending()?.data()).toBe('{"a":');
+    p.feed("[1,");
+    p.feed("2");
+    expect(p.pending()?.data()).toBe('{"a":[1,2');
+    p.feed("]}\ndata: x");
+    expect(p.pending()?.data()).toBe('{"a":[1,2]}\nx');
+    expect(p.feed("\n\n")).toEqual([{ kind: "event", event: "snapshot", data: '{"a":[1,2]}\nx' }]);
+    expect(p.pending()).toBeNull();
+    // A data line ended, the event not yet; another field's line in progress.
+    p.feed("data: y\nid: 4");
+    expect(p.pending()).toEqual({ event: "message", data: expect.any(Function) });
+    expect(p.pending()?.data()).toBe("y");
+    // Reading the data so far changes nothing about what the event delivers.
+    expect(p.feed("2\n\n")).toEqual([{ kind: "event", event: "message", data: "y", id: "42" }]);
+  });
+
   test("CRLF and lone CR line endings, including a CR at a chunk edge", () => {
     const p = createSseParser();
     expect(events(p.feed("data: a\r\ndata: b\r"))).toEqual([]);

@@ -91,6 +91,28 @@ export function createSseParser() {
       if (start < text.length) partial.push(start === 0 ? text : text.slice(start));
       return out;
     },
+    /**
+     * The event being read, when it has data so far: its name and a function giving its data up to the last byte
+     * fed (the line in progress included), which a reader may use before the event ends (a snapshot of megabytes on
+     * one line: its first panels are complete long before the rest arrives). Null when no data field has started.
+     * `data()` joins the pieces received so far once per call: a caller stops calling it once it has what it needs.
+     */
+    pending(): { event: string; data(): string } | null {
+      // The line's field name may span pieces: they are joined when the first is shorter than "data:".
+      if (partial.length > 1 && partial[0]!.length < 5) partial = [partial.join("")];
+      const inDataLine = partial.length > 0 && /^data(:|$)/.test(partial[0]!.slice(0, 5));
+      if (!sawData && !inDataLine) return null;
+      return {
+        event: event || "message",
+        data() {
+          if (!inDataLine) return data.join("\n");
+          if (partial.length > 1) partial = [partial.join("")];
+          let value = partial[0]!.slice(5);
+          if (value.startsWith(" ")) value = value.slice(1);
+          return sawData ? `${data.join("\n")}\n${value}` : value;
+        },
+      };
+    },
     /** Forgets a partial event, e.g. when the connection dropped mid-frame. */
     reset(): void {
       partial = [];

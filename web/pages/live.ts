@@ -7,7 +7,7 @@ import { panelErrorWords } from "../lib/panel-error.ts";
 import { chatResult } from "../lib/panel-window.ts";
 import { type PanelUpdate, statValue } from "../lib/result.ts";
 import { takeEarlyStream } from "../lib/early-stream.ts";
-import { afterNextPaint, takeSnapshotPanels } from "../lib/snapshot-intake.ts";
+import { afterNextPaint, createEarlySnapshotIntake, takeSnapshotPanels } from "../lib/snapshot-intake.ts";
 import { openStream, type StreamState } from "../lib/sse-client.ts";
 import { resolveRange } from "../lib/time-range.ts";
 import {
@@ -475,10 +475,21 @@ export function bootLive(): void {
     const token = {};
     attachment = token;
     const url = liveStreamUrl(dashboardId, view);
+    // The snapshot's first panel in layout order, drawn from the event's first bytes while the rest arrives.
+    const early = createEarlySnapshotIntake({
+      head: (head) => setSummary(head.dashboard as Summary),
+      order: drawOrder,
+      apply: (u) => applyUpdate(u),
+    });
     const s = openStream(
       url,
       {
+        onPartial(event, data) {
+          if (attachment === token) early.partial(event, data);
+        },
         onEvent(event, data) {
+          // Panels taken from this event while it arrived (its first one, when it is the snapshot).
+          const takenEarly = early.finish();
           // Whatever follows a snapshot applies over all of it (a panel-delta to its result): its panels first.
           takeSnapshotRest();
           // A snapshot's results are parsed panel by panel: the first one drawn before the others (drawOrder()).
@@ -495,13 +506,18 @@ export function bootLive(): void {
           if (frame.event === "snapshot") {
             setSummary(frame.data.dashboard as Summary);
             if (split)
-              snapshotRest = takeSnapshotPanels(split, drawOrder(), {
-                apply: (u) => applyUpdate(u),
-                later: (fn) =>
-                  afterNextPaint(() => {
-                    if (attachment === token) fn();
-                  }),
-              });
+              snapshotRest = takeSnapshotPanels(
+                split,
+                drawOrder(),
+                {
+                  apply: (u) => applyUpdate(u),
+                  later: (fn) =>
+                    afterNextPaint(() => {
+                      if (attachment === token) fn();
+                    }),
+                },
+                takenEarly,
+              );
             else for (const u of frame.data.panels) applyUpdate(u);
             notify(message, null);
             // Paused: the snapshot is the view once every panel is in it; nothing more is read until refresh is
@@ -537,6 +553,8 @@ export function bootLive(): void {
         },
         onState(state, info) {
           if (attachment !== token) return;
+          // A new connection: an event cut off by the old one will not end.
+          if (state === "connecting" || state === "reconnecting") early.reset();
           if (pausedAfterSnapshot && state === "closed") return;
           streamState = state;
           retryAt = info.retryInMs !== undefined ? Date.now() + info.retryInMs : null;
