@@ -126,14 +126,27 @@ export function mountTimeControls(host: HTMLElement, deps: TimeControlsDeps): ()
     hidden: true,
     spellcheck: "false",
   });
-  const zones = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
-  const datalist = h(
-    "datalist",
-    { id: "tz-names" },
-    zones.map((z) => h("option", { value: z })),
-  );
+  // The zone names (about 400) and the browser's zone come from Intl, whose first use loads the locale data (about
+  // 20 ms): not at boot, where it would come before the first chart. The names fill the list when the field is
+  // first shown; the browser's zone is named in its option once the page is idle.
+  const datalist = h("datalist", { id: "tz-names" });
+  let zonesListed = false;
+  const listZones = () => {
+    if (zonesListed) return;
+    zonesListed = true;
+    const zones = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
+    replace(
+      datalist,
+      zones.map((z) => h("option", { value: z })),
+    );
+  };
+  let browserZone: string | null = null;
+  const idle = (f: () => void) =>
+    typeof requestIdleCallback === "function" ? requestIdleCallback(() => f(), { timeout: 2000 }) : setTimeout(f, 200);
+  tzOther.addEventListener("focus", listZones);
   tz.addEventListener("change", () => {
     if (tz.value === "other") {
+      listZones();
       tzOther.hidden = false;
       tzOther.focus();
       return;
@@ -185,7 +198,13 @@ export function mountTimeControls(host: HTMLElement, deps: TimeControlsDeps): ()
     datalist,
   );
 
-  return function render(): void {
+  idle(() => {
+    browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    render();
+  });
+  return render;
+
+  function render(): void {
     const c = deps.current();
     const relative = c.to === "now";
     const ended = deps.ended();
@@ -208,12 +227,12 @@ export function mountTimeControls(host: HTMLElement, deps: TimeControlsDeps): ()
     const named = c.tz !== "browser" && c.tz !== "utc";
     replace(
       tz,
-      h("option", { value: "browser", selected: c.tz === "browser" }, `Browser (${Intl.DateTimeFormat().resolvedOptions().timeZone})`),
+      h("option", { value: "browser", selected: c.tz === "browser" }, browserZone ? `Browser (${browserZone})` : "Browser"),
       h("option", { value: "utc", selected: c.tz === "utc" }, "UTC"),
       named ? h("option", { value: c.tz, selected: true }, c.tz) : null,
       h("option", { value: "other" }, "Other zone…"),
     );
-  };
+  }
 }
 
 function formatMs(ms: number): string {
