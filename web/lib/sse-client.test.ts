@@ -151,10 +151,22 @@ describe("SSE client", () => {
         for (const chunk of chunks) c.enqueue(new TextEncoder().encode(chunk));
       },
     });
+    const log: string[] = [];
     const stream = openStream(
       "/s",
-      { onEvent: (e, d) => events.push([e, d]), onPartial: (e, data) => partial.push([e, data()]) },
-      { fetch: async () => new Response(body, { headers: { "content-type": "text/event-stream" } }) },
+      {
+        onEvent: (e, d) => events.push([e, d]),
+        onPartial: (e, data) => {
+          partial.push([e, data()]);
+          log.push("partial");
+        },
+      },
+      {
+        fetch: async () => new Response(body, { headers: { "content-type": "text/event-stream" } }),
+        yieldToBrowser: async () => {
+          log.push("yield");
+        },
+      },
     );
     await until(() => events.length === 1);
     expect(partial).toEqual([
@@ -163,6 +175,8 @@ describe("SSE client", () => {
       ["snapshot", '{"a":[1,2]}'],
     ]);
     expect(events).toEqual([["snapshot", '{"a":[1,2]}']]);
+    // A task's break after each chunk handed to onPartial, before the next is read.
+    expect(log).toEqual(["partial", "yield", "partial", "yield", "partial", "yield"]);
     stream.close();
   });
 

@@ -12,7 +12,8 @@ export interface StreamHandlers {
   /**
    * An event still arriving, after each chunk that ends inside its data: its name and its data so far (the function
    * joins what was received, once per call). The event itself is delivered by onEvent when it ends, whole. The live
-   * page reads the first panel of a snapshot from it (web/lib/snapshot-intake.ts).
+   * page reads the first panel of a snapshot from it (web/lib/snapshot-intake.ts). The client then yields a task
+   * (yieldToBrowser) before it reads on, so that a frame due (that panel's chart) is not held behind the rest.
    */
   onPartial?(event: string, data: () => string): void;
 }
@@ -29,6 +30,28 @@ export interface StreamOptions {
    * of a fetch for the first connection only; reconnects fetch as usual.
    */
   early?: { response: Promise<Response>; abort(): void } | null;
+  /**
+   * Lets the browser run a task (a frame that is due) before the client reads on: called after each chunk handed to
+   * onPartial. Default: scheduler.yield() where the browser has it, else a posted message.
+   */
+  yieldToBrowser?: () => Promise<void>;
+}
+
+/**
+ * One task's break: chunks already received are read in one run of promise callbacks, which no frame can interrupt,
+ * so a page that took the first panel of a snapshot from its first chunk would paint it only after decoding the rest.
+ */
+function yieldTask(): Promise<void> {
+  const s = (globalThis as { scheduler?: { yield?: () => Promise<void> } }).scheduler;
+  if (typeof s?.yield === "function") return s.yield();
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
 }
 
 /** The reconnect delay used when the server gave no `retry:` hint. */
@@ -61,6 +84,7 @@ export function openStream(url: string, handlers: StreamHandlers, opts: StreamOp
   const later = opts.setTimeout ?? ((fn, ms) => globalThis.setTimeout(fn, ms));
   const cancel = opts.clearTimeout ?? ((h) => globalThis.clearTimeout(h as number));
   const idleMs = opts.idleTimeoutMs ?? 45_000;
+  const yieldToBrowser = opts.yieldToBrowser ?? yieldTask;
   let closed = false;
   let retryMs: number | null = null;
   let failures = 0;
@@ -141,7 +165,10 @@ export function openStream(url: string, handlers: StreamHandlers, opts: StreamOp
         lastEventId = parser.lastEventId ?? lastEventId;
         if (handlers.onPartial) {
           const pending = parser.pending();
-          if (pending) handlers.onPartial(pending.event, pending.data);
+          if (pending) {
+            handlers.onPartial(pending.event, pending.data);
+            await yieldToBrowser();
+          }
         }
       }
     } catch {
