@@ -43,6 +43,11 @@ test("the editor is a chunk of its own: main.js imports it on demand, and every 
   expect(main).not.toContain("cm-content");
   expect(main).toContain(`import("./${codemirror[0]}")`);
   expect(main).not.toMatch(new RegExp(`from\\s*"\\./${codemirror[0]}"`));
+  // The chunks main.js imports statically are in the manifest, for the pages to preload; the editor's is not.
+  const statics = [...main.matchAll(/from\s*"\.\/(chunk-[A-Z0-9]+\.js)"/g)].map((m) => m[1]);
+  expect(statics.length).toBeGreaterThan(0);
+  expect(manifest["main.imports"]).toEqual(statics);
+  expect(manifest["main.imports"]).not.toContain(codemirror[0]);
   // uPlot's stylesheet reaches every page through main.css; no chunk stylesheet is left for no page to link.
   expect(await readFile(join(dir, manifest["main.css"]!), "utf8")).toContain(".u-legend");
   expect((await readdir(dir)).filter((f) => f.endsWith(".css") && !f.startsWith("main-"))).toEqual([]);

@@ -4,8 +4,11 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { uplotLazyIntl } from "./uplot-lazy-intl.ts";
 
-/** What buildWebAssets wrote: logical name → hashed file name (also written to manifest.json). */
-export type WebManifest = { "main.js": string; "main.css"?: string };
+/**
+ * What buildWebAssets wrote: logical name → hashed file name (also written to manifest.json); `main.imports`, the
+ * chunks main.js imports statically, which the pages preload (a module's imports are found only once it is parsed).
+ */
+export type WebManifest = { "main.js": string; "main.css"?: string; "main.imports"?: string[] };
 
 export interface BuildWebAssetsOptions {
   /** Output folder; files in it from an earlier build of ours are replaced. */
@@ -57,7 +60,15 @@ export async function buildWebAssets(opts: BuildWebAssetsOptions): Promise<{ out
   if (!js) throw new Error("web build produced no main-<hash>.js");
   await dropChunkStylesheets(outdir, files, css);
   files = files.filter((f) => !/^chunk-[A-Z0-9]+\.css(\.map)?$/.test(f));
-  const manifest: WebManifest = { "main.js": js, ...(css ? { "main.css": css } : {}) };
+  // The chunks main.js imports statically (code it shares with the editor's chunk): fetched only once main.js is
+  // parsed, unless the page names them for preloading.
+  const mainOut = Object.entries(result.metafile.outputs).find(([p]) => basename(p) === js)?.[1];
+  const imports = (mainOut?.imports ?? []).filter((i) => i.kind === "import-statement").map((i) => basename(i.path));
+  const manifest: WebManifest = {
+    "main.js": js,
+    ...(css ? { "main.css": css } : {}),
+    ...(imports.length ? { "main.imports": imports } : {}),
+  };
   await writeFile(join(outdir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   return { outdir, manifest, files: [...files, "manifest.json"] };
 }

@@ -9,6 +9,8 @@ import type { Env, Hono } from "hono";
 export interface AssetUrls {
   script: string | null;
   style: string | null;
+  /** Modules the script imports statically, for `<link rel="modulepreload">`. */
+  preload?: string[];
 }
 
 /** Hashed names (main-ABC123.js) never change content, so browsers may keep them for a year. */
@@ -34,9 +36,11 @@ export function createAssetCatalog(dir: string | undefined) {
   async function load(): Promise<AssetUrls> {
     if (!dir) return { script: null, style: null };
     try {
-      const manifest = JSON.parse(await readFile(join(dir, "manifest.json"), "utf8")) as Record<string, string>;
-      const url = (key: string) => (manifest[key] && SAFE_NAME.test(manifest[key]) ? `/assets/${manifest[key]}` : null);
-      return { script: url("main.js"), style: url("main.css") };
+      const manifest = JSON.parse(await readFile(join(dir, "manifest.json"), "utf8")) as Record<string, unknown>;
+      const safe = (name: unknown): name is string => typeof name === "string" && SAFE_NAME.test(name);
+      const url = (key: string) => (safe(manifest[key]) ? `/assets/${manifest[key]}` : null);
+      const imports = Array.isArray(manifest["main.imports"]) ? (manifest["main.imports"] as unknown[]) : [];
+      return { script: url("main.js"), style: url("main.css"), preload: imports.filter(safe).map((n) => `/assets/${n}`) };
     } catch {
       const versioned = async (name: string) => {
         try {

@@ -71,6 +71,7 @@ ${o.earlyStream && o.assets.script ? html`<script data-stream="${o.earlyStream}"
 <title>${o.title} · Pulseboard</title>
 ${o.assets.style ? html`<link rel="stylesheet" href="${o.assets.style}">` : ""}
 ${o.assets.script ? html`<script type="module" src="${o.assets.script}"></script>` : ""}
+${o.assets.script ? (o.assets.preload ?? []).map((href) => html`<link rel="modulepreload" href="${href}">`) : ""}
 </head>
 <body${data}>
 <a class="skip" href="#main">Skip to content</a>

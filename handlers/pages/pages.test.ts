@@ -22,7 +22,14 @@ let cookie: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "pulseboard-pages-"));
-  await writeFile(join(dir, "manifest.json"), JSON.stringify({ "main.js": "main-ABCD2345.js", "main.css": "main-WXYZ6789.css" }));
+  await writeFile(
+    join(dir, "manifest.json"),
+    JSON.stringify({
+      "main.js": "main-ABCD2345.js",
+      "main.css": "main-WXYZ6789.css",
+      "main.imports": ["chunk-QRST2345.js", "../secret.txt", 7],
+    }),
+  );
   await writeFile(join(dir, "main-ABCD2345.js"), "console.log('hi')");
   await writeFile(join(dir, "main-WXYZ6789.css"), "body{}");
   await writeFile(join(dir, "main-ABCD2345.js.map"), '{"version":3,"sources":["../web/main.ts"]}');
@@ -58,6 +65,9 @@ describe("pages render for a signed-in user", () => {
     const body = await res.text();
     expect(body).toMatch(/^<!doctype html>/);
     expect(body).toContain('<script type="module" src="/assets/main-ABCD2345.js"></script>');
+    // The chunk main.js imports is fetched with it, not once it is parsed; a name that is not a plain file is not.
+    expect(body).toContain('<link rel="modulepreload" href="/assets/chunk-QRST2345.js">');
+    expect(body.match(/modulepreload/g)).toHaveLength(1);
     expect(body).toContain('<link rel="stylesheet" href="/assets/main-WXYZ6789.css">');
     // The strict policy forbids inline script and style: the shell carries none but the live page's early stream,
     // which the policy names by the hash of its text.
