@@ -10,8 +10,9 @@
 // - the sampled profile over that span, self time by function (top 30), then inclusive time under the top-level
 //   functions our code runs (module evaluation, the stream client's reads, the first frame's draw).
 // The trace and the profiler slow the page (about 1.3x): read its shares and order, not its milliseconds; the bench
-// (`npm run bench -- web`) gives the figures. PROFILE=0 leaves the profiler out; MINIFY=0 keeps names readable
-// (the default; the bench minifies, set MINIFY=1 to profile what it serves).
+// (`npm run bench -- web`) gives the figures. PROFILE=0 leaves the profiler out; the bundle is not minified, so that
+// names are readable (MINIFY=1 profiles what the bench serves); DETAIL=1 names the longest inner events of tasks
+// the list above does not cover; PROFILE_SPAN=from,to (ms after navigation) narrows the profile to part of the way.
 import { loadavg } from "node:os";
 import { chromium } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS } from "../web/e2e/harness.ts";
@@ -124,6 +125,11 @@ function report(events: TraceEvent[], firstChartAt: number, origin: number): voi
     const parts = INNER.map((n) => [n, outer(inner, n)] as const)
       .filter(([, d]) => d >= 300)
       .map(([n, d]) => `${n} ${f1(d / 1000)}`);
+    if (parts.length === 0 && process.env.DETAIL) {
+      // What took an unnamed task: its longest inner events.
+      const longest = [...inner].sort((a, b) => b.dur! - a.dur!).slice(0, 4);
+      parts.push(...longest.map((e) => `${e.name} ${f1(e.dur! / 1000)}`));
+    }
     const fn = inner.find((e) => e.name === "FunctionCall")?.args?.data?.functionName;
     const url = inner.find((e) => e.name === "EvaluateScript" || e.name === "v8.compileModule")?.args?.data?.url;
     console.log(
@@ -165,7 +171,9 @@ function report(events: TraceEvent[], firstChartAt: number, origin: number): voi
     const deltas = c.args!.data!.timeDeltas ?? [];
     (cp.samples ?? []).forEach((id, i) => {
       t += deltas[i] ?? 0;
-      if (t < origin || t > origin + firstChartAt * 1000) return;
+      // PROFILE_SPAN=from,to (ms after navigation) narrows the profile to part of the way.
+      const [from, to] = (process.env.PROFILE_SPAN ?? `0,${firstChartAt}`).split(",").map(Number) as [number, number];
+      if (t < origin + from * 1000 || t > origin + to * 1000) return;
       self.set(id, (self.get(id) ?? 0) + (deltas[i + 1] ?? deltas[i] ?? 0));
     });
   }
