@@ -11,8 +11,8 @@
 //   functions our code runs (module evaluation, the stream client's reads, the first frame's draw).
 // The trace and the profiler slow the page (about 1.3x): read its shares and order, not its milliseconds; the bench
 // (`npm run bench -- web`) gives the figures. PROFILE=0 leaves the profiler out; the bundle is not minified, so that
-// names are readable (MINIFY=1 profiles what the bench serves); DETAIL=1 names the longest inner events of tasks
-// the list above does not cover; PROFILE_SPAN=from,to (ms after navigation) narrows the profile to part of the way.
+// names are readable (MINIFY=1 profiles what the bench serves); DETAIL=1 adds each task's longest inner events (what
+// took a task the list above does not name); PROFILE_SPAN=from,to (ms after navigation) narrows the profile to part of the way.
 import { loadavg } from "node:os";
 import { chromium } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS } from "../web/e2e/harness.ts";
@@ -125,8 +125,8 @@ function report(events: TraceEvent[], firstChartAt: number, origin: number): voi
     const parts = INNER.map((n) => [n, outer(inner, n)] as const)
       .filter(([, d]) => d >= 300)
       .map(([n, d]) => `${n} ${f1(d / 1000)}`);
-    if (parts.length === 0 && process.env.DETAIL) {
-      // What took an unnamed task: its longest inner events.
+    if (process.env.DETAIL) {
+      // Its longest inner events: what took a task the names above do not cover.
       const longest = [...inner].sort((a, b) => b.dur! - a.dur!).slice(0, 4);
       parts.push(...longest.map((e) => `${e.name} ${f1(e.dur! / 1000)}`));
     }
