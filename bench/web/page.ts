@@ -240,8 +240,9 @@ async function firstChart() {
   });
   const timedPartial = (event: string, data: () => string) => {
     const start = performance.now();
-    early.partial(event, data);
-    if (Number.isNaN(parseMs) && !Number.isNaN(firstTaken)) parseMs = performance.now() - start;
+    const took = early.partial(event, data);
+    if (took) parseMs = performance.now() - start;
+    return took;
   };
   // The snapshot, as the live page receives it: the stream the page's inline script opened while this bundle loaded,
   // taken over by the stream client, its event decoded (web/pages/live.ts, attach()).

@@ -82,12 +82,15 @@ describe("createEarlySnapshotIntake", () => {
     const applied: PanelUpdate[] = [];
     let reads = 0;
     const intake = createEarlySnapshotIntake({ head: (h) => heads.push(h), order: () => order, apply: (u) => applied.push(u) });
+    const took: boolean[] = [];
     for (const n of cuts)
-      intake.partial("snapshot", () => {
-        reads++;
-        return data.slice(0, n);
-      });
-    return { data, heads, applied, intake, reads: () => reads };
+      took.push(
+        intake.partial("snapshot", () => {
+          reads++;
+          return data.slice(0, n);
+        }),
+      );
+    return { data, heads, applied, intake, reads: () => reads, took };
   }
   const cutAfter = (data: string, id: string) => data.indexOf(`{"panelId":"${id}"`) + '{"panelId":'.length;
 
@@ -97,6 +100,8 @@ describe("createEarlySnapshotIntake", () => {
     const t = arrive(panels, ["b", "a", "c"], [10, data.indexOf('"panels":[') + 12, cutAfter(data, "b"), cutAfter(data, "c"), data.length]);
     expect(t.heads).toEqual([{ dashboard, view }]);
     expect(t.applied).toEqual([panels[1]]);
+    // It says when it took the panel (the stream client then lets the frame that draws it run).
+    expect(t.took).toEqual([false, false, false, true, false]);
     expect(t.reads()).toBe(4);
     expect([...t.intake.finish()]).toEqual(["b"]);
     // Ready for the next event.

@@ -71,7 +71,12 @@ export function createEarlySnapshotIntake(opts: {
   head(head: Omit<SnapshotFrame, "panels">): void;
   order(): readonly string[];
   apply(u: PanelUpdate): void;
-}): { partial(event: string, data: () => string): void; finish(): ReadonlySet<string>; reset(): void } {
+}): {
+  /** Reads the event so far; true when it took the first panel now (the page will draw it). */
+  partial(event: string, data: () => string): boolean;
+  finish(): ReadonlySet<string>;
+  reset(): void;
+} {
   let headTaken = false;
   let taken = new Set<string>();
   /** Whether this event is settled: its first panel taken, or not to be taken early (a piece did not parse). */
@@ -85,27 +90,28 @@ export function createEarlySnapshotIntake(opts: {
   };
   return {
     partial(event, data) {
-      if (event !== "snapshot" || settled) return;
+      if (event !== "snapshot" || settled) return false;
       // Each read scans all that has arrived: a first panel that is late in the event (or has no update in it) is
       // left to the whole event rather than read again on every chunk.
       if (++reads > MAX_EARLY_READS) {
         settled = true;
-        return;
+        return false;
       }
       const start = readSnapshotStart(data());
-      if (!start) return;
+      if (!start) return false;
       if (!headTaken) {
         headTaken = true;
         opts.head(start.head);
       }
       const first = opts.order()[0];
       const i = first === undefined ? -1 : start.ids.indexOf(first);
-      if (i === -1) return;
+      if (i === -1) return false;
       settled = true;
       const u = start.panel(i);
-      if (!u) return;
+      if (!u) return false;
       taken.add(u.panelId);
       opts.apply(u);
+      return true;
     },
     finish() {
       const done = taken;

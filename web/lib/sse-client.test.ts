@@ -142,7 +142,7 @@ describe("SSE client", () => {
     expect((h.requests[0].signal as AbortSignal).aborted).toBe(true);
   });
 
-  test("onPartial: after each chunk that ends inside an event's data, its data so far; the event whole at its end", async () => {
+  test("onPartial: after each chunk that ends inside an event's data, its data so far (a paint awaited when it took something); the event whole at its end", async () => {
     const partial: [string, string][] = [];
     const events: [string, string][] = [];
     const chunks = ['event: snapshot\ndata: {"a"', ":[1,", "2]}\n", "\n"];
@@ -159,12 +159,14 @@ describe("SSE client", () => {
         onPartial: (e, data) => {
           partial.push([e, data()]);
           log.push("partial");
+          // The page took something to draw from the second chunk only.
+          return partial.length === 2;
         },
       },
       {
         fetch: async () => new Response(body, { headers: { "content-type": "text/event-stream" } }),
-        yieldToBrowser: async () => {
-          log.push("yield");
+        afterPaint: async () => {
+          log.push("paint");
         },
       },
     );
@@ -175,8 +177,8 @@ describe("SSE client", () => {
       ["snapshot", '{"a":[1,2]}'],
     ]);
     expect(events).toEqual([["snapshot", '{"a":[1,2]}']]);
-    // A task's break after each chunk handed to onPartial, before the next is read.
-    expect(log).toEqual(["partial", "yield", "partial", "yield", "partial", "yield"]);
+    // The next frame's paint awaited after the chunk the page took something from, before the next is read.
+    expect(log).toEqual(["partial", "partial", "paint", "partial"]);
     stream.close();
   });
 

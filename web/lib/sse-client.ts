@@ -12,10 +12,11 @@ export interface StreamHandlers {
   /**
    * An event still arriving, after each chunk that ends inside its data: its name and its data so far (the function
    * joins what was received, once per call). The event itself is delivered by onEvent when it ends, whole. The live
-   * page reads the first panel of a snapshot from it (web/lib/snapshot-intake.ts). The client then yields a task
-   * (yieldToBrowser) before it reads on, so that a frame due (that panel's chart) is not held behind the rest.
+   * page reads the first panel of a snapshot from it (web/lib/snapshot-intake.ts). Returning true says the page took
+   * something it will draw: the client then waits until the next frame is painted (afterPaint) before it reads on,
+   * so that frame is not held behind the decoding of the chunks already received.
    */
-  onPartial?(event: string, data: () => string): void;
+  onPartial?(event: string, data: () => string): boolean | undefined;
 }
 
 export interface StreamOptions {
@@ -31,26 +32,29 @@ export interface StreamOptions {
    */
   early?: { response: Promise<Response>; abort(): void } | null;
   /**
-   * Lets the browser run a task (a frame that is due) before the client reads on: called after each chunk handed to
-   * onPartial. Default: scheduler.yield() where the browser has it, else a posted message.
+   * Resolves once the next frame is painted: awaited when onPartial took something to draw. Default: an
+   * animation-frame callback posts a task, which runs after that frame's paint (a task where there are no frames).
    */
-  yieldToBrowser?: () => Promise<void>;
+  afterPaint?: () => Promise<void>;
 }
 
 /**
- * One task's break: chunks already received are read in one run of promise callbacks, which no frame can interrupt,
- * so a page that took the first panel of a snapshot from its first chunk would paint it only after decoding the rest.
+ * Chunks already received are read in one run of promise callbacks, which no frame can interrupt: a page that took
+ * the first panel of a snapshot from its first chunk would paint it only after decoding the rest. A yield to the
+ * task queue is not enough either (the reads that follow may run before the frame): this waits for the frame.
  */
-function yieldTask(): Promise<void> {
-  const s = (globalThis as { scheduler?: { yield?: () => Promise<void> } }).scheduler;
-  if (typeof s?.yield === "function") return s.yield();
+function nextPaint(): Promise<void> {
   return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
+    const post = () => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => {
+        channel.port1.close();
+        resolve();
+      };
+      channel.port2.postMessage(null);
     };
-    channel.port2.postMessage(null);
+    if (typeof requestAnimationFrame === "function") requestAnimationFrame(post);
+    else post();
   });
 }
 
@@ -84,7 +88,7 @@ export function openStream(url: string, handlers: StreamHandlers, opts: StreamOp
   const later = opts.setTimeout ?? ((fn, ms) => globalThis.setTimeout(fn, ms));
   const cancel = opts.clearTimeout ?? ((h) => globalThis.clearTimeout(h as number));
   const idleMs = opts.idleTimeoutMs ?? 45_000;
-  const yieldToBrowser = opts.yieldToBrowser ?? yieldTask;
+  const afterPaint = opts.afterPaint ?? nextPaint;
   let closed = false;
   let retryMs: number | null = null;
   let failures = 0;
@@ -165,10 +169,7 @@ export function openStream(url: string, handlers: StreamHandlers, opts: StreamOp
         lastEventId = parser.lastEventId ?? lastEventId;
         if (handlers.onPartial) {
           const pending = parser.pending();
-          if (pending) {
-            handlers.onPartial(pending.event, pending.data);
-            await yieldToBrowser();
-          }
+          if (pending && handlers.onPartial(pending.event, pending.data) === true) await afterPaint();
         }
       }
     } catch {

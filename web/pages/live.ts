@@ -484,9 +484,7 @@ export function bootLive(): void {
     const s = openStream(
       url,
       {
-        onPartial(event, data) {
-          if (attachment === token) early.partial(event, data);
-        },
+        onPartial: (event, data) => attachment === token && early.partial(event, data),
         onEvent(event, data) {
           // Panels taken from this event while it arrived (its first one, when it is the snapshot).
           const takenEarly = early.finish();
