@@ -8,7 +8,8 @@
 // - a trace (devtools.timeline and blink categories): per frame that ran animation-frame callbacks, the main
 //   thread's time in the callbacks (script), style and layout, pre-paint, paint and layerize, and commit (of which
 //   the canvases' raster, ProduceCanvasResource, and the wait for the compositor thread).
-//   Then the main thread's self time per tick by trace event over all its tasks (frames, the data task, the rest).
+//   Then the main thread's CPU (thread) time per tick by trace event over all its tasks (frames, the data task, the
+//   rest): far steadier than wall time on a shared machine.
 // The trace and the profile start once the visible charts are built (the ticks, not the snapshot's frames).
 // PROFILE=0 or TRACE=0 skips one (each slows the page); TRACE_FILE=path keeps the trace (for chrome://tracing);
 // `query` is added to the page's URL (e.g. "budget=none").
@@ -27,6 +28,8 @@ interface TraceEvent {
   ph: string;
   ts: number;
   dur?: number;
+  /** Thread time (CPU) of the event. */
+  tdur?: number;
   pid: number;
   tid: number;
   args?: { name?: string };
@@ -124,20 +127,23 @@ function traceSummary(events: TraceEvent[]): void {
       }
     return sum;
   };
-  // Self time (an event's duration less its children's) by name, over every task of the main thread.
+  // Self time (an event's thread time less its children's) by name, over every task of the main thread. Thread time
+  // (the trace's tdur) leaves out the time the thread was preempted: on a shared machine it varies far less than
+  // wall time.
   const self = new Map<string, number>();
+  const cpu = (e: TraceEvent) => e.tdur ?? e.dur!;
   for (const t of tasks) {
     const stack: TraceEvent[] = [];
     for (const e of [t.task, ...t.inner]) {
       while (stack.length > 0 && e.ts >= stack.at(-1)!.ts + stack.at(-1)!.dur!) stack.pop();
       const parent = stack.at(-1);
-      if (parent) self.set(parent.name, (self.get(parent.name) ?? 0) - e.dur!);
-      self.set(e.name, (self.get(e.name) ?? 0) + e.dur!);
+      if (parent) self.set(parent.name, (self.get(parent.name) ?? 0) - cpu(e));
+      self.set(e.name, (self.get(e.name) ?? 0) + cpu(e));
       stack.push(e);
     }
   }
   const all = [...self.values()].reduce((a, b) => a + b, 0);
-  console.log(`\ntrace: main thread busy ${(all / ticks / 1000).toFixed(2)} ms a tick, self time by event (top 20):`);
+  console.log(`\ntrace: main thread CPU ${(all / ticks / 1000).toFixed(2)} ms a tick (thread time), self time by event (top 20):`);
   for (const [k, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 20))
     console.log(`  ${(us / ticks / 1000).toFixed(2).padStart(7)} ms  ${k}`);
   console.log(`\ntrace: ${frames.length} frames drawing charts (${(frames.length / ticks).toFixed(2)} a tick), per frame:`);
