@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Panel } from "../lib/dashboards/spec.ts";
 import type { Cell, PanelUpdate, QueryResult } from "../lib/live/frames.ts";
 import { applyPanelDelta } from "../lib/live/frames.ts";
+import type { HeldListener } from "../lib/query/runner.ts";
 import { createIncrementalPanels } from "./incremental.ts";
 import type { LoadedDashboard, PlanPanel, RunPanel, TickRange } from "./poller.ts";
 
@@ -24,11 +25,11 @@ const signal = new AbortController().signal;
 /** A metrics table in memory: a count per minute bucket of the event times in [from, to]. */
 function fakeSource() {
   const events: number[] = [];
-  const calls: { range: TickRange; window?: TickRange }[] = [];
+  const calls: { range: TickRange; window?: TickRange; onHeld?: HeldListener }[] = [];
   let fail = false;
   let truncateNext = false;
-  const run: RunPanel = async (_p, _d, range, _s, window) => {
-    calls.push({ range, window });
+  const run: RunPanel = async (_p, _d, range, _s, window, onHeld) => {
+    calls.push({ range, window, onHeld });
     if (fail) throw new Error("source down");
     const w = window ?? range;
     const counts = new Map<number, number>();
@@ -68,6 +69,19 @@ function update(result: QueryResult, at: number): PanelUpdate {
 }
 
 describe("incremental panels of one view", () => {
+  it("hands the poller's held listener to every run it makes, full and incremental", async () => {
+    const src = fakeSource();
+    const inc = createIncrementalPanels(src, { lateRowsMs: 5_000, fullEvery: 100, maxWindowPoints: 720, maxRows: 5_000 });
+    const now = 10 * 3_600_000 + 12_345;
+    for (let t = now - 3_600_000; t <= now; t += 7_000) src.events.push(t);
+    const onHeld: HeldListener = () => {};
+    await inc.run(panel, dashboard, { fromMs: now - 3_600_000, toMs: now }, signal, undefined, onHeld);
+    await inc.run(panel, dashboard, { fromMs: now - 3_600_000 + 60_000, toMs: now + 60_000 }, signal, undefined, onHeld);
+    // One full query, then the incremental tick's two windows.
+    expect(src.calls.map((c) => c.window !== undefined)).toEqual([false, true, true]);
+    expect(src.calls.every((c) => c.onHeld === onHeld)).toBe(true);
+  });
+
   it("queries in full first, then only the cut first bucket and the newest, and the deltas rebuild the full result", async () => {
     const src = fakeSource();
     const inc = createIncrementalPanels(src, { lateRowsMs: 5_000, fullEvery: 100, maxWindowPoints: 720, maxRows: 5_000 });

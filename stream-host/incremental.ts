@@ -42,7 +42,7 @@ export function createIncrementalPanels(base: { run: RunPanel; plan: PlanPanel }
     return intervalLiteralMs(intervalFor(range.fromMs, range.toMs, opts.maxWindowPoints));
   }
 
-  const run: RunPanel = async (panel: Panel, dashboard: LoadedDashboard, range: TickRange, signal: AbortSignal) => {
+  const run: RunPanel = async (panel: Panel, dashboard: LoadedDashboard, range: TickRange, signal: AbortSignal, _window, onHeld) => {
     const key = `${dashboard.version}\u0000${panel.sourceId}\u0000${panel.sql}`;
     let st = states.get(panel.id);
     if (!st || st.key !== key) {
@@ -73,8 +73,15 @@ export function createIncrementalPanels(base: { run: RunPanel; plan: PlanPanel }
           ? tickWindows(range, last.range.toMs, stepMs, verdict.step.originMs, opts.lateRowsMs)
           : null;
       if (verdict.ok && windows && last && stepMs !== undefined) {
-        const first = await base.run(panel, dashboard, range, signal, { fromMs: windows.first.fromMs, toMs: windows.first.toMs });
-        const newest = await base.run(panel, dashboard, range, signal, { fromMs: windows.newest.fromMs, toMs: windows.newest.toMs });
+        const first = await base.run(panel, dashboard, range, signal, { fromMs: windows.first.fromMs, toMs: windows.first.toMs }, onHeld);
+        const newest = await base.run(
+          panel,
+          dashboard,
+          range,
+          signal,
+          { fromMs: windows.newest.fromMs, toMs: windows.newest.toMs },
+          onHeld,
+        );
         const spliced = splice(last.result.rows, first.rows, newest.rows, windows, verdict.bucketColumn);
         if (!first.truncated && !newest.truncated && spliced.rows.length <= opts.maxRows) {
           const result: QueryResult = {
@@ -99,7 +106,7 @@ export function createIncrementalPanels(base: { run: RunPanel; plan: PlanPanel }
           return result;
         }
       }
-      const result = await base.run(panel, dashboard, range, signal);
+      const result = await base.run(panel, dashboard, range, signal, undefined, onHeld);
       state.last = stepMs === undefined ? undefined : { result, range, stepMs };
       state.ticks = 0;
       return result;

@@ -4,7 +4,7 @@ import { AppError } from "../lib/http/errors.ts";
 import type { QueryResult } from "../lib/live/frames.ts";
 import { SlotWaitAborted, createKeyedLimiter } from "./limiter.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";
-import { type HeldListener, heldListener } from "../lib/query/held.ts";
+import type { HeldListener } from "../lib/query/runner.ts";
 import { type LoadedDashboard, type PanelRuns, type PanelUpdate, createPoller, panelError, timeoutBackoffTicks } from "./poller.ts";
 import { createManualTimers } from "../lib/lifecycle/manual-timers.ts";
 import { createLogger } from "../lib/log/logger.ts";
@@ -518,13 +518,13 @@ describe("a hung source costs its own panels, nothing else", () => {
 
   test("a statement held past its timeout: the panel says so at once, keeps its one run (and slot) until it ends, then backs off; nothing after stop", async () => {
     const t = setup({ panels: [panel("hung", "src_h")], refresh: 5000, clockMono: true });
-    // What the runner does: it reads the listener of the run's async call when the statement starts.
+    // The listener the poller hands the run, which the runner tells when a statement is held.
     const listeners: (HeldListener | undefined)[] = [];
     const gated = t.runner.run;
     const poller = createPoller({
       current: () => dashboard([panel("hung", "src_h")], 5000),
-      runPanel: (p, d, range, signal) => {
-        listeners.push(heldListener());
+      runPanel: (p, d, range, signal, _window, onHeld) => {
+        listeners.push(onHeld);
         return gated(p, d, range, signal);
       },
       limiter: createKeyedLimiter(1),

@@ -3,7 +3,7 @@ import { AppError } from "../lib/http/errors.ts";
 import type { PanelError, PanelUpdate, QueryResult } from "../lib/live/frames.ts";
 import type { IncrementalVerdict } from "../lib/live/incremental.ts";
 import { QueryStalledError } from "../lib/query/portal.ts";
-import { whileHeldTell } from "../lib/query/held.ts";
+import type { HeldListener } from "../lib/query/runner.ts";
 import { type KeyedLimiter, SlotWaitAborted } from "./limiter.ts";
 import type { Timers } from "../lib/lifecycle/timers.ts";
 
@@ -42,6 +42,11 @@ export type RunPanel = (
   signal: AbortSignal,
   /** Read only this part of the range, with the whole range's `$__interval` (an incremental tick). */
   window?: TickRange,
+  /**
+   * Told when a statement of this run outlived its timeout and is held (lib/query/runner.ts, ExecuteRequest.onHeld);
+   * a wrapper of a RunPanel passes it on.
+   */
+  onHeld?: HeldListener,
 ) => Promise<QueryResult>;
 
 /** Whether a panel's statement may tick incrementally (lib/live/incremental.ts), given its source. */
@@ -313,14 +318,13 @@ export function createPoller(opts: PollerOptions) {
       queriesStarted++;
       let outcome: { result: QueryResult } | { err: unknown };
       // A statement that outlived its timeout on a source that cannot confirm it ended keeps this run, and its
-      // slot, until the source does: the panel says why meanwhile. Told through the run's async context, so
-      // wrappers of runPanel (incremental ticks) need not forward it.
+      // slot, until the source does: the panel says why meanwhile.
       const held = (notice: unknown) => {
         if (!stillAsked(panel, dashboard.version, t.generation)) return;
         deliver(() => opts.onPanel({ panelId: panel.id, at: opts.now(), error: panelError(notice) }));
       };
       try {
-        outcome = { result: await whileHeldTell(held, () => opts.runPanel(panel, dashboard, range, abort.signal)) };
+        outcome = { result: await opts.runPanel(panel, dashboard, range, abort.signal, undefined, held) };
       } catch (err) {
         outcome = { err };
       }

@@ -160,7 +160,7 @@ export function panelRunnerWith(
   }
 
   return {
-    async run(panel, dashboard, range, signal, window) {
+    async run(panel, dashboard, range, signal, window, onHeld) {
       const source = await sourceFor(panel, dashboard, signal);
       // Checked again by the runner once it has a connection: a checkout outlasting the stop sends nothing.
       const declared = dashboard.spec.variables ?? [];
@@ -173,6 +173,7 @@ export function panelRunnerWith(
         range,
         signal,
         window,
+        onHeld,
         variables: declared.map((v) => ({ name: v.name, multi: v.multi })),
         variableValues,
         ...(opts.share && range.at !== undefined ? { share: { at: range.at } } : {}),

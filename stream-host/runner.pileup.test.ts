@@ -7,7 +7,6 @@ import { createKeyedLimiter } from "./limiter.ts";
 import type { Guard } from "../lib/sql-guard/verdict.ts";
 import { rejection } from "../lib/testing/rejection.ts";
 import type { AppError } from "../lib/http/errors.ts";
-import { whileHeldTell } from "../lib/query/held.ts";
 import { type RunnerFixture, createRunnerFixture } from "../lib/query/testing/runner-fixture.ts";
 
 let db: RunnerFixture;
@@ -46,14 +45,9 @@ test("an uncancellable statement holds its source's slot until its backend ends;
     const release = slots.tryAcquire(source.id);
     expect(release).not.toBeNull();
     let settled = false;
-    // Told through the run's async context, as the stream host's poller listens.
+    // Told through the request's listener, as the stream host's poller listens.
     const notices: AppError[] = [];
-    const pending = rejection(
-      whileHeldTell(
-        (n) => notices.push(n),
-        () => runner.execute({ source, sql: UNCANCELLABLE }),
-      ),
-    ).finally(() => {
+    const pending = rejection(runner.execute({ source, sql: UNCANCELLABLE, onHeld: (n) => notices.push(n) })).finally(() => {
       settled = true;
       release?.();
     });

@@ -14,7 +14,6 @@ import { classifySourceFailure, queryError, sourceUnavailable } from "./errors.t
 import { type SourceConnector, createConnectionBudget, createSourcePool, poolKey } from "./pools.ts";
 import { QueryStalledError, ReadOnlyPortal } from "./portal.ts";
 import type { QueryResult, TimeRange } from "./types.ts";
-import { type HeldListener, heldListener } from "./held.ts";
 import { SOURCE_LIMITS_SQL, type SourceLimits, sourceLimitsFromRow } from "./source-limits.ts";
 import { variableValue } from "./variable-values.ts";
 import { type CoalesceStats, createCoalescer } from "./coalesce.ts";
@@ -71,6 +70,15 @@ export interface ReadStats {
   wireBytes: number;
 }
 
+/**
+ * Who hears that a statement outlived its timeout and is being held, with the coded error that names the cause
+ * (`query_timeout`, reason `query_held`), once per held statement. A source that does not answer (a frozen host) or
+ * runs a statement that ignores the cancel keeps the statement's backend busy after the runner's watchdog closed the
+ * connection; the runner then holds the statement, and the caller's query slot, until the source confirms the
+ * backend ended (docs/query-runner.md). Meanwhile the caller can already say why its panel has nothing new.
+ */
+export type HeldListener = (notice: AppError) => void;
+
 /** One statement on a source's pool, without the guard: the execution step of a guarded query. */
 export interface ExecuteRequest {
   source: Source;
@@ -86,8 +94,7 @@ export interface ExecuteRequest {
   signal?: AbortSignal;
   /**
    * Told once when the statement outlived its timeout and the source has not confirmed that it ended: the
-   * runner keeps holding it (and the caller its slot) until the source does. Defaults to the listener of
-   * the current async call (lib/query/held.ts).
+   * runner keeps holding it (and the caller its slot) until the source does.
    */
   onHeld?: HeldListener;
 }
@@ -346,8 +353,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
     if (closed) throw draining();
     const maxBytes = req.maxBytes ?? config.MAX_RESULT_BYTES;
     const started = now();
-    // Captured now: the async call this statement belongs to (the panel's run) is the one to tell.
-    const onHeld = req.onHeld ?? heldListener();
+    const onHeld = req.onHeld;
     running++;
     let rows = 0;
     let ok = false;
@@ -515,7 +521,6 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
       const shape = shapeOf(verdict.sql, verdict.params);
       const newest = shape !== null && shape.timeKeyed && shape.position !== null;
       const text = newest ? `SELECT * FROM (${verdict.sql}) AS pulseboard_rows ORDER BY ${shape.position} DESC NULLS LAST` : verdict.sql;
-      const listener = onHeld ?? heldListener();
       const read = async (sig: AbortSignal | undefined, held: HeldListener | undefined): Promise<QueryResult> => {
         const result = await execute({
           source,
@@ -533,7 +538,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
           wallNow: (opts.wallNow ?? Date.now)(),
         });
       };
-      if (!share) return read(signal, listener);
+      if (!share) return read(signal, onHeld);
       // Everything the result depends on: the source and the connection it is read over (a source belongs to one
       // workspace, so runs of different workspaces never meet), the statement as sent, its values, the range the
       // result's notes are computed for, and the tick.
@@ -546,9 +551,9 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         heldRuns.set(key, sharing);
       }
       const runs = sharing;
-      if (listener) {
-        runs.listeners.add(listener);
-        if (runs.notice) tell(listener, runs.notice);
+      if (onHeld) {
+        runs.listeners.add(onHeld);
+        if (runs.notice) tell(onHeld, runs.notice);
       }
       try {
         return await coalescer.share(key, signal, (sig) =>
@@ -558,7 +563,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
           }),
         );
       } finally {
-        if (listener) runs.listeners.delete(listener);
+        if (onHeld) runs.listeners.delete(onHeld);
         if (runs.listeners.size === 0 && heldRuns.get(key) === runs) heldRuns.delete(key);
       }
     },
