@@ -8,9 +8,13 @@
 // - a trace (devtools.timeline and blink categories): per frame that ran animation-frame callbacks, the main
 //   thread's time in the callbacks (script), style and layout, pre-paint, paint and layerize, and commit (of which
 //   the canvases' raster, ProduceCanvasResource, and the wait for the compositor thread).
-// PROFILE=0 or TRACE=0 skips one (each slows the page); `query` is added to the page's URL (e.g. "budget=none").
+//   Then the main thread's CPU (thread) time per tick by trace event over all its tasks (frames, the data task, the
+//   rest): far steadier than wall time on a shared machine.
+// The trace and the profile start once the visible charts are built (the ticks, not the snapshot's frames).
+// PROFILE=0 or TRACE=0 skips one (each slows the page); TRACE_FILE=path keeps the trace (for chrome://tracing);
+// `query` is added to the page's URL (e.g. "budget=none").
 // Figures from one run on a shared machine are noisy: compare two runs side by side, with the load average.
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { chromium } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS } from "../web/e2e/harness.ts";
@@ -24,6 +28,8 @@ interface TraceEvent {
   ph: string;
   ts: number;
   dur?: number;
+  /** Thread time (CPU) of the event. */
+  tdur?: number;
   pid: number;
   tid: number;
   args?: { name?: string };
@@ -121,6 +127,25 @@ function traceSummary(events: TraceEvent[]): void {
       }
     return sum;
   };
+  // Self time (an event's thread time less its children's) by name, over every task of the main thread. Thread time
+  // (the trace's tdur) leaves out the time the thread was preempted: on a shared machine it varies far less than
+  // wall time.
+  const self = new Map<string, number>();
+  const cpu = (e: TraceEvent) => e.tdur ?? e.dur!;
+  for (const t of tasks) {
+    const stack: TraceEvent[] = [];
+    for (const e of [t.task, ...t.inner]) {
+      while (stack.length > 0 && e.ts >= stack.at(-1)!.ts + stack.at(-1)!.dur!) stack.pop();
+      const parent = stack.at(-1);
+      if (parent) self.set(parent.name, (self.get(parent.name) ?? 0) - cpu(e));
+      self.set(e.name, (self.get(e.name) ?? 0) + cpu(e));
+      stack.push(e);
+    }
+  }
+  const all = [...self.values()].reduce((a, b) => a + b, 0);
+  console.log(`\ntrace: main thread CPU ${(all / ticks / 1000).toFixed(2)} ms a tick (thread time), self time by event (top 20):`);
+  for (const [k, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 20))
+    console.log(`  ${(us / ticks / 1000).toFixed(2).padStart(7)} ms  ${k}`);
   console.log(`\ntrace: ${frames.length} frames drawing charts (${(frames.length / ticks).toFixed(2)} a tick), per frame:`);
   console.log(`  ${(frames.reduce((a, f) => a + f.task.dur!, 0) / frames.length / 1000).toFixed(2).padStart(7)} ms  the frame's task`);
   for (const [label, names] of phases)
@@ -140,12 +165,12 @@ async function main(): Promise<void> {
     const cdp = await page.context().newCDPSession(page);
     const tracing = process.env.TRACE !== "0";
     const profiling = process.env.PROFILE !== "0";
-    if (tracing)
-      await browser.startTracing(page, { categories: ["devtools.timeline", "disabled-by-default-devtools.timeline", "blink", "cc"] });
     if (profiling) await cdp.send("Profiler.enable");
     await page.goto(`http://127.0.0.1:${bench.port}/?impl=uplot&ticks=${ticks}${query ? `&${query}` : ""}`);
-    // From the first chart drawn: the snapshot's frames are mostly before, the ticks after.
-    await page.waitForFunction(() => document.querySelector("canvas") !== null, null, { polling: 20, timeout: 120_000 });
+    // From the visible charts built (one canvas each): the snapshot's frames are before, the ticks after.
+    await page.waitForFunction(() => document.querySelectorAll("canvas").length >= 6, null, { polling: 20, timeout: 120_000 });
+    if (tracing)
+      await browser.startTracing(page, { categories: ["devtools.timeline", "disabled-by-default-devtools.timeline", "blink", "cc"] });
     const { processInfo } = (await (await browser.newBrowserCDPSession()).send("SystemInfo.getProcessInfo")) as unknown as {
       processInfo: { type: string; id: number }[];
     };
@@ -171,6 +196,7 @@ async function main(): Promise<void> {
       `tick main-thread p50 ${pct(r.ticks, 50).toFixed(1)} ms p95 ${pct(r.ticks, 95).toFixed(1)} ms (data p95 ${pct(r.dataMs, 95).toFixed(1)}, frames p95 ${pct(r.frameMs, 95).toFixed(1)}, frames per tick p95 ${pct(r.framesPerTick, 95)}); renderer main thread CPU ${(cpu / ticks).toFixed(1)} ms a tick (/proc, bench's own work between ticks included)`,
     );
     if (profile) profileSummary(profile);
+    if (trace && process.env.TRACE_FILE) writeFileSync(process.env.TRACE_FILE, trace);
     if (trace) traceSummary((JSON.parse(trace.toString()) as { traceEvents: TraceEvent[] }).traceEvents);
   } finally {
     await browser.close();

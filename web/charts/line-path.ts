@@ -7,7 +7,7 @@
  * (a gap), an undefined cell (no sample at this x) is skipped and the line joins across it.
  */
 
-/** What the tracer writes to (a Path2D in the browser). */
+/** What the tracer writes to (the canvas context in the browser). */
 export interface PathSink {
   moveTo(x: number, y: number): void;
   lineTo(x: number, y: number): void;

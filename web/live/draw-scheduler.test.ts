@@ -155,6 +155,24 @@ describe("the live page's draw scheduler", () => {
     ]);
   });
 
+  test("past the budget, a rest that fits in the budget again (at this frame's mean draw) is drawn in this frame", () => {
+    // Six 1.25 ms draws: the budget is spent after five (6.25 ms), the sixth (about 1.25 ms more) is drawn too rather
+    // than costing a frame of its own.
+    const six = setup(() => true, { cost: { a: 1.25, b: 1.25, c: 1.25, d: 1.25, e: 1.25, f: 1.25 } });
+    for (const name of ["a", "b", "c", "d", "e", "f"]) six.panel(name);
+    six.scheduler.invalidateAll();
+    expect(six.runAllFrames()).toEqual([["a", "b", "c", "d", "e", "f"]]);
+    // Eight 2 ms draws: after three (6 ms) the other five would take about 10 ms: three now; in the next frame, after
+    // three more, the last two (about 4 ms) are drawn too.
+    const eight = setup(() => true, { cost: Object.fromEntries([..."abcdefgh"].map((n) => [n, 2])) });
+    for (const name of "abcdefgh") eight.panel(name);
+    eight.scheduler.invalidateAll();
+    expect(eight.runAllFrames()).toEqual([
+      ["a", "b", "c"],
+      ["d", "e", "f", "g", "h"],
+    ]);
+  });
+
   test("a draw longer than the budget is still one panel per frame, and nothing is lost", () => {
     const t = setup(() => true, { cost: { a: 50, b: 50, c: 50 } });
     const panels = ["a", "b", "c"].map((n) => t.panel(n));

@@ -8,7 +8,10 @@
  *   first visible chart is drawn on the first frame and the panels below it wait;
  * - a frame draws due panels in viewport order (top to bottom, then left to right) until its budget is spent (always
  *   at least one panel), and asks for another frame for the rest, so twenty due charts are a few short frames rather
- *   than one long one; a panel invalidated again before its turn is still drawn once, from its latest data.
+ *   than one long one; a panel invalidated again before its turn is still drawn once, from its latest data;
+ * - but a rest that would take no longer than the budget again (estimated from this frame's draws) is drawn in this
+ *   frame: another frame costs about that much beyond its draws (its own style, layout, paint and commit), so
+ *   deferring the last chart or two of a tick costs more main-thread time than drawing them.
  */
 
 /** Main-thread time a frame may spend drawing before the rest waits for the next frame (a third of a 60 Hz frame). */
@@ -116,6 +119,8 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
     const due: { el: Element; e: Entry; top: number; left: number }[] = [];
     for (const [el, e] of entries) if (e.dirty && e.visible) due.push({ el, e, ...position(el) });
     due.sort((a, b) => a.top - b.top || a.left - b.left);
+    const drawStart = now();
+    let drawn = 0;
     for (const [i, { el, e }] of due.entries()) {
       // Removed, or drawn already, since the list was made (a draw may change other panels).
       if (entries.get(el) !== e || !e.dirty || !e.visible) continue;
@@ -125,9 +130,15 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
       } catch (err) {
         onError(err);
       }
-      if (i < due.length - 1 && now() - start >= budgetMs) {
-        schedule();
-        return;
+      drawn++;
+      const t = now();
+      if (i < due.length - 1 && t - start >= budgetMs) {
+        // The rest at this frame's mean draw time: drawn now when it fits in the budget again, else next frame.
+        const rest = ((t - drawStart) / drawn) * (due.length - 1 - i);
+        if (rest > budgetMs) {
+          schedule();
+          return;
+        }
       }
     }
   }
