@@ -153,6 +153,46 @@ describe("registry", () => {
     expect(Number(/svc_nodejs_heap_size_used_bytes (\d+)/.exec(heap)?.[1])).toBeGreaterThan(0);
   });
 
+  test("the active handles and resources totals are their per-type gauges' sums (one walk each per sample), and follow 30 more timers", async () => {
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { sampleIntervalMs: 60_000 });
+    const figures = async () => {
+      await metrics.sampleProcessMetrics();
+      const sum = async (name: string) => (await registry.getSingleMetric(name)!.get()).values.reduce((a, v) => a + v.value, 0);
+      return {
+        handles: await sum("svc_nodejs_active_handles"),
+        handlesTotal: await sum("svc_nodejs_active_handles_total"),
+        resources: await sum("svc_nodejs_active_resources"),
+        resourcesTotal: await sum("svc_nodejs_active_resources_total"),
+      };
+    };
+    // createMetrics starts a first sample; this one, started after it and advancing hook by hook with it, ends after it.
+    await metrics.sampleProcessMetrics();
+    // One walk of every handle and one of every resource per sample: the totals reuse the per-type walks.
+    const proc = process as unknown as { _getActiveHandles(): unknown[]; getActiveResourcesInfo(): string[] };
+    const walks = { handles: 0, resources: 0 };
+    const [handlesOf, resourcesOf] = [proc._getActiveHandles, proc.getActiveResourcesInfo];
+    proc._getActiveHandles = () => (walks.handles++, handlesOf.call(process));
+    proc.getActiveResourcesInfo = () => (walks.resources++, resourcesOf.call(process));
+    try {
+      await metrics.sampleProcessMetrics();
+    } finally {
+      [proc._getActiveHandles, proc.getActiveResourcesInfo] = [handlesOf, resourcesOf];
+    }
+    expect(walks).toEqual({ handles: 1, resources: 1 });
+    const before = await figures();
+    expect(before.handlesTotal).toBe(before.handles);
+    expect(before.resourcesTotal).toBe(before.resources);
+    const timers = Array.from({ length: 30 }, () => setTimeout(() => {}, 60_000));
+    try {
+      const after = await figures();
+      expect(after.resourcesTotal).toBe(after.resources);
+      expect(after.resourcesTotal).toBeGreaterThan(before.resourcesTotal);
+    } finally {
+      for (const t of timers) clearTimeout(t);
+    }
+  });
+
   test.runIf(process.platform === "linux")(
     "svc_process_open_fds counts this process's descriptors (read on the thread pool): 20 more files open, 20 more counted",
     async () => {
