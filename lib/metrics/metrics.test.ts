@@ -172,8 +172,14 @@ describe("registry", () => {
     const proc = process as unknown as { _getActiveHandles(): unknown[]; getActiveResourcesInfo(): string[] };
     const walks = { handles: 0, resources: 0 };
     const [handlesOf, resourcesOf] = [proc._getActiveHandles, proc.getActiveResourcesInfo];
-    proc._getActiveHandles = () => (walks.handles++, handlesOf.call(process));
-    proc.getActiveResourcesInfo = () => (walks.resources++, resourcesOf.call(process));
+    proc._getActiveHandles = () => {
+      walks.handles++;
+      return handlesOf.call(process);
+    };
+    proc.getActiveResourcesInfo = () => {
+      walks.resources++;
+      return resourcesOf.call(process);
+    };
     try {
       await metrics.sampleProcessMetrics();
     } finally {
