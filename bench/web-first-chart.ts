@@ -18,6 +18,7 @@ import { chromium } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS } from "../web/e2e/harness.ts";
 import { startBenchPage } from "./web.ts";
 import { BENCH_DONE } from "./web/data.ts";
+import { topLevelTasks } from "./web/trace-tasks.ts";
 
 const runs = Number(process.argv[2] ?? 1);
 const query = process.argv[3] ?? "";
@@ -102,18 +103,10 @@ function report(events: TraceEvent[], firstChartAt: number, origin: number): voi
   if (!parse) throw new Error("no ParseHTML in the trace");
   const main = { pid: parse.pid, tid: parse.tid };
   const end = origin + firstChartAt * 1000 + 2000;
-  const xs = events
-    .filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === "X" && e.dur !== undefined && e.ts >= origin - 5000 && e.ts <= end)
-    .sort((a, b) => a.ts - b.ts || b.dur! - a.dur!);
-  const tasks: { task: TraceEvent; inner: TraceEvent[] }[] = [];
-  let open: { task: TraceEvent; inner: TraceEvent[] } | undefined;
-  for (const e of xs) {
-    if (open && e.ts < open.task.ts + open.task.dur!) open.inner.push(e);
-    else {
-      open = { task: e, inner: [] };
-      tasks.push(open);
-    }
-  }
+  const tasks = topLevelTasks(
+    events.filter((e) => e.ts >= origin - 5000 && e.ts <= end),
+    main,
+  );
   console.log("\nmain thread, top-level tasks over 0.5 ms (start after navigation, length, inside):");
   let busy = 0;
   for (const { task, inner } of tasks) {

@@ -19,6 +19,7 @@ import { loadavg } from "node:os";
 import { chromium } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS } from "../web/e2e/harness.ts";
 import { startBenchPage } from "./web.ts";
+import { topLevelTasks } from "./web/trace-tasks.ts";
 
 const ticks = Number(process.argv[2] ?? 60);
 const query = process.argv[3] ?? "";
@@ -91,19 +92,8 @@ function profileSummary(p: CpuProfile): void {
 function traceSummary(events: TraceEvent[]): void {
   const main = events.find((e) => e.ph === "M" && e.name === "thread_name" && e.args?.name === "CrRendererMain");
   if (!main) return;
-  const xs = events
-    .filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === "X" && e.dur !== undefined)
-    .sort((a, b) => a.ts - b.ts || b.dur! - a.dur!);
   // Top-level tasks with their descendants.
-  const tasks: { task: TraceEvent; inner: TraceEvent[] }[] = [];
-  let open: { task: TraceEvent; inner: TraceEvent[] } | undefined;
-  for (const e of xs) {
-    if (open && e.ts < open.task.ts + open.task.dur!) open.inner.push(e);
-    else {
-      open = { task: e, inner: [] };
-      tasks.push(open);
-    }
-  }
+  const tasks = topLevelTasks(events, main);
   const phases: [string, string[]][] = [
     ["animation-frame callbacks (script)", ["FireAnimationFrame"]],
     ["style and layout", ["LocalFrameView::RunStyleAndLayoutLifecyclePhases"]],

@@ -10,6 +10,7 @@ import {
   formatTime,
   formatTimestamp,
   formatValue,
+  TIMESTAMP_PARTS,
 } from "./format.ts";
 
 const T = Date.UTC(2026, 10, 21, 14, 5, 9); // 2026-11-21 14:05:09 UTC
@@ -32,16 +33,7 @@ describe("time formatting", () => {
 
   // The browser's zone and UTC are written from the Date without Intl: the same text as Intl's en-CA parts.
   test.each([["UTC"], [undefined]])("full timestamps in zone %s match Intl's", (timeZone) => {
-    const intl = new Intl.DateTimeFormat("en-CA", {
-      timeZone,
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-      hourCycle: "h23",
-    });
+    const intl = new Intl.DateTimeFormat("en-CA", { ...TIMESTAMP_PARTS, timeZone });
     const viaIntl = (ms: number) => {
       const parts = intl.formatToParts(new Date(ms));
       const p = (t: string) => parts.find((x) => x.type === t)?.value ?? "";

@@ -22,6 +22,17 @@ export function formatTime(ms: number, spanMs: number, o: FormatOptions = {}): s
   return new Intl.DateTimeFormat(o.locale ?? "en-GB", opts).format(new Date(ms));
 }
 
+/** A full timestamp's parts as Intl writes them (en-CA: 2026-11-21, 23:05:09); the browser's zone and UTC are written to match. */
+export const TIMESTAMP_PARTS: Readonly<Intl.DateTimeFormatOptions> = {
+  year: "numeric",
+  month: "2-digit",
+  day: "2-digit",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  hourCycle: "h23",
+};
+
 /** One formatter per zone: building an Intl.DateTimeFormat costs far more than formatting with one. */
 const timestampFormats = new Map<string, Intl.DateTimeFormat>();
 
@@ -29,16 +40,7 @@ function timestampFormat(timeZone: string | undefined): Intl.DateTimeFormat {
   const key = timeZone ?? "";
   let f = timestampFormats.get(key);
   if (!f) {
-    f = new Intl.DateTimeFormat("en-CA", {
-      timeZone,
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-      hourCycle: "h23",
-    });
+    f = new Intl.DateTimeFormat("en-CA", { ...TIMESTAMP_PARTS, timeZone });
     timestampFormats.set(key, f);
   }
   return f;
