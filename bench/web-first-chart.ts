@@ -15,7 +15,9 @@
 // took a task the list above does not name); PROFILE_SPAN=from,to (ms after navigation) narrows the profile to part of the way;
 // SAVE=path writes each run's raw trace to path-N.json; EXTRA_ARGS="--flag ..." adds Chromium flags (an experiment).
 // TRACE=0 runs the pages as the bench does, with no trace (a trivial page first), and prints each page's first-chart
-// figures with its requests' Resource Timing, then their medians: the way to compare two trees or settings.
+// figures with its requests' Resource Timing, then their medians: the way to compare two trees or settings; with
+// VERSUS=query2 the pages alternate between [query] and query2 (side by side under the same load) and it prints both
+// medians and their ratios.
 import { loadavg } from "node:os";
 import { chromium } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS } from "../web/e2e/harness.ts";
@@ -241,21 +243,21 @@ async function untraced(port: number): Promise<void> {
     headless: true,
     args: [...CHROMIUM_ARGS, ...(process.env.EXTRA_ARGS?.split(" ") ?? [])],
   });
+  // VERSUS=query: the pages alternate between the query and this one (one after the other, so both see the same load).
+  const sides = process.env.VERSUS === undefined ? [query] : [query, process.env.VERSUS];
   try {
     const warm = await browser.newPage();
     await warm.goto(`http://127.0.0.1:${port}/warm`);
     await warm.close();
     await new Promise((r) => setTimeout(r, 3000));
-    const all: Record<string, number[]> = {};
-    const add = (k: string, v: number) => {
-      all[k] ??= [];
-      all[k].push(v);
-    };
-    for (let i = 0; i < runs; i++) {
+    const all = sides.map(() => ({}) as Record<string, number[]>);
+    for (let i = 0; i < runs * sides.length; i++) {
+      const side = i % sides.length;
+      const q = sides[side]!;
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       page.on("pageerror", (e) => console.error(`page error: ${e.message}`));
       const done = page.waitForEvent("console", { predicate: (m) => m.text() === BENCH_DONE, timeout: 300_000 });
-      await page.goto(`http://127.0.0.1:${port}/?impl=uplot&ticks=1${query ? `&${query}` : ""}`);
+      await page.goto(`http://127.0.0.1:${port}/?impl=uplot&ticks=1${q ? `&${q}` : ""}`);
       await done;
       const r = (await page.evaluate(() => window.benchResult)) as FirstChart;
       const net = await page.evaluate(() =>
@@ -281,18 +283,29 @@ async function untraced(port: number): Promise<void> {
         if (n.path !== "/favicon.ico") {
           figures.push([`${n.path} sent`, n.sent], [`${n.path} first byte`, n.first], [`${n.path} last byte`, n.last]);
         }
-      for (const [k, v] of figures) add(k, v);
+      const mine = all[side]!;
+      for (const [k, v] of figures) {
+        mine[k] ??= [];
+        mine[k].push(v);
+      }
       console.log(
-        `run ${i + 1}, load average ${loadavg()
+        `run ${i + 1}${sides.length > 1 ? ` [${q}]` : ""}, load average ${loadavg()
           .map((l) => l.toFixed(2))
           .join(" ")}: ${figures.map(([k, v]) => `${k} ${f1(v)}`).join(", ")}`,
       );
     }
-    console.log(
-      `median of ${runs}: ${Object.entries(all)
-        .map(([k, v]) => `${k} ${f1(median(v))}`)
-        .join(", ")}`,
-    );
+    for (const [side, q] of sides.entries())
+      console.log(
+        `median of ${runs}${sides.length > 1 ? ` [${q}]` : ""}: ${Object.entries(all[side]!)
+          .map(([k, v]) => `${k} ${f1(median(v))}`)
+          .join(", ")}`,
+      );
+    if (sides.length > 1) {
+      const ratio = (k: string) => median(all[1]![k] ?? []) / median(all[0]![k] ?? []);
+      console.log(
+        `ratio [${sides[1]}]/[${sides[0]}] of the medians: first chart ${ratio("first chart").toFixed(2)}x, script ${ratio("script").toFixed(2)}x, first panel taken ${ratio("first panel taken").toFixed(2)}x, first frame ${ratio("first frame").toFixed(2)}x`,
+      );
+    }
   } finally {
     await browser.close();
   }
