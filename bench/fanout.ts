@@ -9,6 +9,8 @@
 // The single and floor scenarios connect in stages and print a memory line: idle RSS, RSS after the first viewer
 // (pools, the SQL parser), and RSS and heap at a tenth, half and all of the subscribers with the slope per subscriber.
 // FANOUT_ROUNDS=3 runs the single and floor pair three times in alternating order and prints the median ratios.
+// FANOUT_TICKS=15 measures each scenario over 15 ticks instead of 5 (a p99 over more ticks varies less between
+// rounds). Both count the deliveries of the ticks that completed inside the window, however late they arrive.
 // FANOUT_SUBSCRIBERS=1000 shrinks the scenarios (default 10,000 sockets: `ulimit -n` must allow them);
 // FANOUT_SCENARIO=single|floor|views|spread|deltas|compression runs one of them (comma-separated for several).
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
@@ -27,6 +29,8 @@ import {
   BENCH_SESSION_SECRET,
   type BenchDatabases,
   type BenchSubscriber,
+  clearLatencies,
+  latenciesIn,
   mb,
   ms,
   onPanelLatency,
@@ -43,7 +47,7 @@ import {
 } from "../stream-host/testing/bench-env.ts";
 
 const REFRESH_MS = 2000;
-const MEASURED_TICKS = 5;
+const MEASURED_TICKS = fanoutTicks();
 
 /** CPU seconds (user + system) a process has used so far, from /proc. */
 export function cpuSecondsOf(pid: number): number {
@@ -200,10 +204,8 @@ async function scenario(
     refusals.clear();
     // Warm-up: every subscriber has its snapshot and at least one full tick.
     await until(() => subs.every((s) => s.snapshot && s.panelFrames >= panelCount), 120_000, "every subscriber's first tick");
-    for (const s of subs) {
-      s.latencies.length = 0;
-      s.seen?.splice(0);
-    }
+    clearLatencies(subs);
+    for (const s of subs) s.seen?.splice(0);
 
     const t0 = new Date();
     const cpu0 = cpuSecondsOf(host.child.pid!);
@@ -230,8 +232,7 @@ async function scenario(
       panelTicks += inWindow.length;
       for (const x of inWindow) if (x.code) errors.set(x.code, (errors.get(x.code) ?? 0) + 1);
     }
-    const latencies: number[] = [];
-    for (const s of subs as BenchSubscriber[]) for (const l of s.latencies) latencies.push(l);
+    const latencies = latenciesIn(subs, t0.getTime(), t1.getTime());
     const dropped = subs.filter((s) => s.closed).length;
     const { peak } = rssOf(host.child.pid!);
     // panelTicks sums the first subscriber of every view of every dashboard; each viewer of a view sees that view's.
@@ -297,27 +298,35 @@ async function countStarts(db: BenchDatabases, t0: Date, t1: Date): Promise<numb
   return rows.filter((r) => r.phase === "start" && r.at >= t0 && r.at <= t1).length;
 }
 
-/**
- * Subscribers per scenario: FANOUT_SUBSCRIBERS (default 10,000; a small machine or a low `ulimit -n` takes
- * 1000). The spread scenario shares them over 100 dashboards (at least one subscriber each).
- */
-export function fanoutSize(env: Record<string, string | undefined> = process.env): number {
-  const raw = env.FANOUT_SUBSCRIBERS?.trim();
-  if (!raw) return 10_000;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
-    throw new Error(`FANOUT_SUBSCRIBERS must be a whole number of subscribers (1 or more), got ${JSON.stringify(raw)}`);
+type Env = Record<string, string | undefined>;
+
+/** A whole-number setting of the bench from `env[name]`: `fallback` when unset, else an integer in [min, max]. */
+function wholeSetting(env: Env, name: string, what: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `(${min} or more)` : `from ${min} to ${max}`;
+    throw new Error(`${name} must be a whole number of ${what} ${range}, got ${JSON.stringify(raw)}`);
   }
   return Number(raw);
 }
 
+/**
+ * Subscribers per scenario: FANOUT_SUBSCRIBERS (default 10,000; a small machine or a low `ulimit -n` takes
+ * 1000). The spread scenario shares them over 100 dashboards (at least one subscriber each).
+ */
+export function fanoutSize(env: Env = process.env): number {
+  return wholeSetting(env, "FANOUT_SUBSCRIBERS", "subscribers", 10_000, 1);
+}
+
+/** FANOUT_TICKS: ticks in each scenario's measuring window (default 5). */
+export function fanoutTicks(env: Env = process.env): number {
+  return wholeSetting(env, "FANOUT_TICKS", "ticks", 5, 1, 100);
+}
+
 /** FANOUT_ROUNDS: pairs of the single and floor scenarios to run, alternating their order (default 1). */
-export function fanoutRounds(env: Record<string, string | undefined> = process.env): number {
-  const raw = env.FANOUT_ROUNDS?.trim();
-  if (!raw) return 1;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 20) {
-    throw new Error(`FANOUT_ROUNDS must be a whole number of rounds from 1 to 20, got ${JSON.stringify(raw)}`);
-  }
-  return Number(raw);
+export function fanoutRounds(env: Env = process.env): number {
+  return wholeSetting(env, "FANOUT_ROUNDS", "rounds", 1, 1, 20);
 }
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -421,7 +430,7 @@ async function floorScenario(
     }
     await until(() => sample.every((v) => v.frames >= panelCount), 120_000, "every sampled viewer's first tick");
     for (const v of sample) v.latencies.length = 0;
-    for (const x of subs) x.latencies.length = 0;
+    clearLatencies(subs);
     const cpu0 = cpuSecondsOf(pid);
     const bytes0 = subs.reduce((n, x) => n + x.bytes, 0);
     const frames0 = sample[0].frames;
@@ -436,9 +445,11 @@ async function floorScenario(
     const bytes = subs.reduce((n, x) => n + x.bytes, 0) - bytes0;
     // Ticks the first viewer received in the window: the floor's cadence on this machine (its timer, its write loop).
     const ticks = Math.floor((sample[0].frames - frames0) / panelCount);
+    // As for the stream host: the last tick of the window reaches its last viewers after the window ends.
+    await new Promise((r) => setTimeout(r, 1000));
     // Uncompressed, every raw socket reads the frames (as in the stream-host scenarios); compressed, the sample does.
     const uncompressed = (env.FLOOR_COMPRESS ?? "none") === "none";
-    const latencies = uncompressed ? subs.flatMap((x) => x.latencies) : sample.flatMap((v) => v.latencies);
+    const latencies = uncompressed ? latenciesIn(subs, t0, t0 + windowMs) : sample.flatMap((v) => v.latencies);
     const dropped = subs.filter((x) => x.closed).length;
     for (const x of subs) x.destroy();
     for (const v of sample) v.destroy();

@@ -1,5 +1,5 @@
 import type { Panel } from "../lib/dashboards/spec.ts";
-import type { PanelDeltaFrame, PanelUpdate, QueryResult } from "../lib/live/frames.ts";
+import { type PanelDeltaFrame, type PanelUpdate, type QueryResult, elapsedMs } from "../lib/live/frames.ts";
 import { type IncrementalVerdict, rowsOfBuckets, splice, tickWindows } from "../lib/live/incremental.ts";
 import { intervalFor, intervalLiteralMs } from "../lib/sql-guard/interval.ts";
 import type { LoadedDashboard, PlanPanel, RunPanel, TickRange } from "./poller.ts";
@@ -87,7 +87,7 @@ export function createIncrementalPanels(base: { run: RunPanel; plan: PlanPanel }
           const result: QueryResult = {
             ...last.result,
             rows: spliced.rows,
-            elapsedMs: first.elapsedMs + newest.elapsedMs,
+            elapsedMs: elapsedMs(first.elapsedMs + newest.elapsedMs),
             ...(newest.stepMs !== undefined ? { stepMs: newest.stepMs } : {}),
             partialFrom: newest.partialFrom,
           };

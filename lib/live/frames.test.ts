@@ -6,11 +6,26 @@ import {
   STREAM_EVENTS,
   type SnapshotFrame,
   decodeFrame,
+  elapsedMs,
   readSnapshotStart,
   splitSnapshot,
   streamUrl,
   viewParamsOf,
 } from "./frames.ts";
+
+describe("elapsedMs", () => {
+  test("a duration is carried to a tenth of a millisecond, within 0.05 ms of the reading", () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1e7, noNaN: true }), (ms) => {
+        const carried = elapsedMs(ms);
+        expect(Math.abs(carried - ms)).toBeLessThanOrEqual(0.05 + 1e-9);
+        expect(JSON.stringify(carried)).toMatch(/^\d+(\.\d)?$/);
+      }),
+    );
+    expect(elapsedMs(13.013929000000644)).toBe(13);
+    expect(elapsedMs(0.30000000000000004)).toBe(0.3);
+  });
+});
 
 describe("decodeFrame", () => {
   test.each([

@@ -66,7 +66,9 @@ async function until(cond: () => boolean): Promise<void> {
   while (!cond()) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
-function setup(opts: { config?: Config; guard?: Guard; grants?: () => Config["sourceSecretGrants"]; poolMax?: number } = {}) {
+function setup(
+  opts: { config?: Config; guard?: Guard; grants?: () => Config["sourceSecretGrants"]; poolMax?: number; clockStep?: number } = {},
+) {
   const config = opts.config ?? testConfig();
   const registry = new Registry();
   const metrics = createMetrics(registry, { defaultCollectors: false });
@@ -77,8 +79,8 @@ function setup(opts: { config?: Config; guard?: Guard; grants?: () => Config["so
     guard: opts.guard ?? passGuard,
     intervalFor: () => "5 minutes",
     secrets: createSecretResolver({ config, env: {}, grants: opts.grants }),
-    // Each reading of the clock advances 10 ms: durations are deterministic.
-    now: () => (t += 10),
+    // Each reading of the clock advances 10 ms (or clockStep): durations are deterministic.
+    now: () => (t += opts.clockStep ?? 10),
     poolMax: opts.poolMax ?? 3,
   });
   runners.push(runner);
@@ -143,6 +145,13 @@ describe("result shape and value encoding", () => {
     ]);
     expect(r.truncated).toBe(false);
     expect(r.elapsedMs).toBe(10);
+  });
+
+  test("elapsedMs is carried to a tenth of a millisecond, not a clock difference's 13 decimals", async () => {
+    const { runner } = setup({ clockStep: 13.013929000000644 });
+    const r = await runner.execute({ source: fx.source(), sql: "SELECT 1 AS n" });
+    expect(r.elapsedMs).toBe(13);
+    expect(JSON.stringify(r)).not.toContain("13.0139");
   });
 
   test("a statement without rows has no columns; parameters are bound with their types", async () => {

@@ -3,6 +3,7 @@ import type { Config } from "../config/parse.ts";
 import { AppError } from "../http/errors.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { SecretResolver } from "../secrets/resolver.ts";
+import { elapsedMs } from "../live/frames.ts";
 import { type IncrementalVerdict, planIncremental } from "../live/incremental.ts";
 import { loadGuardParser, parseTree } from "../sql-guard/index.ts";
 import { intervalFor as defaultIntervalFor } from "../sql-guard/interval.ts";
@@ -388,7 +389,7 @@ export function createQueryRunner(opts: QueryRunnerOptions): QueryRunner {
         const result = await portal.done;
         rows = result.rows.length;
         ok = true;
-        return { columns: result.columns, rows: result.rows, truncated: result.truncated, elapsedMs: now() - started };
+        return { columns: result.columns, rows: result.rows, truncated: result.truncated, elapsedMs: elapsedMs(now() - started) };
       } catch (err) {
         failure = err;
         if (err instanceof QueryStalledError) {

@@ -120,6 +120,8 @@ export interface BenchSubscriber {
   /** Bytes received after the response head (on the wire: compressed bytes when the stream is compressed). */
   bytes: number;
   latencies: number[];
+  /** The tick's `at` of each latency sample (same index): a window counts the ticks that completed in it. */
+  latencyAts: number[];
   panelFrames: number;
   /** For sample subscribers only: every (panel, at) seen, one per panel per tick. */
   /** Panel frames seen (sampled subscribers only), with the error code of an error frame. */
@@ -151,6 +153,7 @@ export function subscribe(
       status: 0,
       bytes: 0,
       latencies: [],
+      latencyAts: [],
       panelFrames: 0,
       seen: opts.sample ? [] : null,
       snapshot: false,
@@ -204,7 +207,10 @@ export function subscribe(
           sub.terminalAt = t;
         }
       }
-      for (let i = 0; i < panelsHere; i++) sub.latencies.push(t - latest);
+      for (let i = 0; i < panelsHere; i++) {
+        sub.latencies.push(t - latest);
+        sub.latencyAts.push(latest);
+      }
     });
     socket.on("close", () => {
       sub.closed = true;
@@ -318,6 +324,29 @@ export async function subscribeMany(
     throw new Error(`subscribers were refused: ${[...bad].map(([status, n]) => `${n} with ${status}`).join(", ")}`);
   }
   return subs;
+}
+
+/**
+ * The latency samples of every subscriber for the ticks that completed (`at`) in [fromMs, toMs]: every delivery of
+ * those ticks, however late, and none of a tick that began before the window or after it.
+ */
+export function latenciesIn(subs: readonly BenchSubscriber[], fromMs: number, toMs: number): number[] {
+  const out: number[] = [];
+  for (const s of subs) {
+    for (let i = 0; i < s.latencies.length; i++) {
+      const at = s.latencyAts[i]!;
+      if (at >= fromMs && at <= toMs) out.push(s.latencies[i]!);
+    }
+  }
+  return out;
+}
+
+/** Forgets every subscriber's latency samples (the start of a measuring window). */
+export function clearLatencies(subs: readonly BenchSubscriber[]): void {
+  for (const s of subs) {
+    s.latencies.length = 0;
+    s.latencyAts.length = 0;
+  }
 }
 
 const PANEL_AT_ALL = new RegExp(PANEL_AT.source, "g");
