@@ -298,37 +298,35 @@ async function countStarts(db: BenchDatabases, t0: Date, t1: Date): Promise<numb
   return rows.filter((r) => r.phase === "start" && r.at >= t0 && r.at <= t1).length;
 }
 
+type Env = Record<string, string | undefined>;
+
+/** A whole-number setting of the bench from `env[name]`: `fallback` when unset, else an integer in [min, max]. */
+function wholeSetting(env: Env, name: string, what: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `(${min} or more)` : `from ${min} to ${max}`;
+    throw new Error(`${name} must be a whole number of ${what} ${range}, got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
+
 /**
  * Subscribers per scenario: FANOUT_SUBSCRIBERS (default 10,000; a small machine or a low `ulimit -n` takes
  * 1000). The spread scenario shares them over 100 dashboards (at least one subscriber each).
  */
-export function fanoutSize(env: Record<string, string | undefined> = process.env): number {
-  const raw = env.FANOUT_SUBSCRIBERS?.trim();
-  if (!raw) return 10_000;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
-    throw new Error(`FANOUT_SUBSCRIBERS must be a whole number of subscribers (1 or more), got ${JSON.stringify(raw)}`);
-  }
-  return Number(raw);
+export function fanoutSize(env: Env = process.env): number {
+  return wholeSetting(env, "FANOUT_SUBSCRIBERS", "subscribers", 10_000, 1);
 }
 
 /** FANOUT_TICKS: ticks in each scenario's measuring window (default 5). */
-export function fanoutTicks(env: Record<string, string | undefined> = process.env): number {
-  const raw = env.FANOUT_TICKS?.trim();
-  if (!raw) return 5;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 100) {
-    throw new Error(`FANOUT_TICKS must be a whole number of ticks from 1 to 100, got ${JSON.stringify(raw)}`);
-  }
-  return Number(raw);
+export function fanoutTicks(env: Env = process.env): number {
+  return wholeSetting(env, "FANOUT_TICKS", "ticks", 5, 1, 100);
 }
 
 /** FANOUT_ROUNDS: pairs of the single and floor scenarios to run, alternating their order (default 1). */
-export function fanoutRounds(env: Record<string, string | undefined> = process.env): number {
-  const raw = env.FANOUT_ROUNDS?.trim();
-  if (!raw) return 1;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 20) {
-    throw new Error(`FANOUT_ROUNDS must be a whole number of rounds from 1 to 20, got ${JSON.stringify(raw)}`);
-  }
-  return Number(raw);
+export function fanoutRounds(env: Env = process.env): number {
+  return wholeSetting(env, "FANOUT_ROUNDS", "rounds", 1, 1, 20);
 }
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));

@@ -12,7 +12,12 @@
 // The trace and the profiler slow the page (about 1.3x): read its shares and order, not its milliseconds; the bench
 // (`npm run bench -- web`) gives the figures. PROFILE=0 leaves the profiler out; the bundle is not minified, so that
 // names are readable (MINIFY=1 profiles what the bench serves); DETAIL=1 adds each task's longest inner events (what
-// took a task the list above does not name); PROFILE_SPAN=from,to (ms after navigation) narrows the profile to part of the way.
+// took a task the list above does not name); PROFILE_SPAN=from,to (ms after navigation) narrows the profile to part of the way;
+// SAVE=path writes each run's raw trace to path-N.json; EXTRA_ARGS="--flag ..." adds Chromium flags (an experiment).
+// TRACE=0 runs the pages as the bench does, with no trace (a trivial page first), and prints each page's first-chart
+// figures with its requests' Resource Timing, then their medians: the way to compare two trees or settings; with
+// VERSUS=query2 the pages alternate between [query] and query2 (side by side under the same load) and it prints both
+// medians and their ratios.
 import { loadavg } from "node:os";
 import { chromium } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS } from "../web/e2e/harness.ts";
@@ -209,9 +214,118 @@ function report(events: TraceEvent[], firstChartAt: number, origin: number): voi
   for (const [k, us] of [...byIncl].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${f1(us / 1000).padStart(6)} ms  ${k}`);
 }
 
+/** The page's first-chart figures (window.benchResult, bench/web/page.ts). */
+interface FirstChart {
+  firstChartAt: number;
+  streamOpened: number;
+  scriptStart: number;
+  fetched: number;
+  firstTaken: number;
+  parseMs: number;
+  mergeMs: number;
+  firstFrame: number;
+  firstDraw: { windowMs: number; chartMs: number };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/**
+ * TRACE=0: no trace, as the bench runs (a trivial page first, then the measured pages one after the other), `runs`
+ * pages, each page's first-chart figures and its requests' Resource Timing (request sent, first byte, last byte, in
+ * ms after navigation), then the medians: for comparing a change, several pages in one run.
+ */
+async function untraced(port: number): Promise<void> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...CHROMIUM_ARGS, ...(process.env.EXTRA_ARGS?.split(" ") ?? [])],
+  });
+  // VERSUS=query: the pages alternate between the query and this one (one after the other, so both see the same load).
+  const sides = process.env.VERSUS === undefined ? [query] : [query, process.env.VERSUS];
+  try {
+    const warm = await browser.newPage();
+    await warm.goto(`http://127.0.0.1:${port}/warm`);
+    await warm.close();
+    await new Promise((r) => setTimeout(r, 3000));
+    const all = sides.map(() => ({}) as Record<string, number[]>);
+    for (let i = 0; i < runs * sides.length; i++) {
+      const side = i % sides.length;
+      const q = sides[side]!;
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      page.on("pageerror", (e) => console.error(`page error: ${e.message}`));
+      const done = page.waitForEvent("console", { predicate: (m) => m.text() === BENCH_DONE, timeout: 300_000 });
+      await page.goto(`http://127.0.0.1:${port}/?impl=uplot&ticks=1${q ? `&${q}` : ""}`);
+      await done;
+      const r = (await page.evaluate(() => window.benchResult)) as FirstChart;
+      const net = await page.evaluate(() =>
+        (performance.getEntriesByType("resource") as PerformanceResourceTiming[]).map((e) => ({
+          path: new URL(e.name).pathname,
+          sent: e.requestStart,
+          first: e.responseStart,
+          last: e.responseEnd,
+        })),
+      );
+      await page.close();
+      const figures: [string, number][] = [
+        ["first chart", r.firstChartAt],
+        ["stream opened", r.streamOpened],
+        ["script", r.scriptStart],
+        ["first panel taken", r.firstTaken],
+        ["snapshot fetched", r.fetched],
+        ["first frame", r.firstFrame],
+        ["window", r.firstDraw.windowMs],
+        ["build and draw", r.firstDraw.chartMs],
+      ];
+      for (const n of net)
+        if (n.path !== "/favicon.ico") {
+          figures.push([`${n.path} sent`, n.sent], [`${n.path} first byte`, n.first], [`${n.path} last byte`, n.last]);
+        }
+      const mine = all[side]!;
+      for (const [k, v] of figures) {
+        mine[k] ??= [];
+        mine[k].push(v);
+      }
+      console.log(
+        `run ${i + 1}${sides.length > 1 ? ` [${q}]` : ""}, load average ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(" ")}: ${figures.map(([k, v]) => `${k} ${f1(v)}`).join(", ")}`,
+      );
+    }
+    for (const [side, q] of sides.entries())
+      console.log(
+        `median of ${runs}${sides.length > 1 ? ` [${q}]` : ""}: ${Object.entries(all[side]!)
+          .map(([k, v]) => `${k} ${f1(median(v))}`)
+          .join(", ")}`,
+      );
+    if (sides.length > 1) {
+      const ratio = (k: string) => median(all[1]![k] ?? []) / median(all[0]![k] ?? []);
+      console.log(
+        `ratio [${sides[1]}]/[${sides[0]}] of the medians: first chart ${ratio("first chart").toFixed(2)}x, script ${ratio("script").toFixed(2)}x, first panel taken ${ratio("first panel taken").toFixed(2)}x, first frame ${ratio("first frame").toFixed(2)}x`,
+      );
+    }
+  } finally {
+    await browser.close();
+  }
+}
+
 async function main(): Promise<void> {
   const bench = await startBenchPage({ minify: process.env.MINIFY === "1" });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  if (process.env.TRACE === "0") {
+    try {
+      await untraced(bench.port);
+    } finally {
+      await bench.close();
+    }
+    return;
+  }
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...CHROMIUM_ARGS, ...(process.env.EXTRA_ARGS?.split(" ") ?? [])],
+  });
   try {
     for (let i = 0; i < runs; i++) {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -230,20 +344,12 @@ async function main(): Promise<void> {
       const done = page.waitForEvent("console", { predicate: (m) => m.text() === BENCH_DONE, timeout: 300_000 });
       await page.goto(`http://127.0.0.1:${bench.port}/?impl=uplot&ticks=1${query ? `&${query}` : ""}`);
       await done;
-      const r = (await page.evaluate(() => window.benchResult)) as {
-        firstChartAt: number;
-        streamOpened: number;
-        scriptStart: number;
-        fetched: number;
-        firstTaken: number;
-        parseMs: number;
-        mergeMs: number;
-        firstFrame: number;
-        firstDraw: { windowMs: number; chartMs: number };
-      };
+      const r = (await page.evaluate(() => window.benchResult)) as FirstChart;
       // The page's time origin on the trace's clock: the navigationStart mark of its main frame.
       const origin = await page.evaluate(() => performance.timeOrigin);
-      const trace = JSON.parse((await browser.stopTracing()).toString()) as { traceEvents: TraceEvent[] };
+      const raw = await browser.stopTracing();
+      if (process.env.SAVE) (await import("node:fs")).writeFileSync(`${process.env.SAVE}-${i}.json`, raw);
+      const trace = JSON.parse(raw.toString()) as { traceEvents: TraceEvent[] };
       await page.close();
       const nav = trace.traceEvents
         .filter((e) => e.name === "navigationStart" && e.args?.data?.documentLoaderURL?.startsWith("http://127.0.0.1"))

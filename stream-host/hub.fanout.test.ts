@@ -8,7 +8,7 @@ import { createMetrics } from "../lib/metrics/metrics.ts";
 import { FANOUT_CHUNK, createHub } from "./hub.ts";
 import { createKeyedLimiter } from "./limiter.ts";
 import type { LoadedDashboard } from "./poller.ts";
-import type { Sink } from "./sse.ts";
+import { recordingSink } from "./testing/recording-sink.ts";
 
 const NOW = Date.UTC(2026, 10, 27, 12, 0, 0);
 const settle = () => new Promise<void>((r) => setImmediate(r));
@@ -29,50 +29,25 @@ function dashboard(): LoadedDashboard {
 
 const empty: QueryResult = { columns: [], rows: [], truncated: false, elapsedMs: 1 };
 
-/** A sink recording the events it is written (by name) and, in `log`, the order of writes across every sink. */
+/** A subscriber's stream whose writes also go to `log` (the order across every stream), with a hook on its next write. */
 function sink(i: number, log: string[]) {
-  const events: string[] = [];
-  let ended = false;
-  const listeners: (() => void)[] = [];
   let onWrite: (() => void) | null = null;
-  const name = (frame: Uint8Array) =>
-    [
-      ...Buffer.from(frame)
-        .toString()
-        .matchAll(/^event: (\S+)/gm),
-    ]
-      .map((m) => m[1])
-      .join("+");
-  const s: Sink = {
-    write(frame) {
-      events.push(name(frame));
+  const r = recordingSink({
+    onWrite() {
       log.push(`write ${i}`);
-      onWrite?.();
-      return true;
+      const f = onWrite;
+      onWrite = null;
+      f?.();
     },
-    async end(frame) {
-      if (frame) events.push(name(frame));
-      ended = true;
-      for (const l of listeners.splice(0)) l();
-    },
-    destroy() {
-      ended = true;
-      for (const l of listeners.splice(0)) l();
-    },
-    onClose: (l) => void listeners.push(l),
-    get closed() {
-      return ended;
-    },
-  };
+  });
   return {
-    sink: s,
-    events,
-    close: () => s.destroy(),
+    ...r,
+    /** The events each frame sent carried, by name ("panel+panel" for a tick's two frames in one write). */
+    get events() {
+      return r.frames.map((f) => [...f.matchAll(/^event: (\S+)/gm)].map((m) => m[1]).join("+"));
+    },
     onNextWrite(f: () => void) {
-      onWrite = () => {
-        onWrite = null;
-        f();
-      };
+      onWrite = f;
     },
   };
 }

@@ -9,7 +9,7 @@ import { createMetrics } from "../lib/metrics/metrics.ts";
 import { createHub } from "./hub.ts";
 import { createKeyedLimiter } from "./limiter.ts";
 import type { LoadedDashboard, TickRange } from "./poller.ts";
-import type { Sink } from "./sse.ts";
+import { recordingSink } from "./testing/recording-sink.ts";
 import { type View, resolveView } from "./view.ts";
 
 const NOW = Date.UTC(2026, 10, 27, 12, 0, 0);
@@ -32,31 +32,7 @@ function dashboard(version = 1): LoadedDashboard {
 
 const empty: QueryResult = { columns: [], rows: [], truncated: false, elapsedMs: 1 };
 
-function sink() {
-  const frames: string[] = [];
-  let ended = false;
-  const listeners: (() => void)[] = [];
-  const s: Sink = {
-    write(frame) {
-      frames.push(Buffer.from(frame).toString());
-      return true;
-    },
-    async end(frame) {
-      if (frame) frames.push(Buffer.from(frame).toString());
-      ended = true;
-      for (const l of listeners.splice(0)) l();
-    },
-    destroy() {
-      ended = true;
-      for (const l of listeners.splice(0)) l();
-    },
-    onClose: (l) => void listeners.push(l),
-    get closed() {
-      return ended;
-    },
-  };
-  return { sink: s, frames, close: () => s.destroy() };
-}
+const sink = () => recordingSink();
 
 function setup(maxViews = 20) {
   const clock = createManualTimers(NOW);

@@ -11,7 +11,8 @@ import { createLogger } from "../lib/log/logger.ts";
 import { createMetrics } from "../lib/metrics/metrics.ts";
 import { Registry } from "prom-client";
 import { COALESCE_MS, createHub } from "./hub.ts";
-import { type Sink, drainingFrame } from "./sse.ts";
+import { drainingFrame } from "./sse.ts";
+import { recordingSink } from "./testing/recording-sink.ts";
 
 function panel(id: string, sourceId = "src_a"): Panel {
   return { id, title: `Panel ${id}`, type: "stat", sourceId, sql: `SELECT '${id}'` };
@@ -750,35 +751,6 @@ describe("a hung source costs its own panels, nothing else", () => {
 });
 
 describe("the hub with a panel run that outlives its tick", () => {
-  /** A subscriber's stream that records what it was sent, and whether it was sent after the stream ended. */
-  function recordingSink() {
-    const frames: string[] = [];
-    let ended = false;
-    let writesAfterEnd = 0;
-    const listeners: (() => void)[] = [];
-    const sink: Sink = {
-      write(frame) {
-        if (ended) writesAfterEnd++;
-        else frames.push(Buffer.from(frame).toString());
-        return true;
-      },
-      async end(frame) {
-        if (frame) frames.push(Buffer.from(frame).toString());
-        ended = true;
-        for (const l of listeners.splice(0)) l();
-      },
-      destroy() {
-        ended = true;
-        for (const l of listeners.splice(0)) l();
-      },
-      onClose: (l) => void listeners.push(l),
-      get closed() {
-        return ended;
-      },
-    };
-    return { sink, frames, writesAfterAnEnd: () => writesAfterEnd };
-  }
-
   test("the healthy panel's frames go out at its cadence, its ticks are observed at their bound; after the drain frame the hung run sends nothing, and idle() waits for it", async () => {
     const clock = createManualTimers();
     const runner = gatedRunner();

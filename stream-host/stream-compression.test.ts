@@ -2,7 +2,15 @@ import zlib from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { HEARTBEAT_FRAME, type Sink, drainingFrame, encodeEvent, sessionExpiredFrame } from "./sse.ts";
-import { acceptsDeflate, adler32, adler32Combine, createFrameDeflater, deflateSink, streamEncoding } from "./stream-compression.ts";
+import {
+  FIRST_PIECE_BYTES,
+  acceptsDeflate,
+  adler32,
+  adler32Combine,
+  createFrameDeflater,
+  deflateSink,
+  streamEncoding,
+} from "./stream-compression.ts";
 
 /** A sink that keeps every chunk it is handed; `refuse` makes its next writes fail as an over-bound socket's do. */
 function recordingSink() {
@@ -146,6 +154,93 @@ describe("a deflated stream", () => {
     rec.refuse = false;
     await s.end(drainingFrame(2000));
     expect(zlib.inflateSync(Buffer.concat(rec.chunks)).equals(Buffer.concat([panelFrame(1), drainingFrame(2000)]))).toBe(true);
+  });
+
+  /** A snapshot event of about 1.1 MB: 40 panels of 1,200 rows, as the hub encodes it. */
+  const bigSnapshot = () =>
+    encodeEvent("snapshot", {
+      dashboard: { id: "d" },
+      panels: Array.from({ length: 40 }, (_, p) => ({
+        panelId: `p${p}`,
+        at: 1_700_000_000_000,
+        result: {
+          columns: [
+            { name: "time", type: "timestamptz" },
+            { name: "cpu", type: "float8" },
+          ],
+          rows: Array.from({ length: 1200 }, (_, r) => [1_700_000_000_000 + r * 60_000, ((p * 7919 + r * 104_729) % 100_003) / 1000]),
+          truncated: false,
+          elapsedMs: 3,
+        },
+      })),
+    } as never);
+
+  test("a long first frame not compressed yet: its first piece is written before the rest is compressed, and every write decodes as it arrives", async () => {
+    const log: string[] = [];
+    const deflater = createFrameDeflater({
+      deflateRaw: (f) => {
+        log.push(`deflate ${f.byteLength}`);
+        return zlib.deflateRawSync(f, { finishFlush: zlib.constants.Z_SYNC_FLUSH });
+      },
+    });
+    const rec = recordingSink();
+    const write = rec.sink.write;
+    rec.sink.write = (b) => {
+      log.push("write");
+      return write(b);
+    };
+    const snapshot = bigSnapshot();
+    expect(snapshot.byteLength).toBeGreaterThan(2 * FIRST_PIECE_BYTES);
+    const sink = deflateSink(rec.sink, deflater);
+    expect(sink.write(snapshot)).toBe(true);
+    expect(log).toEqual([`deflate ${FIRST_PIECE_BYTES}`, "write", `deflate ${snapshot.byteLength - FIRST_PIECE_BYTES}`, "write"]);
+    // The first write alone (header included) decodes to the frame's first piece: nothing of it waits for the rest.
+    const inflate = zlib.createInflate();
+    const decoded: Buffer[] = [];
+    inflate.on("data", (c: Buffer) => decoded.push(c));
+    for (const [i, upTo] of [FIRST_PIECE_BYTES, snapshot.byteLength].entries()) {
+      await new Promise<void>((r) => inflate.write(rec.chunks[i]!, () => r()));
+      await new Promise<void>((r) => inflate.flush(zlib.constants.Z_SYNC_FLUSH, () => r()));
+      expect(Buffer.concat(decoded).equals(snapshot.subarray(0, upTo))).toBe(true);
+    }
+    // Later frames, long or not, go out whole; the stream ends as one zlib stream with its checksum.
+    const later = bigSnapshot();
+    expect(sink.write(panelFrame(1))).toBe(true);
+    expect(sink.write(later)).toBe(true);
+    expect(rec.chunks).toHaveLength(4);
+    await sink.end(drainingFrame(2000));
+    expect(zlib.inflateSync(Buffer.concat(rec.chunks)).equals(Buffer.concat([snapshot, panelFrame(1), later, drainingFrame(2000)]))).toBe(
+      true,
+    );
+
+    // The next viewer of the same snapshot gets the cached bytes, the two pieces joined, in one write.
+    log.length = 0;
+    const next = recordingSink();
+    const nextSink = deflateSink(next.sink, deflater);
+    expect(nextSink.write(snapshot)).toBe(true);
+    expect(log).toEqual([]);
+    expect(next.chunks).toHaveLength(1);
+    expect(next.chunks[0]!.subarray(2).equals(Buffer.concat(rec.chunks.slice(0, 2)).subarray(2))).toBe(true);
+    await nextSink.end();
+    expect(zlib.inflateSync(Buffer.concat(next.chunks)).equals(snapshot)).toBe(true);
+  });
+
+  test("a long first frame refused at its first piece sends nothing; refused after it, the write fails (a drop follows)", async () => {
+    const none = recordingSink();
+    none.refuse = true;
+    const s = deflateSink(none.sink, createFrameDeflater());
+    expect(s.write(bigSnapshot())).toBe(false);
+    expect(none.chunks).toHaveLength(0);
+    none.refuse = false;
+    await s.end();
+    expect(zlib.inflateSync(Buffer.concat(none.chunks)).length).toBe(0);
+
+    const cut = recordingSink();
+    const write = cut.sink.write;
+    let writes = 0;
+    cut.sink.write = (b) => (++writes === 2 ? false : write(b));
+    expect(deflateSink(cut.sink, createFrameDeflater()).write(bigSnapshot())).toBe(false);
+    expect(cut.chunks).toHaveLength(1);
   });
 
   test("Adler-32 is zlib's, and combining two checksums gives the checksum of the concatenation", () => {
