@@ -28,12 +28,45 @@ export class AlignedColumns {
   readonly partial: (number | null)[] = [];
   /** uPlot's data array: [xs, ...ys], the same arrays across syncs. */
   readonly data: [number[], ...Cell[][]] = [this.xs];
+  /** The times of xs in epoch ms (xs are seconds: t / 1000 may round two times to one). */
+  private readonly ts: number[] = [];
   private cursors: number[] = [];
   private gapPending: boolean[] = [];
+  /** What the last sync was given: its series' names, step and partial bucket (a change of any: a whole rebuild). */
+  private keys: string[] = [];
+  private step: number | null | undefined = undefined;
+  private partialFrom: number | null | undefined = undefined;
+  private synced = false;
 
-  /** Rewrites the columns in place from `series` (the step and the partial bucket as the frame says). */
-  sync(series: readonly AlignedInput[], stepMs: number | null | undefined, partialFrom: number | null | undefined): void {
+  /** The next sync rebuilds the columns whole (its `changedFrom` is not relative to the last sync). */
+  reset(): void {
+    this.synced = false;
+  }
+
+  /**
+   * Rewrites the columns in place from `series` (the step and the partial bucket as the frame says). `changedFrom`
+   * (epoch ms, the rolling window's takeChangedFrom) says that every point before it is as the last sync saw it,
+   * but for points dropped from a series' start: the columns are then kept up to there, their start cut to the new
+   * one, and merged again from there only (a tick: the oldest bucket goes, the last one or two change). The result
+   * is the same as a whole rebuild's (property-tested); -Infinity (the default) rebuilds them whole.
+   */
+  sync(
+    series: readonly AlignedInput[],
+    stepMs: number | null | undefined,
+    partialFrom: number | null | undefined,
+    changedFrom = Number.NEGATIVE_INFINITY,
+  ): void {
     const n = series.length;
+    let from = this.synced && this.sameShape(series, stepMs) ? changedFrom : Number.NEGATIVE_INFINITY;
+    // The partial bucket's points are left out of the columns: a column before it is the same only below both the
+    // last sync's start of it and this one's.
+    if (partialFrom != null && partialFrom < from) from = partialFrom;
+    if (this.partialFrom != null && this.partialFrom < from) from = this.partialFrom;
+    this.step = stepMs;
+    this.partialFrom = partialFrom;
+    this.synced = true;
+    if (this.keys.length !== n) this.keys.length = n;
+    for (let s = 0; s < n; s++) this.keys[s] = series[s]!.key;
     while (this.ys.length < n) {
       const col: Cell[] = [];
       this.ys.push(col);
@@ -46,14 +79,86 @@ export class AlignedColumns {
     this.partial.length = n;
     this.cursors.length = n;
     this.gapPending.length = n;
-    for (let s = 0; s < n; s++) {
-      this.partial[s] = null;
-      this.cursors[s] = 0;
-      this.gapPending[s] = false;
-    }
     const gapAfter = stepMs && stepMs > 0 ? stepMs * 1.5 : Number.POSITIVE_INFINITY;
     const step = stepMs ?? 0;
-    let k = 0;
+    const k = from === Number.NEGATIVE_INFINITY ? 0 : this.keepBefore(series, from, gapAfter, step);
+    if (k === 0) {
+      for (let s = 0; s < n; s++) {
+        this.cursors[s] = 0;
+        this.gapPending[s] = false;
+      }
+    }
+    for (let s = 0; s < n; s++) this.partial[s] = null;
+    this.merge(series, k, gapAfter, step, partialFrom);
+  }
+
+  /** Whether the series' names (in order) and the step are the last sync's. */
+  private sameShape(series: readonly AlignedInput[], stepMs: number | null | undefined): boolean {
+    if (stepMs !== this.step || series.length !== this.keys.length) return false;
+    for (let s = 0; s < series.length; s++) if (series[s]!.key !== this.keys[s]) return false;
+    return true;
+  }
+
+  /**
+   * Keeps the columns' entries before `changedFrom` (moved back to the last point before it in any series, whose
+   * gap null depends on the point after it), with the entries before the series' new starts cut, and sets the
+   * cursors to go on from there. Returns how many entries are kept (0: merge everything again).
+   */
+  private keepBefore(series: readonly AlignedInput[], changedFrom: number, gapAfter: number, step: number): number {
+    const n = series.length;
+    let from = changedFrom;
+    let front = Number.POSITIVE_INFINITY;
+    let lastStart = Number.NEGATIVE_INFINITY;
+    for (let s = 0; s < n; s++) {
+      const pts = series[s]!.points;
+      if (pts.length === 0) return 0;
+      const c = firstAtOrAfter(pts, changedFrom);
+      if (c > 0 && pts[c - 1]![0] < from) from = pts[c - 1]![0];
+      const start = pts[0]![0];
+      if (start < front) front = start;
+      if (start > lastStart) lastStart = start;
+    }
+    if (!(from > front)) return 0;
+    const ts = this.ts;
+    // Entries before the earliest start go; between it and the latest start, a series' cells before its own start
+    // are emptied (its dropped points, and the gap nulls they had), and an entry left with no cell goes.
+    const drop = firstAtOrAfter1(ts, front);
+    let keep = firstAtOrAfter1(ts, from);
+    const fixEnd = Math.min(keep, firstAtOrAfter1(ts, lastStart));
+    for (let k = fixEnd - 1; k >= drop; k--) {
+      let any = false;
+      for (let s = 0; s < n; s++) {
+        const col = this.ys[s]!;
+        if (ts[k]! < series[s]!.points[0]![0]) col[k] = undefined;
+        else if (col[k] !== undefined) any = true;
+      }
+      if (!any) {
+        ts.splice(k, 1);
+        this.xs.splice(k, 1);
+        for (const col of this.ys) col.splice(k, 1);
+        keep--;
+      }
+    }
+    if (drop > 0) {
+      ts.splice(0, drop);
+      this.xs.splice(0, drop);
+      for (const col of this.ys) col.splice(0, drop);
+      keep -= drop;
+    }
+    if (keep <= 0) return 0;
+    for (let s = 0; s < n; s++) {
+      const pts = series[s]!.points;
+      const c = firstAtOrAfter(pts, from);
+      this.cursors[s] = c;
+      // The gap null after the point before `from` is still to come when it falls at or after `from`.
+      this.gapPending[s] = c > 0 && c < pts.length && pts[c]![0] - pts[c - 1]![0] > gapAfter && pts[c - 1]![0] + step >= from;
+    }
+    return keep;
+  }
+
+  /** The linear merge from entry `k` on, the cursors and pending gaps set for it. */
+  private merge(series: readonly AlignedInput[], k: number, gapAfter: number, step: number, partialFrom: number | null | undefined): void {
+    const n = series.length;
     for (;;) {
       // The earliest time any series has next (a pending gap null comes before that series' next point).
       let t = Number.POSITIVE_INFINITY;
@@ -64,6 +169,7 @@ export class AlignedColumns {
         if (next < t) t = next;
       }
       if (t === Number.POSITIVE_INFINITY) break;
+      this.ts[k] = t;
       this.xs[k] = t / 1000;
       for (let s = 0; s < n; s++) {
         const pts = series[s]!.points;
@@ -93,9 +199,34 @@ export class AlignedColumns {
       }
       k++;
     }
+    this.ts.length = k;
     this.xs.length = k;
     for (const col of this.ys) col.length = k;
   }
+}
+
+/** The index of the first point at or after time `t` in sorted `points` (binary search). */
+function firstAtOrAfter(points: readonly Point[], t: number): number {
+  let lo = 0;
+  let hi = points.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (points[mid]![0] < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The index of the first time at or after `t` in sorted `times`. */
+function firstAtOrAfter1(times: readonly number[], t: number): number {
+  let lo = 0;
+  let hi = times.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (times[mid]! < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** The legend's figures of one series over its complete buckets (before `partialFrom`), without copying them. */

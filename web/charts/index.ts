@@ -116,5 +116,6 @@ export function renderResult(el: HTMLElement, type: PanelType, result: QueryResu
     chart = new TimeseriesChart(el, chartOpts);
     charts.set(el, chart);
   }
-  chart.update(series, chartOpts);
+  // Where the window changed since this chart last drew it: its aligned columns are merged again from there only.
+  chart.update(series, chartOpts, opts.window ? opts.window.takeChangedFrom() : undefined);
 }

@@ -102,8 +102,12 @@ export class TimeseriesChart {
     this.observer?.observe(el);
   }
 
-  /** Draws `series` with `opts`; reuses the plot when the series names and options are the same. */
-  update(series: readonly LineSeries[], opts: TimeseriesOptions): void {
+  /**
+   * Draws `series` with `opts`; reuses the plot when the series names and options are the same. `changedFrom`: the
+   * earliest time (epoch ms) at which the series changed since the last update, but for points dropped from their
+   * start (the rolling window's takeChangedFrom); the aligned columns are merged again from there only.
+   */
+  update(series: readonly LineSeries[], opts: TimeseriesOptions, changedFrom = Number.NEGATIVE_INFINITY): void {
     this.series = series;
     const key = opts === this.opts && this.optsKey ? this.optsKey : optionsKey(opts);
     const optionsChanged = key !== this.optsKey;
@@ -111,11 +115,12 @@ export class TimeseriesChart {
     this.opts = opts;
     if (!series.some((s) => s.points.some((p) => p[1] !== null))) {
       this.destroy();
+      this.columns.reset();
       replace(this.el, h("div", { class: "chart-empty" }, "No data in this time range"));
       return;
     }
     const cols = this.columns;
-    cols.sync(series, opts.stepMs, opts.partialFrom);
+    cols.sync(series, opts.stepMs, opts.partialFrom, changedFrom);
     this.partialX = opts.partialFrom != null && cols.partial.some((v) => v !== null) ? opts.partialFrom / 1000 : null;
     const keys = series.map((s) => s.key).join("\u0000");
     // Reading clientWidth forces a layout; it is read only when the element was resized (not on every tick).

@@ -116,4 +116,39 @@ describe("rolling window", () => {
       }),
     );
   });
+
+  test("property: takeChangedFrom says from when points changed; before it only a series' start was cut", () => {
+    const key = fc.constantFrom("a", "b", "c");
+    const points = fc
+      .array(fc.tuple(fc.integer({ min: 0, max: 60 }), fc.option(fc.integer({ min: -9, max: 9 }), { nil: null })), { maxLength: 6 })
+      .map((pts) => pts.map(([t, v]) => [t * 1000, v] as Point));
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant("merge" as const), key, points }),
+      fc.record({ kind: fc.constant("prune" as const), from: fc.integer({ min: 0, max: 60 }) }),
+      fc.record({ kind: fc.constant("retain" as const), keys: fc.subarray(["a", "b", "c"]) }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 12 }), fc.array(fc.array(op, { maxLength: 4 }), { maxLength: 8 }), (cap, rounds) => {
+        const w = new RollingWindow(cap);
+        expect(w.takeChangedFrom()).toBe(Number.NEGATIVE_INFINITY);
+        for (const ops of rounds) {
+          const before = new Map(w.keys().map((k) => [k, [...w.get(k)]]));
+          for (const o of ops) {
+            if (o.kind === "merge") w.merge(o.key, o.points);
+            else if (o.kind === "prune") w.prune(o.from * 1000);
+            else w.retain(new Set(o.keys));
+          }
+          const from = w.takeChangedFrom();
+          if (from === Number.NEGATIVE_INFINITY) continue;
+          expect(w.keys().sort()).toEqual([...before.keys()].sort());
+          for (const k of w.keys()) {
+            const now = w.get(k);
+            const start = now.length > 0 ? now[0]![0] : Number.POSITIVE_INFINITY;
+            expect(now.filter((p) => p[0] < from)).toEqual(before.get(k)!.filter((p) => p[0] < from && p[0] >= start));
+          }
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
 });

@@ -13,6 +13,12 @@ export class RollingWindow {
   private readonly data = new Map<string, Point[]>();
   /** The latest result's still-filling bucket start (epoch ms): points at or after it are partial. */
   partialFrom: number | undefined = undefined;
+  /**
+   * The earliest time (epoch ms) whose point may have changed since takeChangedFrom() last read it: points before it
+   * are as they were then, but for points dropped from a series' start. -Infinity: anything may have changed (a
+   * series came, went or was cleared); +Infinity: nothing did.
+   */
+  private changedFrom = Number.NEGATIVE_INFINITY;
 
   constructor(maxPoints: number) {
     if (!Number.isInteger(maxPoints) || maxPoints < 1) throw new RangeError("maxPoints must be a positive integer");
@@ -37,8 +43,10 @@ export class RollingWindow {
       const keep = Math.min(dedup.length, this.maxPoints);
       if (!points) {
         this.data.set(key, dedup.slice(dedup.length - keep));
+        this.changedFrom = Number.NEGATIVE_INFINITY;
         return;
       }
+      this.changed(dedup[dedup.length - keep]![0]);
       const total = points.length + keep;
       for (let k = dedup.length - keep; k < dedup.length; k++) points.push(dedup[k]!);
       if (total > this.maxPoints) points.splice(0, total - this.maxPoints);
@@ -46,6 +54,7 @@ export class RollingWindow {
     }
     // Everything from the first incoming time on is merged again; what lies before it stays where it is.
     const from = firstAtOrAfter(points, fresh[0]![0]);
+    this.changed(fresh[0]![0]);
     const tail = from < points.length ? points.splice(from) : NONE;
     let i = 0;
     for (const b of fresh) {
@@ -63,18 +72,41 @@ export class RollingWindow {
   prune(from: number): void {
     for (const [key, points] of this.data) {
       const k = firstAtOrAfter(points, from);
-      if (k === points.length) this.data.delete(key);
-      else if (k > 0) points.splice(0, k);
+      if (k === points.length) {
+        this.data.delete(key);
+        this.changedFrom = Number.NEGATIVE_INFINITY;
+      } else if (k > 0) points.splice(0, k);
     }
   }
 
   /** Keeps only the named series (a series that vanished from results stays until pruned otherwise). */
   retain(keys: ReadonlySet<string>): void {
-    for (const key of [...this.data.keys()]) if (!keys.has(key)) this.data.delete(key);
+    for (const key of [...this.data.keys()]) {
+      if (keys.has(key)) continue;
+      this.data.delete(key);
+      this.changedFrom = Number.NEGATIVE_INFINITY;
+    }
   }
 
   clear(): void {
     this.data.clear();
+    this.changedFrom = Number.NEGATIVE_INFINITY;
+  }
+
+  /**
+   * The earliest time (epoch ms) at which a point was added, replaced or removed since the last call (points dropped
+   * from a series' start aside: its first point says where it starts now), and starts counting again. -Infinity when
+   * a series came or went, and on the first call; +Infinity when nothing changed. One reader: the chart drawing the
+   * window (its aligned columns rebuilt from that time on).
+   */
+  takeChangedFrom(): number {
+    const from = this.changedFrom;
+    this.changedFrom = Number.POSITIVE_INFINITY;
+    return from;
+  }
+
+  private changed(t: number): void {
+    if (t < this.changedFrom) this.changedFrom = t;
   }
 
   get(key: string): readonly Point[] {
