@@ -17,6 +17,7 @@ const ENTRY = `
 import "../styles.css";
 import "uplot/dist/uPlot.min.css";
 import { TimeseriesChart } from "./uplot-timeseries.ts";
+import { drawFigure, figureStyle } from "./legend-figures.ts";
 const el = document.getElementById("el");
 let chart;
 const series = (last) => ["host-a", "host-b"].map((key, s) => ({
@@ -26,6 +27,38 @@ const series = (last) => ["host-a", "host-b"].map((key, s) => ({
 const hidden = new Set();
 const opts = (legend) => ({ title: "Load", unit: "%", range: null, height: 200, syncKey: "t", hidden, dark: false, legend });
 window.legendTest = {
+  // Each text drawn whole by fillText and by drawFigure (digits one by one, words whole): the pixels that differ.
+  compare(texts, ratio) {
+    const box = document.createElement("span");
+    box.className = "legend-val";
+    document.body.append(box);
+    const { font } = figureStyle(box);
+    box.remove();
+    const widths = new Map();
+    return texts.map((t) => {
+      const pixels = (draw) => {
+        const c = document.createElement("canvas");
+        c.width = 200 * ratio;
+        c.height = 30 * ratio;
+        const ctx = c.getContext("2d");
+        ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+        ctx.font = font;
+        draw(ctx);
+        return ctx.getImageData(0, 0, c.width, c.height).data;
+      };
+      const whole = pixels((ctx) => {
+        ctx.textAlign = "center";
+        ctx.fillText(t, 100.25, 20);
+      });
+      const runs = pixels((ctx) => {
+        ctx.textAlign = "left";
+        drawFigure(ctx, t, 100.25, 20, widths);
+      });
+      let differ = 0;
+      for (let i = 3; i < whole.length; i += 4) if (whole[i] !== runs[i]) differ++;
+      return differ;
+    });
+  },
   draw(last, legend) {
     chart ??= new TimeseriesChart(el, opts(legend));
     chart.update(series(last), opts(legend));
@@ -186,5 +219,18 @@ test("a hidden series' figure is muted; click hides, shift-click shows one alone
   await items.nth(1).click({ modifiers: ["Shift"] });
   expect(await items.nth(0).getAttribute("aria-pressed")).toBe("true");
   expect(hex((await ink(page)).boxes[0]!.darkest)).toBe(text);
+  await page.close();
+});
+
+test("a figure drawn a digit at a time is pixel-equal to the whole text drawn at once", async () => {
+  const page = await open();
+  const texts = ["12.3 req/min", "954 MiB", "60%", "\u22121.25 ms", "-0.417 s", "1,234", "7.03 GiB", "41.7/s", "12 ½ µs", "٣٫٥ م"];
+  for (const ratio of [1, 2]) {
+    const differ = await page.evaluate(
+      ([t, r]) => (window as unknown as { legendTest: { compare(t: string[], r: number): number[] } }).legendTest.compare(t, r),
+      [texts, ratio] as const,
+    );
+    expect(differ).toEqual(texts.map(() => 0));
+  }
   await page.close();
 });
