@@ -266,8 +266,10 @@ async function untraced(port: number): Promise<void> {
         let total = 0;
         ReadableStreamDefaultReader.prototype.read = function (this: ReadableStreamDefaultReader<Uint8Array>) {
           return read.call(this).then((r) => {
-            if (!r.done && r.value instanceof Uint8Array && seen.length < 64)
-              seen.push({ at: performance.now(), bytes: (total += r.value.byteLength) });
+            if (!r.done && r.value instanceof Uint8Array && seen.length < 64) {
+              total += r.value.byteLength;
+              seen.push({ at: performance.now(), bytes: total });
+            }
             return r;
           });
         } as typeof read;
