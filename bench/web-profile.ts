@@ -11,7 +11,8 @@
 //   Then the main thread's CPU (thread) time per tick by trace event over all its tasks (frames, the data task, the
 //   rest): far steadier than wall time on a shared machine.
 // The trace and the profile start once the visible charts are built (the ticks, not the snapshot's frames).
-// PROFILE=0 or TRACE=0 skips one (each slows the page); TRACE_FILE=path keeps the trace (for chrome://tracing);
+// PROFILE=0 or TRACE=0 skips one (each slows the page); TRACE_FILE=path keeps the trace (for chrome://tracing); DEPTH=n
+// shows the chart updates' callees n levels down (3);
 // `query` is added to the page's URL (e.g. "budget=none").
 // Figures from one run on a shared machine are noisy: compare two runs side by side, with the load average.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -86,7 +87,7 @@ function profileSummary(p: CpuProfile): void {
     }
   };
   console.log(`\nchart updates per tick, inclusive: ${sumOf(updates).toFixed(2)} ms`);
-  show(updates, 3, "  ");
+  show(updates, Number(process.env.DEPTH ?? 3), "  ");
 }
 
 function traceSummary(events: TraceEvent[]): void {

@@ -15,6 +15,7 @@ import type { Point } from "../lib/rolling-window.ts";
 import { seriesColor } from "../lib/series-color.ts";
 import { BINARY_INCRS, isBytes, type Threshold, valueFormatter } from "../lib/value-format.ts";
 import { AlignedColumns, seriesStats } from "./aligned-columns.ts";
+import { LegendFigures } from "./legend-figures.ts";
 import { type Box, type Mapping, traceLine } from "./line-path.ts";
 
 export interface LineSeries {
@@ -69,10 +70,11 @@ interface Built {
   keys: string;
   legend: HTMLElement;
   tip: HTMLElement;
-  /** Per legend entry (at most 30): its button and each value it shows (the text, its box and the box's width in ch). */
-  entries: { button: HTMLButtonElement; values: Text[]; boxes: HTMLElement[]; widths: number[] }[];
-  /** The legend's values (none: the legend is hidden). */
+  /** Per legend entry (at most 30): its button. */
+  entries: { button: HTMLButtonElement }[];
+  /** The legend's values (none: the legend is hidden), drawn by `figures`: entry i's value j is figure i * wanted.length + j. */
   wanted: readonly LegendValue[];
+  figures: LegendFigures | null;
 }
 
 const LEGEND_MAX = 30;
@@ -149,14 +151,23 @@ export class TimeseriesChart {
     const range = this.opts.range
       ? `${stamp(this.opts.range[0], this.opts.timeZone)} to ${stamp(this.opts.range[1], this.opts.timeZone)}`
       : "the data's range";
-    const lasts = this.series
-      .filter((s) => !this.opts.hidden.has(s.key))
-      .slice(0, 8)
-      .map((s) => `${s.key} ${fmt(seriesStats(s.points, this.opts.partialFrom, LAST_ONLY).last)}`);
-    return `${this.opts.title}, time series from ${range}${lasts.length ? `; last: ${lasts.join(", ")}` : ""}`;
+    const shown = this.series.filter((s) => !this.opts.hidden.has(s.key)).slice(0, 8);
+    const head = `${this.opts.title}, time series from ${range}`;
+    if (shown.length === 0) return head;
+    // The legend's own values when it names them (its figures are drawn, not text: this is where they are read).
+    const wanted = this.built && this.built.entries.length > 0 && this.opts.legend?.values?.length ? this.built.wanted : null;
+    if (!wanted)
+      return `${head}; last: ${shown.map((s) => `${s.key} ${fmt(seriesStats(s.points, this.opts.partialFrom, LAST_ONLY).last)}`).join(", ")}`;
+    const want = wantedStats(wanted);
+    const parts = shown.map((s) => {
+      const stats = seriesStats(s.points, this.opts.partialFrom, want);
+      return `${s.key}: ${wanted.map((k) => `${k} ${fmt(stats[k])}`).join(", ")}`;
+    });
+    return `${head}; ${parts.join("; ")}`;
   }
 
   destroy(): void {
+    this.built?.figures?.destroy();
     this.built?.plot.destroy();
     this.built = null;
     this.ariaLabel = "";
@@ -382,19 +393,20 @@ export class TimeseriesChart {
   }
 
   /** The legend's entries, built with the plot (the series names and options are fixed until the next build). */
-  private buildLegend(legend: HTMLElement): Pick<Built, "entries" | "wanted"> {
+  private buildLegend(legend: HTMLElement): Pick<Built, "entries" | "wanted" | "figures"> {
     const o = this.opts;
     if (o.legend?.show === false || (this.series.length === 1 && !o.legend?.values?.length && !this.series[0]!.key)) {
       legend.hidden = true;
-      return { entries: [], wanted: [] };
+      return { entries: [], wanted: [], figures: null };
     }
+    const { text, muted } = axisColors(o.dark);
+    // The figures are drawn on one canvas over the legend (legend-figures.ts): a new figure every tick changes no
+    // text, so the frame runs no layout or paint for it.
+    const figures = new LegendFigures(legend, { on: text, off: muted });
     const wanted = o.legend?.values?.length ? o.legend.values : (["last"] as const);
     const named = wanted.length > 1 || Boolean(o.legend?.values?.length);
     const entries = this.series.slice(0, LEGEND_MAX).map((s, i) => {
-      const values = wanted.map(() => document.createTextNode(""));
-      // Each figure sits in a box of its own size (CSS: size and layout containment), so a new figure lays out
-      // that box alone rather than the legend, the card and the page's grid around it on every tick.
-      const boxes = values.map((t) => h("span", { class: "legend-num" }, t));
+      const boxes = wanted.map(() => figures.box());
       const button = h(
         "button",
         {
@@ -405,18 +417,21 @@ export class TimeseriesChart {
         },
         swatch(s.key, o.dark),
         h("span", { class: "legend-key" }, s.key || o.title),
-        ...wanted.map((k, j) => h("span", { class: "legend-val" }, named ? h("span", { class: "muted" }, `${k} `) : null, boxes[j]!)),
+        ...wanted.map((k, j) =>
+          h("span", { class: "legend-val" }, named ? h("span", { class: "muted", "aria-hidden": "true" }, `${k} `) : null, boxes[j]!),
+        ),
       );
-      return { button, values, boxes, widths: values.map(() => 0) };
+      return { button };
     });
     replace(
       legend,
       entries.map((e) => h("li", null, e.button)),
       this.series.length > LEGEND_MAX ? h("li", { class: "muted" }, `+${this.series.length - LEGEND_MAX} more`) : null,
+      figures.item,
     );
     legend.hidden = false;
     this.renderShown(entries);
-    return { entries, wanted };
+    return { entries, wanted, figures };
   }
 
   /** Whether each legend entry's series is shown. */
@@ -428,29 +443,22 @@ export class TimeseriesChart {
     });
   }
 
-  /** The legend's values of this tick: a text node is written only when its text changed. */
+  /** The legend's values of this tick: a figure is drawn again only when its text or its shown state changed. */
   private renderLegend(): void {
     const built = this.built;
-    if (!built || built.entries.length === 0) return;
+    const figures = built?.figures;
+    if (!built || !figures) return;
     const o = this.opts;
     const fmt = valueFormatter(o.unit, o.decimals);
-    const want = { last: built.wanted.includes("last"), spread: built.wanted.some((k) => k !== "last") };
-    built.entries.forEach((e, i) => {
-      const stats = seriesStats(this.series[i]!.points, o.partialFrom, want);
-      built.wanted.forEach((k, j) => {
-        const text = fmt(stats[k]);
-        const node = e.values[j]!;
-        if (node.data === text) return;
-        node.data = text;
-        // The box grows with the figure (in ch, a digit's width, plus room for a wider letter) and never shrinks,
-        // so a legend does not jitter, and a figure of the same length changes no layout outside its box.
-        const width = text.length + 1;
-        if (width > e.widths[j]!) {
-          e.widths[j] = width;
-          e.boxes[j]!.style.width = `${width}ch`;
-        }
-      });
-    });
+    const want = wantedStats(built.wanted);
+    const n = built.wanted.length;
+    for (let i = 0; i < built.entries.length; i++) {
+      const s = this.series[i]!;
+      const stats = seriesStats(s.points, o.partialFrom, want);
+      const off = o.hidden.has(s.key);
+      for (let j = 0; j < n; j++) figures.set(i * n + j, fmt(stats[built.wanted[j]!]), off);
+    }
+    figures.draw();
   }
 
   /** Legend click: hide or show series `i`; with a modifier, show it alone (or everything, when it already is). */
@@ -469,6 +477,7 @@ export class TimeseriesChart {
         for (let j = 0; j < this.series.length; j++) built.plot.setSeries(j + 1, { show: !hidden.has(this.series[j]!.key) });
       });
       this.renderShown(built.entries);
+      this.renderLegend();
       built.entries[i]?.button.focus();
     }
     this.setLabel();
@@ -482,6 +491,11 @@ function swatch(key: string, dark: boolean): HTMLElement {
 }
 
 const LAST_ONLY = { last: true, spread: false };
+
+/** Which of seriesStats' passes the legend's values need. */
+function wantedStats(wanted: readonly LegendValue[]): { last: boolean; spread: boolean } {
+  return { last: wanted.includes("last"), spread: wanted.some((k) => k !== "last") };
+}
 
 /**
  * A formatter that remembers its last few hundred answers: the y axis asks for the same tick values on every tick
@@ -513,19 +527,20 @@ function stamp(ms: number, timeZone: string | undefined): string {
   return text;
 }
 
-let palette: { dark: boolean; muted: string; grid: string } | null = null;
+let palette: { dark: boolean; muted: string; grid: string; text: string } | null = null;
 
 /**
- * The axis and grid colours of the theme, read once per theme: getComputedStyle after the DOM changed is a style
+ * The axis, grid and text colours of the theme, read once per theme: getComputedStyle after the DOM changed is a style
  * recalculation, and the first frame builds several charts in a row.
  */
-function axisColors(dark: boolean): { muted: string; grid: string } {
+function axisColors(dark: boolean): { muted: string; grid: string; text: string } {
   if (palette?.dark !== dark) {
     const css = getComputedStyle(document.documentElement);
     palette = {
       dark,
       muted: css.getPropertyValue("--muted").trim() || "#5d6878",
       grid: css.getPropertyValue("--grid").trim() || "#e9ecf0",
+      text: css.getPropertyValue("--text").trim() || "#1c2330",
     };
   }
   return palette;
