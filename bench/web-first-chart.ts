@@ -15,7 +15,9 @@
 // took a task the list above does not name); PROFILE_SPAN=from,to (ms after navigation) narrows the profile to part of the way;
 // SAVE=path writes each run's raw trace to path-N.json; EXTRA_ARGS="--flag ..." adds Chromium flags (an experiment).
 // TRACE=0 runs the pages as the bench does, with no trace (a trivial page first), and prints each page's first-chart
-// figures with its requests' Resource Timing, then their medians: the way to compare two trees or settings; with
+// figures with its requests' Resource Timing and when the page's script read the stream's first bytes and its first
+// 160 KB (the first panel's update; an init script times the reads of response bodies, the early script's first),
+// then their medians: the way to compare two trees or settings; with
 // VERSUS=query2 the pages alternate between [query] and query2 (side by side under the same load) and it prints both
 // medians and their ratios.
 import { loadavg } from "node:os";
@@ -256,6 +258,22 @@ async function untraced(port: number): Promise<void> {
       const q = sides[side]!;
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       page.on("pageerror", (e) => console.error(`page error: ${e.message}`));
+      // When the page's script got the stream's bytes: the first read of a response body (the early script's) timed.
+      await page.addInitScript(() => {
+        const read = ReadableStreamDefaultReader.prototype.read;
+        const seen: { at: number; bytes: number }[] = [];
+        (window as unknown as { __reads: typeof seen }).__reads = seen;
+        let total = 0;
+        ReadableStreamDefaultReader.prototype.read = function (this: ReadableStreamDefaultReader<Uint8Array>) {
+          return read.call(this).then((r) => {
+            if (!r.done && r.value instanceof Uint8Array && seen.length < 64) {
+              total += r.value.byteLength;
+              seen.push({ at: performance.now(), bytes: total });
+            }
+            return r;
+          });
+        } as typeof read;
+      });
       const done = page.waitForEvent("console", { predicate: (m) => m.text() === BENCH_DONE, timeout: 300_000 });
       await page.goto(`http://127.0.0.1:${port}/?impl=uplot&ticks=1${q ? `&${q}` : ""}`);
       await done;
@@ -268,7 +286,11 @@ async function untraced(port: number): Promise<void> {
           last: e.responseEnd,
         })),
       );
+      const reads = await page.evaluate(() => (window as unknown as { __reads: { at: number; bytes: number }[] }).__reads);
       await page.close();
+      // The early script reads the stream first: its first bytes, and when 160 KB had come (the first panel's update).
+      const firstRead = reads[0]?.at ?? Number.NaN;
+      const read160 = reads.find((x) => x.bytes >= 160_000)?.at ?? Number.NaN;
       const figures: [string, number][] = [
         ["first chart", r.firstChartAt],
         ["stream opened", r.streamOpened],
@@ -278,6 +300,8 @@ async function untraced(port: number): Promise<void> {
         ["first frame", r.firstFrame],
         ["window", r.firstDraw.windowMs],
         ["build and draw", r.firstDraw.chartMs],
+        ["stream read first bytes", firstRead],
+        ["stream read 160 KB", read160],
       ];
       for (const n of net)
         if (n.path !== "/favicon.ico") {

@@ -79,6 +79,47 @@ describe("the early stream: opened by the page's inline script, taken over by th
     s.close();
   });
 
+  test("once taken over, the script reads no further than its read in progress: the rest is read as the page reads it, in order", async () => {
+    // A body that makes a chunk, a task later, each time it is read: the count of its reads is how far it was read.
+    let made = 0;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull: (c) =>
+          new Promise<void>((done) =>
+            setTimeout(() => {
+              made++;
+              c.enqueue(enc.encode(`${made},`));
+              done();
+            }, 0),
+          ),
+      },
+      { highWaterMark: 0 },
+    );
+    const { win } = runScript("/s", async () => new Response(body, { status: 200 }));
+    for (let i = 0; i < 5; i++) await tick();
+    // Before the bundle runs, the script reads as the bytes come.
+    const beforeTake = made;
+    expect(beforeTake).toBeGreaterThan(3);
+    const early = takeEarlyStream("/s", win)!;
+    const res = await early.response;
+    for (let i = 0; i < 10; i++) await tick();
+    // After it, at most the read that was in progress.
+    const atTake = made;
+    expect(atTake).toBeLessThanOrEqual(beforeTake + 1);
+    const reader = res.body!.getReader();
+    const dec = new TextDecoder();
+    let text = "";
+    for (let i = 0; i < 3 + atTake; i++) {
+      const x = await reader.read();
+      text += dec.decode(x.value);
+    }
+    // The chunks kept, then one read of the body per read of the page's, none lost or reordered.
+    expect(text).toBe(Array.from({ length: 3 + atTake }, (_, i) => `${i + 1},`).join(""));
+    for (let i = 0; i < 10; i++) await tick();
+    expect(made).toBeLessThanOrEqual(atTake + 3 + 1);
+    await reader.cancel();
+  });
+
   test("taken once: a second take, or one for another URL, gets null; another URL also ends the early connection", async () => {
     let signal: AbortSignal | undefined;
     const { win } = runScript("/s?a", async (_u, init) => {

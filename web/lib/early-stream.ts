@@ -10,7 +10,8 @@ export interface TakenStream {
  * Takes over the stream the page's inline script opened (lib/live/early-stream.ts) when it was opened for `url`, once:
  * a later call, or one for another URL (the view changed before the bundle ran), gets null and the stream client
  * opens its own connection; one for another URL also ends the early one. The response's body gives the chunks the
- * script kept, then the rest as it arrives; cancelling it, or `abort()`, ends the connection.
+ * script kept, then the rest as this page reads it (the script stops reading once taken over); cancelling it, or
+ * `abort()`, ends the connection.
  */
 export function takeEarlyStream(
   url: string,
@@ -24,6 +25,8 @@ export function takeEarlyStream(
     abort();
     return null;
   }
+  // The script reads no further than the read it has in progress: from here the body is read as this page reads it.
+  s.taken = true;
   const response = s.response.then((res) => {
     if (!res.ok || !res.body) return res;
     const body = new ReadableStream<Uint8Array>({
@@ -39,6 +42,19 @@ export function takeEarlyStream(
             } else if (s.done) {
               ctrl.close();
               resolve();
+            } else if (s.reader) {
+              // The script has stopped: one read of the body per pull, as the stream client asks.
+              s.reader.read().then(
+                (x) => {
+                  if (x.done) ctrl.close();
+                  else ctrl.enqueue(x.value);
+                  resolve();
+                },
+                () => {
+                  ctrl.error(new Error("the stream failed"));
+                  resolve();
+                },
+              );
             } else s.wake = step;
           };
           step();
