@@ -2,7 +2,8 @@
  * uPlot's aligned columns for a time series panel, kept across ticks. A tick used to rebuild them from the window's
  * points through a Set of times, a sort, a Map of indexes and fresh arrays per series (about a third of a chart's
  * update, and most of its garbage); here one linear merge of the series (each already sorted by the rolling window)
- * writes into the same arrays every time, so a steady tick allocates nothing in proportion to the window.
+ * writes into the same arrays every time, so a steady tick allocates nothing in proportion to the window, and it runs
+ * from the first time the window changed only (the rolling window's takeChangedFrom), the entries before it kept.
  */
 import type { Point } from "../lib/rolling-window.ts";
 
