@@ -5,6 +5,7 @@
  * writes into the same arrays every time, so a steady tick allocates nothing in proportion to the window, and it runs
  * from the first time the window changed only (the rolling window's takeChangedFrom), the entries before it kept.
  */
+import { firstAtOrAfter, firstPointAtOrAfter } from "../lib/bisect.ts";
 import type { Point } from "../lib/rolling-window.ts";
 
 /** A series as the chart receives it: its name and its points sorted by time (the rolling window's). */
@@ -113,7 +114,7 @@ export class AlignedColumns {
     for (let s = 0; s < n; s++) {
       const pts = series[s]!.points;
       if (pts.length === 0) return 0;
-      const c = firstAtOrAfter(pts, changedFrom);
+      const c = firstPointAtOrAfter(pts, changedFrom);
       if (c > 0 && pts[c - 1]![0] < from) from = pts[c - 1]![0];
       const start = pts[0]![0];
       if (start < front) front = start;
@@ -123,9 +124,9 @@ export class AlignedColumns {
     const ts = this.ts;
     // Entries before the earliest start go; between it and the latest start, a series' cells before its own start
     // are emptied (its dropped points, and the gap nulls they had), and an entry left with no cell goes.
-    const drop = firstAtOrAfter1(ts, front);
-    let keep = firstAtOrAfter1(ts, from);
-    const fixEnd = Math.min(keep, firstAtOrAfter1(ts, lastStart));
+    const drop = firstAtOrAfter(ts, front);
+    let keep = firstAtOrAfter(ts, from);
+    const fixEnd = Math.min(keep, firstAtOrAfter(ts, lastStart));
     for (let k = fixEnd - 1; k >= drop; k--) {
       let any = false;
       for (let s = 0; s < n; s++) {
@@ -149,7 +150,7 @@ export class AlignedColumns {
     if (keep <= 0) return 0;
     for (let s = 0; s < n; s++) {
       const pts = series[s]!.points;
-      const c = firstAtOrAfter(pts, from);
+      const c = firstPointAtOrAfter(pts, from);
       this.cursors[s] = c;
       // The gap null after the point before `from` is still to come when it falls at or after `from`.
       this.gapPending[s] = c > 0 && c < pts.length && pts[c]![0] - pts[c - 1]![0] > gapAfter && pts[c - 1]![0] + step >= from;
@@ -204,30 +205,6 @@ export class AlignedColumns {
     this.xs.length = k;
     for (const col of this.ys) col.length = k;
   }
-}
-
-/** The index of the first point at or after time `t` in sorted `points` (binary search). */
-function firstAtOrAfter(points: readonly Point[], t: number): number {
-  let lo = 0;
-  let hi = points.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (points[mid]![0] < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** The index of the first time at or after `t` in sorted `times`. */
-function firstAtOrAfter1(times: readonly number[], t: number): number {
-  let lo = 0;
-  let hi = times.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (times[mid]! < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** The legend's figures of one series over its complete buckets (before `partialFrom`), without copying them. */

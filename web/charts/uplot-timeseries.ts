@@ -9,6 +9,7 @@
  */
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
+import { firstAtOrAfter } from "../lib/bisect.ts";
 import { h, replace } from "../lib/dom.ts";
 import { formatTimestamp } from "../lib/format.ts";
 import type { Point } from "../lib/rolling-window.ts";
@@ -586,18 +587,6 @@ function drawThresholds(u: uPlot, thresholds: readonly Threshold[] | undefined):
     }
   });
   ctx.restore();
-}
-
-/** The index of the first of the ascending `xs` at or after `x` (from `from` on); xs.length when none. */
-function firstAtOrAfter(xs: ArrayLike<number>, x: number, from = 0): number {
-  let lo = from;
-  let hi = xs.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (xs[mid]! < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** uPlot's `series.paths` for the lines drawLines draws itself: nothing for uPlot to stroke. */

@@ -1,3 +1,4 @@
+import { firstPointAtOrAfter } from "./bisect.ts";
 /** A point of a series: epoch milliseconds and a value (null is a gap). */
 export type Point = readonly [t: number, v: number | null];
 
@@ -53,7 +54,7 @@ export class RollingWindow {
       return;
     }
     // Everything from the first incoming time on is merged again; what lies before it stays where it is.
-    const from = firstAtOrAfter(points, fresh[0]![0]);
+    const from = firstPointAtOrAfter(points, fresh[0]![0]);
     this.changed(fresh[0]![0]);
     const tail = from < points.length ? points.splice(from) : NONE;
     let i = 0;
@@ -71,7 +72,7 @@ export class RollingWindow {
   /** Drops points older than `from` (epoch ms) and series left empty. */
   prune(from: number): void {
     for (const [key, points] of this.data) {
-      const k = firstAtOrAfter(points, from);
+      const k = firstPointAtOrAfter(points, from);
       if (k === points.length) {
         this.data.delete(key);
         this.changedFrom = Number.NEGATIVE_INFINITY;
@@ -160,16 +161,4 @@ function lastOfEachTime(points: readonly Point[]): Point[] {
     else out.push(p);
   }
   return out;
-}
-
-/** The index of the first point at or after time `t` in sorted `points` (binary search). */
-function firstAtOrAfter(points: readonly Point[], t: number): number {
-  let lo = 0;
-  let hi = points.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (points[mid]![0] < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
