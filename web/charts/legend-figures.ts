@@ -22,8 +22,6 @@ export interface FigureStyle {
   font: string;
   /** The baseline's distance from the box's top, in CSS px. */
   baseline: number;
-  /** A digit's width (CSS's ch), in CSS px. */
-  digit: number;
 }
 
 interface Figure {
@@ -97,11 +95,6 @@ export class LegendFigures {
     }
   }
 
-  /** The figures' texts as last set (what the canvas shows). */
-  texts(): string[] {
-    return this.figures.map((f) => f.text);
-  }
-
   /** Advance widths of the characters and words drawn, in the figures' font (measured once each). */
   private readonly widths = new Map<string, number>();
 
@@ -139,8 +132,7 @@ export class LegendFigures {
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.font = style.font;
     ctx.textBaseline = "alphabetic";
-    // Centred in its box, as a button centres its text; the context centres it (a measureText per figure would shape
-    // each text twice: it cost more than the fillText).
+    // Centred in its box, as a button centres its text: drawFigure places its runs from their cached widths.
     ctx.textAlign = "left";
     let fill = "";
     for (let i = 0; i < this.figures.length; i++) {
@@ -241,16 +233,14 @@ export function figureStyle(box: Element): FigureStyle {
   const font = `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
   const lineHeight = Number.parseFloat(cs.lineHeight);
   let baseline = size;
-  let digit = size * 0.6;
   const probe = document.createElement("canvas").getContext("2d");
   if (probe) {
     probe.font = font;
     const m = probe.measureText("0");
-    digit = m.width;
     const ascent = Math.round(m.fontBoundingBoxAscent);
     const descent = Math.round(m.fontBoundingBoxDescent);
     const line = Number.isFinite(lineHeight) ? lineHeight : ascent + descent;
     baseline = Math.floor((line - (ascent + descent)) / 2) + ascent;
   }
-  return { font, baseline, digit };
+  return { font, baseline };
 }
