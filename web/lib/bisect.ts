@@ -1,3 +1,5 @@
+import { firstIndexAtOrAfter as firstRowAtOrAfter } from "../../lib/live/frames.ts";
+
 /**
  * Binary searches over ascending times: the rolling windows' points (`[time, value]`), the aligned columns' times and
  * the chart's x values.
@@ -22,5 +24,6 @@ export function firstAtOrAfter(xs: ArrayLike<number>, x: number, from = 0): numb
 
 /** The index of the first of the time-sorted `points` at or after time `t`; `points.length` when none. */
 export function firstPointAtOrAfter(points: readonly (readonly [number, ...unknown[]])[], t: number): number {
-  return firstIndexAtOrAfter(points.length, (i) => points[i]![0], t, 0);
+  // A point is a row whose time is its first cell: the results' own search.
+  return firstRowAtOrAfter(points, 0, t);
 }
