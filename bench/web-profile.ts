@@ -12,7 +12,9 @@
 //   rest): far steadier than wall time on a shared machine.
 // The trace and the profile start once the visible charts are built (the ticks, not the snapshot's frames).
 // PROFILE=0 or TRACE=0 skips one (each slows the page); TRACE_FILE=path keeps the trace (for chrome://tracing); DEPTH=n
-// shows the chart updates' callees n levels down (3);
+// shows the chart updates' callees n levels down (3); ALLOC=1 adds a sampling heap profile over the ticks (the
+// HeapProfiler domain, objects the garbage collector took since included): bytes allocated per tick by function, and
+// by the stack of the largest, to find the garbage a tick makes;
 // `query` is added to the page's URL (e.g. "budget=none").
 // Figures from one run on a shared machine are noisy: compare two runs side by side, with the load average.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -88,6 +90,37 @@ function profileSummary(p: CpuProfile): void {
   };
   console.log(`\nchart updates per tick, inclusive: ${sumOf(updates).toFixed(2)} ms`);
   show(updates, Number(process.env.DEPTH ?? 3), "  ");
+}
+
+interface HeapNode {
+  callFrame: { functionName: string; lineNumber: number; url: string };
+  selfSize: number;
+  children: HeapNode[];
+}
+
+/** A sampling heap profile's bytes per tick by allocating function (self), and the stacks of the largest. */
+function allocationSummary(head: HeapNode): void {
+  const name = (n: HeapNode) => `${n.callFrame.functionName || "(anonymous)"}:${n.callFrame.lineNumber}`;
+  const bySelf = new Map<string, number>();
+  const byStack = new Map<string, number>();
+  let all = 0;
+  const walk = (n: HeapNode, stack: string[]) => {
+    const here = [...stack, name(n)];
+    if (n.selfSize > 0) {
+      all += n.selfSize;
+      bySelf.set(name(n), (bySelf.get(name(n)) ?? 0) + n.selfSize);
+      const key = here.slice(-4).join(" > ");
+      byStack.set(key, (byStack.get(key) ?? 0) + n.selfSize);
+    }
+    for (const c of n.children) walk(c, here);
+  };
+  walk(head, []);
+  const kb = (b: number) => (b / 1024 / ticks).toFixed(1).padStart(7);
+  console.log(`
+heap allocation sampling: ${kb(all)} KB a tick allocated in all, by function (self, top 15):`);
+  for (const [k, b] of [...bySelf].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${kb(b)} KB  ${k}`);
+  console.log("by stack (the last four calls, top 10):");
+  for (const [k, b] of [...byStack].sort((a, b) => b[1] - a[1]).slice(0, 10)) console.log(`  ${kb(b)} KB  ${k}`);
 }
 
 function traceSummary(events: TraceEvent[]): void {
@@ -167,6 +200,15 @@ async function main(): Promise<void> {
     };
     const renderers = processInfo.filter((p) => p.type === "renderer").map((p) => p.id);
     const cpu0 = renderers.map(mainThreadCpuMs);
+    const allocating = process.env.ALLOC === "1";
+    if (allocating) {
+      await cdp.send("HeapProfiler.enable");
+      await cdp.send("HeapProfiler.startSampling", {
+        samplingInterval: 4096,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+    }
     if (profiling) await cdp.send("Profiler.start");
     const handle = await page.waitForFunction(() => (window as { benchResult?: unknown }).benchResult, null, {
       polling: 200,
@@ -174,6 +216,7 @@ async function main(): Promise<void> {
     });
     const cpu = Math.max(...renderers.map((pid, i) => mainThreadCpuMs(pid) - cpu0[i]!));
     const profile = profiling ? ((await cdp.send("Profiler.stop")).profile as unknown as CpuProfile) : null;
+    const allocations = allocating ? ((await cdp.send("HeapProfiler.stopSampling")).profile.head as unknown as HeapNode) : null;
     const trace = tracing ? await browser.stopTracing() : null;
     const r = (await handle.jsonValue()) as { ticks: number[]; frameMs: number[]; dataMs: number[]; framesPerTick: number[] };
     console.log(
@@ -187,6 +230,7 @@ async function main(): Promise<void> {
       `tick main-thread p50 ${pct(r.ticks, 50).toFixed(1)} ms p95 ${pct(r.ticks, 95).toFixed(1)} ms (data p95 ${pct(r.dataMs, 95).toFixed(1)}, frames p95 ${pct(r.frameMs, 95).toFixed(1)}, frames per tick p95 ${pct(r.framesPerTick, 95)}); renderer main thread CPU ${(cpu / ticks).toFixed(1)} ms a tick (/proc, bench's own work between ticks included)`,
     );
     if (profile) profileSummary(profile);
+    if (allocations) allocationSummary(allocations);
     if (trace && process.env.TRACE_FILE) writeFileSync(process.env.TRACE_FILE, trace);
     if (trace) traceSummary((JSON.parse(trace.toString()) as { traceEvents: TraceEvent[] }).traceEvents);
   } finally {

@@ -1,7 +1,7 @@
 // The browser side of `npm run bench -- web`: a 20-panel dashboard of 4 series x 720 points, then 300 ticks that
 // each slide every series by one point, through the live page's own code: the snapshot's results parsed and taken
 // by each panel's PanelData (web/live/panel-data.ts: merged into the window when first read or in idle time), every
-// tick a panel-delta frame per panel decoded, applied to the held result and merged (mergeDelta), panels drawn by
+// tick a panel-delta frame per panel decoded, applied to the held result in place and merged (PanelData.applyDelta), panels drawn by
 // renderResult through the live page's draw scheduler (next animation frame, visible panels only, in viewport order
 // within a frame budget, so one tick's drawing may span several frames). ?impl=svg draws every panel with the earlier
 // SVG renderer synchronously on each tick instead (the renderer comparison). Results go to window.benchResult.
@@ -15,7 +15,7 @@ import { createIdleSettler, PanelData } from "../../web/live/panel-data.ts";
 import { takeEarlyStream } from "../../web/lib/early-stream.ts";
 import { openStream } from "../../web/lib/sse-client.ts";
 import { afterNextPaint, createEarlySnapshotIntake, takeSnapshotPanels } from "../../web/lib/snapshot-intake.ts";
-import { applyPanelDelta, decodeFrame, type PanelDeltaFrame, type QueryResult, splitSnapshot } from "../../lib/live/frames.ts";
+import { decodeFrame, type PanelDeltaFrame, type QueryResult, splitSnapshot } from "../../lib/live/frames.ts";
 import { BENCH_DONE, deltaAt, PANELS, POINTS, rangeAt, STEP, T0, TICKS } from "./data.ts";
 
 declare global {
@@ -183,11 +183,14 @@ if (impl === "uplot")
       drawPanel(p);
     });
 
-/** A panel's full result or incremental tick, as the live page's applyUpdate takes it in. */
-function apply(panelId: string, at: number, result: QueryResult, delta?: PanelDeltaFrame): void {
+/** A panel's full result (`result`) or incremental tick (`delta`), as the live page's applyUpdate and applyDelta take them in. */
+function apply(panelId: string, at: number, update: { result: QueryResult } | { delta: PanelDeltaFrame }): void {
   const p = byId.get(panelId)!;
   p.at = at;
-  p.data.apply({ panelId, at, result }, rangeAt((at - T0) / STEP), delta);
+  const range = rangeAt((at - T0) / STEP);
+  if ("delta" in update) {
+    if (!p.data.applyDelta(update.delta, range)) throw new Error("a delta without a held result");
+  } else p.data.apply({ panelId, at, result: update.result }, range);
   if (impl === "svg") {
     drawSvg(p);
     return;
@@ -235,7 +238,7 @@ async function firstChart() {
     order: () => panels.map((p) => p.id),
     apply: (u) => {
       firstTaken = performance.now();
-      if ("result" in u) apply(u.panelId, u.at, u.result);
+      if ("result" in u) apply(u.panelId, u.at, { result: u.result });
     },
   });
   const timedPartial = (event: string, data: () => string) => {
@@ -285,7 +288,7 @@ async function firstChart() {
             parseMs = firstTaken - fetched;
           }
           first = false;
-          if ("result" in u) apply(u.panelId, u.at, u.result);
+          if ("result" in u) apply(u.panelId, u.at, { result: u.result });
         },
         later: (fn) =>
           afterNextPaint(() => {
@@ -302,7 +305,7 @@ async function firstChart() {
     if (frame?.event !== "snapshot") throw new Error("bad snapshot");
     firstTaken = performance.now();
     parseMs = firstTaken - fetched;
-    for (const u of frame.data.panels) if ("result" in u) apply(u.panelId, u.at, u.result);
+    for (const u of frame.data.panels) if ("result" in u) apply(u.panelId, u.at, { result: u.result });
   }
   const merged = performance.now();
   let firstChartAt: number;
@@ -364,9 +367,7 @@ async function main(): Promise<void> {
     for (const data of wire) {
       const decoded = decodeFrame("panel-delta", data);
       if (decoded?.event !== "panel-delta") throw new Error("bad frame");
-      const d = decoded.data;
-      const held = byId.get(d.panelId)!.data.last as { result: QueryResult };
-      apply(d.panelId, d.at, applyPanelDelta(held.result, d), d);
+      apply(decoded.data.panelId, decoded.data.at, { delta: decoded.data });
     }
     const end = performance.now();
     let frames: number[];

@@ -1,13 +1,18 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import {
+  applyPanelDelta,
+  applyPanelDeltaInPlace,
   type Cell,
+  type PanelDeltaFrame,
   type PanelUpdate,
+  type QueryResult,
   STREAM_EVENTS,
   type SnapshotFrame,
   decodeFrame,
   elapsedMs,
   readSnapshotStart,
+  rowsInBucketOrder,
   splitSnapshot,
   streamUrl,
   viewParamsOf,
@@ -241,6 +246,150 @@ describe("splitSnapshot: a snapshot's panels cut apart, parsed one at a time", (
             const u = start.panel(i);
             if (u !== null) expect(u).toEqual(sent.find((p) => p.panelId === id));
           });
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe("applyPanelDeltaInPlace: applyPanelDelta's result, in the held rows array", () => {
+  const STEP = 10;
+  type Delta = Omit<PanelDeltaFrame, "panelId" | "at">;
+  /** Whether rows are in bucket order, scanned (not rowsInBucketOrder's answer kept per array). */
+  const scanned = (rows: Cell[][], col: number) =>
+    rows.every(
+      (r, i) => typeof r[col] === "number" && Number.isFinite(r[col]) && (i === 0 || (r[col] as number) >= (rows[i - 1]![col] as number)),
+    );
+  const result = (rows: Cell[][]): QueryResult => ({
+    columns: [
+      { name: "time", type: "timestamptz" },
+      { name: "host", type: "text" },
+    ],
+    rows,
+    truncated: false,
+    elapsedMs: 0,
+    partialFrom: 5,
+  });
+  const rowAt = (col: number, bucket: Cell, host: string, v: number): Cell[] => (col === 0 ? [bucket, host, v] : [host, bucket, v]);
+  /** The delta's meaning at its plainest, as applyPanelDelta did it before it kept a block: the reference. */
+  const wholeCopy = (held: QueryResult, delta: Delta): QueryResult => {
+    const bucket = (r: Cell[]) => r[delta.bucketColumn] as number;
+    const replaced = new Set(delta.buckets);
+    const rows = held.rows.filter((r) => bucket(r) >= delta.rangeStart && !replaced.has(bucket(r)));
+    for (const r of delta.rows) rows.push([...r]);
+    rows.sort((x, y) => bucket(x) - bucket(y));
+    const next: QueryResult = { ...held, rows, elapsedMs: delta.elapsedMs };
+    if (delta.stepMs !== undefined) next.stepMs = delta.stepMs;
+    if (delta.partialFrom !== undefined) next.partialFrom = delta.partialFrom;
+    else delete next.partialFrom;
+    return next;
+  };
+
+  test("a tick that drops the oldest bucket and adds the newest reuses the array, and leaves applyPanelDelta's result", () => {
+    const rows = Array.from({ length: 30 }, (_, i) => rowAt(0, Math.floor(i / 3) * STEP, `h${i % 3}`, i));
+    const copy = applyPanelDelta(result(rows.map((r) => [...r])), {
+      rangeStart: STEP,
+      bucketColumn: 0,
+      buckets: [90, 100],
+      rows: [rowAt(0, 90, "h0", 1), rowAt(0, 100, "h0", 2)],
+      elapsedMs: 1,
+    });
+    const held = result(rows);
+    const next = applyPanelDeltaInPlace(held, {
+      rangeStart: STEP,
+      bucketColumn: 0,
+      buckets: [90, 100],
+      rows: [rowAt(0, 90, "h0", 1), rowAt(0, 100, "h0", 2)],
+      elapsedMs: 1,
+    });
+    expect(next.rows).toBe(rows);
+    expect(next).toEqual(copy);
+    expect(next.rows.map((r) => r[0])).toEqual([
+      10, 10, 10, 20, 20, 20, 30, 30, 30, 40, 40, 40, 50, 50, 50, 60, 60, 60, 70, 70, 70, 80, 80, 80, 90, 100,
+    ]);
+    expect(next.partialFrom).toBeUndefined();
+  });
+
+  test("rows the tick leaves out of bucket order are known to be: the order kept for the array is not trusted", () => {
+    const rows = [rowAt(0, 0, "a", 0), rowAt(0, 10, "a", 1), rowAt(0, 20, "a", 2)];
+    expect(rowsInBucketOrder(rows, 0)).toBe(true);
+    const next = applyPanelDeltaInPlace(result(rows), {
+      rangeStart: 0,
+      bucketColumn: 0,
+      buckets: [20],
+      rows: [rowAt(0, null, "a", 3)],
+      elapsedMs: 1,
+    });
+    expect(next.rows).toBe(rows);
+    expect(scanned(next.rows, 0)).toBe(false);
+    expect(rowsInBucketOrder(next.rows, 0)).toBe(false);
+  });
+
+  test("property: any sequence of deltas gives what applyPanelDelta gives, which leaves its held rows as they were and gives the whole filter-and-sort's result", () => {
+    const bucketCell = fc.oneof(
+      { weight: 12, arbitrary: fc.integer({ min: -2, max: 14 }).map((b) => (b * STEP) as Cell) },
+      { weight: 1, arbitrary: fc.constantFrom<Cell>(null, "x", 15.5) },
+    );
+    const hosts = fc.constantFrom("a", "b", "c");
+    const rowArb = fc.tuple(bucketCell, hosts, fc.integer());
+    const delta = fc.record({
+      advance: fc.integer({ min: -1, max: 3 }),
+      // Buckets relative to the range start: before it (out of range), held ones, new ones.
+      buckets: fc.uniqueArray(fc.integer({ min: -2, max: 14 }), { maxLength: 4 }),
+      // Rows of the listed buckets (each row picks one by index), and rows of buckets the frame does not list.
+      listed: fc.array(fc.tuple(fc.nat(), hosts, fc.integer()), { maxLength: 6 }),
+      stray: fc.array(rowArb, { maxLength: 2 }),
+      partial: fc.option(fc.integer({ min: 0, max: 14 }), { nil: undefined }),
+      step: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(
+        fc.constantFrom(0, 1),
+        fc.array(rowArb, { maxLength: 40 }),
+        fc.boolean(),
+        fc.array(delta, { minLength: 1, maxLength: 12 }),
+        (col, initial, sortInitial, deltas) => {
+          const make = () => {
+            const rows = initial.map(([b, h, v]) => rowAt(col, b, h, v));
+            if (sortInitial) rows.sort((x, y) => (Number(x[col]) || 0) - (Number(y[col]) || 0));
+            return rows;
+          };
+          let copy = result(make());
+          let inPlace = result(make());
+          let rangeStart = 0;
+          for (const d of deltas) {
+            rangeStart += d.advance * STEP;
+            const buckets = d.buckets.map((b) => rangeStart + b * STEP);
+            const rows = [
+              ...(buckets.length > 0 ? d.listed.map(([i, h, v]) => rowAt(col, buckets[i % buckets.length]!, h, v)) : []),
+              ...d.stray.map(([b, h, v]) => rowAt(col, b, h, v)),
+            ];
+            const frame: Delta = {
+              rangeStart,
+              bucketColumn: col,
+              buckets,
+              rows,
+              elapsedMs: 1,
+              ...(d.step ? { stepMs: STEP } : {}),
+              ...(d.partial !== undefined ? { partialFrom: rangeStart + d.partial * STEP } : {}),
+            };
+            const before = structuredClone(copy.rows);
+            const held = copy.rows;
+            const nextCopy = applyPanelDelta(copy, frame);
+            expect(held).toEqual(before);
+            expect(nextCopy).toEqual(wholeCopy(copy, frame));
+            const heldInPlace = inPlace.rows;
+            const wasOrdered = scanned(heldInPlace, col);
+            inPlace = applyPanelDeltaInPlace(inPlace, frame);
+            copy = nextCopy;
+            expect(inPlace).toEqual(copy);
+            // Rows in bucket order are changed in place; others are copied.
+            expect(inPlace.rows === heldInPlace).toBe(wasOrdered);
+            // The order known of each array is its order.
+            expect(rowsInBucketOrder(inPlace.rows, col)).toBe(scanned(inPlace.rows, col));
+            expect(rowsInBucketOrder(copy.rows, col)).toBe(scanned(copy.rows, col));
+          }
         },
       ),
       { numRuns: 500 },

@@ -113,12 +113,27 @@ export interface PanelDeltaFrame {
 /**
  * A panel's result after a delta frame: rows before the range start dropped, each listed bucket's rows
  * replaced by the frame's, bucket order kept; columns, truncation and warnings stay the held result's.
- * A client that applies every delta to the last full result holds what the server holds.
+ * A client that applies every delta to the last full result holds what the server holds. `held` is left as it
+ * is (its rows are copied): the stream host's held result is shared by its viewers.
  */
 export function applyPanelDelta(held: QueryResult, delta: Omit<PanelDeltaFrame, "panelId" | "at">): QueryResult {
+  return applyDelta(held, delta, false);
+}
+
+/**
+ * applyPanelDelta for a caller that is the only holder of `held`'s rows array and does not read `held` again (the
+ * browser's panel, whose last result each tick replaces): the same result, but a delta that leaves the held rows
+ * before its first bucket as they are (a tick: the oldest buckets dropped, the newest one or two replaced or added)
+ * reuses that array, moved down and cut in place, with the changed tail written after it, instead of copying its
+ * thousands of row references every tick. Rows not in bucket order are copied as applyPanelDelta copies them.
+ */
+export function applyPanelDeltaInPlace(held: QueryResult, delta: Omit<PanelDeltaFrame, "panelId" | "at">): QueryResult {
+  return applyDelta(held, delta, true);
+}
+
+function applyDelta(held: QueryResult, delta: Omit<PanelDeltaFrame, "panelId" | "at">, inPlace: boolean): QueryResult {
   const col = delta.bucketColumn;
   const bucket = (r: Cell[]) => r[col] as number;
-  const replaced = new Set(delta.buckets);
   const held_ = held.rows;
   // Held rows already in bucket order (as every delta leaves them) before the first bucket the frame touches are
   // kept as a block, so a tick that adds the newest bucket sorts only the tail rather than the whole result.
@@ -128,13 +143,28 @@ export function applyPanelDelta(held: QueryResult, delta: Omit<PanelDeltaFrame, 
   const sorted = rowsInBucketOrder(held_, col);
   const lo = sorted ? firstIndexAtOrAfter(held_, col, delta.rangeStart) : 0;
   const hi = sorted && first >= delta.rangeStart ? Math.max(lo, firstIndexAtOrAfter(held_, col, first)) : lo;
-  const rows = held_.slice(lo, hi);
-  const tail = held_.slice(hi).filter((r) => bucket(r) >= delta.rangeStart && !replaced.has(bucket(r)));
+  // The held rows from `hi` on that stay (a bucket the frame does not list), then the frame's rows; a bucket the
+  // frame lists has only the frame's rows. Stable: rows of one bucket keep the server's order.
+  const tail: Cell[][] = [];
+  const replaced = delta.buckets.length > 0 && hi < held_.length ? new Set(delta.buckets) : null;
+  for (let i = hi; i < held_.length; i++) {
+    const r = held_[i]!;
+    if (bucket(r) >= delta.rangeStart && !replaced?.has(bucket(r))) tail.push(r);
+  }
   for (const r of delta.rows) tail.push([...r]);
-  // Stable: rows of one bucket keep the server's order.
   tail.sort((x, y) => bucket(x) - bucket(y));
+  let rows: Cell[][];
+  if (inPlace && sorted) {
+    // Rows lo..hi moved to the start, the array cut after them: no copy of the array, no new backing store once it
+    // has room for the tail.
+    rows = held_;
+    if (lo > 0) rows.copyWithin(0, lo, hi);
+    rows.length = hi - lo;
+  } else rows = held_.slice(lo, hi);
   for (const r of tail) rows.push(r);
+  // The order known of the array (bucketOrdered) is its order now: an array changed in place is checked again if not.
   if (sorted && tail.every((r) => Number.isFinite(bucket(r)))) bucketOrdered.set(rows, col);
+  else bucketOrdered.delete(rows);
   const next: QueryResult = { ...held, rows, elapsedMs: delta.elapsedMs };
   if (delta.stepMs !== undefined) next.stepMs = delta.stepMs;
   if (delta.partialFrom !== undefined) next.partialFrom = delta.partialFrom;
@@ -142,12 +172,15 @@ export function applyPanelDelta(held: QueryResult, delta: Omit<PanelDeltaFrame, 
   return next;
 }
 
-/** Rows arrays known to be in bucket order, with their bucket column: what applyPanelDelta built, or checked once. */
+/**
+ * Rows arrays known to be in bucket order, with their bucket column: what applyPanelDelta built, or checked once. An
+ * array is changed only by applyPanelDeltaInPlace, which sets or clears its entry as it leaves it.
+ */
 const bucketOrdered = new WeakMap<readonly Cell[][], number>();
 
 /**
- * Whether rows are in ascending order of their bucket column (finite numbers). A result's rows are never changed in
- * place, so the answer is kept per array: a tick checks its new rows, not the whole result again.
+ * Whether rows are in ascending order of their bucket column (finite numbers). Kept per array (changed in place only
+ * by applyPanelDeltaInPlace, which keeps the answer current): a tick checks its new rows, not the whole result again.
  */
 export function rowsInBucketOrder(rows: readonly Cell[][], col: number): boolean {
   if (bucketOrdered.get(rows) === col) return true;

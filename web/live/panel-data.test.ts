@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { applyPanelDelta, type Cell, type PanelDeltaFrame, type QueryResult } from "../../lib/live/frames.ts";
 import { mergeDelta, mergeResult } from "../lib/panel-window.ts";
@@ -14,7 +15,9 @@ const rowsAt = (t: number): Cell[][] => [
   [t, "a", t],
   [t, "b", -t],
 ];
-const snapshot = result([...rowsAt(0), ...rowsAt(10), ...rowsAt(20)]);
+/** A fresh snapshot result each time: a panel's ticks change its result's rows in place. */
+const snapshotOf = () => result([...rowsAt(0), ...rowsAt(10), ...rowsAt(20)]);
+const snapshot = snapshotOf();
 const windowOf = (w: RollingWindow) => w.keys().map((k) => [k, [...w.get(k)]] as const);
 
 describe("a live panel's data", () => {
@@ -30,10 +33,11 @@ describe("a live panel's data", () => {
 
   test("a tick on a waiting window merges the waiting result first, then the tick; a second full result too", () => {
     const d = new PanelData(100, true);
-    d.apply({ panelId: "p", at: 20, result: snapshot }, [0, 100]);
+    d.apply({ panelId: "p", at: 20, result: snapshotOf() }, [0, 100]);
     const delta: PanelDeltaFrame = { panelId: "p", at: 30, rangeStart: 10, bucketColumn: 0, buckets: [30], rows: rowsAt(30), elapsedMs: 1 };
     const next = applyPanelDelta(snapshot, delta);
-    d.apply({ panelId: "p", at: 30, result: next }, [10, 110], delta);
+    expect(d.applyDelta(delta, [10, 110])).toBe(true);
+    expect(d.last).toEqual({ panelId: "p", at: 30, result: next });
     expect(d.unsettled).toBe(false);
     const want = new RollingWindow(100);
     mergeResult(want, snapshot, [0, 100]);
@@ -44,6 +48,103 @@ describe("a live panel's data", () => {
     mergeResult(want, later, [10, 110]);
     expect(windowOf(d.window)).toEqual(windowOf(want));
     expect(d.last).toEqual({ panelId: "p", at: 40, result: later });
+  });
+
+  test("a tick without a result to apply it to is not taken", () => {
+    const delta: PanelDeltaFrame = { panelId: "p", at: 30, rangeStart: 10, bucketColumn: 0, buckets: [30], rows: rowsAt(30), elapsedMs: 1 };
+    const d = new PanelData(100, true);
+    expect(d.applyDelta(delta, [10, 110])).toBe(false);
+    expect(d.last).toBeNull();
+    d.apply({ panelId: "p", at: 20, error: { code: "query_timeout", message: "too slow" } }, null);
+    expect(d.applyDelta(delta, [10, 110])).toBe(false);
+    expect(d.last).toEqual({ panelId: "p", at: 20, error: { code: "query_timeout", message: "too slow" } });
+  });
+
+  test("a tick changes the last result's rows in place; kept() is a copy the next ticks leave as it is", () => {
+    const d = new PanelData(100, true);
+    const first = snapshotOf();
+    d.apply({ panelId: "p", at: 20, result: first }, [0, 100]);
+    const tick = (t: number): PanelDeltaFrame => ({
+      panelId: "p",
+      at: t,
+      rangeStart: t - 20,
+      bucketColumn: 0,
+      buckets: [t],
+      rows: rowsAt(t),
+      elapsedMs: 1,
+    });
+    d.applyDelta(tick(30), [10, 110]);
+    const rows = (d.last as { result: QueryResult }).result.rows;
+    expect(rows).toBe(first.rows);
+    const kept = d.kept() as { result: QueryResult };
+    const copy = structuredClone(kept);
+    d.applyDelta(tick(40), [20, 120]);
+    d.applyDelta(tick(50), [30, 130]);
+    expect(kept).toEqual(copy);
+    expect(kept.result.rows.map((r) => r[0])).toEqual([10, 10, 20, 20, 30, 30]);
+    expect((d.last as { result: QueryResult }).result.rows).toBe(rows);
+    expect(rows.map((r) => r[0])).toEqual([30, 30, 40, 40, 50, 50]);
+    // An error has no rows to copy.
+    d.apply({ panelId: "p", at: 60, error: { code: "query_timeout", message: "too slow" } }, null);
+    expect(d.kept()).toEqual(d.last);
+  });
+
+  test("property: ticks taken in place leave the result and the window as copying each result and merging it did", () => {
+    const hosts = ["a", "b", "c"];
+    const tick = fc.record({
+      advance: fc.integer({ min: 0, max: 2 }),
+      // Buckets relative to the newest held: re-sent (-2..0), new (1, 2), or before the range start (dropped).
+      buckets: fc.uniqueArray(fc.integer({ min: -4, max: 2 }), { maxLength: 3 }),
+      present: fc.array(fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }), { minLength: 3, maxLength: 3 }),
+      value: fc.integer(),
+      partial: fc.boolean(),
+      full: fc.integer({ min: 0, max: 9 }),
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 8 }), fc.array(tick, { maxLength: 20 }), fc.boolean(), (buckets, ticks, windowed) => {
+        const rowsOfBucket = (b: number, present: boolean[], v: number): Cell[][] =>
+          hosts.flatMap((h, i) => (present[i] ? [[b * 10, h, v + i] as Cell[]] : []));
+        const initial = Array.from({ length: buckets }, (_, b) => rowsOfBucket(b, [true, true, b % 2 === 0], b)).flat();
+        const d = new PanelData(6, windowed);
+        d.apply({ panelId: "p", at: 0, result: result(initial.map((r) => [...r])) }, [0, 1000]);
+        let held = result(initial.map((r) => [...r]));
+        const want = new RollingWindow(6);
+        if (windowed) mergeResult(want, held, [0, 1000]);
+        let newest = buckets - 1;
+        let rangeStart = 0;
+        for (const [k, t] of ticks.entries()) {
+          rangeStart += t.advance * 10;
+          const range: [number, number] = [rangeStart, rangeStart + 1000];
+          if (t.full === 0) {
+            // Now and then a full result (the server's periodic full query), which the panel owns from then on.
+            const rows = rowsOfBucket(newest, [true, true, true], k);
+            d.apply({ panelId: "p", at: k, result: result(rows.map((r) => [...r])) }, range);
+            held = result(rows);
+            if (windowed) mergeResult(want, held, range);
+            continue;
+          }
+          const bs = t.buckets.map((x) => newest + x);
+          newest = Math.max(newest, ...bs);
+          const delta: PanelDeltaFrame = {
+            panelId: "p",
+            at: k,
+            rangeStart,
+            bucketColumn: 0,
+            buckets: bs.map((b) => b * 10),
+            rows: bs.flatMap((b, i) => rowsOfBucket(b, t.present[i]!, t.value)),
+            elapsedMs: 1,
+            ...(t.partial ? { partialFrom: newest * 10 } : {}),
+          };
+          expect(d.applyDelta(delta, range)).toBe(true);
+          held = applyPanelDelta(held, delta);
+          if (windowed) mergeDelta(want, held, delta, range);
+          expect(d.last).toEqual({ panelId: "p", at: k, result: held });
+          expect(windowOf(d.window)).toEqual(windowOf(want));
+          expect(d.window.partialFrom).toBe(want.partialFrom);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test("panels without a window (table, bar) only keep the last update; clear forgets everything", () => {

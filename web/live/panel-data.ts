@@ -3,8 +3,12 @@
  * lands in an empty window (the snapshot, or the first result after the view changed) is merged when the window is
  * first read, by the panel's draw or by an idle callback, so the panels below the fold do not delay the first
  * chart's paint; every later result or incremental tick is merged as it arrives, after that one.
+ *
+ * The panel owns its last result's rows: an incremental tick changes them in place (applyPanelDeltaInPlace) rather
+ * than copying thousands of row references a tick. A reader that keeps a result past the task that read it (the
+ * inspector, whose CSV is made on a later click) takes `kept()`, a copy that stays as it is.
  */
-import type { PanelDeltaFrame, PanelUpdate, QueryResult } from "../../lib/live/frames.ts";
+import { applyPanelDeltaInPlace, type PanelDeltaFrame, type PanelUpdate, type QueryResult } from "../../lib/live/frames.ts";
 import { mergeDelta, mergeResult } from "../lib/panel-window.ts";
 import { RollingWindow } from "../lib/rolling-window.ts";
 
@@ -21,17 +25,38 @@ export class PanelData {
     this.rolling = new RollingWindow(maxPoints);
   }
 
-  /** Takes an update; `delta` is the incremental tick it was built from (applyPanelDelta), when it was one. */
-  apply(u: PanelUpdate, range: [number, number] | null, delta?: PanelDeltaFrame): void {
+  /** Takes a full update (a result or an error); the panel owns the result's rows from now on. */
+  apply(u: PanelUpdate, range: [number, number] | null): void {
     this.last = u;
     if (!("result" in u) || !this.windowed) return;
-    if (!this.pending && this.rolling.size === 0 && !delta) {
+    if (!this.pending && this.rolling.size === 0) {
       this.pending = { result: u.result, range };
       return;
     }
     this.settle();
-    if (delta) mergeDelta(this.rolling, u.result, delta, range);
-    else mergeResult(this.rolling, u.result, range);
+    mergeResult(this.rolling, u.result, range);
+  }
+
+  /**
+   * Takes an incremental tick: applied to the last result (its rows changed in place) and merged into the window.
+   * False, and nothing taken, when there is no last result to apply it to (the server sends one only after a full
+   * result of the same stream).
+   */
+  applyDelta(delta: PanelDeltaFrame, range: [number, number] | null): boolean {
+    const held = this.last;
+    if (!held || !("result" in held)) return false;
+    // A waiting full result is merged before its rows change.
+    this.settle();
+    const result = applyPanelDeltaInPlace(held.result, delta);
+    this.last = { panelId: delta.panelId, at: delta.at, result };
+    if (this.windowed) mergeDelta(this.rolling, result, delta, range);
+    return true;
+  }
+
+  /** The last update with rows of its own: what a reader keeps past the current task (the next tick changes `last`'s). */
+  kept(): PanelUpdate | null {
+    const u = this.last;
+    return u && "result" in u ? { ...u, result: { ...u.result, rows: u.result.rows.slice() } } : u;
   }
 
   /** The window with every update merged. */

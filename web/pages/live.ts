@@ -11,7 +11,6 @@ import { afterNextPaint, createEarlySnapshotIntake, takeSnapshotPanels } from ".
 import { openStream, type StreamState } from "../lib/sse-client.ts";
 import { resolveRange } from "../lib/time-range.ts";
 import {
-  applyPanelDelta,
   type DashboardSummary,
   decodeFrame,
   type PanelDeltaFrame,
@@ -341,13 +340,28 @@ export function bootLive(): void {
     scheduler.invalidateAll();
   }
 
-  /** A panel's new result (or its result after an incremental tick's `delta`): into its window now, drawn later. */
-  function applyUpdate(u: PanelUpdate, delta?: PanelDeltaFrame): void {
+  /** A panel's new result: into its window now, drawn later. */
+  function applyUpdate(u: PanelUpdate): void {
     const v = panels.get(u.panelId);
     if (!v) return;
-    v.data.apply(u, rangeAt(u.at), delta);
-    v.card.dataset.updatedAt = String(u.at);
-    lastUpdate = Math.max(lastUpdate ?? 0, u.at);
+    v.data.apply(u, rangeAt(u.at));
+    received(v, u.at);
+  }
+
+  /**
+   * An incremental tick: applied to the panel's last full result and merged into its window, then drawn like a panel
+   * frame. The server sends one only after a full result of the same stream, so a base is always held.
+   */
+  function applyDelta(d: PanelDeltaFrame): boolean {
+    const v = panels.get(d.panelId);
+    if (!v?.data.applyDelta(d, rangeAt(d.at))) return false;
+    received(v, d.at);
+    return true;
+  }
+
+  function received(v: PanelView, at: number): void {
+    v.card.dataset.updatedAt = String(at);
+    lastUpdate = Math.max(lastUpdate ?? 0, at);
     scheduler.invalidate(v.card);
     if (v.data.unsettled) settleWhenIdle();
   }
@@ -361,7 +375,8 @@ export function bootLive(): void {
     takeSnapshotRest();
     const v = panels.get(panelId);
     if (!v) return;
-    const u = v.data.last;
+    // Its rows as they are now: the dialog keeps them (the CSV is made on a click), the next tick changes the panel's.
+    const u = v.data.kept();
     const query: QueryAsRun | null =
       u && "result" in u
         ? queryAsRun({
@@ -526,13 +541,7 @@ export function bootLive(): void {
             applyUpdate(frame.data);
             if (paused && everyPanelReported(panelData())) pauseNow();
           } else if (frame.event === "panel-delta") {
-            // An incremental tick: merged into the panel's last full result, then drawn like a panel frame.
-            // The server sends one only after a full result of the same stream, so a base is always held.
-            const held = panels.get(frame.data.panelId)?.data.last;
-            if (held && "result" in held) {
-              applyUpdate({ panelId: frame.data.panelId, at: frame.data.at, result: applyPanelDelta(held.result, frame.data) }, frame.data);
-              if (paused && everyPanelReported(panelData())) pauseNow();
-            }
+            if (applyDelta(frame.data) && paused && everyPanelReported(panelData())) pauseNow();
           } else if (frame.event === "dashboard") {
             const d = frame.data;
             if (d.deleted) {
