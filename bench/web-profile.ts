@@ -177,7 +177,7 @@ function traceSummary(events: TraceEvent[]): void {
 }
 
 async function main(): Promise<void> {
-  const bench = await startBenchPage({ minify: process.env.PROFILE === "0" });
+  const bench = await startBenchPage({ minify: process.env.PROFILE === "0" && process.env.ALLOC !== "1" });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,

@@ -155,11 +155,12 @@ function applyDelta(held: QueryResult, delta: Omit<PanelDeltaFrame, "panelId" | 
   tail.sort((x, y) => bucket(x) - bucket(y));
   let rows: Cell[][];
   if (inPlace && sorted) {
-    // Rows lo..hi moved to the start, the array cut after them: no copy of the array, no new backing store once it
-    // has room for the tail.
+    // The array cut after `hi`, its first `lo` rows taken off (V8 moves the start of the elements rather than
+    // them; copyWithin copies one element at a time and costs more than the slice it replaces): no copy of the
+    // array, and no new backing store once it has room for the tail.
     rows = held_;
-    if (lo > 0) rows.copyWithin(0, lo, hi);
-    rows.length = hi - lo;
+    rows.length = hi;
+    if (lo > 0) rows.splice(0, lo);
   } else rows = held_.slice(lo, hi);
   for (const r of tail) rows.push(r);
   // The order known of the array (bucketOrdered) is its order now: an array changed in place is checked again if not.
