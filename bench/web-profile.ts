@@ -170,6 +170,16 @@ function traceSummary(events: TraceEvent[]): void {
   console.log(`\ntrace: main thread CPU ${(all / ticks / 1000).toFixed(2)} ms a tick (thread time), self time by event (top 20):`);
   for (const [k, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 20))
     console.log(`  ${(us / ticks / 1000).toFixed(2).padStart(7)} ms  ${k}`);
+  // The garbage collector's pauses on the main thread: a young-generation collection (MinorGC) comes as often as the
+  // page allocates its space's worth, and its wall time (it waits for its helper threads) lands in whatever task is
+  // running, the data task's or a frame's.
+  for (const kind of ["MinorGC", "MajorGC"]) {
+    const gcs = tasks.flatMap((t) => t.inner.filter((e) => e.name === kind));
+    const wall = gcs.reduce((a, e) => a + e.dur!, 0);
+    console.log(
+      `trace: ${kind} ${gcs.length} (one every ${(ticks / Math.max(1, gcs.length)).toFixed(1)} ticks), ${(wall / Math.max(1, gcs.length) / 1000).toFixed(2)} ms wall each, ${(wall / ticks / 1000).toFixed(2)} ms a tick`,
+    );
+  }
   console.log(`\ntrace: ${frames.length} frames drawing charts (${(frames.length / ticks).toFixed(2)} a tick), per frame:`);
   console.log(`  ${(frames.reduce((a, f) => a + f.task.dur!, 0) / frames.length / 1000).toFixed(2).padStart(7)} ms  the frame's task`);
   for (const [label, names] of phases)
