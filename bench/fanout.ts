@@ -25,6 +25,7 @@ import { readFileSync } from "node:fs";
 import * as esbuild from "esbuild";
 import { createSessionTokens } from "../lib/auth/session.ts";
 import { productCompression } from "./fanout-compression.ts";
+import { imageNodeFlags } from "../infra/dockerfile.ts";
 import {
   BENCH_SESSION_SECRET,
   type BenchDatabases,
@@ -562,7 +563,9 @@ export async function run(): Promise<void> {
           imageRuntimeEnv(),
         )
           .map(([k, v]) => `${k}=${v}`)
-          .join(" ")}; the floor on node's defaults (FANOUT_HOST=source: both under tsx)`,
+          .join(
+            " ",
+          )} and its CMD's node ${imageNodeFlags("Dockerfile.stream-host").join(" ")}; the floor on node's defaults (FANOUT_HOST=source: both under tsx)`,
   );
   const db = await startBenchDatabases();
   try {
