@@ -13,6 +13,7 @@
 // rounds). Both count the deliveries of the ticks that completed inside the window, however late they arrive.
 // FANOUT_SUBSCRIBERS=1000 shrinks the scenarios (default 10,000 sockets: `ulimit -n` must allow them);
 // FANOUT_SCENARIO=single|floor|views|spread|deltas|compression runs one of them (comma-separated for several).
+// FANOUT_FLOOR_RUNTIME=image runs the floor with the stream host image's memory settings too (default: node's).
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,6 +26,7 @@ import { readFileSync } from "node:fs";
 import * as esbuild from "esbuild";
 import { createSessionTokens } from "../lib/auth/session.ts";
 import { productCompression } from "./fanout-compression.ts";
+import { imageNodeFlags } from "../infra/dockerfile.ts";
 import {
   BENCH_SESSION_SECRET,
   type BenchDatabases,
@@ -331,11 +333,26 @@ export function fanoutRounds(env: Env = process.env): number {
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
+/**
+ * FANOUT_FLOOR_RUNTIME: `node` (default) runs the floor's bundle on node's defaults; `image` gives it the stream host
+ * image's memory settings too (its ENV's GLIBC_TUNABLES and NODE_OPTIONS, its CMD's node flags), to see what they do
+ * for a bare broadcaster.
+ */
+export function floorRuntime(env: Env = process.env): "node" | "image" {
+  const v = env.FANOUT_FLOOR_RUNTIME ?? "node";
+  if (v !== "node" && v !== "image") throw new Error(`FANOUT_FLOOR_RUNTIME must be node or image, got ${JSON.stringify(v)}`);
+  return v;
+}
+
 /** Starts the floor broadcaster (bench/fanout-floor.ts) as a child process and waits until it listens. */
 async function startFloor(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, builds ? [builds.floor] : ["--import", "tsx", "bench/fanout-floor.ts"], {
+  const image = builds !== null && floorRuntime() === "image";
+  const args = builds
+    ? [...(image ? imageNodeFlags("Dockerfile.stream-host") : []), builds.floor]
+    : ["--import", "tsx", "bench/fanout-floor.ts"];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", FLOOR_REFRESH_MS: String(REFRESH_MS), ...env },
+    env: { PATH: process.env.PATH ?? "", FLOOR_REFRESH_MS: String(REFRESH_MS), ...(image ? imageRuntimeEnv() : {}), ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const port = await new Promise<number>((resolve, reject) => {
@@ -562,7 +579,9 @@ export async function run(): Promise<void> {
           imageRuntimeEnv(),
         )
           .map(([k, v]) => `${k}=${v}`)
-          .join(" ")}; the floor on node's defaults (FANOUT_HOST=source: both under tsx)`,
+          .join(
+            " ",
+          )} and its CMD's node ${imageNodeFlags("Dockerfile.stream-host").join(" ")}; the floor ${floorRuntime() === "image" ? "with the same (FANOUT_FLOOR_RUNTIME=image)" : "on node's defaults"} (FANOUT_HOST=source: both under tsx)`,
   );
   const db = await startBenchDatabases();
   try {

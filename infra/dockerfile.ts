@@ -65,3 +65,33 @@ export function envOf(stage: Instruction[]): Record<string, string> {
 export function imageEnv(file: string): Record<string, string> {
   return envOf(finalStage(parseDockerfile(file)));
 }
+
+/**
+ * The exec form (a JSON array: no shell, so node itself is the process that receives SIGTERM) of a stage's last
+ * `op` instruction (CMD, ENTRYPOINT). Throws when the stage has none or it is in shell form.
+ */
+export function execForm(stage: Instruction[], op: string): string[] {
+  const hit = stage.filter((i) => i.op === op).pop();
+  if (!hit) throw new Error(`no ${op} in the stage`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(hit.args);
+  } catch {
+    parsed = null;
+  }
+  if (!Array.isArray(parsed) || !parsed.every((a) => typeof a === "string")) {
+    throw new Error(`${op} is not in exec form (a JSON array of strings): ${hit.args}`);
+  }
+  return parsed;
+}
+
+/**
+ * The options the image's CMD gives node itself, before the script (`["node", "--heap-growing-percent=30", "x.mjs"]`
+ * gives `["--heap-growing-percent=30"]`): V8 flags that NODE_OPTIONS does not accept.
+ */
+export function imageNodeFlags(file: string): string[] {
+  const [cmd, ...args] = execForm(finalStage(parseDockerfile(file)), "CMD");
+  if (cmd !== "node") throw new Error(`infra/${file}: CMD runs ${cmd}, not node`);
+  const script = args.findIndex((a) => !a.startsWith("-"));
+  return script === -1 ? args : args.slice(0, script);
+}

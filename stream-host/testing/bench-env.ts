@@ -10,7 +10,7 @@ import pg from "pg";
 import { createSessionTokens } from "../../lib/auth/session.ts";
 import { freePort, startEmbeddedPostgres } from "../../lib/embedded/postgres.ts";
 import { migrate } from "../../lib/store/migrate.ts";
-import { imageEnv } from "../../infra/dockerfile.ts";
+import { imageEnv, imageNodeFlags } from "../../infra/dockerfile.ts";
 import { type HostProcess, spawnStreamHost } from "./child.ts";
 import { prepareCountingMetricsDb, seedStreamFixture } from "./seed.ts";
 
@@ -59,7 +59,10 @@ export async function startBenchHost(
     env?: Record<string, string>;
     /** Runs after the fixture is seeded and before the host starts (to change its dashboards or catalog). */
     prepare?: (fixture: Awaited<ReturnType<typeof seedStreamFixture>>) => Promise<void>;
-    /** The host's entry: default the source under tsx; a built bundle (`.mjs`) runs on plain node with imageRuntimeEnv(). */
+    /**
+     * The host's entry: default the source under tsx; a built bundle (`.mjs`) runs on plain node with imageRuntimeEnv()
+     * and the node flags of the image's CMD (imageNodeFlags).
+     */
     entry?: string;
   },
 ) {
@@ -83,6 +86,7 @@ export async function startBenchHost(
       ...opts.env,
     },
     opts.entry,
+    opts.entry?.endsWith(".mjs") ? imageNodeFlags("Dockerfile.stream-host") : [],
   );
   const token = await createSessionTokens({ secret: BENCH_SESSION_SECRET, ttlSeconds: 3600 }).mint({
     sub: "bench",
@@ -92,9 +96,9 @@ export async function startBenchHost(
 }
 
 /**
- * The runtime settings the stream host's image sets (infra/Dockerfile.stream-host): glibc's malloc tunables and
- * NODE_OPTIONS, which shape its memory. A built bundle runs with them, as the container runs it; the source under tsx
- * runs with node's defaults.
+ * The runtime settings the stream host's image sets in its ENV (infra/Dockerfile.stream-host): glibc's malloc tunables
+ * and NODE_OPTIONS, which shape its memory (with the node flags of its CMD, imageNodeFlags). A built bundle runs with
+ * them, as the container runs it; the source under tsx runs with node's defaults.
  */
 export function imageRuntimeEnv(): Record<string, string> {
   const env = imageEnv("Dockerfile.stream-host");

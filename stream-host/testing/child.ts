@@ -21,10 +21,15 @@ export interface HostProcess {
 
 /**
  * Starts `stream-host/main.ts` (or `entry`) with `env` and waits until it listens. A `.ts` entry runs under tsx; a
- * built bundle (`.mjs`, e.g. dist/stream-host/main.mjs) runs on plain node, as the container runs it.
+ * built bundle (`.mjs`, e.g. dist/stream-host/main.mjs) runs on plain node, as the container runs it. `nodeFlags` go to
+ * node before the entry (the image's CMD gives some: imageNodeFlags).
  */
-export async function spawnStreamHost(env: Record<string, string>, entry = "stream-host/main.ts"): Promise<HostProcess> {
-  const child = spawn(process.execPath, entry.endsWith(".mjs") ? [entry] : ["--import", "tsx", entry], {
+export async function spawnStreamHost(
+  env: Record<string, string>,
+  entry = "stream-host/main.ts",
+  nodeFlags: readonly string[] = [],
+): Promise<HostProcess> {
+  const child = spawn(process.execPath, [...nodeFlags, ...(entry.endsWith(".mjs") ? [entry] : ["--import", "tsx", entry])], {
     cwd: root,
     // Tests stand many viewers on one session cookie; the per-session cap has its own test.
     env: { PATH: process.env.PATH ?? "", STREAMS_PER_SESSION_MAX: "100000", ...env },
