@@ -15,6 +15,8 @@
 // shows the chart updates' callees n levels down (3); ALLOC=1 adds a sampling heap profile over the ticks (the
 // HeapProfiler domain, objects the garbage collector took since included): bytes allocated per tick by function, and
 // by the stack of the largest, to find the garbage a tick makes;
+// JS_FLAGS adds V8 flags to Chromium (e.g. JS_FLAGS="--trace-opt --trace-deopt" with DEBUG=pw:browser to see what V8
+// optimizes; unminified with ALLOC=1, so the names are the source's);
 // `query` is added to the page's URL (e.g. "budget=none").
 // Figures from one run on a shared machine are noisy: compare two runs side by side, with the load average.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -191,7 +193,7 @@ async function main(): Promise<void> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: [...CHROMIUM_ARGS, "--enable-precise-memory-info"],
+    args: [...CHROMIUM_ARGS, "--enable-precise-memory-info", ...(process.env.JS_FLAGS ? [`--js-flags=${process.env.JS_FLAGS}`] : [])],
   });
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
