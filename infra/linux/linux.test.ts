@@ -8,6 +8,7 @@ import { variables } from "../../lib/config/variables.ts";
 import { STREAM_HOST_PATHS } from "../../lib/http/stream-host-paths.ts";
 import { pathToFileURL } from "node:url";
 import { root } from "../../scripts/testing/processes.ts";
+import { imageEnv, imageNodeFlags } from "../dockerfile.ts";
 import { LINUX_DIR, envFile, nginxConf, unitCommand, unitEnvironment, unitSettings } from "./testing/unit-files.ts";
 
 const { TARGETS } = (await import(pathToFileURL(`${root}esbuild.config.mjs`).href)) as { TARGETS: { name: string }[] };
@@ -18,8 +19,9 @@ describe.each(SERVING_UNITS)("%s", (unit) => {
   const env = unitEnvironment(unit);
 
   test("node is the main process, on a bundle the build makes", () => {
-    const [node, bundle] = unitCommand(unit);
+    const [node, ...args] = unitCommand(unit);
     expect(node).toBe("/usr/bin/node");
+    const bundle = args.find((a) => !a.startsWith("-"));
     const target = /^dist\/([^/]+)\/main\.mjs$/.exec(bundle!)?.[1];
     expect(TARGETS.map((t) => t.name)).toContain(target);
   });
@@ -58,6 +60,15 @@ test("nginx sends every stream-host path, and only those, to the stream host, un
   for (const loc of toStreamHost.filter((l) => l.kind === "~")) expect(loc.body).toContain("proxy_buffering off;");
   expect(conf).toContain("proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;");
   expect(toStreamHost.find((l) => l.path === "/api/metrics")!.body).toMatch(/allow [^;]+;[\s\S]*deny all;/);
+});
+
+test("the stream host's unit runs node with the memory settings of the container image (its ENV and its CMD's flags)", () => {
+  const env = unitEnvironment("pulseboard-stream-host.service");
+  const image = imageEnv("Dockerfile.stream-host");
+  expect(env.GLIBC_TUNABLES).toBe(image.GLIBC_TUNABLES);
+  expect(env.NODE_OPTIONS).toBe(image.NODE_OPTIONS);
+  const [, ...args] = unitCommand("pulseboard-stream-host.service");
+  expect(args.slice(0, args.findIndex((a) => !a.startsWith("-")))).toEqual(imageNodeFlags("Dockerfile.stream-host"));
 });
 
 test.runIf(existsSync("/usr/bin/systemd-analyze"))("systemd-analyze verify accepts the units", () => {

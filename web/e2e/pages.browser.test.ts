@@ -174,6 +174,44 @@ test("a viewer sees neither entry, and the pages answer with what the role is", 
   await page.context().close();
 }, 60_000);
 
+test("at 390 px the live dashboard, its panel menu and the editor fit: nothing scrolls sideways, every control is on screen", async () => {
+  const page = await signIn(browser, app, "demo-editor", { viewport: { width: 390, height: 844 } });
+  /** Controls (and charts) that stick out of the 390 px viewport, by their label. */
+  const outside = () =>
+    page.evaluate(() =>
+      [...document.querySelectorAll("button, a[href], select, input, textarea, canvas, [role=menuitem]")]
+        .filter((e) => {
+          const r = e.getBoundingClientRect();
+          return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== "hidden" && (r.left < -0.5 || r.right > 390.5);
+        })
+        .map((e) => `${e.tagName.toLowerCase()} "${(e.getAttribute("aria-label") ?? e.textContent ?? "").trim().slice(0, 40)}"`),
+    );
+  await page.goto(app.url(`/dashboards/${app.dashboardId}`));
+  await page.locator("#status.ok").waitFor({ timeout: 20_000 });
+  await page.locator("article.panel canvas").first().waitFor({ timeout: 20_000 });
+  expect(await outside()).toEqual([]);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await screenshots(page, "demo-editor-390-dashboard");
+  // The first panel's menu opens inside the viewport.
+  await page.locator("article.panel").first().getByRole("button", { name: /menu/i }).click();
+  await page.getByRole("menuitem").first().waitFor();
+  expect(await outside()).toEqual([]);
+  await screenshots(page, "demo-editor-390-panel-menu");
+  await page.keyboard.press("Escape");
+  await page.goto(app.url(`/dashboards/${app.dashboardId}/edit`));
+  await page.locator("#editor:not([aria-busy])").waitFor({ timeout: 30_000 });
+  expect(await outside()).toEqual([]);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await screenshots(page, "demo-editor-390-editor");
+  // A panel opened in the editor: its SQL in CodeMirror, its options and the preview.
+  await page.locator(".layout-card").first().click();
+  await page.locator("#sql-editor .cm-editor").waitFor({ state: "visible", timeout: 30_000 });
+  expect(await outside()).toEqual([]);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await screenshots(page, "demo-editor-390-panel-editor");
+  await page.context().close();
+}, 90_000);
+
 test("at 390 px the workspace admin's navigation wraps: every entry is on screen and nothing scrolls sideways", async () => {
   const page = await signIn(browser, app, "demo-admin", { viewport: { width: 390, height: 844 } });
   for (const path of ["/", "/tokens", "/audit"]) {

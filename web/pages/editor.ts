@@ -538,7 +538,7 @@ export function bootEditor(): void {
           input("max", String(p.options?.max ?? ""), (v) => upd("max", (q) => opt(q, "max", num(v))), { inputmode: "decimal" }),
         ),
         field("Thresholds", thresholds),
-        h("label", { class: "field" }, legendShow, " Show legend"),
+        h("label", { class: "field inline check" }, legendShow, "Show legend"),
         field("Legend values", legendValues),
       ),
       h("label", { for: "sql-editor" }, "SQL"),
