@@ -68,7 +68,12 @@ test("the stream host's unit runs node with the memory settings of the container
   expect(env.GLIBC_TUNABLES).toBe(image.GLIBC_TUNABLES);
   expect(env.NODE_OPTIONS).toBe(image.NODE_OPTIONS);
   const [, ...args] = unitCommand("pulseboard-stream-host.service");
-  expect(args.slice(0, args.findIndex((a) => !a.startsWith("-")))).toEqual(imageNodeFlags("Dockerfile.stream-host"));
+  expect(
+    args.slice(
+      0,
+      args.findIndex((a) => !a.startsWith("-")),
+    ),
+  ).toEqual(imageNodeFlags("Dockerfile.stream-host"));
 });
 
 test.runIf(existsSync("/usr/bin/systemd-analyze"))("systemd-analyze verify accepts the units", () => {
