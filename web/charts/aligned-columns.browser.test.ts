@@ -4,10 +4,9 @@
 // allocated 12 bytes a point drawn that way. Node's V8 moves such an array to tagged elements, so only Chromium can
 // tell; its natives syntax (%HasObjectElements, behind --allow-natives-syntax) reads an array's elements kind.
 import { fileURLToPath } from "node:url";
-import * as esbuild from "esbuild";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { CHROMIUM, CHROMIUM_ARGS, launchChromium } from "../e2e/harness.ts";
+import { bundleForPage, launchChromium } from "../e2e/harness.ts";
 
 const ENTRY = `
 import { AlignedColumns } from "./aligned-columns.ts";
@@ -39,23 +38,9 @@ let browser: Browser;
 let js = "";
 
 beforeAll(async () => {
-  const out = await esbuild.build({
-    stdin: { contents: ENTRY, resolveDir: fileURLToPath(new URL(".", import.meta.url)), loader: "ts" },
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "browser",
-    target: ["es2022"],
-    logLevel: "silent",
-  });
-  js = out.outputFiles[0]!.text;
-  // launchChromium checks that Chromium is there; this test needs the natives syntax on top of the suite's flags.
-  await (await launchChromium()).close();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [...CHROMIUM_ARGS, "--js-flags=--allow-natives-syntax"],
-  });
+  ({ js } = await bundleForPage(ENTRY, fileURLToPath(new URL(".", import.meta.url))));
+  // The natives syntax on top of the suite's flags.
+  browser = await launchChromium(["--js-flags=--allow-natives-syntax"]);
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

@@ -3,10 +3,9 @@
 // chart's accessible name (which names the figures), a longer figure growing its box with the boxes after it drawn at
 // their new places, a hidden series' figures muted, and click and shift-click still hiding and isolating.
 import { fileURLToPath } from "node:url";
-import * as esbuild from "esbuild";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { launchChromium } from "../e2e/harness.ts";
+import { bundleForPage, launchChromium } from "../e2e/harness.ts";
 
 let browser: Browser;
 let js = "";
@@ -67,18 +66,7 @@ window.legendTest = {
 `;
 
 beforeAll(async () => {
-  const out = await esbuild.build({
-    stdin: { contents: ENTRY, resolveDir: fileURLToPath(new URL(".", import.meta.url)), loader: "ts" },
-    bundle: true,
-    write: false,
-    outdir: "out",
-    format: "esm",
-    platform: "browser",
-    target: ["es2022"],
-    logLevel: "silent",
-  });
-  js = out.outputFiles.find((f) => f.path.endsWith(".js"))!.text;
-  css = out.outputFiles.find((f) => f.path.endsWith(".css"))?.text ?? "";
+  ({ js, css } = await bundleForPage(ENTRY, fileURLToPath(new URL(".", import.meta.url))));
   browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {

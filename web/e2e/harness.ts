@@ -17,6 +17,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
 import pg from "pg";
 import { type Browser, type BrowserContext, type Page, chromium } from "playwright-core";
 import { DEMO_METRICS_DB } from "../../lib/demo/metrics-db.ts";
@@ -121,10 +122,31 @@ async function stopProcess(running: Running): Promise<void> {
   clearTimeout(killed);
 }
 
-/** Launches headless Chromium; throws with the install command when it is missing. */
-export async function launchChromium(): Promise<Browser> {
+/** Launches headless Chromium (`extraArgs` after the suite's own); throws with the install command when it is missing. */
+export async function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
+}
+
+/**
+ * A module's text bundled for a blank page as the web build bundles (ES2022, browser), resolved from `dir`: the
+ * script and the stylesheet its imports pull in (empty when none), for a test that drives one piece of the page alone.
+ */
+export async function bundleForPage(entry: string, dir: string): Promise<{ js: string; css: string }> {
+  const out = await esbuild.build({
+    stdin: { contents: entry, resolveDir: dir, loader: "ts" },
+    bundle: true,
+    write: false,
+    outdir: "out",
+    format: "esm",
+    platform: "browser",
+    target: ["es2022"],
+    logLevel: "silent",
+  });
+  return {
+    js: out.outputFiles.find((f) => f.path.endsWith(".js"))!.text,
+    css: out.outputFiles.find((f) => f.path.endsWith(".css"))?.text ?? "",
+  };
 }
 
 /** Options for a browser context (one per signed-in user). */
