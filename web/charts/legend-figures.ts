@@ -95,6 +95,11 @@ export class LegendFigures {
     }
   }
 
+  /** The figure `i`'s text as last set ("" before, or for no such figure). */
+  text(i: number): string {
+    return this.figures[i]?.text ?? "";
+  }
+
   /** Advance widths of the characters and words drawn, in the figures' font (measured once each). */
   private readonly widths = new Map<string, number>();
 

@@ -157,17 +157,28 @@ export class TimeseriesChart {
     const range = this.opts.range
       ? `${stamp(this.opts.range[0], this.opts.timeZone)} to ${stamp(this.opts.range[1], this.opts.timeZone)}`
       : "the data's range";
-    const shown = this.series.filter((s) => !this.opts.hidden.has(s.key)).slice(0, 8);
+    const shown: number[] = [];
+    for (let i = 0; i < this.series.length && shown.length < 8; i++) if (!this.opts.hidden.has(this.series[i]!.key)) shown.push(i);
     const head = `${this.opts.title}, time series from ${range}`;
     if (shown.length === 0) return head;
-    // The legend's own values when it names them (its figures are drawn, not text: this is where they are read).
-    const wanted = this.built && this.built.entries.length > 0 && this.opts.legend?.values?.length ? this.built.wanted : null;
-    if (!wanted)
-      return `${head}; last: ${shown.map((s) => `${s.key} ${fmt(seriesStats(s.points, this.opts.partialFrom, LAST_ONLY).last)}`).join(", ")}`;
+    // The legend's figures of this tick (renderLegend formatted them from the same series) where it has them, rather
+    // than the series' statistics computed twice a tick; its figures are drawn, not text, so this is where they are read.
+    const built = this.built;
+    const figures = built?.figures ?? null;
+    const n = built?.wanted.length ?? 0;
+    const figure = (i: number, j: number) => (figures && i < built!.entries.length ? figures.text(i * n + j) : null);
+    // The legend's own values when it names them.
+    const wanted = built && built.entries.length > 0 && this.opts.legend?.values?.length ? built.wanted : null;
+    if (!wanted) {
+      // Unnamed, the legend shows the last value alone (its figure 0 of each entry).
+      const last = (i: number) => figure(i, 0) ?? fmt(seriesStats(this.series[i]!.points, this.opts.partialFrom, LAST_ONLY).last);
+      return `${head}; last: ${shown.map((i) => `${this.series[i]!.key} ${last(i)}`).join(", ")}`;
+    }
     const want = wantedStats(wanted);
-    const parts = shown.map((s) => {
-      const stats = seriesStats(s.points, this.opts.partialFrom, want);
-      return `${s.key}: ${wanted.map((k) => `${k} ${fmt(stats[k])}`).join(", ")}`;
+    const parts = shown.map((i) => {
+      const s = this.series[i]!;
+      const stats = figure(i, 0) === null ? seriesStats(s.points, this.opts.partialFrom, want) : null;
+      return `${s.key}: ${wanted.map((k, j) => `${k} ${stats ? fmt(stats[k]) : figure(i, j)}`).join(", ")}`;
     });
     return `${head}; ${parts.join("; ")}`;
   }
