@@ -37,6 +37,7 @@ import { chromium } from "playwright-core";
 import { EARLY_STREAM_SCRIPT } from "../lib/live/early-stream.ts";
 import { uplotLazyIntl } from "../web/uplot-lazy-intl.ts";
 import { deflateSink, processDeflater } from "../stream-host/stream-compression.ts";
+import { buildChartWorker } from "../web/build.ts";
 import { CHROMIUM, CHROMIUM_ARGS } from "../web/e2e/harness.ts";
 import { BENCH_DONE, PANELS, snapshotFrame } from "./web/data.ts";
 
@@ -62,6 +63,8 @@ interface Result {
   longestFrameMs: number[];
   allDrawnMs: number[];
   framesPerTick: number[];
+  /** Per tick, the chart worker's time drawing it (its own thread); empty when the worker was off. */
+  workerMs: number[];
   visible: number;
   heapAt100: number;
   heapAt300: number;
@@ -81,6 +84,9 @@ const mb = (n: number) => (n / 1024 / 1024).toFixed(2);
  */
 export async function startBenchPage(opts: { minify?: boolean } = {}): Promise<{ port: number; close(): Promise<void>; js: string }> {
   const dir = await mkdtemp(join(tmpdir(), "pulseboard-bench-web-"));
+  // The chart worker, as the web build makes it and names it to the page (web/build.ts).
+  const workerName = await buildChartWorker(dir, { minify: opts.minify ?? true, sourcemap: false });
+  const worker = await readFile(join(dir, workerName));
   await esbuild.build({
     entryPoints: { page: ENTRY },
     outdir: dir,
@@ -92,6 +98,7 @@ export async function startBenchPage(opts: { minify?: boolean } = {}): Promise<{
     logLevel: "silent",
     // As the web build does (web/build.ts): uPlot's Intl objects made on first use.
     plugins: [uplotLazyIntl],
+    define: { __CHART_WORKER__: JSON.stringify(workerName) },
   });
   const js = await readFile(join(dir, "page.js"));
   const css = await readFile(join(dir, "page.css")).catch(() => Buffer.from(""));
@@ -110,6 +117,7 @@ ${early ? `<script data-stream="/stream">${EARLY_STREAM_SCRIPT}</script>` : ""}
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://localhost");
     if (url.pathname === "/page.js") res.writeHead(200, { "content-type": "text/javascript" }).end(js);
+    else if (url.pathname === `/${workerName}`) res.writeHead(200, { "content-type": "text/javascript" }).end(worker);
     else if (url.pathname === "/page.css") res.writeHead(200, { "content-type": "text/css" }).end(css);
     else if (url.pathname === "/warm") res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><p>warm</p>");
     else if (url.pathname === "/stream") {

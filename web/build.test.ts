@@ -52,3 +52,19 @@ test("the editor is a chunk of its own: main.js imports it on demand, and every 
   expect(await readFile(join(dir, manifest["main.css"]!), "utf8")).toContain(".u-legend");
   expect((await readdir(dir)).filter((f) => f.endsWith(".css") && !f.startsWith("main-"))).toEqual([]);
 });
+
+test("the chart worker is a script of its own, hashed, named in the manifest and by the bundle that starts it", async () => {
+  const { manifest, files } = await buildWebAssets({ outdir: dir, minify: true });
+  const worker = manifest["chart-worker.js"]!;
+  expect(worker).toMatch(/^chart-worker-[A-Z0-9]+\.js$/);
+  expect(files).toContain(worker);
+  const text = await readFile(join(dir, worker), "utf8");
+  // A classic script (no module syntax) that draws lines and figures, and none of the page's code.
+  expect(text).not.toMatch(/^\s*(import|export)\s/m);
+  expect(text).toContain("drawn");
+  expect(text).not.toContain("cm-content");
+  expect(text).not.toContain("uPlot");
+  // The live page's code names it (a chunk or main.js, wherever the chart code went).
+  const js = await Promise.all(files.filter((f) => /^(main|chunk)-[A-Z0-9]+\.js$/.test(f)).map((f) => readFile(join(dir, f), "utf8")));
+  expect(js.some((t) => t.includes(JSON.stringify(worker)))).toBe(true);
+});

@@ -8,7 +8,7 @@ import { uplotLazyIntl } from "./uplot-lazy-intl.ts";
  * What buildWebAssets wrote: logical name → hashed file name (also written to manifest.json); `main.imports`, the
  * chunks main.js imports statically, which the pages preload (a module's imports are found only once it is parsed).
  */
-export type WebManifest = { "main.js": string; "main.css"?: string; "main.imports"?: string[] };
+export type WebManifest = { "main.js": string; "main.css"?: string; "main.imports"?: string[]; "chart-worker.js"?: string };
 
 export interface BuildWebAssetsOptions {
   /** Output folder; files in it from an earlier build of ours are replaced. */
@@ -20,8 +20,42 @@ export interface BuildWebAssetsOptions {
 }
 
 const ENTRY = fileURLToPath(new URL("./main.ts", import.meta.url));
-/** Files a previous build of ours left: main-<HASH>.js/.css, chunk-<HASH>.js (lazily loaded pages), their maps, the manifest. */
-const OURS = /^((main|chunk)-[A-Z0-9]+\.(js|css)(\.map)?|manifest\.json)$/;
+const CHART_WORKER_ENTRY = fileURLToPath(new URL("./charts/chart-worker.entry.ts", import.meta.url));
+/**
+ * Files a previous build of ours left: main-<HASH>.js/.css, chunk-<HASH>.js (lazily loaded pages), the chart worker,
+ * their maps, the manifest.
+ */
+const OURS = /^((main|chunk|chart-worker)-[A-Z0-9]+\.(js|css)(\.map)?|manifest\.json)$/;
+
+/** The browsers the bundle is built for. */
+const TARGET = ["es2022", "chrome111", "firefox113", "safari16.4"];
+
+/**
+ * Bundles the chart worker's script (web/charts/chart-worker.entry.ts) into `outdir` as chart-worker-<HASH>.js, a
+ * classic script (module workers came later to Firefox than the rest of the bundle's targets), and returns its file
+ * name, which the page's bundle is built with (`__CHART_WORKER__`, resolved beside it).
+ */
+export async function buildChartWorker(outdir: string, opts: { minify?: boolean; sourcemap?: boolean } = {}): Promise<string> {
+  const result = await esbuild.build({
+    entryPoints: { "chart-worker": CHART_WORKER_ENTRY },
+    outdir,
+    entryNames: "[name]-[hash]",
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    target: TARGET,
+    minify: opts.minify ?? false,
+    sourcemap: opts.sourcemap ?? true,
+    metafile: true,
+    logLevel: "silent",
+    legalComments: "none",
+  });
+  const name = Object.keys(result.metafile.outputs)
+    .map((p) => basename(p))
+    .find((f) => /^chart-worker-[A-Z0-9]+\.js$/.test(f));
+  if (!name) throw new Error("web build produced no chart-worker-<hash>.js");
+  return name;
+}
 
 /**
  * Bundles the browser code (web/main.ts and the CSS it imports) with esbuild into content-hashed
@@ -33,6 +67,7 @@ export async function buildWebAssets(opts: BuildWebAssetsOptions): Promise<{ out
   await mkdir(outdir, { recursive: true });
   for (const name of await readdir(outdir)) if (OURS.test(name)) await rm(join(outdir, name), { force: true });
 
+  const worker = await buildChartWorker(outdir, opts);
   const result = await esbuild.build({
     entryPoints: { main: ENTRY },
     outdir,
@@ -43,18 +78,25 @@ export async function buildWebAssets(opts: BuildWebAssetsOptions): Promise<{ out
     bundle: true,
     format: "esm",
     platform: "browser",
-    target: ["es2022", "chrome111", "firefox113", "safari16.4"],
+    target: TARGET,
     minify: opts.minify ?? false,
     sourcemap: opts.sourcemap ?? true,
     metafile: true,
     logLevel: "silent",
     legalComments: "none",
-    define: { "process.env.NODE_ENV": JSON.stringify(opts.minify ? "production" : "development") },
+    define: {
+      "process.env.NODE_ENV": JSON.stringify(opts.minify ? "production" : "development"),
+      __CHART_WORKER__: JSON.stringify(worker),
+    },
     // uPlot's module-level Intl objects made on first use: the first chart is drawn without Intl.
     plugins: [uplotLazyIntl],
   });
 
-  let files = Object.keys(result.metafile.outputs).map((p) => basename(p));
+  let files = [
+    ...Object.keys(result.metafile.outputs).map((p) => basename(p)),
+    worker,
+    ...(opts.sourcemap === false ? [] : [`${worker}.map`]),
+  ];
   const js = files.find((f) => /^main-[A-Z0-9]+\.js$/.test(f));
   const css = files.find((f) => /^main-[A-Z0-9]+\.css$/.test(f));
   if (!js) throw new Error("web build produced no main-<hash>.js");
@@ -68,6 +110,7 @@ export async function buildWebAssets(opts: BuildWebAssetsOptions): Promise<{ out
     "main.js": js,
     ...(css ? { "main.css": css } : {}),
     ...(imports.length ? { "main.imports": imports } : {}),
+    "chart-worker.js": worker,
   };
   await writeFile(join(outdir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   return { outdir, manifest, files: [...files, "manifest.json"] };

@@ -7,6 +7,7 @@
 // SVG renderer synchronously on each tick instead (the renderer comparison). Results go to window.benchResult.
 import "../../web/styles.css";
 import "uplot/dist/uPlot.min.css";
+import { type ChartWorker, startChartWorker } from "../../web/charts/chart-worker.ts";
 import { renderResult } from "../../web/charts/index.ts";
 import { renderTimeseries } from "../../web/charts/timeseries.ts";
 import { frameMarks } from "../../web/lib/frame-marks.ts";
@@ -48,6 +49,19 @@ function frameEnd(start: number, fallback: number): number {
 const STREAM_URL = "/stream";
 const params = new URLSearchParams(location.search);
 const impl = params.get("impl") === "svg" ? "svg" : "uplot";
+/**
+ * The chart worker, started as the live page starts it (web/pages/live.ts: after the frame that paints the snapshot's
+ * first chart); ?worker=off leaves it out, and every chart draws its lines and legend figures on this thread (the
+ * side-by-side line). Each batch it draws is recorded: its busy time (the worker's thread, not this one) and when it
+ * ended.
+ */
+let chartWorker: ChartWorker | null = null;
+const workerBatches: { busyMs: number; endedAt: number }[] = [];
+function startWorker(): void {
+  if (params.get("worker") === "off" || chartWorker) return;
+  chartWorker = startChartWorker();
+  if (chartWorker) chartWorker.onDrawn = (busyMs, endedAt) => workerBatches.push({ busyMs, endedAt });
+}
 /** Fewer ticks for a trace (?ticks=30); the bench runs 300. */
 const tickCount = Math.min(TICKS, Number(params.get("ticks")) || TICKS);
 const grid = document.getElementById("grid")!;
@@ -264,6 +278,7 @@ async function firstChart() {
     );
   });
   const fetched = performance.now();
+  if (impl === "uplot") afterNextPaint(startWorker);
   const probe = impl === "svg" ? frameProbe() : undefined;
   /** The frames that draw the panels taken after the first frame (the live page's `later`). */
   let restDrawn: Promise<FrameRecord[]> = Promise.resolve([]);
@@ -317,6 +332,7 @@ async function firstChart() {
     // uPlot: the scheduler's frames, the first one drawing a chart, then the rest of the visible charts.
     const frames = await drawing;
     const first = frames.find((f) => f.drew > 0)!;
+    // Drawn on this thread: the chart worker is started after this frame (as the live page starts it).
     firstChartAt = frameEnd(first.start, first.end);
     firstFrame = firstChartAt - first.start;
     firstFrameCharts = first.drew;
@@ -324,6 +340,9 @@ async function firstChart() {
     await restTaken;
     const rest = await restDrawn;
     allVisibleAt = (rest.at(-1) ?? frames.at(-1)!).end;
+    // The lines the worker drew for these frames, once it had loaded, are part of them.
+    await chartWorker?.whenDrawn();
+    for (const b of workerBatches) allVisibleAt = Math.max(allVisibleAt, b.endedAt);
     snapshotFrames = frames.length + rest.length;
   } else {
     // SVG: drawn during the merge; the frame that follows paints all 20.
@@ -356,6 +375,7 @@ async function main(): Promise<void> {
   const longestFrameMs: number[] = [];
   const allDrawnMs: number[] = [];
   const framesPerTick: number[] = [];
+  const workerMs: number[] = [];
   let heapAt100 = 0;
   let heapAt300 = 0;
   for (let t = 1; t <= tickCount; t++) {
@@ -370,12 +390,18 @@ async function main(): Promise<void> {
       apply(decoded.data.panelId, decoded.data.at, { delta: decoded.data });
     }
     const end = performance.now();
+    const batchesBefore = workerBatches.length;
     let frames: number[];
     let lastEnd: number;
     if (drawing) {
       const recs = await drawing;
       frames = recs.map(span);
       lastEnd = recs.at(-1)!.end;
+      // The worker's part: the batches the tick's frames sent, drawn on its thread (not counted in the main thread's).
+      await chartWorker?.whenDrawn();
+      const batches = workerBatches.slice(batchesBefore);
+      workerMs.push(batches.reduce((a, b) => a + b.busyMs, 0));
+      for (const b of batches) lastEnd = Math.max(lastEnd, b.endedAt);
     } else {
       lastEnd = await probe!.afterWork();
       frames = [lastEnd - (await probe!.started)];
@@ -408,6 +434,7 @@ async function main(): Promise<void> {
     longestFrameMs,
     allDrawnMs,
     framesPerTick,
+    workerMs,
     visible: impl === "uplot" ? scheduler.visibleCount() : PANELS,
     heapAt100,
     heapAt300,

@@ -16,7 +16,8 @@ const ENTRY = `
 import "../styles.css";
 import "uplot/dist/uPlot.min.css";
 import { TimeseriesChart } from "./uplot-timeseries.ts";
-import { drawFigure, figureStyle } from "./legend-figures.ts";
+import { drawFigure } from "./figure-text.ts";
+import { figureStyle } from "./legend-figures.ts";
 const el = document.getElementById("el");
 let chart;
 const series = (last) => ["host-a", "host-b"].map((key, s) => ({

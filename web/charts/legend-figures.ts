@@ -14,8 +14,14 @@
  *
  * The figures stay available to assistive technology through the chart's accessible name, which names each shown
  * series' legend values, and its table view; the canvas is aria-hidden.
+ *
+ * Once the page's chart worker has loaded, the canvas is handed to it and the figures are drawn there
+ * (chart-worker.ts); the page still places them and writes their texts.
  */
 import { h } from "../lib/dom.ts";
+import type { FiguresDraw } from "./chart-worker-messages.ts";
+import { type ChartWorker, chartWorker } from "./chart-worker.ts";
+import { drawFigures } from "./figure-text.ts";
 
 /** What the figures are drawn with: the font read once from the computed style of a figure's box. */
 export interface FigureStyle {
@@ -41,7 +47,7 @@ interface Places {
 
 /** A legend's figures: its boxes, and the canvas over the legend they are drawn on. */
 export class LegendFigures {
-  private readonly canvas: HTMLCanvasElement = h("canvas", { width: 0, height: 0 });
+  private canvas: HTMLCanvasElement = h("canvas", { width: 0, height: 0 });
   /** The list item holding the canvas, to be put last in the legend's list (out of flow, over the others). */
   readonly item: HTMLElement = h("li", { class: "legend-figures", "aria-hidden": "true" }, this.canvas);
   private readonly figures: Figure[] = [];
@@ -49,6 +55,10 @@ export class LegendFigures {
   private style: FigureStyle | null = null;
   private dirty = false;
   private ctx: CanvasRenderingContext2D | null = null;
+  /** The canvas handed to the chart worker (null: drawn here). */
+  private handed: { worker: ChartWorker; id: number } | null = null;
+  /** The canvas' size in device pixels. */
+  private size = { width: 0, height: 0 };
   private readonly observer: ResizeObserver | null;
 
   /**
@@ -107,11 +117,12 @@ export class LegendFigures {
   draw(): void {
     if (!this.dirty || this.figures.length === 0) return;
     this.dirty = false;
-    const canvas = this.canvas;
-    if (!canvas.isConnected) return;
+    if (!this.canvas.isConnected) return;
+    const worker = chartWorker();
+    if (worker && !this.handed) this.handOver(worker);
     let ctx = this.ctx;
-    if (!ctx) {
-      ctx = canvas.getContext("2d");
+    if (!this.handed && !ctx) {
+      ctx = this.canvas.getContext("2d");
       if (!ctx) return;
       this.ctx = ctx;
     }
@@ -125,36 +136,53 @@ export class LegendFigures {
       const width = Math.ceil(places.width);
       const height = Math.ceil(places.height);
       // Resizing the canvas clears it and resets its state; its CSS size changes no layout (it is out of flow).
-      if (canvas.width !== Math.ceil(width * ratio) || canvas.height !== Math.ceil(height * ratio)) {
-        canvas.style.width = `${width}px`;
-        canvas.style.height = `${height}px`;
-        canvas.width = Math.ceil(width * ratio);
-        canvas.height = Math.ceil(height * ratio);
+      if (this.size.width !== Math.ceil(width * ratio) || this.size.height !== Math.ceil(height * ratio)) {
+        this.canvas.style.width = `${width}px`;
+        this.canvas.style.height = `${height}px`;
+        this.size = { width: Math.ceil(width * ratio), height: Math.ceil(height * ratio) };
+        // A canvas handed over is resized by the worker.
+        if (!this.handed) {
+          this.canvas.width = this.size.width;
+          this.canvas.height = this.size.height;
+        }
       }
     }
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.clearRect(0, 0, canvas.width, canvas.height);
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.font = style.font;
-    ctx.textBaseline = "alphabetic";
-    // Centred in its box, as a button centres its text: drawFigure places its runs from their cached widths.
-    ctx.textAlign = "left";
-    let fill = "";
-    for (let i = 0; i < this.figures.length; i++) {
-      const f = this.figures[i]!;
-      const p = places.boxes[i]!;
-      const color = f.off ? this.colors.off : this.colors.on;
-      if (color !== fill) {
-        ctx.fillStyle = color;
-        fill = color;
-      }
-      drawFigure(ctx, f.text, p.left + p.width / 2, p.top + style.baseline, this.widths);
+    const d: FiguresDraw = {
+      id: this.handed?.id ?? 0,
+      width: this.size.width,
+      height: this.size.height,
+      ratio,
+      font: style.font,
+      figures: this.figures.map((f, i) => {
+        const p = places.boxes[i]!;
+        return { text: f.text, cx: p.left + p.width / 2, y: p.top + style.baseline, color: f.off ? this.colors.off : this.colors.on };
+      }),
+    };
+    if (this.handed) this.handed.worker.drawFigures(d);
+    else if (ctx) drawFigures(ctx, d, this.widths);
+  }
+
+  /**
+   * Hands the canvas to the worker: a new one when this one was drawn here already (a canvas with a context cannot be
+   * handed over), sized by the next draw.
+   */
+  private handOver(worker: ChartWorker): void {
+    if (this.ctx) {
+      const fresh = h("canvas", { width: 0, height: 0 });
+      this.canvas.replaceWith(fresh);
+      this.canvas = fresh;
+      this.ctx = null;
     }
+    this.size = { width: this.canvas.width, height: this.canvas.height };
+    this.places = null;
+    this.handed = { worker, id: worker.adoptCanvas(this.canvas) };
   }
 
   /** Stops watching the legend's size (the chart was rebuilt or destroyed). */
   destroy(): void {
     this.observer?.disconnect();
+    if (this.handed) this.handed.worker.release(this.handed.id);
+    this.handed = null;
   }
 
   /** The boxes' places, read from the layout (a forced layout when the page changed since the last one). */
@@ -173,58 +201,6 @@ export class LegendFigures {
     });
     return { boxes, width, height };
   }
-}
-
-/** A figure's characters that change from tick to tick, drawn one by one; the rest (a unit) as whole words. */
-const DIGITS = /[0-9.,+\-\u2212 ]/;
-
-/**
- * Draws `text` centred on `cx`: its digits one at a time, its other runs (a unit, a word) whole, each with the width
- * it was measured at once (`widths`). A figure is a new string every tick, and a canvas' fillText shapes every new
- * string (about 40 us each in a CPU profile); a single character or a word it drew before comes from the shaper's
- * cache. Digits do not kern in text fonts, and a unit is drawn as one word, so the glyphs fall where a whole-string
- * fillText puts them, to sub-pixel rounding. Text outside Latin-1 (a script whose glyphs join) is drawn whole.
- */
-export function drawFigure(ctx: CanvasRenderingContext2D, text: string, cx: number, y: number, widths: Map<string, number>): void {
-  if (!LATIN1.test(text)) {
-    ctx.textAlign = "center";
-    ctx.fillText(text, cx, y);
-    ctx.textAlign = "left";
-    return;
-  }
-  let total = 0;
-  for (let i = 0; i < text.length; ) {
-    const end = runEnd(text, i);
-    total += widthOf(ctx, text.slice(i, end), widths);
-    i = end;
-  }
-  let x = cx - total / 2;
-  for (let i = 0; i < text.length; ) {
-    const end = runEnd(text, i);
-    const run = text.slice(i, end);
-    ctx.fillText(run, x, y);
-    x += widthOf(ctx, run, widths);
-    i = end;
-  }
-}
-
-const LATIN1 = /^[\u0020-\u007e\u00a0-\u00ff\u2212]*$/;
-
-/** Where the run starting at `i` ends: one digit-like character, or the letters up to the next one. */
-function runEnd(text: string, i: number): number {
-  if (DIGITS.test(text[i]!)) return i + 1;
-  let j = i + 1;
-  while (j < text.length && !DIGITS.test(text[j]!)) j++;
-  return j;
-}
-
-function widthOf(ctx: CanvasRenderingContext2D, run: string, widths: Map<string, number>): number {
-  let w = widths.get(run);
-  if (w === undefined) {
-    w = ctx.measureText(run).width;
-    widths.set(run, w);
-  }
-  return w;
 }
 
 /**

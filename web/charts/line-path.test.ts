@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { type Box, type Mapping, type PathSink, traceLine } from "./line-path.ts";
+import { type Box, decodeColumns, encodeColumns, GAP, type Mapping, type PathSink, traceLine } from "./line-path.ts";
 
 type Op = ["M" | "L", number, number];
 
@@ -151,6 +151,56 @@ describe("traceLine", () => {
         for (const [x] of runs.flat()) perColumn.set(x, (perColumn.get(x) ?? 0) + 1);
         for (const n of perColumn.values()) expect(n).toBeLessThanOrEqual(4);
       }),
+    );
+  });
+});
+
+describe("encodeColumns", () => {
+  test("a gap is GAP, no sample NaN, and the columns follow one another", () => {
+    const buf = encodeColumns(
+      [
+        [1, 2, 3],
+        [4, null, undefined],
+      ],
+      null,
+    );
+    const [xs, ys] = decodeColumns(buf, 2, 3);
+    expect([...xs!]).toEqual([1, 2, 3]);
+    expect(ys![0]).toBe(4);
+    expect(ys![1]).toBe(GAP);
+    expect(Number.isNaN(ys![2])).toBe(true);
+  });
+
+  test("reuses the buffer it is given when it is large enough", () => {
+    const buf = encodeColumns([[1, 2, 3, 4]], null);
+    expect(encodeColumns([[5, 6]], buf)).toBe(buf);
+    expect(encodeColumns([[5, 6, 7, 8, 9, 10]], buf)).not.toBe(buf);
+  });
+
+  test("property: traced from the encoded columns, the line is the same as from uPlot's", () => {
+    const cell = fc.oneof(
+      { weight: 8, arbitrary: fc.double({ min: -1000, max: 1000, noNaN: true }) },
+      { weight: 1, arbitrary: fc.constant(null) },
+      { weight: 1, arbitrary: fc.constant(undefined) },
+    );
+    fc.assert(
+      fc.property(fc.array(cell, { maxLength: 60 }), fc.double({ min: -5, max: 5, noNaN: true }), (ys, ky) => {
+        const xs = ys.map((_, i) => i * 0.7);
+        const m: Mapping = { x0: 3, kx: 1.3, y0: 200, ky };
+        const [exs, eys] = decodeColumns(encodeColumns([xs, ys], null), 2, xs.length);
+        const ops: Op[] = [];
+        traceLine(
+          { moveTo: (x, y) => ops.push(["M", x, y]), lineTo: (x, y) => ops.push(["L", x, y]) },
+          exs!,
+          eys!,
+          0,
+          xs.length - 1,
+          m,
+          EVERYWHERE,
+        );
+        expect(ops).toEqual(record(xs, ys, m));
+      }),
+      { numRuns: 300 },
     );
   });
 });

@@ -4,8 +4,13 @@
  * this one maps values with two precomputed linear coefficients and joins the points of one pixel column into at most
  * a vertical run (the first, lowest, highest and last value), which is what a 1 px line can show there. What it
  * draws is uPlot's linear line: vertices rounded to whole device pixels (uPlot's pxAlign 1), a null breaks the line
- * (a gap), an undefined cell (no sample at this x) is skipped and the line joins across it.
+ * (a gap), an undefined cell (no sample at this x) is skipped and the line joins across it. The chart worker gets the
+ * columns as one Float64Array (chart-worker.ts), where a gap is -Infinity and "no sample" NaN (JSON carries neither,
+ * so no value can be mistaken for them); the tracer reads both forms.
  */
+
+/** A gap (null) in an encoded column. */
+export const GAP = Number.NEGATIVE_INFINITY;
 
 /** What the tracer writes to (the canvas context in the browser). */
 export interface PathSink {
@@ -55,8 +60,9 @@ export function traceLine(
   let inside = true;
   for (let i = i0; i <= i1; i++) {
     const v = ys[i];
-    if (v === undefined) continue;
-    if (v === null) {
+    // No sample at this x: undefined, or NaN in an encoded column.
+    if (v === undefined || Number.isNaN(v as number)) continue;
+    if (v === null || v === GAP) {
       if (pen) closeColumn(sink, colX, inY, minY, maxY, outY);
       pen = false;
       continue;
@@ -90,4 +96,30 @@ function closeColumn(sink: PathSink, x: number, inY: number, minY: number, maxY:
   if (inY !== minY && outY !== minY) sink.lineTo(x, minY);
   if (inY !== maxY && outY !== maxY) sink.lineTo(x, maxY);
   sink.lineTo(x, outY);
+}
+
+/**
+ * uPlot's columns ([xs, ...ys]) as one Float64Array of `columns.length` runs of `columns[0].length` cells, a gap
+ * (null) as GAP and no sample (undefined) as NaN, written into `into` when it is large enough (the chart keeps one
+ * across ticks) and returned.
+ */
+export function encodeColumns(columns: readonly ArrayLike<number | null | undefined>[], into: Float64Array | null): Float64Array {
+  const length = columns[0]?.length ?? 0;
+  const size = length * columns.length;
+  const out = into && into.length >= size ? into : new Float64Array(Math.max(size, Math.ceil(size * 1.25)));
+  let k = 0;
+  for (const col of columns) {
+    for (let i = 0; i < length; i++) {
+      const v = col[i];
+      out[k++] = v === null ? GAP : v === undefined ? Number.NaN : v;
+    }
+  }
+  return out;
+}
+
+/** The columns of an encoded buffer (encodeColumns) as views: `count` columns of `length` cells. */
+export function decodeColumns(buffer: Float64Array, count: number, length: number): Float64Array[] {
+  const out: Float64Array[] = [];
+  for (let c = 0; c < count; c++) out.push(buffer.subarray(c * length, (c + 1) * length));
+  return out;
 }

@@ -4,8 +4,9 @@
  * (last, min, max, mean), colours by series name, threshold lines and bands, min/max, decimals, the unit on the
  * axis, binary ticks for bytes, the time zone on the axis and tooltip, gaps as gaps, and the bucket still filling
  * drawn faded and dashed. One instance per panel, kept across ticks: a tick rewrites the aligned columns in place
- * (aligned-columns.ts), makes one setData (the lines traced by line-path.ts and drawn by drawLines), and changes
- * only the legend texts that changed.
+ * (aligned-columns.ts), makes one setData (the lines traced by line-path.ts and drawn by lines-draw.ts, in the chart
+ * worker on a canvas laid over uPlot's when the page has one: chart-worker.ts), and changes only the legend figures
+ * that changed.
  */
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
@@ -17,7 +18,11 @@ import { seriesColor } from "../lib/series-color.ts";
 import { BINARY_INCRS, isBytes, type Threshold, valueFormatter } from "../lib/value-format.ts";
 import { AlignedColumns, seriesStats } from "./aligned-columns.ts";
 import { LegendFigures } from "./legend-figures.ts";
-import { type Box, type Mapping, traceLine } from "./line-path.ts";
+import type { LinesDraw } from "./chart-worker-messages.ts";
+import { type ChartWorker, chartWorker } from "./chart-worker.ts";
+import { ColumnsSender } from "./columns-delta.ts";
+import type { Box, Mapping } from "./line-path.ts";
+import { drawLines } from "./lines-draw.ts";
 
 export interface LineSeries {
   key: string;
@@ -91,6 +96,12 @@ export class TimeseriesChart {
   private width = 0;
   private resized = false;
   private ariaLabel = "";
+  /** The lines' canvas handed to the chart worker (null: the lines are drawn on uPlot's canvas). */
+  private lines: { worker: ChartWorker; id: number } | null = null;
+  /** The columns as the worker has them, and which sync of them that is (a new one each update). */
+  private readonly sender = new ColumnsSender();
+  private synced = 0;
+  private sent = -1;
   private readonly observer = typeof ResizeObserver === "function" ? new ResizeObserver(() => (this.resized = true)) : null;
   /** Set while a drag started on this chart (not on a synced one). */
   dragging = false;
@@ -122,6 +133,7 @@ export class TimeseriesChart {
     }
     const cols = this.columns;
     cols.sync(series, opts.stepMs, opts.partialFrom, changedFrom);
+    this.synced++;
     this.partialX = opts.partialFrom != null && cols.partial.some((v) => v !== null) ? opts.partialFrom / 1000 : null;
     const keys = series.map((s) => s.key).join("\u0000");
     // Reading clientWidth forces a layout; it is read only when the element was resized (not on every tick).
@@ -184,6 +196,8 @@ export class TimeseriesChart {
   }
 
   destroy(): void {
+    if (this.lines) this.lines.worker.release(this.lines.id);
+    this.lines = null;
     this.built?.figures?.destroy();
     this.built?.plot.destroy();
     this.built = null;
@@ -204,7 +218,6 @@ export class TimeseriesChart {
     const axisLabel = memoized(valueFormatter(o.unit, undefined));
     const { muted, grid: gridColor } = axisColors(o.dark);
     const tz = o.timeZone;
-    const chart = this;
     const plotEl = h("div", { class: "uplot-host" });
     const tip = h("div", { class: "tooltip", hidden: true, role: "presentation" });
     const legend = h("ul", { class: "legend", "aria-label": `Series of ${o.title}` });
@@ -268,25 +281,20 @@ export class TimeseriesChart {
       ],
       hooks: {
         drawAxes: [(u) => drawThresholds(u, o.thresholds)],
-        draw: [
-          (u) => {
-            chart.drawLines(u);
-            chart.drawPartial(u);
-          },
-        ],
+        draw: [(u) => this.drawLines(u)],
         setSelect: [
           (u) => {
             // Synced charts receive the selection too: only the chart dragged on zooms.
-            if (u.select.width > 4 && o.onZoom && chart.dragging) {
+            if (u.select.width > 4 && o.onZoom && this.dragging) {
               const a = u.posToVal(u.select.left, "x") * 1000;
               const b = u.posToVal(u.select.left + u.select.width, "x") * 1000;
               o.onZoom(Math.round(a), Math.round(b));
             }
-            chart.dragging = false;
+            this.dragging = false;
             u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
           },
         ],
-        setCursor: [(u) => chart.renderTip(u, fmt)],
+        setCursor: [(u) => this.renderTip(u, fmt)],
       },
     };
     const plot = new uPlot(opts, this.columns.data as uPlot.AlignedData, plotEl);
@@ -299,87 +307,88 @@ export class TimeseriesChart {
   }
 
   /**
-   * The shown series' lines, as uPlot's linear paths draw them (1 px, vertices on whole device pixels, half a pixel
-   * in, the focus alpha), traced by traceLine (line-path.ts: a null breaks the line) straight into the context: in
-   * Chromium a context's lineTo costs a third of a Path2D's (24 series of 720 points: about 1 against 3 ms). uPlot
-   * clips every series to the plot on its own: in Chromium's software canvas a clipped stroke costs about 1.5 times
-   * an unclipped one, so here the clip is set only once a series has a vertex outside the plot (a zoom, or min/max
-   * that cut the data), before that series is stroked; the series before it needed none.
+   * The shown series' lines and the bucket still filling (lines-draw.ts): on uPlot's canvas, or, once the page's chart
+   * worker has loaded, by the worker on a canvas of their own laid over uPlot's (under its cursor and selection),
+   * with the columns sent again only after a sync.
    */
   private drawLines(u: uPlot): void {
+    const d = this.linesDraw(u);
+    const worker = chartWorker();
+    if (!worker) {
+      drawLines(u.ctx, d, u.data);
+      return;
+    }
+    if (!this.lines) {
+      const canvas = document.createElement("canvas");
+      canvas.className = "u-lines";
+      canvas.setAttribute("aria-hidden", "true");
+      canvas.width = d.width;
+      canvas.height = d.height;
+      u.ctx.canvas.after(canvas);
+      this.lines = { worker, id: worker.adoptCanvas(canvas) };
+      this.sender.reset();
+      this.sent = -1;
+    }
+    d.id = this.lines.id;
+    const delta = this.sent === this.synced ? null : this.sender.delta(u.data);
+    this.sent = this.synced;
+    this.lines.worker.drawLines(d, delta);
+  }
+
+  /** What drawLines draws, in uPlot's canvas pixels: the mapping of the scales, the plot's box, the shown series. */
+  private linesDraw(u: uPlot): LinesDraw {
+    const canvas = u.ctx.canvas;
+    const xs = u.data[0];
+    const lineWidth = Math.round(devicePixelRatio * 1000) / 1000;
+    const d: LinesDraw = {
+      id: 0,
+      width: canvas.width,
+      height: canvas.height,
+      count: u.data.length,
+      length: xs.length,
+      map: { x0: 0, kx: 0, y0: 0, ky: 0 },
+      box: { left: 0, top: 0, right: 0, bottom: 0 },
+      lineWidth,
+      lo: 0,
+      hi: -1,
+      series: [],
+      partial: [],
+    };
     const sx = u.scales.x!;
     const sy = u.scales.y!;
-    if (sx.min == null || sx.max == null || sy.min == null || sy.max == null || sx.max === sx.min || sy.max === sy.min) return;
+    if (sx.min == null || sx.max == null || sy.min == null || sy.max == null || sx.max === sx.min || sy.max === sy.min) return d;
     const { left, top, width, height } = u.bbox;
     const kx = width / (sx.max - sx.min);
     const ky = -height / (sy.max - sy.min);
     const map: Mapping = { x0: left - sx.min * kx, kx, y0: top + height - sy.min * ky, ky };
     const box: Box = { left, top, right: left + width, bottom: top + height };
-    const xs = u.data[0];
-    if (xs.length === 0) return;
-    // The points in view and, on each side, the one just outside (the line runs in from it).
-    const lo = Math.max(0, firstAtOrAfter(xs, sx.min) - 1);
-    const hi = Math.min(xs.length - 1, firstAtOrAfter(xs, sx.max, lo));
-    const lineWidth = Math.round(devicePixelRatio * 1000) / 1000;
-    const offset = (lineWidth % 2) / 2;
-    const ctx = u.ctx;
-    ctx.save();
-    ctx.translate(offset, offset);
-    ctx.lineWidth = lineWidth;
-    ctx.lineJoin = "round";
-    ctx.lineCap = "butt";
-    ctx.setLineDash([]);
-    let clipped = false;
-    let alpha = ctx.globalAlpha;
+    d.map = map;
+    d.box = box;
+    if (xs.length > 0) {
+      // The points in view and, on each side, the one just outside (the line runs in from it).
+      d.lo = Math.max(0, firstAtOrAfter(xs, sx.min) - 1);
+      d.hi = Math.min(xs.length - 1, firstAtOrAfter(xs, sx.max, d.lo));
+    }
     for (let i = 0; i < this.series.length; i++) {
       const s = u.series[i + 1];
-      const ys = u.data[i + 1];
-      if (!s?.show || !ys) continue;
-      // Past cells with no sample at their x, to this series' own point outside the view.
-      let i0 = lo;
-      while (i0 > 0 && ys[i0] === undefined) i0--;
-      let i1 = hi;
-      while (i1 < xs.length - 1 && ys[i1] === undefined) i1++;
-      ctx.beginPath();
-      if (!traceLine(ctx, xs, ys, i0, i1, map, box) && !clipped) {
-        const clip = new Path2D();
-        clip.rect(left - lineWidth / 2, top - lineWidth / 2, width + lineWidth, height + lineWidth);
-        ctx.clip(clip);
-        clipped = true;
-      }
-      // The context keeps its state between strokes: alpha is set only when it changes (a focused series dims others).
-      const a = s.alpha ?? 1;
-      if (a !== alpha) ctx.globalAlpha = alpha = a;
-      ctx.strokeStyle = seriesColor(this.series[i]!.key, this.opts.dark);
-      ctx.stroke();
+      if (!s?.show || !u.data[i + 1]) continue;
+      d.series.push({ column: i + 1, color: seriesColor(this.series[i]!.key, this.opts.dark), alpha: s.alpha ?? 1 });
     }
-    ctx.restore();
-  }
-
-  /** The bucket still filling: a faded dashed segment from each series' last complete point. */
-  private drawPartial(u: uPlot): void {
-    if (this.partialX === null) return;
-    const ctx = u.ctx;
+    if (this.partialX === null) return d;
+    // The bucket still filling: a faded dashed segment from each series' last complete point.
     const x1 = u.valToPos(this.partialX, "x", true);
-    ctx.save();
-    ctx.setLineDash([4, 4]);
-    ctx.globalAlpha = 0.55;
-    ctx.lineWidth = devicePixelRatio;
-    const xs = u.data[0];
-    this.series.forEach((s, i) => {
+    for (let i = 0; i < this.series.length; i++) {
       const v = this.columns.partial[i];
-      if (v === null || v === undefined || !u.series[i + 1]?.show) return;
+      if (v === null || v === undefined || !u.series[i + 1]?.show) continue;
       const col = u.data[i + 1]!;
       let j = xs.length - 1;
       while (j >= 0 && (col[j] === null || col[j] === undefined)) j--;
-      ctx.strokeStyle = seriesColor(s.key, this.opts.dark);
-      ctx.beginPath();
-      if (j >= 0) ctx.moveTo(u.valToPos(xs[j]!, "x", true), u.valToPos(col[j] as number, "y", true));
-      else ctx.moveTo(x1, u.valToPos(v, "y", true));
-      ctx.lineTo(x1, u.valToPos(v, "y", true));
-      ctx.stroke();
-    });
-    ctx.restore();
+      const y1 = u.valToPos(v, "y", true);
+      const color = seriesColor(this.series[i]!.key, this.opts.dark);
+      if (j >= 0) d.partial.push({ color, x0: u.valToPos(xs[j]!, "x", true), y0: u.valToPos(col[j] as number, "y", true), x1, y1 });
+      else d.partial.push({ color, x0: x1, y0: y1, x1, y1 });
+    }
+    return d;
   }
 
   private renderTip(u: uPlot, fmt: (n: number | null) => string): void {

@@ -1,3 +1,4 @@
+import { startChartWorker } from "../charts/chart-worker.ts";
 import { type PanelDisplay, type PanelType, renderResult } from "../charts/index.ts";
 import { api, type Dashboard, errorText, loginHref, type Me, type Workspace } from "../lib/api.ts";
 import { byId, h, notify, replace, stateBox } from "../lib/dom.ts";
@@ -517,6 +518,9 @@ export function bootLive(): void {
           };
           served = servedAfter(frame, served);
           if (frame.event === "snapshot") {
+            // The charts' lines and legend figures are drawn off this thread once the chart worker has loaded, and
+            // on it before: the worker is started after the first chart is painted, so its start does not delay it.
+            afterNextPaint(() => startChartWorker());
             setSummary(frame.data.dashboard as Summary);
             if (split)
               snapshotRest = takeSnapshotPanels(

@@ -1,0 +1,162 @@
+/**
+ * The chart worker, the page's side. A frame of the live page drew six charts' lines and legends on the page's
+ * thread: tracing the lines, then rastering them at commit (Chromium rasters a canvas on the thread that draws it,
+ * and without a GPU a 1 px line of 720 points is tens of thousands of pixels of coverage), about 3 ms of the
+ * tick's 7. Here the lines' canvas (one laid over each chart's) and the legends' canvases are handed to one
+ * worker (`transferControlToOffscreen`), which traces and rasters them on its own thread; the page computes what to
+ * draw (scales, pixel boxes, colours, figures' texts and places) and sends every draw of a frame in one message.
+ *
+ * At most one batch is in flight: draws made while the worker works replace the waiting draw of the same canvas, so a
+ * slow worker draws the latest state and never a queue of stale ones. A canvas handed over stays the worker's; the
+ * page drops it when its chart goes. Until the worker has loaded (and in a browser without OffscreenCanvas or
+ * without the worker's script: a page bundled without it, a test page) `chartWorker()` is null and the charts draw
+ * on the page's thread with the same functions (lines-draw.ts, figure-text.ts).
+ */
+import type { ChartWorkerBatch, FiguresDraw, FromChartWorker, LinesDraw } from "./chart-worker-messages.ts";
+import type { ColumnsDelta } from "./columns-delta.ts";
+
+/** The worker script's file name, beside the page's bundle (web/build.ts defines it); absent in a bundle built without it. */
+declare const __CHART_WORKER__: string | undefined;
+
+export class ChartWorker {
+  private ready = false;
+  private nextId = 1;
+  private inFlight = false;
+  private scheduled = false;
+  private adopt: ChartWorkerBatch["adopt"] = [];
+  private readonly lines = new Map<number, LinesDraw>();
+  private columns: ChartWorkerBatch["columns"] = [];
+  private readonly figures = new Map<number, FiguresDraw>();
+  private drop: number[] = [];
+  private waiters: (() => void)[] = [];
+  /** Each batch drawn: how long the worker worked on it and when it finished (this page's clock). The bench's. */
+  onDrawn: ((busyMs: number, endedAt: number) => void) | null = null;
+
+  constructor(private readonly worker: Worker) {
+    worker.onmessage = (e: MessageEvent<FromChartWorker>) => {
+      const m = e.data;
+      if (m.type === "ready") {
+        this.ready = true;
+        return;
+      }
+      this.inFlight = false;
+      this.onDrawn?.(m.busyMs, m.endedAt - performance.timeOrigin);
+      this.schedule();
+      this.settled();
+    };
+    worker.onerror = (e) => {
+      // Before it loaded (its script missing or refused): the charts keep drawing on the page's thread.
+      if (!this.ready) e.preventDefault();
+    };
+  }
+
+  /** Whether the worker has loaded and takes canvases. */
+  get available(): boolean {
+    return this.ready;
+  }
+
+  /** Hands `canvas` to the worker (it must have no context yet) and returns its id for the draws. */
+  adoptCanvas(canvas: HTMLCanvasElement): number {
+    const id = this.nextId++;
+    this.adopt.push({ id, canvas: canvas.transferControlToOffscreen() });
+    this.schedule();
+    return id;
+  }
+
+  /** Draws a chart's lines; `delta`: how its columns changed since its last draw (none: they did not). */
+  drawLines(d: LinesDraw, delta: ColumnsDelta | null): void {
+    this.lines.set(d.id, d);
+    // Every delta is kept, in order: each is relative to the one before.
+    if (delta) this.columns.push({ id: d.id, delta });
+    this.schedule();
+  }
+
+  /** Draws a legend's figures. */
+  drawFigures(d: FiguresDraw): void {
+    this.figures.set(d.id, d);
+    this.schedule();
+  }
+
+  /** The canvas' chart is gone: the worker lets it go. */
+  release(id: number): void {
+    this.lines.delete(id);
+    this.columns = this.columns.filter((c) => c.id !== id);
+    this.figures.delete(id);
+    this.drop.push(id);
+    this.schedule();
+  }
+
+  /** Resolves once every draw made so far is drawn (at once when none is waiting or in flight). */
+  whenDrawn(): Promise<void> {
+    if (!this.inFlight && !this.scheduled) return Promise.resolve();
+    return new Promise((r) => this.waiters.push(r));
+  }
+
+  private settled(): void {
+    if (this.inFlight || this.scheduled || this.waiters.length === 0) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** After the current task (a frame's draws are one batch), unless a batch is in flight: then when it is drawn. */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight) return;
+    this.scheduled = true;
+    queueMicrotask(() => this.flush());
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    if (this.inFlight) return;
+    if (
+      this.adopt.length === 0 &&
+      this.lines.size === 0 &&
+      this.columns.length === 0 &&
+      this.figures.size === 0 &&
+      this.drop.length === 0
+    ) {
+      this.settled();
+      return;
+    }
+    const batch: ChartWorkerBatch = {
+      type: "batch",
+      adopt: this.adopt,
+      lines: [...this.lines.values()],
+      columns: this.columns,
+      figures: [...this.figures.values()],
+      drop: this.drop,
+    };
+    const transfer = this.adopt.map((a) => a.canvas);
+    this.adopt = [];
+    this.lines.clear();
+    this.columns = [];
+    this.figures.clear();
+    this.drop = [];
+    this.inFlight = true;
+    this.worker.postMessage(batch, transfer);
+  }
+}
+
+let page: ChartWorker | null = null;
+
+function builtWorker(): string | undefined {
+  return typeof __CHART_WORKER__ === "string" ? new URL(__CHART_WORKER__, import.meta.url).href : undefined;
+}
+
+/**
+ * Starts the page's chart worker from the build's script (`url`; by default the one the build named), when the browser
+ * can hand a canvas to a worker, and returns it (null: none, the charts draw on the page's thread). Called once by the
+ * page's entry; a second call returns the same one.
+ */
+export function startChartWorker(url: string | undefined = builtWorker()): ChartWorker | null {
+  if (page || !url || typeof Worker !== "function" || typeof OffscreenCanvas !== "function") return page;
+  if (typeof HTMLCanvasElement.prototype.transferControlToOffscreen !== "function") return null;
+  page = new ChartWorker(new Worker(url, { name: "charts" }));
+  return page;
+}
+
+/** The page's chart worker once it has loaded; null before, or when there is none (the charts draw themselves). */
+export function chartWorker(): ChartWorker | null {
+  return page?.available ? page : null;
+}
