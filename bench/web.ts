@@ -19,7 +19,12 @@
 //   not main-thread work and is left out. p50 and p95 over 300 ticks, and both parts' p95. Beside it: the longest
 //   single frame of a tick (what makes jank) and the time from the data task's start to the end of the last frame
 //   that drew the tick (all visible charts drawn), p95 each;
-// - heap: usedJSHeapSize after a forced GC at tick 100 and tick 300.
+// - heap: usedJSHeapSize after a forced GC at tick 100 and tick 300 (the page's; the chart worker has a heap of its own,
+//   which holds each drawn chart's columns);
+// - the chart worker's time per tick (web/charts/chart-worker.ts: the lines and legend figures traced and rastered
+//   on its own thread, which the page starts after the first chart is painted): not main-thread time, printed beside
+//   it; the tick's "all visible charts drawn" ends when the worker has drawn it too. A second line at 1280x900 runs
+//   without the worker (?worker=off: everything on the page's thread), right after the first, for the comparison.
 // The SVG renderer draws as each result is merged, so its "merge" includes drawing all 20 and its ratio to uPlot is
 // taken from the snapshot received to the charts painted.
 // The live page draws only panels in the viewport, so the uPlot line says how many were visible (1280x900: 2 columns
@@ -153,7 +158,8 @@ export async function run(): Promise<void> {
   });
   const runs = [
     { name: "uplot", impl: "uplot", height: 900 },
-    // Right after the first, so the two see about the same load.
+    // Right after the first, so the two see about the same load: the lines and legend figures on the page's thread.
+    { name: "uplot", impl: "uplot&worker=off", height: 900 },
     { name: "uplot", impl: "uplot&budget=none", height: 900 },
     { name: "uplot", impl: "uplot", height: 3300 },
     { name: "svg", impl: "svg", height: 900 },
@@ -196,13 +202,19 @@ export async function run(): Promise<void> {
     );
     const line = (label: string, r: Result, height: number) =>
       console.log(
-        `web ${label}: first chart ${f1(r.firstChartAt)} ms after navigation (stream opened ${f1(r.streamOpened)}, script ${f1(r.scriptStart)}, first panel taken ${f1(r.firstTaken)} (parse ${f1(r.parseMs)}), snapshot fetched ${f1(r.fetched)}, its intake ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} ms drawing ${r.firstFrameCharts} charts (first chart's window ${f1(r.firstDraw.windowMs)}, build and draw ${f1(r.firstDraw.chartMs)}); all visible charts at ${f1(r.allVisibleAt)} ms in ${r.snapshotFrames} frames), tick main-thread p50 ${f1(pct(r.ticks, 50))} ms p95 ${f1(pct(r.ticks, 95))} ms (data p95 ${f1(pct(r.dataMs, 95))}, frames p95 ${f1(pct(r.frameMs, 95))}), longest frame per tick p95 ${f1(pct(r.longestFrameMs, 95))} ms, frames per tick p95 ${pct(r.framesPerTick, 95)}, all visible charts drawn after ${f1(pct(r.allDrawnMs, 95))} ms p95 (visible charts ${r.visible} of ${PANELS}, viewport 1280x${height}), heap tick 100 ${mb(r.heapAt100)} MB, tick 300 ${mb(r.heapAt300)} MB (growth ${mb(r.heapAt300 - r.heapAt100)} MB)`,
+        `web ${label}: first chart ${f1(r.firstChartAt)} ms after navigation (stream opened ${f1(r.streamOpened)}, script ${f1(r.scriptStart)}, first panel taken ${f1(r.firstTaken)} (parse ${f1(r.parseMs)}), snapshot fetched ${f1(r.fetched)}, its intake ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} ms drawing ${r.firstFrameCharts} charts (first chart's window ${f1(r.firstDraw.windowMs)}, build and draw ${f1(r.firstDraw.chartMs)}); all visible charts at ${f1(r.allVisibleAt)} ms in ${r.snapshotFrames} frames), tick main-thread p50 ${f1(pct(r.ticks, 50))} ms p95 ${f1(pct(r.ticks, 95))} ms (data p95 ${f1(pct(r.dataMs, 95))}, frames p95 ${f1(pct(r.frameMs, 95))}), longest frame per tick p95 ${f1(pct(r.longestFrameMs, 95))} ms, frames per tick p95 ${pct(r.framesPerTick, 95)}, all visible charts drawn after ${f1(pct(r.allDrawnMs, 95))} ms p95 (visible charts ${r.visible} of ${PANELS}, viewport 1280x${height}), heap tick 100 ${mb(r.heapAt100)} MB, tick 300 ${mb(r.heapAt300)} MB (growth ${mb(r.heapAt300 - r.heapAt100)} MB)${
+          r.workerMs.length > 0 ? `; chart worker (its own thread) p50 ${f1(pct(r.workerMs, 50))} ms p95 ${f1(pct(r.workerMs, 95))} ms a tick` : ""
+        }`,
       );
-    const [u, whole, all, s] = results as [Result, Result, Result, Result];
+    const [u, paged, whole, all, s] = results as [Result, Result, Result, Result, Result];
     line("uplot     ", u, runs[0]!.height);
-    line("uplot one frame (no budget)", whole, runs[1]!.height);
-    line("uplot all ", all, runs[2]!.height);
-    line("svg       ", s, runs[3]!.height);
+    line("uplot no worker (lines and figures on the page's thread)", paged, runs[1]!.height);
+    line("uplot one frame (no budget)", whole, runs[2]!.height);
+    line("uplot all ", all, runs[3]!.height);
+    line("svg       ", s, runs[4]!.height);
+    console.log(
+      `web ratio uplot chart worker/no worker (1280x900): tick main-thread p50 ${(pct(u.ticks, 50) / pct(paged.ticks, 50)).toFixed(2)}x, p95 ${(pct(u.ticks, 95) / pct(paged.ticks, 95)).toFixed(2)}x, frames p95 ${(pct(u.frameMs, 95) / pct(paged.frameMs, 95)).toFixed(2)}x`,
+    );
     console.log(
       `web ratio uplot frame budget/one frame (1280x900): tick main-thread p95 ${(pct(u.ticks, 95) / pct(whole.ticks, 95)).toFixed(2)}x, longest frame per tick p95 ${(pct(u.longestFrameMs, 95) / pct(whole.longestFrameMs, 95)).toFixed(2)}x, all visible charts drawn p95 ${(pct(u.allDrawnMs, 95) / pct(whole.allDrawnMs, 95)).toFixed(2)}x, first frame ${(u.firstFrame / whole.firstFrame).toFixed(2)}x`,
     );
