@@ -27,8 +27,21 @@ const CHART_WORKER_ENTRY = fileURLToPath(new URL("./charts/chart-worker.entry.ts
  */
 const OURS = /^((main|chunk|chart-worker)-[A-Z0-9]+\.(js|css)(\.map)?|manifest\.json)$/;
 
-/** The browsers the bundle is built for. */
-const TARGET = ["es2022", "chrome111", "firefox113", "safari16.4"];
+/** What the page's bundle and the chart worker's are both built with: hashed names, the browsers, a metafile. */
+function shared(outdir: string, opts: { minify?: boolean; sourcemap?: boolean }) {
+  return {
+    outdir,
+    entryNames: "[name]-[hash]",
+    bundle: true,
+    platform: "browser" as const,
+    target: ["es2022", "chrome111", "firefox113", "safari16.4"],
+    minify: opts.minify ?? false,
+    sourcemap: opts.sourcemap ?? true,
+    metafile: true as const,
+    logLevel: "silent" as const,
+    legalComments: "none" as const,
+  };
+}
 
 /**
  * Bundles the chart worker's script (web/charts/chart-worker.entry.ts) into `outdir` as chart-worker-<HASH>.js, a
@@ -36,20 +49,7 @@ const TARGET = ["es2022", "chrome111", "firefox113", "safari16.4"];
  * name, which the page's bundle is built with (`__CHART_WORKER__`, resolved beside it).
  */
 export async function buildChartWorker(outdir: string, opts: { minify?: boolean; sourcemap?: boolean } = {}): Promise<string> {
-  const result = await esbuild.build({
-    entryPoints: { "chart-worker": CHART_WORKER_ENTRY },
-    outdir,
-    entryNames: "[name]-[hash]",
-    bundle: true,
-    format: "iife",
-    platform: "browser",
-    target: TARGET,
-    minify: opts.minify ?? false,
-    sourcemap: opts.sourcemap ?? true,
-    metafile: true,
-    logLevel: "silent",
-    legalComments: "none",
-  });
+  const result = await esbuild.build({ ...shared(outdir, opts), entryPoints: { "chart-worker": CHART_WORKER_ENTRY }, format: "iife" });
   const name = Object.keys(result.metafile.outputs)
     .map((p) => basename(p))
     .find((f) => /^chart-worker-[A-Z0-9]+\.js$/.test(f));
@@ -69,21 +69,12 @@ export async function buildWebAssets(opts: BuildWebAssetsOptions): Promise<{ out
 
   const worker = await buildChartWorker(outdir, opts);
   const result = await esbuild.build({
+    ...shared(outdir, opts),
     entryPoints: { main: ENTRY },
-    outdir,
-    entryNames: "[name]-[hash]",
     // The editor page (CodeMirror) is imported on demand: no other page downloads or parses it.
     splitting: true,
     chunkNames: "chunk-[hash]",
-    bundle: true,
     format: "esm",
-    platform: "browser",
-    target: TARGET,
-    minify: opts.minify ?? false,
-    sourcemap: opts.sourcemap ?? true,
-    metafile: true,
-    logLevel: "silent",
-    legalComments: "none",
     define: {
       "process.env.NODE_ENV": JSON.stringify(opts.minify ? "production" : "development"),
       __CHART_WORKER__: JSON.stringify(worker),

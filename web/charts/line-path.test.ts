@@ -58,6 +58,13 @@ function columns(run: [number, number][]): { x: number; first: number; last: num
   return out;
 }
 
+/** A cell of uPlot's columns: mostly a value, sometimes a gap (null) or no sample (undefined). */
+const cell = fc.oneof(
+  { weight: 8, arbitrary: fc.double({ min: -1000, max: 1000, noNaN: true }) },
+  { weight: 1, arbitrary: fc.constant(null) },
+  { weight: 1, arbitrary: fc.constant(undefined) },
+);
+
 const IDENTITY: Mapping = { x0: 0, kx: 1, y0: 0, ky: 1 };
 
 describe("traceLine", () => {
@@ -104,11 +111,6 @@ describe("traceLine", () => {
   });
 
   test("property: the same pixels as one vertex per point (runs, columns, entries, exits and spans)", () => {
-    const cell = fc.oneof(
-      { weight: 8, arbitrary: fc.double({ min: -1000, max: 1000, noNaN: true }) },
-      { weight: 1, arbitrary: fc.constant(null) },
-      { weight: 1, arbitrary: fc.constant(undefined) },
-    );
     fc.assert(
       fc.property(
         fc.array(fc.tuple(fc.double({ min: 0, max: 3, noNaN: true }), cell), { maxLength: 80 }),
@@ -178,11 +180,6 @@ describe("encodeColumns", () => {
   });
 
   test("property: traced from the encoded columns, the line is the same as from uPlot's", () => {
-    const cell = fc.oneof(
-      { weight: 8, arbitrary: fc.double({ min: -1000, max: 1000, noNaN: true }) },
-      { weight: 1, arbitrary: fc.constant(null) },
-      { weight: 1, arbitrary: fc.constant(undefined) },
-    );
     fc.assert(
       fc.property(fc.array(cell, { maxLength: 60 }), fc.double({ min: -5, max: 5, noNaN: true }), (ys, ky) => {
         const xs = ys.map((_, i) => i * 0.7);
