@@ -203,7 +203,9 @@ export async function run(): Promise<void> {
     const line = (label: string, r: Result, height: number) =>
       console.log(
         `web ${label}: first chart ${f1(r.firstChartAt)} ms after navigation (stream opened ${f1(r.streamOpened)}, script ${f1(r.scriptStart)}, first panel taken ${f1(r.firstTaken)} (parse ${f1(r.parseMs)}), snapshot fetched ${f1(r.fetched)}, its intake ${f1(r.mergeMs)}, first frame ${f1(r.firstFrame)} ms drawing ${r.firstFrameCharts} charts (first chart's window ${f1(r.firstDraw.windowMs)}, build and draw ${f1(r.firstDraw.chartMs)}); all visible charts at ${f1(r.allVisibleAt)} ms in ${r.snapshotFrames} frames), tick main-thread p50 ${f1(pct(r.ticks, 50))} ms p95 ${f1(pct(r.ticks, 95))} ms (data p95 ${f1(pct(r.dataMs, 95))}, frames p95 ${f1(pct(r.frameMs, 95))}), longest frame per tick p95 ${f1(pct(r.longestFrameMs, 95))} ms, frames per tick p95 ${pct(r.framesPerTick, 95)}, all visible charts drawn after ${f1(pct(r.allDrawnMs, 95))} ms p95 (visible charts ${r.visible} of ${PANELS}, viewport 1280x${height}), heap tick 100 ${mb(r.heapAt100)} MB, tick 300 ${mb(r.heapAt300)} MB (growth ${mb(r.heapAt300 - r.heapAt100)} MB)${
-          r.workerMs.length > 0 ? `; chart worker (its own thread) p50 ${f1(pct(r.workerMs, 50))} ms p95 ${f1(pct(r.workerMs, 95))} ms a tick` : ""
+          r.workerMs.length > 0
+            ? `; chart worker (its own thread) p50 ${f1(pct(r.workerMs, 50))} ms p95 ${f1(pct(r.workerMs, 95))} ms a tick`
+            : ""
         }`,
       );
     const [u, paged, whole, all, s] = results as [Result, Result, Result, Result, Result];

@@ -400,7 +400,7 @@ async function main(): Promise<void> {
       // The worker's part: the batches the tick's frames sent, drawn on its thread (not counted in the main thread's).
       await chartWorker?.whenDrawn();
       const batches = workerBatches.slice(batchesBefore);
-      workerMs.push(batches.reduce((a, b) => a + b.busyMs, 0));
+      if (chartWorker) workerMs.push(batches.reduce((a, b) => a + b.busyMs, 0));
       for (const b of batches) lastEnd = Math.max(lastEnd, b.endedAt);
     } else {
       lastEnd = await probe!.afterWork();
