@@ -29,6 +29,11 @@ export class ChartWorker {
   private readonly figures = new Map<number, FiguresDraw>();
   private drop: number[] = [];
   private waiters: (() => void)[] = [];
+  /**
+   * A canvas handed over whose element is gone without its chart letting go of it (a page that dropped the element):
+   * the worker lets it go too, rather than keep its pixels for the page's life.
+   */
+  private readonly gone = typeof FinalizationRegistry === "function" ? new FinalizationRegistry<number>((id) => this.release(id)) : null;
   /** Each batch drawn: how long the worker worked on it and when it finished (this page's clock). The bench's. */
   onDrawn: ((busyMs: number, endedAt: number) => void) | null = null;
 
@@ -59,6 +64,7 @@ export class ChartWorker {
   adoptCanvas(canvas: HTMLCanvasElement): number {
     const id = this.nextId++;
     this.adopt.push({ id, canvas: canvas.transferControlToOffscreen() });
+    this.gone?.register(canvas, id);
     this.schedule();
     return id;
   }

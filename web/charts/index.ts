@@ -41,6 +41,15 @@ export interface RenderOptions {
 /** The chart living in an element, reused across redraws (a tick is one setData). */
 const charts = new WeakMap<HTMLElement, TimeseriesChart>();
 
+/**
+ * Lets go of the chart drawn in `el`, if any (its uPlot, and the canvases the chart worker holds for it): for an
+ * element about to leave the page.
+ */
+export function disposeChart(el: HTMLElement): void {
+  charts.get(el)?.destroy();
+  charts.delete(el);
+}
+
 let darkQuery: MediaQueryList | null = null;
 
 /** Whether the page is in the dark theme (one MediaQueryList, read on every draw; its `matches` is live). */

@@ -1,5 +1,5 @@
 import { startChartWorker } from "../charts/chart-worker.ts";
-import { type PanelDisplay, type PanelType, renderResult } from "../charts/index.ts";
+import { disposeChart, type PanelDisplay, type PanelType, renderResult } from "../charts/index.ts";
 import { api, type Dashboard, errorText, loginHref, type Me, type Workspace } from "../lib/api.ts";
 import { byId, h, notify, replace, stateBox } from "../lib/dom.ts";
 import { formatAgo } from "../lib/format.ts";
@@ -186,6 +186,8 @@ export function bootLive(): void {
       void renderVariables(variables);
     }
     if (!changed) return;
+    // The old cards leave the page: their charts let go of what they hold (the worker's canvases among it).
+    for (const v of panels.values()) disposeChart(v.body);
     panels.clear();
     scheduler.clear();
     grid.removeAttribute("aria-busy");

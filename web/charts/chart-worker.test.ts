@@ -1,0 +1,107 @@
+import { expect, test } from "vitest";
+import type { ChartWorkerBatch, FromChartWorker, LinesDraw } from "./chart-worker-messages.ts";
+import { ChartWorker } from "./chart-worker.ts";
+import type { ColumnsDelta } from "./columns-delta.ts";
+
+/** A worker that records what it is sent, and answers as the chart worker would when told to. */
+function recordingWorker() {
+  const sent: { batch: ChartWorkerBatch; transfer: unknown[] }[] = [];
+  const worker = {
+    onmessage: null as ((e: MessageEvent<FromChartWorker>) => void) | null,
+    onerror: null as ((e: ErrorEvent) => void) | null,
+    postMessage(batch: ChartWorkerBatch, transfer: unknown[]) {
+      sent.push({ batch, transfer });
+    },
+  };
+  const reply = (m: FromChartWorker) => worker.onmessage!({ data: m } as MessageEvent<FromChartWorker>);
+  return { worker: worker as unknown as Worker, sent, reply };
+}
+
+const canvas = () => ({ transferControlToOffscreen: () => ({ offscreen: true }) }) as unknown as HTMLCanvasElement;
+const draw = (id: number, lo: number): LinesDraw => ({
+  id,
+  width: 100,
+  height: 50,
+  count: 2,
+  length: 3,
+  map: { x0: 0, kx: 1, y0: 0, ky: 1 },
+  box: { left: 0, top: 0, right: 100, bottom: 50 },
+  lineWidth: 1,
+  lo,
+  hi: 2,
+  series: [{ column: 1, color: "#000", alpha: 1 }],
+  partial: [],
+});
+const delta = (cut: number): ColumnsDelta => ({ count: 2, length: 3, cut, from: 2, cells: new Float64Array(2) });
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+test("not available until the worker says it has loaded", () => {
+  const { worker, reply } = recordingWorker();
+  const cw = new ChartWorker(worker);
+  expect(cw.available).toBe(false);
+  reply({ type: "ready" });
+  expect(cw.available).toBe(true);
+});
+
+test("a frame's draws go in one batch, with the canvases handed over and transferred", async () => {
+  const { worker, sent } = recordingWorker();
+  const cw = new ChartWorker(worker);
+  const a = cw.adoptCanvas(canvas());
+  const b = cw.adoptCanvas(canvas());
+  cw.drawLines(draw(a, 0), delta(0));
+  cw.drawLines(draw(b, 0), delta(0));
+  cw.drawFigures({ id: b, width: 10, height: 10, ratio: 1, font: "12px sans-serif", figures: [] });
+  await tick();
+  expect(sent).toHaveLength(1);
+  const { batch, transfer } = sent[0]!;
+  expect(batch.adopt.map((x) => x.id)).toEqual([a, b]);
+  expect(transfer).toHaveLength(2);
+  expect(batch.lines.map((l) => l.id)).toEqual([a, b]);
+  expect(batch.figures.map((f) => f.id)).toEqual([b]);
+});
+
+test("one batch in flight: later draws wait, the latest of a canvas replaces the one before, every delta is kept in order", async () => {
+  const { worker, sent, reply } = recordingWorker();
+  const cw = new ChartWorker(worker);
+  const a = cw.adoptCanvas(canvas());
+  cw.drawLines(draw(a, 0), delta(0));
+  await tick();
+  expect(sent).toHaveLength(1);
+  cw.drawLines(draw(a, 1), delta(1));
+  cw.drawLines(draw(a, 2), null);
+  cw.drawLines(draw(a, 3), delta(2));
+  await tick();
+  // Still the first in flight.
+  expect(sent).toHaveLength(1);
+  let drawn = false;
+  void cw.whenDrawn().then(() => (drawn = true));
+  reply({ type: "drawn", busyMs: 1, endedAt: performance.timeOrigin + performance.now() });
+  await tick();
+  expect(sent).toHaveLength(2);
+  const batch = sent[1]!.batch;
+  expect(batch.lines.map((l) => l.lo)).toEqual([3]);
+  expect(batch.columns.map((c) => c.delta.cut)).toEqual([1, 2]);
+  expect(drawn).toBe(false);
+  reply({ type: "drawn", busyMs: 1, endedAt: performance.timeOrigin + performance.now() });
+  await tick();
+  expect(drawn).toBe(true);
+  expect(sent).toHaveLength(2);
+});
+
+test("a released canvas's waiting draws are dropped and the worker is told to let it go", async () => {
+  const { worker, sent, reply } = recordingWorker();
+  const cw = new ChartWorker(worker);
+  const a = cw.adoptCanvas(canvas());
+  const b = cw.adoptCanvas(canvas());
+  cw.drawLines(draw(a, 0), delta(0));
+  await tick();
+  cw.drawLines(draw(a, 1), delta(1));
+  cw.drawLines(draw(b, 1), delta(1));
+  cw.release(a);
+  reply({ type: "drawn", busyMs: 1, endedAt: performance.timeOrigin + performance.now() });
+  await tick();
+  const batch = sent[1]!.batch;
+  expect(batch.drop).toEqual([a]);
+  expect(batch.lines.map((l) => l.id)).toEqual([b]);
+  expect(batch.columns.map((c) => c.id)).toEqual([b]);
+});
