@@ -29,15 +29,19 @@ const held = new Map<number, Held>();
 scope.onmessage = (e) => {
   const start = performance.now();
   const batch = e.data;
-  for (const a of batch.adopt) held.set(a.id, { canvas: a.canvas, ctx: null, columns: new ColumnsCopy(), widths: new Map(), font: "" });
-  for (const id of batch.drop) held.delete(id);
-  for (const c of batch.columns) held.get(c.id)?.columns.apply(c.delta);
-  // One failed draw must not stop the others, nor the answer (the page sends nothing more until it comes).
-  for (const d of batch.lines) guarded(() => lines(d));
-  for (const d of batch.figures) guarded(() => figures(d));
-  const end = performance.now();
-  const drawn: ChartWorkerDrawn = { type: "drawn", busyMs: end - start, endedAt: performance.timeOrigin + end };
-  scope.postMessage(drawn);
+  // The page sends nothing more until the answer comes: it comes whatever failed, and one failed draw does not stop
+  // the others.
+  try {
+    for (const a of batch.adopt) held.set(a.id, { canvas: a.canvas, ctx: null, columns: new ColumnsCopy(), widths: new Map(), font: "" });
+    for (const id of batch.drop) held.delete(id);
+    for (const c of batch.columns) guarded(() => held.get(c.id)?.columns.apply(c.delta));
+    for (const d of batch.lines) guarded(() => lines(d));
+    for (const d of batch.figures) guarded(() => figures(d));
+  } finally {
+    const end = performance.now();
+    const drawn: ChartWorkerDrawn = { type: "drawn", busyMs: end - start, endedAt: performance.timeOrigin + end };
+    scope.postMessage(drawn);
+  }
 };
 scope.postMessage({ type: "ready" });
 

@@ -8,13 +8,19 @@ function recordingWorker() {
   const sent: { batch: ChartWorkerBatch; transfer: unknown[] }[] = [];
   const worker = {
     onmessage: null as ((e: MessageEvent<FromChartWorker>) => void) | null,
-    onerror: null as ((e: ErrorEvent) => void) | null,
+    onerror: null as ((e: { preventDefault(): void }) => void) | null,
+    onmessageerror: null as (() => void) | null,
+    terminated: false,
     postMessage(batch: ChartWorkerBatch, transfer: unknown[]) {
       sent.push({ batch, transfer });
     },
+    terminate() {
+      this.terminated = true;
+    },
   };
   const reply = (m: FromChartWorker) => worker.onmessage!({ data: m } as MessageEvent<FromChartWorker>);
-  return { worker: worker as unknown as Worker, sent, reply };
+  const fail = () => worker.onerror!({ preventDefault() {} });
+  return { worker: worker as unknown as Worker, raw: worker, sent, reply, fail };
 }
 
 const canvas = () => ({ transferControlToOffscreen: () => ({ offscreen: true }) }) as unknown as HTMLCanvasElement;
@@ -104,4 +110,33 @@ test("a released canvas's waiting draws are dropped and the worker is told to le
   expect(batch.drop).toEqual([a]);
   expect(batch.lines.map((l) => l.id)).toEqual([b]);
   expect(batch.columns.map((c) => c.id)).toEqual([b]);
+});
+
+test("a worker that fails after loading is given up: unavailable, every wait ends, nothing more is sent", async () => {
+  const { worker, raw, sent, reply, fail } = recordingWorker();
+  const cw = new ChartWorker(worker);
+  reply({ type: "ready" });
+  const a = cw.adoptCanvas(canvas());
+  cw.drawLines(draw(a, 0), delta(0));
+  await tick();
+  expect(sent).toHaveLength(1);
+  const waiting = cw.whenDrawn();
+  fail();
+  await waiting;
+  expect(cw.available).toBe(false);
+  expect(raw.terminated).toBe(true);
+  cw.drawLines(draw(a, 1), delta(1));
+  cw.release(a);
+  await tick();
+  expect(sent).toHaveLength(1);
+  await cw.whenDrawn();
+});
+
+test("a worker that fails to load leaves the page drawing: never available, the error is handled", () => {
+  const { worker } = recordingWorker();
+  const cw = new ChartWorker(worker);
+  let prevented = false;
+  (worker as unknown as { onerror(e: { preventDefault(): void }): void }).onerror({ preventDefault: () => (prevented = true) });
+  expect(prevented).toBe(true);
+  expect(cw.available).toBe(false);
 });

@@ -34,6 +34,8 @@ export class ChartWorker {
    * the worker lets it go too, rather than keep its pixels for the page's life.
    */
   private readonly gone = typeof FinalizationRegistry === "function" ? new FinalizationRegistry<number>((id) => this.release(id)) : null;
+  /** The registrations of the canvases not let go of yet (a chart that lets go unregisters its canvas). */
+  private readonly tokens = new Map<number, object>();
   /** Each batch drawn: how long the worker worked on it and when it finished (this page's clock). The bench's. */
   onDrawn: ((busyMs: number, endedAt: number) => void) | null = null;
 
@@ -50,27 +52,54 @@ export class ChartWorker {
       this.settled();
     };
     worker.onerror = (e) => {
-      // Before it loaded (its script missing or refused): the charts keep drawing on the page's thread.
+      // Before it loaded (its script missing or refused): the charts keep drawing on the page's thread. After: it may
+      // not answer again, and a chart waiting on it would stop; the charts take their drawing back (broken()).
       if (!this.ready) e.preventDefault();
+      else this.broken();
     };
+    worker.onmessageerror = () => this.broken();
   }
 
-  /** Whether the worker has loaded and takes canvases. */
+  /** Whether the worker has loaded and takes canvases (false again once it failed). */
   get available(): boolean {
-    return this.ready;
+    return this.ready && !this.failed;
+  }
+
+  private failed = false;
+
+  /** The worker failed: nothing more is sent, every wait ends, and charts that see it unavailable draw on the page. */
+  private broken(): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.worker.terminate();
+    this.inFlight = false;
+    this.scheduled = true;
+    this.adopt = [];
+    this.lines.clear();
+    this.columns = [];
+    this.figures.clear();
+    this.drop = [];
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
   }
 
   /** Hands `canvas` to the worker (it must have no context yet) and returns its id for the draws. */
   adoptCanvas(canvas: HTMLCanvasElement): number {
     const id = this.nextId++;
     this.adopt.push({ id, canvas: canvas.transferControlToOffscreen() });
-    this.gone?.register(canvas, id);
+    if (this.gone) {
+      const token = {};
+      this.tokens.set(id, token);
+      this.gone.register(canvas, id, token);
+    }
     this.schedule();
     return id;
   }
 
   /** Draws a chart's lines; `delta`: how its columns changed since its last draw (none: they did not). */
   drawLines(d: LinesDraw, delta: ColumnsDelta | null): void {
+    if (this.failed) return;
     this.lines.set(d.id, d);
     // Every delta is kept, in order: each is relative to the one before.
     if (delta) this.columns.push({ id: d.id, delta });
@@ -79,12 +108,17 @@ export class ChartWorker {
 
   /** Draws a legend's figures. */
   drawFigures(d: FiguresDraw): void {
+    if (this.failed) return;
     this.figures.set(d.id, d);
     this.schedule();
   }
 
   /** The canvas' chart is gone: the worker lets it go. */
   release(id: number): void {
+    const token = this.tokens.get(id);
+    if (token) this.gone?.unregister(token);
+    this.tokens.delete(id);
+    if (this.failed) return;
     this.lines.delete(id);
     this.columns = this.columns.filter((c) => c.id !== id);
     this.figures.delete(id);
@@ -94,7 +128,7 @@ export class ChartWorker {
 
   /** Resolves once every draw made so far is drawn (at once when none is waiting or in flight). */
   whenDrawn(): Promise<void> {
-    if (!this.inFlight && !this.scheduled) return Promise.resolve();
+    if (this.failed || (!this.inFlight && !this.scheduled)) return Promise.resolve();
     return new Promise((r) => this.waiters.push(r));
   }
 

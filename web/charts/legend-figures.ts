@@ -118,6 +118,15 @@ export class LegendFigures {
     if (!this.dirty || this.figures.length === 0) return;
     this.dirty = false;
     if (!this.canvas.isConnected) return;
+    // A worker that failed: a fresh canvas, drawn here (the one handed over is the worker's for good).
+    if (this.handed && !this.handed.worker.available) {
+      const fresh = h("canvas", { width: 0, height: 0 });
+      this.canvas.replaceWith(fresh);
+      this.canvas = fresh;
+      this.handed = null;
+      this.places = null;
+      this.size = { width: 0, height: 0 };
+    }
     const worker = chartWorker();
     if (worker && !this.handed) this.handOver(worker);
     let ctx = this.ctx;

@@ -97,7 +97,7 @@ export class TimeseriesChart {
   private resized = false;
   private ariaLabel = "";
   /** The lines' canvas handed to the chart worker (null: the lines are drawn on uPlot's canvas). */
-  private lines: { worker: ChartWorker; id: number } | null = null;
+  private lines: { worker: ChartWorker; id: number; canvas: HTMLCanvasElement } | null = null;
   /** The columns as the worker has them, and which sync of them that is (a new one each update). */
   private readonly sender = new ColumnsSender();
   private synced = 0;
@@ -312,6 +312,13 @@ export class TimeseriesChart {
    * with the columns sent again only after a sync.
    */
   private drawLines(u: uPlot): void {
+    // A plot destroyed with a commit still pending (a rebuild in the same task) draws nothing over the new one's.
+    if (this.built && this.built.plot !== u) return;
+    // A worker that failed: its layer is dropped (a canvas handed over is the worker's for good), drawn here again.
+    if (this.lines && !this.lines.worker.available) {
+      this.lines.canvas.remove();
+      this.lines = null;
+    }
     const d = this.linesDraw(u);
     const worker = chartWorker();
     if (!worker) {
@@ -325,7 +332,7 @@ export class TimeseriesChart {
       canvas.width = d.width;
       canvas.height = d.height;
       u.ctx.canvas.after(canvas);
-      this.lines = { worker, id: worker.adoptCanvas(canvas) };
+      this.lines = { worker, id: worker.adoptCanvas(canvas), canvas };
       this.sender.reset();
       this.sent = -1;
     }
