@@ -73,15 +73,12 @@ export class ChartWorker {
     this.failed = true;
     this.worker.terminate();
     this.inFlight = false;
-    this.scheduled = true;
     this.adopt = [];
     this.lines.clear();
     this.columns = [];
     this.figures.clear();
     this.drop = [];
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w();
+    this.wake();
   }
 
   /** Hands `canvas` to the worker (it must have no context yet) and returns its id for the draws. */
@@ -133,7 +130,11 @@ export class ChartWorker {
   }
 
   private settled(): void {
-    if (this.inFlight || this.scheduled || this.waiters.length === 0) return;
+    if (!this.inFlight && !this.scheduled) this.wake();
+  }
+
+  /** Ends every wait of whenDrawn(). */
+  private wake(): void {
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w();
@@ -141,7 +142,7 @@ export class ChartWorker {
 
   /** After the current task (a frame's draws are one batch), unless a batch is in flight: then when it is drawn. */
   private schedule(): void {
-    if (this.scheduled || this.inFlight) return;
+    if (this.scheduled || this.inFlight || this.failed) return;
     this.scheduled = true;
     queueMicrotask(() => this.flush());
   }

@@ -1,7 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { ColumnsCopy, ColumnsSender } from "./columns-delta.ts";
-import { decodeColumns, encodeColumns } from "./line-path.ts";
+import { encodeColumns } from "./line-path.ts";
+
+/** The columns of an encoded buffer as views: `count` columns of `length` cells. */
+const decodeColumns = (buffer: Float64Array, count: number, length: number) =>
+  Array.from({ length: count }, (_, c) => buffer.subarray(c * length, (c + 1) * length));
 
 type Cell = number | null | undefined;
 

@@ -7,6 +7,7 @@
  * the worker applies the deltas in order to its copy. A change that is not a shift (a zoom's new data, a rebuild)
  * is one delta of every cell.
  */
+import { firstAtOrAfter } from "../lib/bisect.ts";
 import { encodeColumns } from "./line-path.ts";
 
 /** The columns' change: drop `cut` cells from every column's start, keep the first `from` of the rest, then `cells`. */
@@ -37,7 +38,9 @@ export class ColumnsSender {
     let from = 0;
     if (before && count === this.count && this.length > 0 && length > 0) {
       // The new start among the old xs (sorted): found, the columns shifted by that many.
-      const k = indexOf(before, this.length, now[0]!);
+      const x0 = now[0]!;
+      let k = firstAtOrAfter(before.subarray(0, this.length), x0);
+      if (k >= this.length || before[k] !== x0) k = -1;
       if (k >= 0) {
         cut = k;
         from = Math.min(length, this.length - k);
@@ -99,16 +102,4 @@ export class ColumnsCopy {
 
 function same(a: number, b: number): boolean {
   return a === b || (Number.isNaN(a) && Number.isNaN(b));
-}
-
-/** Where `x` is among the first `n` cells of `xs` (ascending), or -1. */
-function indexOf(xs: Float64Array, n: number, x: number): number {
-  let lo = 0;
-  let hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (xs[mid]! < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < n && xs[lo] === x ? lo : -1;
 }

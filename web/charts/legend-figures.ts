@@ -120,9 +120,7 @@ export class LegendFigures {
     if (!this.canvas.isConnected) return;
     // A worker that failed: a fresh canvas, drawn here (the one handed over is the worker's for good).
     if (this.handed && !this.handed.worker.available) {
-      const fresh = h("canvas", { width: 0, height: 0 });
-      this.canvas.replaceWith(fresh);
-      this.canvas = fresh;
+      this.freshCanvas();
       this.handed = null;
       this.places = null;
       this.size = { width: 0, height: 0 };
@@ -176,15 +174,18 @@ export class LegendFigures {
    * handed over), sized by the next draw.
    */
   private handOver(worker: ChartWorker): void {
-    if (this.ctx) {
-      const fresh = h("canvas", { width: 0, height: 0 });
-      this.canvas.replaceWith(fresh);
-      this.canvas = fresh;
-      this.ctx = null;
-    }
+    if (this.ctx) this.freshCanvas();
     this.size = { width: this.canvas.width, height: this.canvas.height };
     this.places = null;
     this.handed = { worker, id: worker.adoptCanvas(this.canvas) };
+  }
+
+  /** A new canvas in place of this one (with no context: a canvas drawn on or handed over cannot change hands). */
+  private freshCanvas(): void {
+    const fresh = h("canvas", { width: 0, height: 0 });
+    this.canvas.replaceWith(fresh);
+    this.canvas = fresh;
+    this.ctx = null;
   }
 
   /** Stops watching the legend's size (the chart was rebuilt or destroyed). */

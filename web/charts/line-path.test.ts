@@ -1,6 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { type Box, decodeColumns, encodeColumns, GAP, type Mapping, type PathSink, traceLine } from "./line-path.ts";
+import { type Box, encodeColumns, GAP, type Mapping, type PathSink, traceLine } from "./line-path.ts";
+
+/** The columns of an encoded buffer as views: `count` columns of `length` cells. */
+const decodeColumns = (buffer: Float64Array, count: number, length: number) =>
+  Array.from({ length: count }, (_, c) => buffer.subarray(c * length, (c + 1) * length));
 
 type Op = ["M" | "L", number, number];
 

@@ -5,7 +5,7 @@
  * a vertical run (the first, lowest, highest and last value), which is what a 1 px line can show there. What it
  * draws is uPlot's linear line: vertices rounded to whole device pixels (uPlot's pxAlign 1), a null breaks the line
  * (a gap), an undefined cell (no sample at this x) is skipped and the line joins across it. The chart worker gets the
- * columns as one Float64Array (chart-worker.ts), where a gap is -Infinity and "no sample" NaN (JSON carries neither,
+ * columns encoded as Float64Arrays (columns-delta.ts), where a gap is -Infinity and "no sample" NaN (JSON carries neither,
  * so no value can be mistaken for them); the tracer reads both forms.
  */
 
@@ -114,12 +114,5 @@ export function encodeColumns(columns: readonly ArrayLike<number | null | undefi
       out[k++] = v === null ? GAP : v === undefined ? Number.NaN : v;
     }
   }
-  return out;
-}
-
-/** The columns of an encoded buffer (encodeColumns) as views: `count` columns of `length` cells. */
-export function decodeColumns(buffer: Float64Array, count: number, length: number): Float64Array[] {
-  const out: Float64Array[] = [];
-  for (let c = 0; c < count; c++) out.push(buffer.subarray(c * length, (c + 1) * length));
   return out;
 }

@@ -376,22 +376,19 @@ export class TimeseriesChart {
       d.lo = Math.max(0, firstAtOrAfter(xs, sx.min) - 1);
       d.hi = Math.min(xs.length - 1, firstAtOrAfter(xs, sx.max, d.lo));
     }
+    // The bucket still filling: a faded dashed segment from each series' last complete point.
+    const x1 = this.partialX === null ? 0 : u.valToPos(this.partialX, "x", true);
     for (let i = 0; i < this.series.length; i++) {
       const s = u.series[i + 1];
-      if (!s?.show || !u.data[i + 1]) continue;
-      d.series.push({ column: i + 1, color: seriesColor(this.series[i]!.key, this.opts.dark), alpha: s.alpha ?? 1 });
-    }
-    if (this.partialX === null) return d;
-    // The bucket still filling: a faded dashed segment from each series' last complete point.
-    const x1 = u.valToPos(this.partialX, "x", true);
-    for (let i = 0; i < this.series.length; i++) {
-      const v = this.columns.partial[i];
-      if (v === null || v === undefined || !u.series[i + 1]?.show) continue;
-      const col = u.data[i + 1]!;
+      const col = u.data[i + 1];
+      if (!s?.show || !col) continue;
+      const color = seriesColor(this.series[i]!.key, this.opts.dark);
+      d.series.push({ column: i + 1, color, alpha: s.alpha ?? 1 });
+      const v = this.partialX === null ? null : this.columns.partial[i];
+      if (v === null || v === undefined) continue;
       let j = xs.length - 1;
       while (j >= 0 && (col[j] === null || col[j] === undefined)) j--;
       const y1 = u.valToPos(v, "y", true);
-      const color = seriesColor(this.series[i]!.key, this.opts.dark);
       if (j >= 0) d.partial.push({ color, x0: u.valToPos(xs[j]!, "x", true), y0: u.valToPos(col[j] as number, "y", true), x1, y1 });
       else d.partial.push({ color, x0: x1, y0: y1, x1, y1 });
     }
