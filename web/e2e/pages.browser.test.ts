@@ -191,6 +191,18 @@ test("at 390 px the live dashboard, its panel menu and the editor fit: nothing s
   await page.locator("article.panel canvas").first().waitFor({ timeout: 20_000 });
   expect(await outside()).toEqual([]);
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  // A legend taller than its box (the first panel's four series take a row each here) ends between rows: every entry
+  // is wholly inside the box or wholly below it, none cut in half.
+  const legendCuts = await page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>(".legend:not([hidden])")].flatMap((legend) => {
+      const box = legend.getBoundingClientRect();
+      return [...legend.querySelectorAll<HTMLElement>(":scope > li:not(.legend-figures)")]
+        .map((li) => li.getBoundingClientRect())
+        .filter((r) => r.top < box.bottom - 0.5 && r.bottom > box.bottom + 0.5)
+        .map((r) => `${legend.getAttribute("aria-label")}: an entry from ${r.top.toFixed(1)} to ${r.bottom.toFixed(1)} cut at ${box.bottom.toFixed(1)}`);
+    }),
+  );
+  expect(legendCuts).toEqual([]);
   await screenshots(page, "demo-editor-390-dashboard");
   // The first panel's menu opens inside the viewport.
   await page.locator("article.panel").first().getByRole("button", { name: /menu/i }).click();
