@@ -199,11 +199,21 @@ test("at 390 px the live dashboard, its panel menu and the editor fit: nothing s
       return [...legend.querySelectorAll<HTMLElement>(":scope > li:not(.legend-figures)")]
         .map((li) => li.getBoundingClientRect())
         .filter((r) => r.top < box.bottom - 0.5 && r.bottom > box.bottom + 0.5)
-        .map((r) => `${legend.getAttribute("aria-label")}: an entry from ${r.top.toFixed(1)} to ${r.bottom.toFixed(1)} cut at ${box.bottom.toFixed(1)}`);
+        .map(
+          (r) =>
+            `${legend.getAttribute("aria-label")}: an entry from ${r.top.toFixed(1)} to ${r.bottom.toFixed(1)} cut at ${box.bottom.toFixed(1)}`,
+        );
     }),
   );
   expect(legendCuts).toEqual([]);
+  // The last card, far below the fold, is drawn when it scrolls in; until then it says that its result is there.
+  const last = page.locator("article.panel").last();
+  await last.locator(".panel-body .state.empty").waitFor({ timeout: 20_000 });
+  expect(await last.locator(".panel-body").textContent()).toBe("Result received: drawn when it scrolls into view.");
   await screenshots(page, "demo-editor-390-dashboard");
+  await last.scrollIntoViewIfNeeded();
+  await expect.poll(() => last.locator(".panel-body .state").count(), { timeout: 20_000 }).toBe(0);
+  await page.evaluate(() => window.scrollTo(0, 0));
   // The first panel's menu opens inside the viewport.
   await page.locator("article.panel").first().getByRole("button", { name: /menu/i }).click();
   await page.getByRole("menuitem").first().waitFor();

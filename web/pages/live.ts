@@ -54,6 +54,11 @@ interface PanelView {
   /** The last update and the rolling window. */
   data: PanelData;
   hidden: Set<string>;
+  /**
+   * The card's "waiting for the first result" box until a result arrives. A card outside the viewport is drawn only
+   * when it scrolls in, so its box then says that the result is there, rather than that it is still awaited.
+   */
+  waiting: HTMLElement | null;
 }
 
 /** The live dashboard: the view (range, refresh, zone, variables, full-screen panel) lives in the URL. */
@@ -204,7 +209,8 @@ export function bootLive(): void {
     }
     replace(grid);
     for (const p of next.panels) {
-      const bodyEl = h("div", { class: "panel-body" }, stateBox("loading", "Waiting for the first result…"));
+      const waiting = stateBox("loading", "Waiting for the first result…");
+      const bodyEl = h("div", { class: "panel-body" }, waiting);
       const meta = h("span", { class: "panel-meta muted" });
       const notice = h("p", { class: "panel-notice", role: "note", hidden: true });
       const card = h("article", { class: `panel panel-${p.type}`, id: `panel-${p.id}`, "aria-labelledby": `panel-${p.id}-title` });
@@ -236,7 +242,7 @@ export function bootLive(): void {
       }
       grid.append(card);
       const windowed = p.type === "timeseries" || p.type === "stat";
-      const v: PanelView = { spec: p, card, body: bodyEl, meta, notice, data: new PanelData(maxPoints, windowed), hidden };
+      const v: PanelView = { spec: p, card, body: bodyEl, meta, notice, data: new PanelData(maxPoints, windowed), hidden, waiting };
       panels.set(p.id, v);
       scheduler.add(card, () => draw(v));
     }
@@ -363,6 +369,10 @@ export function bootLive(): void {
   }
 
   function received(v: PanelView, at: number): void {
+    if (v.waiting) {
+      if (v.waiting.parentNode === v.body) v.waiting.replaceWith(stateBox("empty", "Result received: drawn when it scrolls into view."));
+      v.waiting = null;
+    }
     v.card.dataset.updatedAt = String(at);
     lastUpdate = Math.max(lastUpdate ?? 0, at);
     scheduler.invalidate(v.card);
