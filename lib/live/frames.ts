@@ -195,13 +195,39 @@ export function rowsInBucketOrder(rows: readonly Cell[][], col: number): boolean
   return true;
 }
 
-/** The index of the first row whose time cell (`col`, ascending) is at or after `t`: a binary search. */
+/** The index of the first row whose time cell (`col`, ascending) is at or after `t` (searchAtOrAfter). */
 export function firstIndexAtOrAfter(rows: readonly (readonly unknown[])[], col: number, t: number): number {
-  let lo = 0;
-  let hi = rows.length;
+  return searchAtOrAfter(rows.length, (i) => rows[i]![col] as number, t);
+}
+
+/**
+ * The first index in [from, length) whose key is at or after `t`, for keys ascending in i; `length` when none. It
+ * gallops in from both ends (1, 2, 4, ... entries) before it bisects what is left: a tick's searches (a range's new
+ * start, the newest buckets) land a few entries from one end, found in a few steps rather than log2(length), and no
+ * search takes more than about twice a bisection's steps.
+ */
+export function searchAtOrAfter(length: number, keyAt: (i: number) => number, t: number, from = 0): number {
+  let lo = from;
+  let hi = length;
+  for (let step = 1; lo < hi; step *= 2) {
+    const a = lo + step - 1;
+    if (a >= hi) break;
+    if (keyAt(a) >= t) {
+      hi = a;
+      break;
+    }
+    lo = a + 1;
+    const b = hi - step;
+    if (b < lo) break;
+    if (keyAt(b) < t) {
+      lo = b + 1;
+      break;
+    }
+    hi = b;
+  }
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if ((rows[mid]![col] as number) < t) lo = mid + 1;
+    if (keyAt(mid) < t) lo = mid + 1;
     else hi = mid;
   }
   return lo;
