@@ -202,17 +202,18 @@ export function firstIndexAtOrAfter(rows: readonly (readonly unknown[])[], col: 
 
 /**
  * The first index in [from, length) whose key is at or after `t`, for keys ascending in i; `length` when none. It
- * gallops in from both ends (1, 2, 4, ... entries) before it bisects what is left: a tick's searches (a range's new
- * start, the newest buckets) land a few entries from one end, found in a few steps rather than log2(length), and no
- * search takes more than about twice a bisection's steps.
+ * gallops in from both ends (1, 2, 4 and 8 entries in) before it bisects what is left: a tick's searches (a range's
+ * new start, the newest buckets) land a few entries from one end and are found in a few probes rather than
+ * log2(length); any other search takes at most 8 probes more than a bisection. A NaN key or `t` compares as a
+ * bisection compares it (`key < t` is false).
  */
 export function searchAtOrAfter(length: number, keyAt: (i: number) => number, t: number, from = 0): number {
   let lo = from;
   let hi = length;
-  for (let step = 1; lo < hi; step *= 2) {
+  for (let step = 1; step <= GALLOP_MAX && lo < hi; step *= 2) {
     const a = lo + step - 1;
     if (a >= hi) break;
-    if (keyAt(a) >= t) {
+    if (!(keyAt(a) < t)) {
       hi = a;
       break;
     }
@@ -232,6 +233,9 @@ export function searchAtOrAfter(length: number, keyAt: (i: number) => number, t:
   }
   return lo;
 }
+
+/** The longest step searchAtOrAfter gallops in from either end before it bisects. */
+const GALLOP_MAX = 8;
 
 /** A panel as subscribers see it: layout and display, never its SQL or source. */
 export interface PanelSummary {

@@ -107,6 +107,43 @@ describe("the live page's draw scheduler", () => {
     expect(t.layoutReads).toHaveLength(2);
   });
 
+  test("a panel with something to draw outside the viewport is reported held (first frame's layout read, invalidation, the observer); one in view is not", () => {
+    const below = new Set<string>(["c"]);
+    const t = setup((el) => !below.has((el as unknown as { name: string }).name));
+    const held: string[] = [];
+    const a = { name: "a" } as unknown as Element;
+    const c = { name: "c" } as unknown as Element;
+    t.scheduler.add(
+      a,
+      () => t.drawn.push("a"),
+      () => held.push("a"),
+    );
+    t.scheduler.add(
+      c,
+      () => t.drawn.push("c"),
+      () => held.push("c"),
+    );
+    // Nothing to draw yet: nothing held.
+    t.runFrames();
+    expect(held).toEqual([]);
+    t.scheduler.invalidateAll();
+    t.runFrames();
+    expect(t.drawn).toEqual(["a"]);
+    expect(held).toEqual(["c"]);
+    t.scheduler.invalidate(c);
+    expect(held).toEqual(["c", "c"]);
+    // Scrolled in: drawn, and no longer held; scrolled out with new data: held again.
+    t.see(c, true);
+    t.runFrames();
+    expect(t.drawn).toEqual(["a", "c"]);
+    t.see(c, false);
+    expect(held).toEqual(["c", "c"]);
+    t.scheduler.invalidate(c);
+    t.see(c, false);
+    expect(held).toEqual(["c", "c", "c", "c"]);
+    expect(held).not.toContain("a");
+  });
+
   test("a panel scrolled out is left as drawn; scrolled back in without new data, it is not drawn again", () => {
     const t = setup();
     const a = t.panel("a");

@@ -48,8 +48,11 @@ export interface DrawSchedulerDeps {
 }
 
 export interface DrawScheduler {
-  /** Registers a panel's element and how to draw it (nothing is drawn until it is invalidated). */
-  add(el: Element, draw: () => void): void;
+  /**
+   * Registers a panel's element and how to draw it (nothing is drawn until it is invalidated). `held`, when given, is
+   * called when the panel has something to draw but is outside the viewport, so waits for it (it may be called again).
+   */
+  add(el: Element, draw: () => void, held?: () => void): void;
   remove(el: Element): void;
   /** The panel's data or view changed: drawn at the next frame when visible, else once it becomes visible. */
   invalidate(el: Element): void;
@@ -64,6 +67,7 @@ export interface DrawScheduler {
 
 interface Entry {
   draw: () => void;
+  held: (() => void) | undefined;
   dirty: boolean;
   /** undefined until the watcher (or a layout read) has said. */
   visible: boolean | undefined;
@@ -100,6 +104,7 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
       if (!e) continue;
       e.visible = s.isIntersecting;
       if (e.visible && e.dirty) due = true;
+      else if (e.dirty) e.held?.();
     }
     if (due) schedule();
   });
@@ -115,7 +120,11 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
     const start = now();
     // Layout reads first (visibility of panels not reported yet, positions), then the draws, so a frame forces at
     // most one layout.
-    for (const [el, e] of entries) if (e.dirty && e.visible === undefined) e.visible = inViewport(el);
+    for (const [el, e] of entries)
+      if (e.dirty && e.visible === undefined) {
+        e.visible = inViewport(el);
+        if (!e.visible) e.held?.();
+      }
     const due: { el: Element; e: Entry; top: number; left: number }[] = [];
     for (const [el, e] of entries) if (e.dirty && e.visible) due.push({ el, e, ...position(el) });
     due.sort((a, b) => a.top - b.top || a.left - b.left);
@@ -144,13 +153,14 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
   }
 
   return {
-    add(el, draw) {
+    add(el, draw, held) {
       const known = entries.get(el);
       if (known) {
         known.draw = draw;
+        known.held = held;
         return;
       }
-      entries.set(el, { draw, dirty: false, visible: undefined });
+      entries.set(el, { draw, held, dirty: false, visible: undefined });
       watcher.observe(el);
     },
     remove(el) {
@@ -161,12 +171,14 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
       if (!e) return;
       e.dirty = true;
       if (e.visible !== false) schedule();
+      else e.held?.();
     },
     invalidateAll() {
       let due = false;
       for (const e of entries.values()) {
         e.dirty = true;
         if (e.visible !== false) due = true;
+        else e.held?.();
       }
       if (due) schedule();
     },

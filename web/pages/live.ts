@@ -55,8 +55,8 @@ interface PanelView {
   data: PanelData;
   hidden: Set<string>;
   /**
-   * The card's "waiting for the first result" box until a result arrives. A card outside the viewport is drawn only
-   * when it scrolls in, so its box then says that the result is there, rather than that it is still awaited.
+   * The card's "waiting for the first result" box, until the card is drawn or its result is held for it outside the
+   * viewport (drawn only when it scrolls in): the box then says that the result is there, rather than awaited.
    */
   waiting: HTMLElement | null;
 }
@@ -244,7 +244,11 @@ export function bootLive(): void {
       const windowed = p.type === "timeseries" || p.type === "stat";
       const v: PanelView = { spec: p, card, body: bodyEl, meta, notice, data: new PanelData(maxPoints, windowed), hidden, waiting };
       panels.set(p.id, v);
-      scheduler.add(card, () => draw(v));
+      scheduler.add(
+        card,
+        () => draw(v),
+        () => heldOffscreen(v),
+      );
     }
     layout();
   }
@@ -368,11 +372,18 @@ export function bootLive(): void {
     return true;
   }
 
+  /**
+   * A card outside the viewport with a result to draw: its waiting box says the result is there. Not a live region
+   * (the waiting box's status role): every card below the fold says it at once, to be read where it is.
+   */
+  function heldOffscreen(v: PanelView): void {
+    if (!v.waiting) return;
+    if (v.waiting.parentNode === v.body)
+      v.waiting.replaceWith(h("div", { class: "state empty" }, h("span", null, "Result received: drawn when it scrolls into view.")));
+    v.waiting = null;
+  }
+
   function received(v: PanelView, at: number): void {
-    if (v.waiting) {
-      if (v.waiting.parentNode === v.body) v.waiting.replaceWith(stateBox("empty", "Result received: drawn when it scrolls into view."));
-      v.waiting = null;
-    }
     v.card.dataset.updatedAt = String(at);
     lastUpdate = Math.max(lastUpdate ?? 0, at);
     scheduler.invalidate(v.card);
