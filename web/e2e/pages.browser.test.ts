@@ -206,6 +206,10 @@ test("at 390 px the live dashboard, its panel menu and the editor fit: nothing s
     }),
   );
   expect(legendCuts).toEqual([]);
+  // A title cut short by the card's width is whole in its tooltip.
+  const firstTitle = page.locator("article.panel h2").first();
+  expect(await firstTitle.evaluate((e) => e.scrollWidth > e.clientWidth)).toBe(true);
+  expect(await firstTitle.getAttribute("title")).toBe(await firstTitle.textContent());
   // The last card, far below the fold, is drawn when it scrolls in; until then it says that its result is there.
   const last = page.locator("article.panel").last();
   await last.locator(".panel-body .state.empty").waitFor({ timeout: 20_000 });

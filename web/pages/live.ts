@@ -229,7 +229,13 @@ export function bootLive(): void {
         h(
           "header",
           { class: "panel-head" },
-          h("h2", { id: `panel-${p.id}-title` }, p.title, p.unit ? h("span", { class: "unit" }, ` (${p.unit})`) : null),
+          // A title cut short by the card's width (an ellipsis) is whole in its tooltip.
+          h(
+            "h2",
+            { id: `panel-${p.id}-title`, title: p.unit ? `${p.title} (${p.unit})` : p.title },
+            p.title,
+            p.unit ? h("span", { class: "unit" }, ` (${p.unit})`) : null,
+          ),
           meta,
           menu,
         ),
