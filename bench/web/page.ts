@@ -190,12 +190,21 @@ const scheduler = createDrawScheduler({
   ...(params.get("budget") === "none" ? { budgetMs: Number.POSITIVE_INFINITY } : {}),
 });
 const settleWhenIdle = createIdleSettler(() => panels.map((p) => p.data));
+// As the live page registers its cards (web/pages/live.ts): a card held outside the viewport merges its ticks when it
+// is drawn, once it scrolls in.
 if (impl === "uplot")
   for (const p of panels)
-    scheduler.add(p.card, () => {
-      drawsThisFrame++;
-      drawPanel(p);
-    });
+    scheduler.add(
+      p.card,
+      () => {
+        drawsThisFrame++;
+        p.data.deferTicks = false;
+        drawPanel(p);
+      },
+      () => {
+        p.data.deferTicks = true;
+      },
+    );
 
 /** A panel's full result (`result`) or incremental tick (`delta`), as the live page's applyUpdate and applyDelta take them in. */
 function apply(panelId: string, at: number, update: { result: QueryResult } | { delta: PanelDeltaFrame }): void {

@@ -147,6 +147,78 @@ describe("a live panel's data", () => {
     );
   });
 
+  test("property: ticks merged as they arrive, or deferred to the window's next read and merged all at once, leave the window as merging the last result would (mergeResult)", () => {
+    const hosts = ["a", "b", "c"];
+    const tick = fc.record({
+      advance: fc.integer({ min: 0, max: 2 }),
+      buckets: fc.uniqueArray(fc.integer({ min: -4, max: 2 }), { maxLength: 3 }),
+      present: fc.array(fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }), { minLength: 3, maxLength: 3 }),
+      value: fc.integer(),
+      partial: fc.boolean(),
+      full: fc.integer({ min: 0, max: 9 }),
+      // Whether the panel's ticks wait for its window's next read (a panel held below the fold), and whether the window
+      // is read (drawn) after this tick.
+      defer: fc.boolean(),
+      read: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 8 }), fc.array(tick, { maxLength: 24 }), (buckets, ticks) => {
+        const rowsOfBucket = (b: number, present: boolean[], v: number): Cell[][] =>
+          hosts.flatMap((h, i) => (present[i] ? [[b * 10, h, v + i] as Cell[]] : []));
+        const initial = Array.from({ length: buckets }, (_, b) => rowsOfBucket(b, [true, true, b % 2 === 0], b)).flat();
+        const d = new PanelData(6, true);
+        d.apply({ panelId: "p", at: 0, result: result(initial.map((r) => [...r])) }, [0, 1000]);
+        let held = result(initial.map((r) => [...r]));
+        // The model: the window as of its last read, and the range of the ticks taken since (none: up to date).
+        const want = new RollingWindow(6);
+        mergeResult(want, held, [0, 1000]);
+        let unread: [number, number] | null = null;
+        let newest = buckets - 1;
+        let rangeStart = 0;
+        for (const [k, t] of ticks.entries()) {
+          rangeStart += t.advance * 10;
+          const range: [number, number] = [rangeStart, rangeStart + 1000];
+          if (t.full === 0) {
+            const rows = rowsOfBucket(newest, [true, true, true], k);
+            d.apply({ panelId: "p", at: k, result: result(rows.map((r) => [...r])) }, range);
+            if (unread) mergeResult(want, held, unread);
+            unread = null;
+            held = result(rows);
+            mergeResult(want, held, range);
+          } else {
+            const bs = t.buckets.map((x) => newest + x);
+            newest = Math.max(newest, ...bs);
+            const delta: PanelDeltaFrame = {
+              panelId: "p",
+              at: k,
+              rangeStart,
+              bucketColumn: 0,
+              buckets: bs.map((b) => b * 10),
+              rows: bs.flatMap((b, i) => rowsOfBucket(b, t.present[i]!, t.value)),
+              elapsedMs: 1,
+              ...(t.partial ? { partialFrom: newest * 10 } : {}),
+            };
+            d.deferTicks = t.defer;
+            expect(d.applyDelta(delta, range)).toBe(true);
+            held = applyPanelDelta(held, delta);
+            unread = range;
+            if (!t.defer) {
+              mergeResult(want, held, unread);
+              unread = null;
+            }
+          }
+          expect(d.last).toEqual({ panelId: "p", at: k, result: held });
+          if (!t.read) continue;
+          if (unread) mergeResult(want, held, unread);
+          unread = null;
+          expect(windowOf(d.window)).toEqual(windowOf(want));
+          expect(d.window.partialFrom).toBe(want.partialFrom);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   test("panels without a window (table, bar) only keep the last update; clear forgets everything", () => {
     const table = new PanelData(100, false);
     table.apply({ panelId: "t", at: 20, result: snapshot }, null);

@@ -2,7 +2,12 @@
  * A live panel's data: its last update and, for time series and stat panels, its rolling window. A full result that
  * lands in an empty window (the snapshot, or the first result after the view changed) is merged when the window is
  * first read, by the panel's draw or by an idle callback, so the panels below the fold do not delay the first
- * chart's paint; every later result or incremental tick is merged as it arrives, after that one.
+ * chart's paint; every later full result is merged as it arrives, after that one.
+ *
+ * Incremental ticks are merged as they arrive, but while the panel waits outside the viewport (`deferTicks`, set by
+ * the page when its draw scheduler holds it there) they are merged when the window is next read (its draw once it
+ * scrolls in), all at once: from the earliest bucket any of them changed, over the last result (mergeDelta), which
+ * leaves the window as merging that result would (mergeResult). A panel below the fold merges nothing meanwhile.
  *
  * The panel owns its last result's rows: an incremental tick changes them in place (applyPanelDeltaInPlace) rather
  * than copying thousands of row references a tick. A reader that keeps a result past the task that read it (the
@@ -16,6 +21,10 @@ export class PanelData {
   last: PanelUpdate | null = null;
   private readonly rolling: RollingWindow;
   private pending: { result: QueryResult; range: [number, number] | null } | null = null;
+  /** Whether ticks wait for the window's next read rather than being merged as they arrive. */
+  deferTicks = false;
+  /** Ticks not merged yet: the earliest bucket they changed, and the last one's range. */
+  private ticks: { from: number; bucketColumn: number; range: [number, number] | null } | null = null;
 
   /** `windowed`: whether the panel keeps a window (time series and stat panels). */
   constructor(
@@ -27,6 +36,8 @@ export class PanelData {
 
   /** Takes a full update (a result or an error); the panel owns the result's rows from now on. */
   apply(u: PanelUpdate, range: [number, number] | null): void {
+    // Ticks waiting to be merged are merged from the result they were applied to, before it is replaced.
+    this.mergeTicks();
     this.last = u;
     if (!("result" in u) || !this.windowed) return;
     if (!this.pending && this.rolling.size === 0) {
@@ -38,18 +49,29 @@ export class PanelData {
   }
 
   /**
-   * Takes an incremental tick: applied to the last result (its rows changed in place) and merged into the window.
-   * False, and nothing taken, when there is no last result to apply it to (the server sends one only after a full
-   * result of the same stream).
+   * Takes an incremental tick: applied to the last result (its rows changed in place) and merged into the window, now
+   * or, with `deferTicks`, when it is next read. False, and nothing taken, when there is no last result to apply it to
+   * (the server sends one only after a full result of the same stream).
    */
   applyDelta(delta: PanelDeltaFrame, range: [number, number] | null): boolean {
     const held = this.last;
     if (!held || !("result" in held)) return false;
     // A waiting full result is merged before its rows change.
-    this.settle();
+    this.settlePending();
     const result = applyPanelDeltaInPlace(held.result, delta);
     this.last = { panelId: delta.panelId, at: delta.at, result };
-    if (this.windowed) mergeDelta(this.rolling, result, delta, range);
+    if (this.windowed) {
+      const col = delta.bucketColumn;
+      if (this.ticks && this.ticks.bucketColumn !== col) this.mergeTicks();
+      let from = this.ticks?.from ?? Number.POSITIVE_INFINITY;
+      for (const b of delta.buckets) if (b < from) from = b;
+      for (const r of delta.rows) {
+        const b = r[col];
+        if (typeof b === "number" && b < from) from = b;
+      }
+      this.ticks = { from, bucketColumn: col, range };
+      if (!this.deferTicks) this.mergeTicks();
+    }
     return true;
   }
 
@@ -70,17 +92,33 @@ export class PanelData {
     return this.pending !== null;
   }
 
-  /** Merges the result that waits, if any. */
+  /** Merges what waits: the full result, then the ticks taken since. */
   settle(): void {
+    this.settlePending();
+    this.mergeTicks();
+  }
+
+  private settlePending(): void {
     const p = this.pending;
     if (!p) return;
     this.pending = null;
     mergeResult(this.rolling, p.result, p.range);
   }
 
+  /** The ticks taken since the window was read, as one: the last result's rows from the earliest bucket they changed. */
+  private mergeTicks(): void {
+    const t = this.ticks;
+    if (!t) return;
+    this.ticks = null;
+    const u = this.last;
+    if (!u || !("result" in u)) return;
+    mergeDelta(this.rolling, u.result, { bucketColumn: t.bucketColumn, buckets: [t.from], rows: [] }, t.range);
+  }
+
   clear(): void {
     this.rolling.clear();
     this.pending = null;
+    this.ticks = null;
     this.last = null;
   }
 }

@@ -299,6 +299,8 @@ export function bootLive(): void {
   function draw(view_: PanelView): void {
     const u = view_.data.last;
     if (!u || view_.card.hidden) return;
+    // In view: its ticks are merged as they arrive again (the window's read below merges those that waited).
+    view_.data.deferTicks = false;
     if ("error" in u) {
       view_.card.classList.add("has-error");
       const code = u.error.code ?? u.error.reason;
@@ -379,10 +381,12 @@ export function bootLive(): void {
   }
 
   /**
-   * A card outside the viewport with a result to draw: its waiting box says the result is there. Not a live region
-   * (the waiting box's status role): every card below the fold says it at once, to be read where it is.
+   * A card outside the viewport with a result to draw: its ticks are merged when it is drawn (once it scrolls in), not
+   * as they arrive; its waiting box says the result is there. Not a live region (the waiting box's status role):
+   * every card below the fold says it at once, to be read where it is.
    */
   function heldOffscreen(v: PanelView): void {
+    v.data.deferTicks = true;
     if (!v.waiting) return;
     if (v.waiting.parentNode === v.body)
       v.waiting.replaceWith(h("div", { class: "state empty" }, h("span", null, "Result received: drawn when it scrolls into view.")));
