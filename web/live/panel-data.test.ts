@@ -20,6 +20,61 @@ const snapshotOf = () => result([...rowsAt(0), ...rowsAt(10), ...rowsAt(20)]);
 const snapshot = snapshotOf();
 const windowOf = (w: RollingWindow) => w.keys().map((k) => [k, [...w.get(k)]] as const);
 
+/** The property tests' ticks: generated, then played by steps() against a panel and a model. */
+const hosts = ["a", "b", "c"];
+const tickArb = fc.record({
+  advance: fc.integer({ min: 0, max: 2 }),
+  // Buckets relative to the newest held: re-sent (-2..0), new (1, 2), or before the range start (dropped).
+  buckets: fc.uniqueArray(fc.integer({ min: -4, max: 2 }), { maxLength: 3 }),
+  present: fc.array(fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }), { minLength: 3, maxLength: 3 }),
+  value: fc.integer(),
+  partial: fc.boolean(),
+  full: fc.integer({ min: 0, max: 9 }),
+  // Whether the panel's ticks wait for its window's next read (a panel held below the fold), and whether the window
+  // is read (drawn) after this tick.
+  defer: fc.boolean(),
+  read: fc.boolean(),
+});
+type GeneratedTick = typeof tickArb extends fc.Arbitrary<infer T> ? T : never;
+
+const rowsOfBucket = (b: number, present: boolean[], v: number): Cell[][] =>
+  hosts.flatMap((h, i) => (present[i] ? [[b * 10, h, v + i] as Cell[]] : []));
+const initialRows = (buckets: number): Cell[][] =>
+  Array.from({ length: buckets }, (_, b) => rowsOfBucket(b, [true, true, b % 2 === 0], b)).flat();
+
+/**
+ * The generated ticks as the stream sends them, after `buckets` initial buckets: each a delta frame, or now and then
+ * a full result (the server's periodic full query), with the range it is for.
+ */
+function* steps(
+  buckets: number,
+  ticks: readonly GeneratedTick[],
+): Generator<{ k: number; t: GeneratedTick; range: [number, number]; full?: Cell[][]; delta?: PanelDeltaFrame }> {
+  let newest = buckets - 1;
+  let rangeStart = 0;
+  for (const [k, t] of ticks.entries()) {
+    rangeStart += t.advance * 10;
+    const range: [number, number] = [rangeStart, rangeStart + 1000];
+    if (t.full === 0) {
+      yield { k, t, range, full: rowsOfBucket(newest, [true, true, true], k) };
+      continue;
+    }
+    const bs = t.buckets.map((x) => newest + x);
+    newest = Math.max(newest, ...bs);
+    const delta: PanelDeltaFrame = {
+      panelId: "p",
+      at: k,
+      rangeStart,
+      bucketColumn: 0,
+      buckets: bs.map((b) => b * 10),
+      rows: bs.flatMap((b, i) => rowsOfBucket(b, t.present[i]!, t.value)),
+      elapsedMs: 1,
+      ...(t.partial ? { partialFrom: newest * 10 } : {}),
+    };
+    yield { k, t, range, delta };
+  }
+}
+
 describe("a live panel's data", () => {
   test("the first full result waits until the window is read; then it is the window merging gives", () => {
     const d = new PanelData(100, true);
@@ -90,54 +145,24 @@ describe("a live panel's data", () => {
   });
 
   test("property: ticks taken in place leave the result and the window as copying each result and merging it did", () => {
-    const hosts = ["a", "b", "c"];
-    const tick = fc.record({
-      advance: fc.integer({ min: 0, max: 2 }),
-      // Buckets relative to the newest held: re-sent (-2..0), new (1, 2), or before the range start (dropped).
-      buckets: fc.uniqueArray(fc.integer({ min: -4, max: 2 }), { maxLength: 3 }),
-      present: fc.array(fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }), { minLength: 3, maxLength: 3 }),
-      value: fc.integer(),
-      partial: fc.boolean(),
-      full: fc.integer({ min: 0, max: 9 }),
-    });
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 8 }), fc.array(tick, { maxLength: 20 }), fc.boolean(), (buckets, ticks, windowed) => {
-        const rowsOfBucket = (b: number, present: boolean[], v: number): Cell[][] =>
-          hosts.flatMap((h, i) => (present[i] ? [[b * 10, h, v + i] as Cell[]] : []));
-        const initial = Array.from({ length: buckets }, (_, b) => rowsOfBucket(b, [true, true, b % 2 === 0], b)).flat();
+      fc.property(fc.integer({ min: 1, max: 8 }), fc.array(tickArb, { maxLength: 20 }), fc.boolean(), (buckets, ticks, windowed) => {
+        const initial = initialRows(buckets);
         const d = new PanelData(6, windowed);
         d.apply({ panelId: "p", at: 0, result: result(initial.map((r) => [...r])) }, [0, 1000]);
         let held = result(initial.map((r) => [...r]));
         const want = new RollingWindow(6);
         if (windowed) mergeResult(want, held, [0, 1000]);
-        let newest = buckets - 1;
-        let rangeStart = 0;
-        for (const [k, t] of ticks.entries()) {
-          rangeStart += t.advance * 10;
-          const range: [number, number] = [rangeStart, rangeStart + 1000];
-          if (t.full === 0) {
-            // Now and then a full result (the server's periodic full query), which the panel owns from then on.
-            const rows = rowsOfBucket(newest, [true, true, true], k);
-            d.apply({ panelId: "p", at: k, result: result(rows.map((r) => [...r])) }, range);
-            held = result(rows);
+        for (const { k, range, full, delta } of steps(buckets, ticks)) {
+          if (full) {
+            d.apply({ panelId: "p", at: k, result: result(full.map((r) => [...r])) }, range);
+            held = result(full);
             if (windowed) mergeResult(want, held, range);
             continue;
           }
-          const bs = t.buckets.map((x) => newest + x);
-          newest = Math.max(newest, ...bs);
-          const delta: PanelDeltaFrame = {
-            panelId: "p",
-            at: k,
-            rangeStart,
-            bucketColumn: 0,
-            buckets: bs.map((b) => b * 10),
-            rows: bs.flatMap((b, i) => rowsOfBucket(b, t.present[i]!, t.value)),
-            elapsedMs: 1,
-            ...(t.partial ? { partialFrom: newest * 10 } : {}),
-          };
-          expect(d.applyDelta(delta, range)).toBe(true);
-          held = applyPanelDelta(held, delta);
-          if (windowed) mergeDelta(want, held, delta, range);
+          expect(d.applyDelta(delta!, range)).toBe(true);
+          held = applyPanelDelta(held, delta!);
+          if (windowed) mergeDelta(want, held, delta!, range);
           expect(d.last).toEqual({ panelId: "p", at: k, result: held });
           expect(windowOf(d.window)).toEqual(windowOf(want));
           expect(d.window.partialFrom).toBe(want.partialFrom);
@@ -148,59 +173,27 @@ describe("a live panel's data", () => {
   });
 
   test("property: ticks merged as they arrive, or deferred to the window's next read and merged all at once, leave the window as merging the last result would (mergeResult)", () => {
-    const hosts = ["a", "b", "c"];
-    const tick = fc.record({
-      advance: fc.integer({ min: 0, max: 2 }),
-      buckets: fc.uniqueArray(fc.integer({ min: -4, max: 2 }), { maxLength: 3 }),
-      present: fc.array(fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }), { minLength: 3, maxLength: 3 }),
-      value: fc.integer(),
-      partial: fc.boolean(),
-      full: fc.integer({ min: 0, max: 9 }),
-      // Whether the panel's ticks wait for its window's next read (a panel held below the fold), and whether the window
-      // is read (drawn) after this tick.
-      defer: fc.boolean(),
-      read: fc.boolean(),
-    });
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 8 }), fc.array(tick, { maxLength: 24 }), (buckets, ticks) => {
-        const rowsOfBucket = (b: number, present: boolean[], v: number): Cell[][] =>
-          hosts.flatMap((h, i) => (present[i] ? [[b * 10, h, v + i] as Cell[]] : []));
-        const initial = Array.from({ length: buckets }, (_, b) => rowsOfBucket(b, [true, true, b % 2 === 0], b)).flat();
+      fc.property(fc.integer({ min: 1, max: 8 }), fc.array(tickArb, { maxLength: 24 }), (buckets, ticks) => {
+        const initial = initialRows(buckets);
         const d = new PanelData(6, true);
         d.apply({ panelId: "p", at: 0, result: result(initial.map((r) => [...r])) }, [0, 1000]);
         let held = result(initial.map((r) => [...r]));
-        // The model: the window as of its last read, and the range of the ticks taken since (none: up to date).
+        // The model: the window as of its last merge, and the range of the ticks taken since (none: up to date).
         const want = new RollingWindow(6);
         mergeResult(want, held, [0, 1000]);
         let unread: [number, number] | null = null;
-        let newest = buckets - 1;
-        let rangeStart = 0;
-        for (const [k, t] of ticks.entries()) {
-          rangeStart += t.advance * 10;
-          const range: [number, number] = [rangeStart, rangeStart + 1000];
-          if (t.full === 0) {
-            const rows = rowsOfBucket(newest, [true, true, true], k);
-            d.apply({ panelId: "p", at: k, result: result(rows.map((r) => [...r])) }, range);
+        for (const { k, t, range, full, delta } of steps(buckets, ticks)) {
+          if (full) {
+            d.apply({ panelId: "p", at: k, result: result(full.map((r) => [...r])) }, range);
             if (unread) mergeResult(want, held, unread);
             unread = null;
-            held = result(rows);
+            held = result(full);
             mergeResult(want, held, range);
           } else {
-            const bs = t.buckets.map((x) => newest + x);
-            newest = Math.max(newest, ...bs);
-            const delta: PanelDeltaFrame = {
-              panelId: "p",
-              at: k,
-              rangeStart,
-              bucketColumn: 0,
-              buckets: bs.map((b) => b * 10),
-              rows: bs.flatMap((b, i) => rowsOfBucket(b, t.present[i]!, t.value)),
-              elapsedMs: 1,
-              ...(t.partial ? { partialFrom: newest * 10 } : {}),
-            };
             d.deferTicks = t.defer;
-            expect(d.applyDelta(delta, range)).toBe(true);
-            held = applyPanelDelta(held, delta);
+            expect(d.applyDelta(delta!, range)).toBe(true);
+            held = applyPanelDelta(held, delta!);
             unread = range;
             if (!t.defer) {
               mergeResult(want, held, unread);
