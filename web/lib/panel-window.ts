@@ -25,6 +25,14 @@ export interface DeltaRows {
   rows: readonly (readonly unknown[])[];
 }
 
+/** The earliest bucket a tick changed: the buckets it lists and its rows' (+Infinity: none). */
+export function firstChangedBucket(delta: DeltaRows): number {
+  let from = Number.POSITIVE_INFINITY;
+  for (const b of delta.buckets) from = Math.min(from, b);
+  for (const r of delta.rows) from = Math.min(from, toNumber(r[delta.bucketColumn]) ?? from);
+  return from;
+}
+
 /**
  * Merges an incremental tick into the window, leaving it as mergeResult(window, next, range) would, from the rows
  * the tick changed instead of all of them: `next` is the result after the delta (applyPanelDelta), sorted by the
@@ -41,9 +49,7 @@ export function mergeDelta(window: RollingWindow, next: ResultData, delta: Delta
     mergeResult(window, next, range);
     return;
   }
-  let from = Number.POSITIVE_INFINITY;
-  for (const b of delta.buckets) from = Math.min(from, b);
-  for (const r of delta.rows) from = Math.min(from, toNumber(r[col]) ?? from);
+  const from = firstChangedBucket(delta);
   const single = roles.values.length === 1;
   const names = roles.values.map((v) => next.columns[v].name);
   const seen = (row: readonly unknown[], keys: Set<string>) => {

@@ -14,7 +14,7 @@
  * inspector, whose CSV is made on a later click) takes `kept()`, a copy that stays as it is.
  */
 import { applyPanelDeltaInPlace, type PanelDeltaFrame, type PanelUpdate, type QueryResult } from "../../lib/live/frames.ts";
-import { mergeDelta, mergeResult } from "../lib/panel-window.ts";
+import { firstChangedBucket, mergeDelta, mergeResult } from "../lib/panel-window.ts";
 import { RollingWindow } from "../lib/rolling-window.ts";
 
 export class PanelData {
@@ -63,12 +63,7 @@ export class PanelData {
     if (this.windowed) {
       const col = delta.bucketColumn;
       if (this.ticks && this.ticks.bucketColumn !== col) this.mergeTicks();
-      let from = this.ticks?.from ?? Number.POSITIVE_INFINITY;
-      for (const b of delta.buckets) if (b < from) from = b;
-      for (const r of delta.rows) {
-        const b = r[col];
-        if (typeof b === "number" && b < from) from = b;
-      }
+      const from = Math.min(this.ticks?.from ?? Number.POSITIVE_INFINITY, firstChangedBucket(delta));
       this.ticks = { from, bucketColumn: col, range };
       if (!this.deferTicks) this.mergeTicks();
     }
