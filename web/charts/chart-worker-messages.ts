@@ -5,8 +5,11 @@
 import type { ColumnsDelta } from "./columns-delta.ts";
 import type { Box, Mapping } from "./line-path.ts";
 
-/** A time series chart's lines: the shown series of its columns, traced and stroked as drawLines does. */
-export interface LinesDraw {
+/**
+ * A time series chart's plot, drawn as drawPlot does (plot-draw.ts): its axes and grid, its threshold bands and lines,
+ * then the shown series of its columns, traced and stroked.
+ */
+export interface PlotDraw {
   /** The canvas (adopted earlier or in the same batch). */
   id: number;
   /** The canvas' size in device pixels (uPlot's canvas under it). */
@@ -27,6 +30,44 @@ export interface LinesDraw {
   series: { column: number; color: string; alpha: number }[];
   /** The bucket still filling: one dashed segment per shown series, from its last point to the bucket. */
   partial: { color: string; x0: number; y0: number; x1: number; y1: number }[];
+  /** The axes as uPlot lays them out (uplot-axes.ts), in the order uPlot draws them. */
+  axes: AxisDraw[];
+  /** The threshold steps, lowest first. */
+  thresholds: ThresholdDraw[];
+}
+
+/** One axis: its labels, then its tick marks and its grid lines. Every position is in device pixels. */
+export interface AxisDraw {
+  font: string;
+  color: string;
+  align: "left" | "right" | "center";
+  baseline: "top" | "bottom" | "middle";
+  /** Each line of each label (a label with a date under its time is two). */
+  labels: { text: string; x: number; y: number }[];
+  /** The tick marks, then the grid lines. */
+  rules: RulesDraw[];
+}
+
+/** Parallel lines across an axis: vertical (`vertical`) at each x of `at` from `from` to `to`, or horizontal at each y. */
+export interface RulesDraw {
+  vertical: boolean;
+  at: number[];
+  from: number;
+  to: number;
+  width: number;
+  color: string;
+  dash: number[];
+  cap: "butt" | "round" | "square";
+}
+
+/**
+ * A threshold step: its faint band over the plot, and its dashed line where it starts, when it starts inside (`y`: the
+ * device pixel row it is drawn through).
+ */
+export interface ThresholdDraw {
+  color: string;
+  band: { x: number; y: number; width: number; height: number };
+  line: { x0: number; x1: number; y: number; width: number } | null;
 }
 
 /** A legend's figures, drawn as drawFigures does. */
@@ -46,8 +87,8 @@ export interface ChartWorkerBatch {
   type: "batch";
   /** Canvases handed over (their OffscreenCanvas is transferred with the message). */
   adopt: { id: number; canvas: OffscreenCanvas }[];
-  lines: LinesDraw[];
-  /** The changes of the lines' columns since the last batch, in the order they were made (columns-delta.ts). */
+  plots: PlotDraw[];
+  /** The changes of the plots' columns since the last batch, in the order they were made (columns-delta.ts). */
   columns: { id: number; delta: ColumnsDelta }[];
   figures: FiguresDraw[];
   /** Canvases of charts that are gone. */

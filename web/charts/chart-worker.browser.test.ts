@@ -1,8 +1,8 @@
-// The chart worker in Chromium (web/charts/chart-worker.ts): a time series chart whose lines and legend figures the
-// worker draws shows what one drawn on the page's thread shows (to the rounding of a layer's blend), through a first draw, incremental ticks (the
-// columns sent as deltas), a hidden series, a gap and the bucket still filling; and so does a chart that started on
-// the page's thread and was handed to the worker once it loaded. Three pages: no worker, the worker from the start,
-// the worker started after the first draw.
+// The chart worker in Chromium (web/charts/chart-worker.ts): a time series chart whose plot (axes, grid, threshold
+// steps, lines) and legend figures the worker draws shows what one drawn on the page's thread shows (to the rounding
+// of a layer's blend), through a first draw, incremental ticks (the columns sent as deltas), a hidden series, a gap
+// and the bucket still filling; and so does a chart that started on the page's thread and was handed to the worker
+// once it loaded. Three pages: no worker, the worker from the start, the worker started after the first draw.
 import { readFile, rm } from "node:fs/promises";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -41,6 +41,7 @@ const opts = (tick) => ({
   dark: false,
   partialFrom: T0 + (tick + 119) * STEP,
   stepMs: STEP,
+  thresholds: [{ value: null, color: "#2f9e44" }, { value: 60, color: "#e03131" }],
 });
 const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
 window.workerTest = {
@@ -57,7 +58,9 @@ window.workerTest = {
     await chartWorker()?.whenDrawn();
     await frames();
   },
-  layers: () => document.querySelectorAll("canvas.u-lines").length,
+  layers: () => document.querySelectorAll("canvas.u-plot-layer").length,
+  // uPlot's own canvas: shown while the page draws the plot on it, hidden under the worker's layer.
+  base: () => getComputedStyle(document.querySelector(".uplot canvas:not(.u-plot-layer)")).visibility,
 };
 `;
 
@@ -97,7 +100,9 @@ async function open(): Promise<Page> {
   return page;
 }
 
-type Api = { workerTest: { start(u: string): void; ready(): boolean; draw(t: number, hide?: string): Promise<void>; layers(): number } };
+type Api = {
+  workerTest: { start(u: string): void; ready(): boolean; draw(t: number, hide?: string): Promise<void>; layers(): number; base(): string };
+};
 
 async function startWorker(page: Page): Promise<void> {
   await page.evaluate(() => (window as unknown as Api).workerTest.start("/chart-worker.js"));
@@ -154,20 +159,23 @@ async function difference(page: Page, a: Buffer, b: Buffer): Promise<{ max: numb
   );
 }
 
-test("the worker draws the lines and figures the page's thread draws, to a level or two of blending, from the first draw or after a handover", async () => {
+test("the worker draws the plot and figures the page's thread draws, to a level or two of blending, from the first draw or after a handover", async () => {
   const plain = await open();
   const onPage = await shots(plain);
   expect(await plain.evaluate(() => (window as unknown as Api).workerTest.layers())).toBe(0);
+  expect(await plain.evaluate(() => (window as unknown as Api).workerTest.base())).toBe("visible");
 
   const worker = await open();
   await startWorker(worker);
   const inWorker = await shots(worker);
-  // The lines are on the worker's layer: uPlot's canvas has none of them.
+  // The plot is on the worker's layer: uPlot's canvas is hidden.
   expect(await worker.evaluate(() => (window as unknown as Api).workerTest.layers())).toBe(1);
+  expect(await worker.evaluate(() => (window as unknown as Api).workerTest.base())).toBe("hidden");
 
   const later = await open();
   const handedOver = await shots(later, () => startWorker(later));
   expect(await later.evaluate(() => (window as unknown as Api).workerTest.layers())).toBe(1);
+  expect(await later.evaluate(() => (window as unknown as Api).workerTest.base())).toBe("hidden");
 
   for (let i = 0; i < onPage.length; i++) {
     for (const [name, shot] of [

@@ -1,17 +1,17 @@
 /**
  * The chart worker (chart-worker.ts is the page's side): holds the canvases the page handed over, draws each batch's
- * lines and figures with the functions the page's thread uses (lines-draw.ts, figure-text.ts) and answers every batch
+ * plots and figures with the functions the page's thread uses (plot-draw.ts, figure-text.ts) and answers every batch
  * with the time it took. A canvas drawn here is committed when the batch's task ends, rastered on this thread.
  */
-import type { ChartWorkerBatch, ChartWorkerDrawn, FiguresDraw, FromChartWorker, LinesDraw } from "./chart-worker-messages.ts";
+import type { ChartWorkerBatch, ChartWorkerDrawn, FiguresDraw, FromChartWorker, PlotDraw } from "./chart-worker-messages.ts";
 import { drawFigures } from "./figure-text.ts";
 import { ColumnsCopy } from "./columns-delta.ts";
-import { drawLines } from "./lines-draw.ts";
+import { drawPlot } from "./plot-draw.ts";
 
 interface Held {
   canvas: OffscreenCanvas;
   ctx: OffscreenCanvasRenderingContext2D | null;
-  /** The lines' columns, as the deltas so far make them. */
+  /** The plot's columns, as the deltas so far make them. */
   columns: ColumnsCopy;
   /** The figures' advance widths, in `font`. */
   widths: Map<string, number>;
@@ -35,7 +35,7 @@ scope.onmessage = (e) => {
     for (const a of batch.adopt) held.set(a.id, { canvas: a.canvas, ctx: null, columns: new ColumnsCopy(), widths: new Map(), font: "" });
     for (const id of batch.drop) held.delete(id);
     for (const c of batch.columns) guarded(() => held.get(c.id)?.columns.apply(c.delta));
-    for (const d of batch.lines) guarded(() => lines(d));
+    for (const d of batch.plots) guarded(() => plot(d));
     for (const d of batch.figures) guarded(() => figures(d));
   } finally {
     const end = performance.now();
@@ -45,12 +45,12 @@ scope.onmessage = (e) => {
 };
 scope.postMessage({ type: "ready" });
 
-function lines(d: LinesDraw): void {
+function plot(d: PlotDraw): void {
   const h = held.get(d.id);
   const ctx = h && sized(h, d.width, d.height);
   if (!h || !ctx) return;
   ctx.clearRect(0, 0, d.width, d.height);
-  drawLines(ctx, d, h.columns.columns());
+  drawPlot(ctx, d, h.columns.columns());
 }
 
 function figures(d: FiguresDraw): void {

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import type { ChartWorkerBatch, FromChartWorker, LinesDraw } from "./chart-worker-messages.ts";
+import type { ChartWorkerBatch, FromChartWorker, PlotDraw } from "./chart-worker-messages.ts";
 import { ChartWorker } from "./chart-worker.ts";
 import type { ColumnsDelta } from "./columns-delta.ts";
 
@@ -24,7 +24,7 @@ function recordingWorker() {
 }
 
 const canvas = () => ({ transferControlToOffscreen: () => ({ offscreen: true }) }) as unknown as HTMLCanvasElement;
-const draw = (id: number, lo: number): LinesDraw => ({
+const draw = (id: number, lo: number): PlotDraw => ({
   id,
   width: 100,
   height: 50,
@@ -37,6 +37,8 @@ const draw = (id: number, lo: number): LinesDraw => ({
   hi: 2,
   series: [{ column: 1, color: "#000", alpha: 1 }],
   partial: [],
+  axes: [],
+  thresholds: [],
 });
 const delta = (cut: number): ColumnsDelta => ({ count: 2, length: 3, cut, from: 2, cells: new Float64Array(2) });
 const tick = () => new Promise((r) => setTimeout(r, 0));
@@ -54,15 +56,15 @@ test("a frame's draws go in one batch, with the canvases handed over and transfe
   const cw = new ChartWorker(worker);
   const a = cw.adoptCanvas(canvas());
   const b = cw.adoptCanvas(canvas());
-  cw.drawLines(draw(a, 0), delta(0));
-  cw.drawLines(draw(b, 0), delta(0));
+  cw.drawPlot(draw(a, 0), delta(0));
+  cw.drawPlot(draw(b, 0), delta(0));
   cw.drawFigures({ id: b, width: 10, height: 10, ratio: 1, font: "12px sans-serif", figures: [] });
   await tick();
   expect(sent).toHaveLength(1);
   const { batch, transfer } = sent[0]!;
   expect(batch.adopt.map((x) => x.id)).toEqual([a, b]);
   expect(transfer).toHaveLength(2);
-  expect(batch.lines.map((l) => l.id)).toEqual([a, b]);
+  expect(batch.plots.map((l) => l.id)).toEqual([a, b]);
   expect(batch.figures.map((f) => f.id)).toEqual([b]);
 });
 
@@ -70,12 +72,12 @@ test("one batch in flight: later draws wait, the latest of a canvas replaces the
   const { worker, sent, reply } = recordingWorker();
   const cw = new ChartWorker(worker);
   const a = cw.adoptCanvas(canvas());
-  cw.drawLines(draw(a, 0), delta(0));
+  cw.drawPlot(draw(a, 0), delta(0));
   await tick();
   expect(sent).toHaveLength(1);
-  cw.drawLines(draw(a, 1), delta(1));
-  cw.drawLines(draw(a, 2), null);
-  cw.drawLines(draw(a, 3), delta(2));
+  cw.drawPlot(draw(a, 1), delta(1));
+  cw.drawPlot(draw(a, 2), null);
+  cw.drawPlot(draw(a, 3), delta(2));
   await tick();
   // Still the first in flight.
   expect(sent).toHaveLength(1);
@@ -85,7 +87,7 @@ test("one batch in flight: later draws wait, the latest of a canvas replaces the
   await tick();
   expect(sent).toHaveLength(2);
   const batch = sent[1]!.batch;
-  expect(batch.lines.map((l) => l.lo)).toEqual([3]);
+  expect(batch.plots.map((l) => l.lo)).toEqual([3]);
   expect(batch.columns.map((c) => c.delta.cut)).toEqual([1, 2]);
   expect(drawn).toBe(false);
   reply({ type: "drawn", busyMs: 1, endedAt: performance.timeOrigin + performance.now() });
@@ -99,16 +101,16 @@ test("a released canvas's waiting draws are dropped and the worker is told to le
   const cw = new ChartWorker(worker);
   const a = cw.adoptCanvas(canvas());
   const b = cw.adoptCanvas(canvas());
-  cw.drawLines(draw(a, 0), delta(0));
+  cw.drawPlot(draw(a, 0), delta(0));
   await tick();
-  cw.drawLines(draw(a, 1), delta(1));
-  cw.drawLines(draw(b, 1), delta(1));
+  cw.drawPlot(draw(a, 1), delta(1));
+  cw.drawPlot(draw(b, 1), delta(1));
   cw.release(a);
   reply({ type: "drawn", busyMs: 1, endedAt: performance.timeOrigin + performance.now() });
   await tick();
   const batch = sent[1]!.batch;
   expect(batch.drop).toEqual([a]);
-  expect(batch.lines.map((l) => l.id)).toEqual([b]);
+  expect(batch.plots.map((l) => l.id)).toEqual([b]);
   expect(batch.columns.map((c) => c.id)).toEqual([b]);
 });
 
@@ -117,7 +119,7 @@ test("a worker that fails after loading is given up: unavailable, every wait end
   const cw = new ChartWorker(worker);
   reply({ type: "ready" });
   const a = cw.adoptCanvas(canvas());
-  cw.drawLines(draw(a, 0), delta(0));
+  cw.drawPlot(draw(a, 0), delta(0));
   await tick();
   expect(sent).toHaveLength(1);
   const waiting = cw.whenDrawn();
@@ -125,7 +127,7 @@ test("a worker that fails after loading is given up: unavailable, every wait end
   await waiting;
   expect(cw.available).toBe(false);
   expect(raw.terminated).toBe(true);
-  cw.drawLines(draw(a, 1), delta(1));
+  cw.drawPlot(draw(a, 1), delta(1));
   cw.release(a);
   await tick();
   expect(sent).toHaveLength(1);

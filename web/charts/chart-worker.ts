@@ -2,17 +2,19 @@
  * The chart worker, the page's side. A frame of the live page drew six charts' lines and legends on the page's
  * thread: tracing the lines, then rastering them at commit (Chromium rasters a canvas on the thread that draws it,
  * and without a GPU a 1 px line of 720 points is tens of thousands of pixels of coverage), about 3 ms of the
- * tick's 7. Here the lines' canvas (one laid over each chart's) and the legends' canvases are handed to one
- * worker (`transferControlToOffscreen`), which traces and rasters them on its own thread; the page computes what to
- * draw (scales, pixel boxes, colours, figures' texts and places) and sends every draw of a frame in one message.
+ * tick's 7; uPlot's axes and grid, on a canvas of their own, cost about 2 ms more at p95 for the same reason. Here
+ * each chart's plot canvas (laid over uPlot's, which then stays hidden) and the legends' canvases are handed to one
+ * worker (`transferControlToOffscreen`), which draws and rasters them on its own thread; the page computes what to
+ * draw (uPlot's layout of the axes, scales, pixel boxes, colours, texts and places) and sends every draw of a frame
+ * in one message.
  *
  * At most one batch is in flight: draws made while the worker works replace the waiting draw of the same canvas, so a
  * slow worker draws the latest state and never a queue of stale ones. A canvas handed over stays the worker's; the
  * page drops it when its chart goes. Until the worker has loaded (and in a browser without OffscreenCanvas or
  * without the worker's script: a page bundled without it, a test page) `chartWorker()` is null and the charts draw
- * on the page's thread with the same functions (lines-draw.ts, figure-text.ts).
+ * on the page's thread with the same functions (plot-draw.ts, figure-text.ts).
  */
-import type { ChartWorkerBatch, FiguresDraw, FromChartWorker, LinesDraw } from "./chart-worker-messages.ts";
+import type { ChartWorkerBatch, FiguresDraw, FromChartWorker, PlotDraw } from "./chart-worker-messages.ts";
 import type { ColumnsDelta } from "./columns-delta.ts";
 
 /** The worker script's file name, beside the page's bundle (web/build.ts defines it); absent in a bundle built without it. */
@@ -24,7 +26,7 @@ export class ChartWorker {
   private inFlight = false;
   private scheduled = false;
   private adopt: ChartWorkerBatch["adopt"] = [];
-  private readonly lines = new Map<number, LinesDraw>();
+  private readonly plots = new Map<number, PlotDraw>();
   private columns: ChartWorkerBatch["columns"] = [];
   private readonly figures = new Map<number, FiguresDraw>();
   private drop: number[] = [];
@@ -74,7 +76,7 @@ export class ChartWorker {
     this.worker.terminate();
     this.inFlight = false;
     this.adopt = [];
-    this.lines.clear();
+    this.plots.clear();
     this.columns = [];
     this.figures.clear();
     this.drop = [];
@@ -94,10 +96,10 @@ export class ChartWorker {
     return id;
   }
 
-  /** Draws a chart's lines; `delta`: how its columns changed since its last draw (none: they did not). */
-  drawLines(d: LinesDraw, delta: ColumnsDelta | null): void {
+  /** Draws a chart's plot; `delta`: how its columns changed since its last draw (none: they did not). */
+  drawPlot(d: PlotDraw, delta: ColumnsDelta | null): void {
     if (this.failed) return;
-    this.lines.set(d.id, d);
+    this.plots.set(d.id, d);
     // Every delta is kept, in order: each is relative to the one before.
     if (delta) this.columns.push({ id: d.id, delta });
     this.schedule();
@@ -116,7 +118,7 @@ export class ChartWorker {
     if (token) this.gone?.unregister(token);
     this.tokens.delete(id);
     if (this.failed) return;
-    this.lines.delete(id);
+    this.plots.delete(id);
     this.columns = this.columns.filter((c) => c.id !== id);
     this.figures.delete(id);
     this.drop.push(id);
@@ -152,7 +154,7 @@ export class ChartWorker {
     if (this.inFlight) return;
     if (
       this.adopt.length === 0 &&
-      this.lines.size === 0 &&
+      this.plots.size === 0 &&
       this.columns.length === 0 &&
       this.figures.size === 0 &&
       this.drop.length === 0
@@ -163,14 +165,14 @@ export class ChartWorker {
     const batch: ChartWorkerBatch = {
       type: "batch",
       adopt: this.adopt,
-      lines: [...this.lines.values()],
+      plots: [...this.plots.values()],
       columns: this.columns,
       figures: [...this.figures.values()],
       drop: this.drop,
     };
     const transfer = this.adopt.map((a) => a.canvas);
     this.adopt = [];
-    this.lines.clear();
+    this.plots.clear();
     this.columns = [];
     this.figures.clear();
     this.drop = [];

@@ -1,9 +1,9 @@
 /**
- * A time series chart's lines and its bucket still filling, drawn into a canvas context: uPlot's own canvas on the
- * page's thread, or the chart worker's canvas laid over it (chart-worker.entry.ts). One function for both, so the
- * two draw the same pixels (a browser test compares them).
+ * A time series chart's lines and its bucket still filling, drawn into a canvas context (plot-draw.ts draws them after
+ * the axes): uPlot's own canvas on the page's thread, or the chart worker's canvas laid over it (chart-worker.entry.ts).
+ * One function for both, so the two draw the same pixels (a browser test compares them).
  */
-import type { LinesDraw } from "./chart-worker-messages.ts";
+import type { PlotDraw } from "./chart-worker-messages.ts";
 import { traceLine } from "./line-path.ts";
 
 /** A 2D context on the page or in a worker: what drawing the lines needs of it. */
@@ -18,7 +18,7 @@ export type Context2D = CanvasRenderingContext2D | OffscreenCanvasRenderingConte
  * that cut the data), before that series is stroked; the series before it needed none. Then the bucket still
  * filling: a faded dashed segment per shown series.
  */
-export function drawLines(ctx: Context2D, d: LinesDraw, columns: readonly ArrayLike<number | null | undefined>[]): void {
+export function drawLines(ctx: Context2D, d: PlotDraw, columns: readonly ArrayLike<number | null | undefined>[]): void {
   const xs = columns[0] as ArrayLike<number> | undefined;
   if (xs && d.length > 0) {
     const { box, lineWidth } = d;

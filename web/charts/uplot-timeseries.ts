@@ -5,8 +5,10 @@
  * axis, binary ticks for bytes, the time zone on the axis and tooltip, gaps as gaps, and the bucket still filling
  * drawn faded and dashed. One instance per panel, kept across ticks: a tick rewrites the aligned columns in place
  * (aligned-columns.ts), makes one setData (the lines traced by line-path.ts and drawn by lines-draw.ts, in the chart
- * worker on a canvas laid over uPlot's when the page has one: chart-worker.ts), and changes only the legend figures
- * that changed.
+ * worker when the page has one: chart-worker.ts), and changes only the legend figures
+ * that changed. uPlot lays out the scales, axes and cursor; the plot itself (axes, grid, thresholds, lines) is drawn from
+ * that layout by plot-draw.ts, on uPlot's canvas or, once the page's chart worker has loaded, by the worker on a canvas
+ * laid over it, with uPlot's canvas hidden: then no canvas is drawn or rastered on the page's thread on a tick.
  */
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
@@ -15,14 +17,15 @@ import { h, replace } from "../lib/dom.ts";
 import { formatTimestamp } from "../lib/format.ts";
 import type { Point } from "../lib/rolling-window.ts";
 import { seriesColor } from "../lib/series-color.ts";
-import { BINARY_INCRS, isBytes, type Threshold, valueFormatter } from "../lib/value-format.ts";
+import { type Threshold, valueFormatter } from "../lib/value-format.ts";
 import { AlignedColumns, seriesStats } from "./aligned-columns.ts";
 import { LegendFigures } from "./legend-figures.ts";
-import type { LinesDraw } from "./chart-worker-messages.ts";
+import type { PlotDraw } from "./chart-worker-messages.ts";
 import { type ChartWorker, chartWorker } from "./chart-worker.ts";
 import { ColumnsSender } from "./columns-delta.ts";
 import type { Box, Mapping } from "./line-path.ts";
-import { drawLines } from "./lines-draw.ts";
+import { drawPlot } from "./plot-draw.ts";
+import { readAxes, readThresholds, timeseriesAxes } from "./uplot-axes.ts";
 
 export interface LineSeries {
   key: string;
@@ -58,19 +61,6 @@ export interface TimeseriesOptions {
   dark: boolean;
 }
 
-const AXIS_FONT = "11px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
-
-/** 24-hour axis labels; a tick at a day boundary adds the date on a second line (uPlot's axis value table). */
-const TIME_VALUES: uPlot.Axis.Values = [
-  // tick step (s), label, then the second line when the year, month, day, hour, minute, second changes
-  [3600 * 24 * 365, "{YYYY}", null, null, null, null, null, null, 1],
-  [3600 * 24 * 28, "{MMM}", "\n{YYYY}", null, null, null, null, null, 1],
-  [3600 * 24, "{D} {MMM}", "\n{YYYY}", null, null, null, null, null, 1],
-  [3600, "{HH}:{mm}", "\n{D} {MMM} {YYYY}", null, "\n{D} {MMM}", null, null, null, 1],
-  [60, "{HH}:{mm}", "\n{D} {MMM} {YYYY}", null, "\n{D} {MMM}", null, null, null, 1],
-  [1, "{HH}:{mm}:{ss}", "\n{D} {MMM} {YYYY}", null, "\n{D} {MMM}", null, null, null, 1],
-];
-
 interface Built {
   plot: uPlot;
   keys: string;
@@ -96,8 +86,13 @@ export class TimeseriesChart {
   private width = 0;
   private resized = false;
   private ariaLabel = "";
-  /** The lines' canvas handed to the chart worker (null: the lines are drawn on uPlot's canvas). */
-  private lines: { worker: ChartWorker; id: number; canvas: HTMLCanvasElement } | null = null;
+  /**
+   * The plot's canvas handed to the chart worker (null: the plot is drawn on uPlot's canvas). `shown`: the worker has
+   * drawn on it and uPlot's canvas is hidden.
+   */
+  private layer: { worker: ChartWorker; id: number; canvas: HTMLCanvasElement; shown: boolean } | null = null;
+  /** Whether the plot was drawn on uPlot's canvas since it was built (a layer handed over then waits to be drawn). */
+  private pageDrawn = false;
   /** The columns as the worker has them, and which sync of them that is (a new one each update). */
   private readonly sender = new ColumnsSender();
   private synced = 0;
@@ -196,8 +191,9 @@ export class TimeseriesChart {
   }
 
   destroy(): void {
-    if (this.lines) this.lines.worker.release(this.lines.id);
-    this.lines = null;
+    if (this.layer) this.layer.worker.release(this.layer.id);
+    this.layer = null;
+    this.pageDrawn = false;
     this.built?.figures?.destroy();
     this.built?.plot.destroy();
     this.built = null;
@@ -228,6 +224,8 @@ export class TimeseriesChart {
       height: o.height,
       tzDate: tz ? (ts) => uPlot.tzDate(new Date(ts * 1000), tz) : (ts) => new Date(ts * 1000),
       legend: { show: false },
+      // uPlot draws nothing on its canvas: drawPlot draws the plot from its layout (the draw hook).
+      drawOrder: [],
       cursor: {
         sync: { key: o.syncKey, setSeries: false },
         drag: { x: true, y: false, setScale: false },
@@ -247,26 +245,7 @@ export class TimeseriesChart {
           },
         },
       },
-      axes: [
-        {
-          stroke: muted,
-          font: AXIS_FONT,
-          grid: { stroke: gridColor, width: 1 },
-          ticks: { stroke: gridColor, width: 1, size: 4 },
-          space: 70,
-          values: TIME_VALUES,
-        },
-        {
-          stroke: muted,
-          font: AXIS_FONT,
-          grid: { stroke: gridColor, width: 1 },
-          ticks: { show: false },
-          space: 36,
-          ...(isBytes(o.unit) ? { incrs: BINARY_INCRS as number[] } : {}),
-          values: (_u, ticks) => ticks.map(axisLabel),
-          size: (_u, values) => 14 + Math.max(2, ...(values ?? []).map((v) => String(v).length)) * 6.5,
-        },
-      ],
+      axes: timeseriesAxes(o.unit, { muted, grid: gridColor }, axisLabel),
       series: [
         {},
         ...this.series.map((s) => ({
@@ -275,13 +254,12 @@ export class TimeseriesChart {
           width: 1,
           show: !o.hidden.has(s.key),
           points: { show: false },
-          // The lines are drawn by drawLines (the draw hook), not by uPlot.
+          // The lines are drawn by drawPlot (the draw hook), not by uPlot.
           paths: noPath,
         })),
       ],
       hooks: {
-        drawAxes: [(u) => drawThresholds(u, o.thresholds)],
-        draw: [(u) => this.drawLines(u)],
+        draw: [(u) => this.drawPlot(u)],
         setSelect: [
           (u) => {
             // Synced charts receive the selection too: only the chart dragged on zooms.
@@ -307,47 +285,62 @@ export class TimeseriesChart {
   }
 
   /**
-   * The shown series' lines and the bucket still filling (lines-draw.ts): on uPlot's canvas, or, once the page's chart
-   * worker has loaded, by the worker on a canvas of their own laid over uPlot's (under its cursor and selection),
-   * with the columns sent again only after a sync.
+   * The plot (plot-draw.ts): on uPlot's canvas, or, once the page's chart worker has loaded, by the worker on a canvas
+   * of its own laid over uPlot's (under its cursor and selection), with the columns sent again only after a sync.
+   * uPlot's canvas is hidden while the worker draws; a chart drawn on it before the worker loaded keeps drawing there
+   * until the worker has drawn its layer, so the handover shows no empty frame.
    */
-  private drawLines(u: uPlot): void {
+  private drawPlot(u: uPlot): void {
     // A plot destroyed with a commit still pending (a rebuild in the same task) draws nothing over the new one's.
     if (this.built && this.built.plot !== u) return;
     // A worker that failed: its layer is dropped (a canvas handed over is the worker's for good), drawn here again.
-    if (this.lines && !this.lines.worker.available) {
-      this.lines.canvas.remove();
-      this.lines = null;
+    if (this.layer && !this.layer.worker.available) {
+      this.layer.canvas.remove();
+      this.layer = null;
+      u.ctx.canvas.style.visibility = "";
     }
-    const d = this.linesDraw(u);
+    const d = this.plotDraw(u);
     const worker = chartWorker();
     if (!worker) {
-      drawLines(u.ctx, d, u.data);
+      drawPlot(u.ctx, d, u.data);
+      this.pageDrawn = true;
       return;
     }
-    if (!this.lines) {
+    if (!this.layer) {
       const canvas = document.createElement("canvas");
-      canvas.className = "u-lines";
+      canvas.className = "u-plot-layer";
       canvas.setAttribute("aria-hidden", "true");
       canvas.width = d.width;
       canvas.height = d.height;
       u.ctx.canvas.after(canvas);
-      this.lines = { worker, id: worker.adoptCanvas(canvas), canvas };
+      const layer = { worker, id: worker.adoptCanvas(canvas), canvas, shown: !this.pageDrawn };
+      this.layer = layer;
       this.sender.reset();
       this.sent = -1;
+      if (layer.shown) u.ctx.canvas.style.visibility = "hidden";
+      else
+        void worker.whenDrawn().then(() => {
+          if (this.layer !== layer) return;
+          layer.shown = true;
+          u.ctx.canvas.style.visibility = "hidden";
+        });
     }
-    d.id = this.lines.id;
+    d.id = this.layer.id;
     const delta = this.sent === this.synced ? null : this.sender.delta(u.data);
     this.sent = this.synced;
-    this.lines.worker.drawLines(d, delta);
+    this.layer.worker.drawPlot(d, delta);
+    if (!this.layer.shown) drawPlot(u.ctx, d, u.data);
   }
 
-  /** What drawLines draws, in uPlot's canvas pixels: the mapping of the scales, the plot's box, the shown series. */
-  private linesDraw(u: uPlot): LinesDraw {
+  /**
+   * What drawPlot draws, in uPlot's canvas pixels: the axes and thresholds as uPlot laid them out, the mapping of the
+   * scales, the plot's box, the shown series.
+   */
+  private plotDraw(u: uPlot): PlotDraw {
     const canvas = u.ctx.canvas;
     const xs = u.data[0];
     const lineWidth = Math.round(devicePixelRatio * 1000) / 1000;
-    const d: LinesDraw = {
+    const d: PlotDraw = {
       id: 0,
       width: canvas.width,
       height: canvas.height,
@@ -360,6 +353,8 @@ export class TimeseriesChart {
       hi: -1,
       series: [],
       partial: [],
+      axes: readAxes(u),
+      thresholds: readThresholds(u, this.opts.thresholds),
     };
     const sx = u.scales.x!;
     const sy = u.scales.y!;
@@ -581,37 +576,5 @@ function optionsKey(o: TimeseriesOptions): string {
   return JSON.stringify([o.unit, o.decimals, o.min, o.max, o.thresholds, o.legend, o.timeZone, o.height, o.dark, o.syncKey]);
 }
 
-/** Threshold bands (faint) and lines (dashed) behind the series. */
-function drawThresholds(u: uPlot, thresholds: readonly Threshold[] | undefined): void {
-  if (!thresholds?.length) return;
-  const steps = [...thresholds].sort((a, b) => (a.value ?? Number.NEGATIVE_INFINITY) - (b.value ?? Number.NEGATIVE_INFINITY));
-  const ctx = u.ctx;
-  const { left, top, width, height } = u.bbox;
-  const [lo, hi] = [u.scales.y!.min!, u.scales.y!.max!];
-  ctx.save();
-  steps.forEach((t, i) => {
-    const from = Math.max(lo, t.value ?? lo);
-    const to = Math.min(hi, steps[i + 1]?.value ?? hi);
-    if (to <= from) return;
-    const yTop = u.valToPos(to, "y", true);
-    const yBottom = u.valToPos(from, "y", true);
-    ctx.fillStyle = t.color;
-    ctx.globalAlpha = 0.07;
-    ctx.fillRect(left, Math.max(top, yTop), width, Math.min(top + height, yBottom) - Math.max(top, yTop));
-    if (t.value !== null && t.value > lo && t.value < hi) {
-      ctx.globalAlpha = 0.9;
-      ctx.strokeStyle = t.color;
-      ctx.lineWidth = devicePixelRatio;
-      ctx.setLineDash([6, 4]);
-      ctx.beginPath();
-      ctx.moveTo(left, yBottom);
-      ctx.lineTo(left + width, yBottom);
-      ctx.stroke();
-      ctx.setLineDash([]);
-    }
-  });
-  ctx.restore();
-}
-
-/** uPlot's `series.paths` for the lines drawLines draws itself: nothing for uPlot to stroke. */
+/** uPlot's `series.paths` for the lines drawPlot draws itself: nothing for uPlot to stroke. */
 const noPath: uPlot.Series.PathBuilder = () => null;
