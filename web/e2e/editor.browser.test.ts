@@ -198,7 +198,7 @@ describe("building a dashboard without touching JSON", () => {
     expect(response.request().postDataJSON().values).toEqual({ service: ["search"] });
     const result = (await response.json()) as { rows: [number, number][]; range: { fromMs: number; toMs: number } };
     const chart = page.locator('#preview .preview-chart[data-type="timeseries"]');
-    await chart.locator("canvas").first().waitFor({ state: "visible", timeout: 30_000 });
+    await chart.locator("canvas >> visible=true").first().waitFor({ state: "visible", timeout: 30_000 });
     const previewed = result.rows.reduce((sum, r) => sum + Number(r[1]), 0);
     expect(previewed).toBeGreaterThan(0);
 

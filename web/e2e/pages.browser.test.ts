@@ -188,7 +188,7 @@ test("at 390 px the live dashboard, its panel menu and the editor fit: nothing s
     );
   await page.goto(app.url(`/dashboards/${app.dashboardId}`));
   await page.locator("#status.ok").waitFor({ timeout: 20_000 });
-  await page.locator("article.panel canvas").first().waitFor({ timeout: 20_000 });
+  await page.locator("article.panel canvas >> visible=true").first().waitFor({ timeout: 20_000 });
   expect(await outside()).toEqual([]);
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   // A legend taller than its box (the first panel's four series take a row each here) ends between rows: every entry

@@ -11,7 +11,9 @@
  *   than one long one; a panel invalidated again before its turn is still drawn once, from its latest data;
  * - but a rest that would take no longer than the budget again (estimated from this frame's draws) is drawn in this
  *   frame: another frame costs about that much beyond its draws (its own style, layout, paint and commit), so
- *   deferring the last chart or two of a tick costs more main-thread time than drawing them.
+ *   deferring the last chart or two of a tick costs more main-thread time than drawing them;
+ * - a theme change draws every panel, those outside the viewport after the visible ones, within the same budget: a
+ *   panel drawn in the old palette would show it when it scrolls in, before its redraw.
  */
 
 /** Main-thread time a frame may spend drawing before the rest waits for the next frame (a third of a 60 Hz frame). */
@@ -56,7 +58,11 @@ export interface DrawScheduler {
   remove(el: Element): void;
   /** The panel's data or view changed: drawn at the next frame when visible, else once it becomes visible. */
   invalidate(el: Element): void;
-  invalidateAll(): void;
+  /**
+   * Every panel, as invalidate() does; with `everywhere`, those outside the viewport are drawn too, after the visible
+   * ones (a theme change).
+   */
+  invalidateAll(everywhere?: boolean): void;
   /** Draws due visible panels in viewport order until the frame budget is spent (the frame callback). */
   flush(): void;
   /** Panels in the viewport as last reported. */
@@ -69,6 +75,8 @@ interface Entry {
   draw: () => void;
   held: (() => void) | undefined;
   dirty: boolean;
+  /** Drawn at the next frames even outside the viewport (invalidateAll's `everywhere`). */
+  eager: boolean;
   /** undefined until the watcher (or a layout read) has said. */
   visible: boolean | undefined;
 }
@@ -126,14 +134,15 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
         if (!e.visible) e.held?.();
       }
     const due: { el: Element; e: Entry; top: number; left: number }[] = [];
-    for (const [el, e] of entries) if (e.dirty && e.visible) due.push({ el, e, ...position(el) });
-    due.sort((a, b) => a.top - b.top || a.left - b.left);
+    for (const [el, e] of entries) if (e.dirty && (e.visible || e.eager)) due.push({ el, e, ...position(el) });
+    due.sort((a, b) => Number(!a.e.visible) - Number(!b.e.visible) || a.top - b.top || a.left - b.left);
     const drawStart = now();
     let drawn = 0;
     for (const [i, { el, e }] of due.entries()) {
       // Removed, or drawn already, since the list was made (a draw may change other panels).
-      if (entries.get(el) !== e || !e.dirty || !e.visible) continue;
+      if (entries.get(el) !== e || !e.dirty || !(e.visible || e.eager)) continue;
       e.dirty = false;
+      e.eager = false;
       try {
         e.draw();
       } catch (err) {
@@ -160,7 +169,7 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
         known.held = held;
         return;
       }
-      entries.set(el, { draw, held, dirty: false, visible: undefined });
+      entries.set(el, { draw, held, dirty: false, eager: false, visible: undefined });
       watcher.observe(el);
     },
     remove(el) {
@@ -173,12 +182,13 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
       if (e.visible !== false) schedule();
       else e.held?.();
     },
-    invalidateAll() {
+    invalidateAll(everywhere = false) {
       let due = false;
       for (const e of entries.values()) {
         e.dirty = true;
-        if (e.visible !== false) due = true;
-        else e.held?.();
+        if (everywhere) e.eager = true;
+        if (e.visible !== false || everywhere) due = true;
+        if (e.visible === false) e.held?.();
       }
       if (due) schedule();
     },

@@ -356,9 +356,12 @@ export function bootLive(): void {
     return statValue({ ...u.result, rows });
   }
 
-  /** Every panel is drawn again (view, layout or theme changed): at the next frame, the visible ones first. */
-  function redrawAll(): void {
-    scheduler.invalidateAll();
+  /**
+   * Every panel is drawn again (view, layout or theme changed): at the next frame, the visible ones first. After a
+   * theme change the panels outside the viewport are drawn too, so none scrolls in in the old palette.
+   */
+  function redrawAll(everywhere = false): void {
+    scheduler.invalidateAll(everywhere);
   }
 
   /** A panel's new result: into its window now, drawn later. */
@@ -617,7 +620,7 @@ export function bootLive(): void {
   document.addEventListener("keydown", (ev) => {
     if (ev.key === "Escape" && view.viewPanel && !document.querySelector("dialog[open]")) pushView({ ...view, viewPanel: undefined });
   });
-  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => redrawAll());
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => redrawAll(true));
 
   void loadSpec();
   attach();
