@@ -58,6 +58,17 @@ window.workerTest = {
     await chartWorker()?.whenDrawn();
     await frames();
   },
+  // The chart's box resized, then a tick: which canvas shows before the worker has drawn at the new size, and after.
+  async resize(width, tick) {
+    el.style.width = width + "px";
+    await frames();
+    chart.update(series(tick), opts(tick), T0 + (tick + 117) * STEP);
+    const shown = () => [...document.querySelectorAll(".uplot canvas")].map((c) => c.className + ":" + getComputedStyle(c).visibility);
+    const during = shown();
+    await chartWorker()?.whenDrawn();
+    await frames();
+    return { during, after: shown() };
+  },
   layers: () => document.querySelectorAll("canvas.u-plot-layer").length,
   // uPlot's own canvas: shown while the page draws the plot on it, hidden under the worker's layer.
   base: () => getComputedStyle(document.querySelector(".uplot canvas:not(.u-plot-layer)")).visibility,
@@ -101,7 +112,14 @@ async function open(): Promise<Page> {
 }
 
 type Api = {
-  workerTest: { start(u: string): void; ready(): boolean; draw(t: number, hide?: string): Promise<void>; layers(): number; base(): string };
+  workerTest: {
+    start(u: string): void;
+    ready(): boolean;
+    draw(t: number, hide?: string): Promise<void>;
+    resize(width: number, tick: number): Promise<{ during: string[]; after: string[] }>;
+    layers(): number;
+    base(): string;
+  };
 };
 
 async function startWorker(page: Page): Promise<void> {
@@ -192,3 +210,21 @@ test("the worker draws the plot and figures the page's thread draws, to a level 
   expect((await difference(plain, onPage[1]!, onPage[2]!)).max).toBeGreaterThan(50);
   await Promise.all([plain.close(), worker.close(), later.close()]);
 }, 120_000);
+
+test("a resized chart shows the page's drawing until the worker has drawn its layer at the new size, never the old one stretched", async () => {
+  const plain = await open();
+  await plain.evaluate(() => (window as unknown as Api).workerTest.draw(0));
+  await plain.evaluate(() => (window as unknown as Api).workerTest.resize(520, 1));
+  const onPage = await plain.locator("#el").screenshot();
+
+  const worker = await open();
+  await startWorker(worker);
+  await worker.evaluate(() => (window as unknown as Api).workerTest.draw(0));
+  const r = await worker.evaluate(() => (window as unknown as Api).workerTest.resize(520, 1));
+  // Before the worker's answer: uPlot's canvas (drawn by the page at the new size) shows, the layer is hidden.
+  expect(r.during).toEqual([":visible", "u-plot-layer:hidden"]);
+  expect(r.after).toEqual([":hidden", "u-plot-layer:visible"]);
+  const d = await difference(plain, onPage, await worker.locator("#el").screenshot());
+  expect(d.max, `${d.count} pixels differ`).toBeLessThanOrEqual(2);
+  await Promise.all([plain.close(), worker.close()]);
+}, 60_000);

@@ -61,6 +61,18 @@ export interface TimeseriesOptions {
   dark: boolean;
 }
 
+/** A time series chart's canvas handed to the chart worker. */
+interface Layer {
+  worker: ChartWorker;
+  id: number;
+  canvas: HTMLCanvasElement;
+  /** The size (device pixels) of the last plot sent to the worker. */
+  width: number;
+  height: number;
+  /** Whether the layer shows the plot (uPlot's canvas hidden), or uPlot's canvas does while the worker catches up. */
+  shown: boolean;
+}
+
 interface Built {
   plot: uPlot;
   keys: string;
@@ -86,11 +98,8 @@ export class TimeseriesChart {
   private width = 0;
   private resized = false;
   private ariaLabel = "";
-  /**
-   * The plot's canvas handed to the chart worker (null: the plot is drawn on uPlot's canvas). `shown`: the worker has
-   * drawn on it and uPlot's canvas is hidden.
-   */
-  private layer: { worker: ChartWorker; id: number; canvas: HTMLCanvasElement; shown: boolean } | null = null;
+  /** The plot's canvas handed to the chart worker (null: the plot is drawn on uPlot's canvas). */
+  private layer: Layer | null = null;
   /** Whether the plot was drawn on uPlot's canvas since it was built (a layer handed over then waits to be drawn). */
   private pageDrawn = false;
   /** The columns as the worker has them, and which sync of them that is (a new one each update). */
@@ -287,8 +296,10 @@ export class TimeseriesChart {
   /**
    * The plot (plot-draw.ts): on uPlot's canvas, or, once the page's chart worker has loaded, by the worker on a canvas
    * of its own laid over uPlot's (under its cursor and selection), with the columns sent again only after a sync.
-   * uPlot's canvas is hidden while the worker draws; a chart drawn on it before the worker loaded keeps drawing there
-   * until the worker has drawn its layer, so the handover shows no empty frame.
+   * uPlot's canvas is hidden while the worker's layer shows the plot. Until the worker has drawn a layer at its
+   * current size (a chart drawn on the page before the worker loaded, then handed over; a resized chart, whose layer
+   * would show its old pixels stretched), the page draws the plot on uPlot's canvas too and the layer stays hidden, so
+   * no frame shows an empty or stretched plot.
    */
   private drawPlot(u: uPlot): void {
     // A plot destroyed with a commit still pending (a rebuild in the same task) draws nothing over the new one's.
@@ -306,30 +317,42 @@ export class TimeseriesChart {
       this.pageDrawn = true;
       return;
     }
-    if (!this.layer) {
+    let layer = this.layer;
+    if (!layer) {
       const canvas = document.createElement("canvas");
       canvas.className = "u-plot-layer";
       canvas.setAttribute("aria-hidden", "true");
       canvas.width = d.width;
       canvas.height = d.height;
       u.ctx.canvas.after(canvas);
-      const layer = { worker, id: worker.adoptCanvas(canvas), canvas, shown: !this.pageDrawn };
+      layer = { worker, id: worker.adoptCanvas(canvas), canvas, width: d.width, height: d.height, shown: true };
       this.layer = layer;
       this.sender.reset();
       this.sent = -1;
-      if (layer.shown) u.ctx.canvas.style.visibility = "hidden";
-      else
-        void worker.whenDrawn().then(() => {
-          if (this.layer !== layer) return;
-          layer.shown = true;
-          u.ctx.canvas.style.visibility = "hidden";
-        });
+      // A new plot has nothing on uPlot's canvas to keep showing: its layer shows as soon as the worker draws it.
+      this.showLayer(u, layer, !this.pageDrawn);
+    } else if (layer.width !== d.width || layer.height !== d.height) {
+      layer.width = d.width;
+      layer.height = d.height;
+      if (layer.shown) this.showLayer(u, layer, false);
     }
-    d.id = this.layer.id;
+    d.id = layer.id;
     const delta = this.sent === this.synced ? null : this.sender.delta(u.data);
     this.sent = this.synced;
-    this.layer.worker.drawPlot(d, delta);
-    if (!this.layer.shown) drawPlot(u.ctx, d, u.data);
+    worker.drawPlot(d, delta);
+    if (layer.shown) return;
+    drawPlot(u.ctx, d, u.data);
+    const waiting = layer;
+    void worker.whenDrawn().then(() => {
+      if (this.layer === waiting && !waiting.shown) this.showLayer(u, waiting, true);
+    });
+  }
+
+  /** The worker's layer shown and uPlot's canvas hidden, or the other way round. */
+  private showLayer(u: uPlot, layer: Layer, shown: boolean): void {
+    layer.shown = shown;
+    layer.canvas.style.visibility = shown ? "" : "hidden";
+    u.ctx.canvas.style.visibility = shown ? "hidden" : "";
   }
 
   /**
