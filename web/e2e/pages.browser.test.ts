@@ -213,7 +213,7 @@ test("at 390 px the live dashboard, its panel menu and the editor fit: nothing s
   // The last card, far below the fold, is drawn when it scrolls in; until then it says that its result is there.
   const last = page.locator("article.panel").last();
   await last.locator(".panel-body .state.empty").waitFor({ timeout: 20_000 });
-  expect(await last.locator(".panel-body").textContent()).toBe("Result received: drawn when it scrolls into view.");
+  expect(await last.locator(".panel-body").textContent()).toBe("Update received: shown when it scrolls into view.");
   await screenshots(page, "demo-editor-390-dashboard");
   await last.scrollIntoViewIfNeeded();
   await expect.poll(() => last.locator(".panel-body .state").count(), { timeout: 20_000 }).toBe(0);

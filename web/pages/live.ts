@@ -392,7 +392,7 @@ export function bootLive(): void {
     v.data.deferTicks = true;
     if (!v.waiting) return;
     if (v.waiting.parentNode === v.body)
-      v.waiting.replaceWith(h("div", { class: "state empty" }, h("span", null, "Result received: drawn when it scrolls into view.")));
+      v.waiting.replaceWith(h("div", { class: "state empty" }, h("span", null, "Update received: shown when it scrolls into view.")));
     v.waiting = null;
   }
 
