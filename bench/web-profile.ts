@@ -203,8 +203,11 @@ async function main(): Promise<void> {
     const profiling = process.env.PROFILE !== "0";
     if (profiling) await cdp.send("Profiler.enable");
     await page.goto(`http://127.0.0.1:${bench.port}/?impl=uplot&ticks=${ticks}${query ? `&${query}` : ""}`);
-    // From the visible charts built (one canvas each): the snapshot's frames are before, the ticks after.
-    await page.waitForFunction(() => document.querySelectorAll("canvas").length >= 6, null, { polling: 20, timeout: 120_000 });
+    // From the visible charts built (uPlot's canvas each): the snapshot's frames are before, the ticks after.
+    await page.waitForFunction(() => document.querySelectorAll(".uplot canvas:not(.u-plot-layer)").length >= 6, null, {
+      polling: 20,
+      timeout: 120_000,
+    });
     if (tracing)
       await browser.startTracing(page, { categories: ["devtools.timeline", "disabled-by-default-devtools.timeline", "blink", "cc"] });
     const { processInfo } = (await (await browser.newBrowserCDPSession()).send("SystemInfo.getProcessInfo")) as unknown as {

@@ -44,6 +44,7 @@ const opts = (tick) => ({
   thresholds: [{ value: null, color: "#2f9e44" }, { value: 60, color: "#e03131" }],
 });
 const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+const shown = () => [...document.querySelectorAll(".uplot canvas")].map((c) => c.className + ":" + getComputedStyle(c).visibility);
 window.workerTest = {
   start(url) {
     startChartWorker(url);
@@ -63,8 +64,30 @@ window.workerTest = {
     el.style.width = width + "px";
     await frames();
     chart.update(series(tick), opts(tick), T0 + (tick + 117) * STEP);
-    const shown = () => [...document.querySelectorAll(".uplot canvas")].map((c) => c.className + ":" + getComputedStyle(c).visibility);
     const during = shown();
+    await chartWorker()?.whenDrawn();
+    await frames();
+    return { during, after: shown() };
+  },
+  // A rebuild (the options changed): what shows before the worker has drawn the new layer, and how much of uPlot's
+  // canvas is painted then.
+  async rebuild(tick) {
+    chart.update(series(tick), { ...opts(tick), height: 200 });
+    const during = shown();
+    const base = document.querySelector(".uplot canvas:not(.u-plot-layer)");
+    const px = base.getContext("2d").getImageData(0, 0, base.width, base.height).data;
+    let painted = 0;
+    for (let i = 3; i < px.length; i += 4) if (px[i] > 0) painted++;
+    await chartWorker()?.whenDrawn();
+    await frames();
+    return { during, painted, after: shown() };
+  },
+  // The worker fails after loading (an error it did not catch): what shows once the page has taken the drawing back.
+  async fail() {
+    const worker = chartWorker();
+    worker.worker.onerror({ preventDefault() {} });
+    await frames();
+    return { after: shown(), available: worker.available };
     await chartWorker()?.whenDrawn();
     await frames();
     return { during, after: shown() };
@@ -117,6 +140,8 @@ type Api = {
     ready(): boolean;
     draw(t: number, hide?: string): Promise<void>;
     resize(width: number, tick: number): Promise<{ during: string[]; after: string[] }>;
+    rebuild(tick: number): Promise<{ during: string[]; painted: number; after: string[] }>;
+    fail(): Promise<{ after: string[]; available: boolean }>;
     layers(): number;
     base(): string;
   };
@@ -226,5 +251,31 @@ test("a resized chart shows the page's drawing until the worker has drawn its la
   expect(r.after).toEqual([":hidden", "u-plot-layer:visible"]);
   const d = await difference(plain, onPage, await worker.locator("#el").screenshot());
   expect(d.max, `${d.count} pixels differ`).toBeLessThanOrEqual(2);
+  await Promise.all([plain.close(), worker.close()]);
+}, 60_000);
+
+test("a rebuilt chart shows the page's drawing until the worker has drawn its new layer; a worker that fails gives the drawing back at once", async () => {
+  const plain = await open();
+  await plain.evaluate(() => (window as unknown as Api).workerTest.draw(0));
+  await plain.evaluate(() => (window as unknown as Api).workerTest.rebuild(1));
+  const onPage = await plain.locator("#el").screenshot();
+
+  const worker = await open();
+  await startWorker(worker);
+  await worker.evaluate(() => (window as unknown as Api).workerTest.draw(0));
+  const r = await worker.evaluate(() => (window as unknown as Api).workerTest.rebuild(1));
+  // The new plot is on uPlot's canvas at once (axes, grid, lines: thousands of pixels), its layer hidden until drawn.
+  expect(r.during).toEqual([":visible", "u-plot-layer:hidden"]);
+  expect(r.painted).toBeGreaterThan(5000);
+  expect(r.after).toEqual([":hidden", "u-plot-layer:visible"]);
+  const d = await difference(plain, onPage, await worker.locator("#el").screenshot());
+  expect(d.max, `${d.count} pixels differ`).toBeLessThanOrEqual(2);
+
+  // The worker fails: the chart draws on its own canvas again without waiting for a tick, and the layer is gone.
+  const f = await worker.evaluate(() => (window as unknown as Api).workerTest.fail());
+  expect(f.available).toBe(false);
+  expect(f.after).toEqual([":visible"]);
+  const e = await difference(plain, onPage, await worker.locator("#el").screenshot());
+  expect(e.max, `${e.count} pixels differ`).toBeLessThanOrEqual(2);
   await Promise.all([plain.close(), worker.close()]);
 }, 60_000);

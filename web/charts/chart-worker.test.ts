@@ -142,3 +142,67 @@ test("a worker that fails to load leaves the page drawing: never available, the 
   expect(prevented).toBe(true);
   expect(cw.available).toBe(false);
 });
+
+test("whenPlotDrawn waits for the answer to the batch carrying the canvas' last draw, not for the worker to go idle", async () => {
+  const { worker, sent, reply } = recordingWorker();
+  const cw = new ChartWorker(worker);
+  const a = cw.adoptCanvas(canvas());
+  const b = cw.adoptCanvas(canvas());
+  const answer = async () => {
+    reply({ type: "drawn", busyMs: 1, endedAt: performance.timeOrigin + performance.now() });
+    await tick();
+  };
+  // The canvases handed over (the first batch), then nothing waiting for a: at once.
+  await tick();
+  await answer();
+  let early = false;
+  await cw.whenPlotDrawn(a).then(() => (early = true));
+  expect(early).toBe(true);
+  cw.drawPlot(draw(b, 0), delta(0));
+  await tick();
+  // b's draw is in flight; a's waits behind it.
+  cw.drawPlot(draw(a, 0), delta(0));
+  const order: string[] = [];
+  void cw.whenPlotDrawn(a).then(() => order.push("a"));
+  void cw.whenPlotDrawn(b).then(() => order.push("b in flight"));
+  await tick();
+  expect(order).toEqual([]);
+  await answer();
+  // b's batch answered; a's batch is now in flight, and b draws again behind it.
+  expect(order).toEqual(["b in flight"]);
+  expect(sent[2]!.batch.plots.map((p) => p.id)).toEqual([a]);
+  cw.drawPlot(draw(b, 1), null);
+  void cw.whenPlotDrawn(b).then(() => order.push("b again"));
+  await answer();
+  expect(order).toEqual(["b in flight", "a"]);
+  // The worker is still busy (b's second draw in flight), yet a's wait is over.
+  expect(sent).toHaveLength(4);
+  await answer();
+  expect(order).toEqual(["b in flight", "a", "b again"]);
+});
+
+test("whenPlotDrawn ends when the canvas is released or the worker fails; onLost is called once on a failure", async () => {
+  const { worker, reply, fail } = recordingWorker();
+  const cw = new ChartWorker(worker);
+  reply({ type: "ready" });
+  const a = cw.adoptCanvas(canvas());
+  const b = cw.adoptCanvas(canvas());
+  cw.drawPlot(draw(a, 0), delta(0));
+  await tick();
+  cw.drawPlot(draw(a, 1), null);
+  cw.drawPlot(draw(b, 0), delta(0));
+  const ended: string[] = [];
+  void cw.whenPlotDrawn(a).then(() => ended.push("a"));
+  void cw.whenPlotDrawn(b).then(() => ended.push("b"));
+  cw.release(b);
+  await tick();
+  expect(ended).toEqual(["b"]);
+  let lost = 0;
+  cw.onLost(() => lost++);
+  const stopped = cw.onLost(() => lost++);
+  stopped();
+  fail();
+  await tick();
+  expect(ended).toEqual(["b", "a"]);
+  expect(lost).toBe(1);
+});

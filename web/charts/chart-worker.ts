@@ -2,7 +2,7 @@
  * The chart worker, the page's side. A frame of the live page drew six charts' lines and legends on the page's
  * thread: tracing the lines, then rastering them at commit (Chromium rasters a canvas on the thread that draws it,
  * and without a GPU a 1 px line of 720 points is tens of thousands of pixels of coverage), about 3 ms of the
- * tick's 7; uPlot's axes and grid, on a canvas of their own, cost about 2 ms more at p95 for the same reason. Here
+ * tick's 7; uPlot's axes and grid, drawn and rastered on uPlot's canvas, cost about 2 ms more at p95. Here
  * each chart's plot canvas (laid over uPlot's, which then stays hidden) and the legends' canvases are handed to one
  * worker (`transferControlToOffscreen`), which draws and rasters them on its own thread; the page computes what to
  * draw (uPlot's layout of the axes, scales, pixel boxes, colours, texts and places) and sends every draw of a frame
@@ -31,6 +31,13 @@ export class ChartWorker {
   private readonly figures = new Map<number, FiguresDraw>();
   private drop: number[] = [];
   private waiters: (() => void)[] = [];
+  /** whenPlotDrawn's waits: for the next batch carrying the canvas' draw, then for that batch's answer. */
+  private readonly plotWaiters = new Map<number, (() => void)[]>();
+  private inFlightWaiters: (() => void)[] = [];
+  /** The canvases whose draws the batch in flight carries. */
+  private inFlightPlots = new Set<number>();
+  /** Called once if the worker fails after loading (the charts take their drawing back). */
+  private readonly lost = new Set<() => void>();
   /**
    * A canvas handed over whose element is gone without its chart letting go of it (a page that dropped the element):
    * the worker lets it go too, rather than keep its pixels for the page's life.
@@ -50,6 +57,10 @@ export class ChartWorker {
       }
       this.inFlight = false;
       this.onDrawn?.(m.busyMs, m.endedAt - performance.timeOrigin);
+      const drawn = this.inFlightWaiters;
+      this.inFlightWaiters = [];
+      this.inFlightPlots.clear();
+      for (const w of drawn) w();
       this.schedule();
       this.settled();
     };
@@ -81,6 +92,35 @@ export class ChartWorker {
     this.figures.clear();
     this.drop = [];
     this.wake();
+    for (const list of this.plotWaiters.values()) for (const w of list) w();
+    this.plotWaiters.clear();
+    for (const w of this.inFlightWaiters) w();
+    this.inFlightWaiters = [];
+    for (const f of this.lost) f();
+    this.lost.clear();
+  }
+
+  /** Calls `f` if the worker fails after loading; returns the function that stops that. */
+  onLost(f: () => void): () => void {
+    this.lost.add(f);
+    return () => this.lost.delete(f);
+  }
+
+  /**
+   * Resolves once the worker has drawn the canvas' last draw (the last drawPlot of `id`, waiting or in flight), however
+   * many other draws come meanwhile; at once when it has, and when the worker fails or the canvas is released.
+   */
+  whenPlotDrawn(id: number): Promise<void> {
+    if (this.failed) return Promise.resolve();
+    if (!this.plots.has(id)) {
+      if (!this.inFlightPlots.has(id)) return Promise.resolve();
+      return new Promise((r) => this.inFlightWaiters.push(r));
+    }
+    return new Promise((r) => {
+      const list = this.plotWaiters.get(id);
+      if (list) list.push(r);
+      else this.plotWaiters.set(id, [r]);
+    });
   }
 
   /** Hands `canvas` to the worker (it must have no context yet) and returns its id for the draws. */
@@ -119,6 +159,8 @@ export class ChartWorker {
     this.tokens.delete(id);
     if (this.failed) return;
     this.plots.delete(id);
+    for (const w of this.plotWaiters.get(id) ?? []) w();
+    this.plotWaiters.delete(id);
     this.columns = this.columns.filter((c) => c.id !== id);
     this.figures.delete(id);
     this.drop.push(id);
@@ -170,6 +212,13 @@ export class ChartWorker {
       figures: [...this.figures.values()],
       drop: this.drop,
     };
+    this.inFlightPlots = new Set(this.plots.keys());
+    for (const id of this.plots.keys()) {
+      const list = this.plotWaiters.get(id);
+      if (!list) continue;
+      this.inFlightWaiters.push(...list);
+      this.plotWaiters.delete(id);
+    }
     const transfer = this.adopt.map((a) => a.canvas);
     this.adopt = [];
     this.plots.clear();

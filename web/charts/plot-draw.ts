@@ -9,7 +9,14 @@ import { type Context2D, drawLines } from "./lines-draw.ts";
 
 /** Draws `d` over what the canvas has (the caller clears it). `columns`: the x column, then one per series. */
 export function drawPlot(ctx: Context2D, d: PlotDraw, columns: readonly ArrayLike<number | null | undefined>[]): void {
-  drawAxes(ctx, d.axes);
-  drawThresholds(ctx, d.thresholds);
-  drawLines(ctx, d, columns);
+  try {
+    drawAxes(ctx, d.axes);
+    drawThresholds(ctx, d.thresholds);
+    drawLines(ctx, d, columns);
+  } catch (err) {
+    // A draw that failed part way leaves no saved state, transform or clip behind for the next (the worker's context
+    // lives as long as its canvas): reset clears the canvas and its state.
+    ctx.reset();
+    throw err;
+  }
 }

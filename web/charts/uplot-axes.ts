@@ -172,7 +172,7 @@ export function readThresholds(u: uPlot, thresholds: readonly Threshold[] | unde
       // On a whole device pixel (drawThresholds centres it in that pixel row), as uPlot aligns its grid: crisp, not two faint rows.
       line:
         t.value !== null && t.value > lo && t.value < hi
-          ? { x0: left, x1: left + width, y: Math.round(yBottom), width: devicePixelRatio }
+          ? { x0: left, x1: left + width, y: Math.round(yBottom), width: roundDec(uPlot.pxRatio, 3) }
           : null,
     });
   });

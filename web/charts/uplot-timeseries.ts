@@ -4,8 +4,8 @@
  * (last, min, max, mean), colours by series name, threshold lines and bands, min/max, decimals, the unit on the
  * axis, binary ticks for bytes, the time zone on the axis and tooltip, gaps as gaps, and the bucket still filling
  * drawn faded and dashed. One instance per panel, kept across ticks: a tick rewrites the aligned columns in place
- * (aligned-columns.ts), makes one setData (the lines traced by line-path.ts and drawn by lines-draw.ts, in the chart
- * worker when the page has one: chart-worker.ts), and changes only the legend figures
+ * (aligned-columns.ts), makes one setData (the plot drawn by plot-draw.ts, its lines traced by line-path.ts, in the
+ * chart worker when the page has one: chart-worker.ts), and changes only the legend figures
  * that changed. uPlot lays out the scales, axes and cursor; the plot itself (axes, grid, thresholds, lines) is drawn from
  * that layout by plot-draw.ts, on uPlot's canvas or, once the page's chart worker has loaded, by the worker on a canvas
  * laid over it, with uPlot's canvas hidden: then no canvas is drawn or rastered on the page's thread on a tick.
@@ -71,6 +71,10 @@ interface Layer {
   height: number;
   /** Whether the layer shows the plot (uPlot's canvas hidden), or uPlot's canvas does while the worker catches up. */
   shown: boolean;
+  /** Whether a wait for the worker's draw is under way (awaitLayer). */
+  waiting: boolean;
+  /** Stops listening for the worker's failure. */
+  unwatch: () => void;
 }
 
 interface Built {
@@ -100,8 +104,6 @@ export class TimeseriesChart {
   private ariaLabel = "";
   /** The plot's canvas handed to the chart worker (null: the plot is drawn on uPlot's canvas). */
   private layer: Layer | null = null;
-  /** Whether the plot was drawn on uPlot's canvas since it was built (a layer handed over then waits to be drawn). */
-  private pageDrawn = false;
   /** The columns as the worker has them, and which sync of them that is (a new one each update). */
   private readonly sender = new ColumnsSender();
   private synced = 0;
@@ -200,9 +202,11 @@ export class TimeseriesChart {
   }
 
   destroy(): void {
-    if (this.layer) this.layer.worker.release(this.layer.id);
+    if (this.layer) {
+      this.layer.unwatch();
+      this.layer.worker.release(this.layer.id);
+    }
     this.layer = null;
-    this.pageDrawn = false;
     this.built?.figures?.destroy();
     this.built?.plot.destroy();
     this.built = null;
@@ -297,24 +301,19 @@ export class TimeseriesChart {
    * The plot (plot-draw.ts): on uPlot's canvas, or, once the page's chart worker has loaded, by the worker on a canvas
    * of its own laid over uPlot's (under its cursor and selection), with the columns sent again only after a sync.
    * uPlot's canvas is hidden while the worker's layer shows the plot. Until the worker has drawn a layer at its
-   * current size (a chart drawn on the page before the worker loaded, then handed over; a resized chart, whose layer
-   * would show its old pixels stretched), the page draws the plot on uPlot's canvas too and the layer stays hidden, so
-   * no frame shows an empty or stretched plot.
+   * current size (a new layer, whether the chart is new or was drawn on the page before the worker loaded; a resized
+   * chart, whose layer would show its old pixels stretched), the page draws the plot on uPlot's canvas too and the
+   * layer stays hidden, so no frame shows an empty or stretched plot.
    */
   private drawPlot(u: uPlot): void {
     // A plot destroyed with a commit still pending (a rebuild in the same task) draws nothing over the new one's.
     if (this.built && this.built.plot !== u) return;
     // A worker that failed: its layer is dropped (a canvas handed over is the worker's for good), drawn here again.
-    if (this.layer && !this.layer.worker.available) {
-      this.layer.canvas.remove();
-      this.layer = null;
-      u.ctx.canvas.style.visibility = "";
-    }
+    if (this.layer && !this.layer.worker.available) this.dropLayer(u);
     const d = this.plotDraw(u);
     const worker = chartWorker();
     if (!worker) {
       drawPlot(u.ctx, d, u.data);
-      this.pageDrawn = true;
       return;
     }
     let layer = this.layer;
@@ -324,13 +323,22 @@ export class TimeseriesChart {
       canvas.setAttribute("aria-hidden", "true");
       canvas.width = d.width;
       canvas.height = d.height;
+      canvas.style.visibility = "hidden";
       u.ctx.canvas.after(canvas);
-      layer = { worker, id: worker.adoptCanvas(canvas), canvas, width: d.width, height: d.height, shown: true };
+      layer = {
+        worker,
+        id: worker.adoptCanvas(canvas),
+        canvas,
+        width: d.width,
+        height: d.height,
+        shown: false,
+        waiting: false,
+        // A worker that fails later: the chart draws again at once, on its own canvas (a past range has no next tick).
+        unwatch: worker.onLost(() => this.built?.plot.redraw(false, false)),
+      };
       this.layer = layer;
       this.sender.reset();
       this.sent = -1;
-      // A new plot has nothing on uPlot's canvas to keep showing: its layer shows as soon as the worker draws it.
-      this.showLayer(u, layer, !this.pageDrawn);
     } else if (layer.width !== d.width || layer.height !== d.height) {
       layer.width = d.width;
       layer.height = d.height;
@@ -342,10 +350,25 @@ export class TimeseriesChart {
     worker.drawPlot(d, delta);
     if (layer.shown) return;
     drawPlot(u.ctx, d, u.data);
-    const waiting = layer;
-    void worker.whenDrawn().then(() => {
-      if (this.layer === waiting && !waiting.shown) this.showLayer(u, waiting, true);
-    });
+    this.awaitLayer(u, layer);
+  }
+
+  /**
+   * Shows the layer once the worker has drawn it at its current size, at the frame after (the worker's canvas reaches
+   * the screen when its task has ended); one wait per layer, however many draws come meanwhile.
+   */
+  private awaitLayer(u: uPlot, layer: Layer): void {
+    if (layer.waiting) return;
+    layer.waiting = true;
+    const { width, height } = layer;
+    void layer.worker.whenPlotDrawn(layer.id).then(() =>
+      requestAnimationFrame(() => {
+        layer.waiting = false;
+        if (this.layer !== layer || layer.shown || !layer.worker.available) return;
+        if (layer.width !== width || layer.height !== height) this.awaitLayer(u, layer);
+        else this.showLayer(u, layer, true);
+      }),
+    );
   }
 
   /** The worker's layer shown and uPlot's canvas hidden, or the other way round. */
@@ -355,6 +378,16 @@ export class TimeseriesChart {
     u.ctx.canvas.style.visibility = shown ? "hidden" : "";
   }
 
+  /** The worker failed: its layer goes and uPlot's canvas shows the plot again. */
+  private dropLayer(u: uPlot): void {
+    const layer = this.layer;
+    if (!layer) return;
+    layer.canvas.remove();
+    layer.unwatch();
+    this.layer = null;
+    u.ctx.canvas.style.visibility = "";
+  }
+
   /**
    * What drawPlot draws, in uPlot's canvas pixels: the axes and thresholds as uPlot laid them out, the mapping of the
    * scales, the plot's box, the shown series.
@@ -362,7 +395,7 @@ export class TimeseriesChart {
   private plotDraw(u: uPlot): PlotDraw {
     const canvas = u.ctx.canvas;
     const xs = u.data[0];
-    const lineWidth = Math.round(devicePixelRatio * 1000) / 1000;
+    const lineWidth = Math.round(uPlot.pxRatio * 1000) / 1000;
     const d: PlotDraw = {
       id: 0,
       width: canvas.width,

@@ -144,30 +144,51 @@ describe("the live page's draw scheduler", () => {
     expect(held).not.toContain("a");
   });
 
-  test("a theme change (invalidateAll everywhere) draws the panels outside the viewport too, after the visible ones, within the budget", () => {
-    const below = new Set<string>(["c", "d"]);
+  test("a theme change (invalidateAll everywhere) draws the panels drawn before outside the viewport too, after the visible ones, within the budget; one never drawn still waits", () => {
+    const below = new Set<string>(["c", "d", "e"]);
     const t = setup((el) => !below.has((el as unknown as { name: string }).name), {
-      at: { a: { top: 300, left: 0 }, b: { top: 400, left: 0 }, c: { top: -500, left: 0 }, d: { top: 1200, left: 0 } },
-      cost: { a: 2, b: 2, c: 4, d: 4 },
+      at: {
+        a: { top: 300, left: 0 },
+        b: { top: 400, left: 0 },
+        c: { top: -500, left: 0 },
+        d: { top: 1200, left: 0 },
+        e: { top: 2000, left: 0 },
+      },
+      cost: { a: 2, b: 2, c: 4, d: 4, e: 4 },
       budgetMs: 3,
     });
+    const held: string[] = [];
     const [a, b, c, d] = ["a", "b", "c", "d"].map((n) => t.panel(n));
+    const e = { name: "e" } as unknown as Element;
+    t.scheduler.add(
+      e,
+      () => t.drawn.push("e"),
+      () => held.push("e"),
+    );
     t.scheduler.invalidateAll();
     t.runAllFrames();
+    // c and d were drawn once, when they were in view; e never was.
+    for (const el of [c!, d!]) {
+      t.see(el, true);
+      t.runAllFrames();
+      t.see(el, false);
+    }
     t.see(a!, true);
     t.see(b!, true);
-    t.see(c!, false);
-    t.see(d!, false);
+    t.see(e, false);
     t.drawn.length = 0;
+    held.length = 0;
     t.scheduler.invalidateAll(true);
     // The visible ones first (a, b), then those above and below the viewport in viewport order, split by the budget.
     expect(t.runAllFrames()).toEqual([["a", "b"], ["c"], ["d"]]);
+    expect(held).toEqual(["e"]);
     // Drawn once: scrolled in afterwards without new data, not again; a later tick leaves them waiting as before.
     t.see(c!, true);
     expect(t.frames).toHaveLength(0);
     t.scheduler.invalidateAll();
     expect(t.runAllFrames()).toEqual([["c"], ["a", "b"]]);
     expect(t.drawn.filter((n) => n === "d")).toHaveLength(1);
+    expect(t.drawn).not.toContain("e");
   });
 
   test("a panel scrolled out is left as drawn; scrolled back in without new data, it is not drawn again", () => {

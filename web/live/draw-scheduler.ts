@@ -12,8 +12,9 @@
  * - but a rest that would take no longer than the budget again (estimated from this frame's draws) is drawn in this
  *   frame: another frame costs about that much beyond its draws (its own style, layout, paint and commit), so
  *   deferring the last chart or two of a tick costs more main-thread time than drawing them;
- * - a theme change draws every panel, those outside the viewport after the visible ones, within the same budget: a
- *   panel drawn in the old palette would show it when it scrolls in, before its redraw.
+ * - a theme change draws every panel drawn before, those outside the viewport after the visible ones, within the
+ *   same budget: a panel drawn in the old palette would show it when it scrolls in, before its redraw (one never drawn
+ *   waits for the viewport as before: it has nothing in the old palette, and a chart built ahead costs every tick).
  */
 
 /** Main-thread time a frame may spend drawing before the rest waits for the next frame (a third of a 60 Hz frame). */
@@ -59,8 +60,8 @@ export interface DrawScheduler {
   /** The panel's data or view changed: drawn at the next frame when visible, else once it becomes visible. */
   invalidate(el: Element): void;
   /**
-   * Every panel, as invalidate() does; with `everywhere`, those outside the viewport are drawn too, after the visible
-   * ones (a theme change).
+   * Every panel, as invalidate() does; with `everywhere`, those outside the viewport that were drawn before are drawn
+   * too, after the visible ones (a theme change).
    */
   invalidateAll(everywhere?: boolean): void;
   /** Draws due visible panels in viewport order until the frame budget is spent (the frame callback). */
@@ -75,8 +76,10 @@ interface Entry {
   draw: () => void;
   held: (() => void) | undefined;
   dirty: boolean;
-  /** Drawn at the next frames even outside the viewport (invalidateAll's `everywhere`). */
+  /** Drawn at the next frames even outside the viewport (invalidateAll's `everywhere`): not held meanwhile. */
   eager: boolean;
+  /** Whether it was ever drawn. */
+  drawn: boolean;
   /** undefined until the watcher (or a layout read) has said. */
   visible: boolean | undefined;
 }
@@ -111,7 +114,7 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
       const e = entries.get(s.target);
       if (!e) continue;
       e.visible = s.isIntersecting;
-      if (e.visible && e.dirty) due = true;
+      if ((e.visible || e.eager) && e.dirty) due = true;
       else if (e.dirty) e.held?.();
     }
     if (due) schedule();
@@ -131,7 +134,7 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
     for (const [el, e] of entries)
       if (e.dirty && e.visible === undefined) {
         e.visible = inViewport(el);
-        if (!e.visible) e.held?.();
+        if (!e.visible && !e.eager) e.held?.();
       }
     const due: { el: Element; e: Entry; top: number; left: number }[] = [];
     for (const [el, e] of entries) if (e.dirty && (e.visible || e.eager)) due.push({ el, e, ...position(el) });
@@ -143,6 +146,7 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
       if (entries.get(el) !== e || !e.dirty || !(e.visible || e.eager)) continue;
       e.dirty = false;
       e.eager = false;
+      e.drawn = true;
       try {
         e.draw();
       } catch (err) {
@@ -169,7 +173,7 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
         known.held = held;
         return;
       }
-      entries.set(el, { draw, held, dirty: false, eager: false, visible: undefined });
+      entries.set(el, { draw, held, dirty: false, eager: false, drawn: false, visible: undefined });
       watcher.observe(el);
     },
     remove(el) {
@@ -186,9 +190,9 @@ export function createDrawScheduler(deps: DrawSchedulerDeps = {}): DrawScheduler
       let due = false;
       for (const e of entries.values()) {
         e.dirty = true;
-        if (everywhere) e.eager = true;
-        if (e.visible !== false || everywhere) due = true;
-        if (e.visible === false) e.held?.();
+        if (everywhere && e.drawn) e.eager = true;
+        if (e.visible !== false || e.eager) due = true;
+        else e.held?.();
       }
       if (due) schedule();
     },

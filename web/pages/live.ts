@@ -390,7 +390,8 @@ export function bootLive(): void {
    */
   function heldOffscreen(v: PanelView): void {
     v.data.deferTicks = true;
-    if (!v.waiting) return;
+    // Held with nothing received yet (every panel is invalidated when the view changes): it still waits.
+    if (!v.waiting || !v.data.last) return;
     if (v.waiting.parentNode === v.body)
       v.waiting.replaceWith(h("div", { class: "state empty" }, h("span", null, "Update received: shown when it scrolls into view.")));
     v.waiting = null;
