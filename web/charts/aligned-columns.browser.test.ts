@@ -4,9 +4,9 @@
 // allocated 12 bytes a point drawn that way. Node's V8 moves such an array to tagged elements, so only Chromium can
 // tell; its natives syntax (%HasObjectElements, behind --allow-natives-syntax) reads an array's elements kind.
 import { fileURLToPath } from "node:url";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
-import { bundleForPage, launchChromium } from "../e2e/harness.ts";
+import type { Page } from "playwright-core";
+import { expect, test } from "vitest";
+import { bundledPages } from "../e2e/bundled-page.ts";
 
 const ENTRY = `
 import { AlignedColumns } from "./aligned-columns.ts";
@@ -34,25 +34,9 @@ window.columnsTest = {
 };
 `;
 
-let browser: Browser;
-let js = "";
-
-beforeAll(async () => {
-  ({ js } = await bundleForPage(ENTRY, fileURLToPath(new URL(".", import.meta.url))));
-  // The natives syntax on top of the suite's flags.
-  browser = await launchChromium(["--js-flags=--allow-natives-syntax"]);
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
-
-async function open(): Promise<Page> {
-  const page = await browser.newPage();
-  await page.setContent("<!doctype html><html><body></body></html>");
-  await page.addScriptTag({ content: js, type: "module" });
-  await page.waitForFunction(() => "columnsTest" in window);
-  return page;
-}
+// The natives syntax on top of the suite's flags.
+const pages = bundledPages(ENTRY, fileURLToPath(new URL(".", import.meta.url)), "columnsTest", ["--js-flags=--allow-natives-syntax"]);
+const open = () => pages.open();
 
 /** Per series column: [cells that are numbers, cells that are undefined, cells that are null, tagged elements]. */
 const KINDS = `columnsTest.cols.ys.map((c) => [

@@ -3,13 +3,9 @@
 // chart's accessible name (which names the figures), a longer figure growing its box with the boxes after it drawn at
 // their new places, a hidden series' figures muted, and click and shift-click still hiding and isolating.
 import { fileURLToPath } from "node:url";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
-import { bundleForPage, launchChromium } from "../e2e/harness.ts";
-
-let browser: Browser;
-let js = "";
-let css = "";
+import type { Page } from "playwright-core";
+import { expect, test } from "vitest";
+import { bundledPages } from "../e2e/bundled-page.ts";
 
 // The chart and the page's stylesheet, bundled as the page bundles them; the test drives it through window.legendTest.
 const ENTRY = `
@@ -66,23 +62,8 @@ window.legendTest = {
 };
 `;
 
-beforeAll(async () => {
-  ({ js, css } = await bundleForPage(ENTRY, fileURLToPath(new URL(".", import.meta.url))));
-  browser = await launchChromium();
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
-
-async function open(): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 700, height: 500 }, colorScheme: "light" });
-  await page.setContent(
-    `<!doctype html><html><head><style>${css}</style></head><body><div id="el" class="panel-body"></div></body></html>`,
-  );
-  await page.addScriptTag({ content: js, type: "module" });
-  await page.waitForFunction(() => "legendTest" in window);
-  return page;
-}
+const pages = bundledPages(ENTRY, fileURLToPath(new URL(".", import.meta.url)), "legendTest");
+const open = () => pages.open({ viewport: { width: 700, height: 500 }, colorScheme: "light" }, '<div id="el" class="panel-body"></div>');
 
 /** Draws, then waits for a frame (the legend's resize observer may redraw after layout). */
 async function draw(page: Page, last: [number, number], legend?: unknown): Promise<void> {

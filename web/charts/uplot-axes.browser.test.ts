@@ -5,9 +5,8 @@
 // bytes, in both themes, at device pixel ratios 1 and 2: their canvases are the same to the pixel. Threshold steps
 // are drawn as a band over the plot and a line where a step starts.
 import { fileURLToPath } from "node:url";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
-import { bundleForPage, launchChromium } from "../e2e/harness.ts";
+import { expect, test } from "vitest";
+import { bundledPages } from "../e2e/bundled-page.ts";
 
 const ENTRY = `
 import uPlot from "uplot";
@@ -81,34 +80,8 @@ window.axesTest = {
 };
 `;
 
-let browser: Browser;
-let js = "";
-let css = "";
-
-beforeAll(async () => {
-  ({ js, css } = await bundleForPage(ENTRY, fileURLToPath(new URL(".", import.meta.url))));
-  browser = await launchChromium();
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
-
-async function open(deviceScaleFactor: number): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 700, height: 300 }, deviceScaleFactor });
-  await page.route("http://axes.test/**", (route) => {
-    const path = new URL(route.request().url()).pathname;
-    if (path === "/page.js") return route.fulfill({ status: 200, contentType: "text/javascript", body: js });
-    if (path === "/page.css") return route.fulfill({ status: 200, contentType: "text/css", body: css });
-    return route.fulfill({
-      status: 200,
-      contentType: "text/html",
-      body: `<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="/page.css"></head><body><script type="module" src="/page.js"></script></body></html>`,
-    });
-  });
-  await page.goto("http://axes.test/");
-  await page.waitForFunction(() => "axesTest" in window);
-  return page;
-}
+const pages = bundledPages(ENTRY, fileURLToPath(new URL(".", import.meta.url)), "axesTest");
+const open = (deviceScaleFactor: number) => pages.open({ viewport: { width: 700, height: 300 }, deviceScaleFactor });
 
 interface Case {
   from: number;
