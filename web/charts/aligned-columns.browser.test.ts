@@ -4,7 +4,6 @@
 // allocated 12 bytes a point drawn that way. Node's V8 moves such an array to tagged elements, so only Chromium can
 // tell; its natives syntax (%HasObjectElements, behind --allow-natives-syntax) reads an array's elements kind.
 import { fileURLToPath } from "node:url";
-import type { Page } from "playwright-core";
 import { expect, test } from "vitest";
 import { bundledPages } from "../e2e/bundled-page.ts";
 
