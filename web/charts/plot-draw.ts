@@ -15,8 +15,8 @@ export function drawPlot(ctx: Context2D, d: PlotDraw, columns: readonly ArrayLik
     drawLines(ctx, d, columns);
   } catch (err) {
     // A draw that failed part way leaves no saved state, transform or clip behind for the next (the worker's context
-    // lives as long as its canvas): reset clears the canvas and its state.
-    ctx.reset();
+    // lives as long as its canvas): reset clears the canvas and its state (a browser without it keeps them).
+    if (typeof ctx.reset === "function") ctx.reset();
     throw err;
   }
 }
