@@ -210,7 +210,7 @@ export async function run(): Promise<void> {
       );
     const [u, paged, whole, all, s] = results as [Result, Result, Result, Result, Result];
     line("uplot     ", u, runs[0]!.height);
-    line("uplot no worker (lines and figures on the page's thread)", paged, runs[1]!.height);
+    line("uplot no worker (plots and figures on the page's thread)", paged, runs[1]!.height);
     line("uplot one frame (no budget)", whole, runs[2]!.height);
     line("uplot all ", all, runs[3]!.height);
     line("svg       ", s, runs[4]!.height);

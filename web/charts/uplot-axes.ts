@@ -88,8 +88,8 @@ interface LaidAxis {
   grid: LaidRules;
 }
 
-/** uPlot's rounding of line widths (roundDec). */
-function roundDec(v: number, dec: number): number {
+/** uPlot's rounding of line widths to `dec` decimals (its roundDec). */
+export function roundDec(v: number, dec: number): number {
   if (Number.isInteger(v)) return v;
   const p = 10 ** dec;
   return Math.round(v * p * (1 + Number.EPSILON)) / p;

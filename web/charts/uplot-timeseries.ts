@@ -1,14 +1,13 @@
 /**
- * The time series panel, drawn by uPlot (canvas): one crosshair shared by every time series on the page (cursor
- * sync), drag-to-zoom, a legend whose click hides a series and whose shift-click isolates it, optional legend values
- * (last, min, max, mean), colours by series name, threshold lines and bands, min/max, decimals, the unit on the
- * axis, binary ticks for bytes, the time zone on the axis and tooltip, gaps as gaps, and the bucket still filling
- * drawn faded and dashed. One instance per panel, kept across ticks: a tick rewrites the aligned columns in place
- * (aligned-columns.ts), makes one setData (the plot drawn by plot-draw.ts, its lines traced by line-path.ts, in the
- * chart worker when the page has one: chart-worker.ts), and changes only the legend figures
- * that changed. uPlot lays out the scales, axes and cursor; the plot itself (axes, grid, thresholds, lines) is drawn from
- * that layout by plot-draw.ts, on uPlot's canvas or, once the page's chart worker has loaded, by the worker on a canvas
- * laid over it, with uPlot's canvas hidden: then no canvas is drawn or rastered on the page's thread on a tick.
+ * The time series panel on uPlot: one crosshair shared by every time series on the page (cursor sync), drag-to-zoom,
+ * a legend whose click hides a series and whose shift-click isolates it, optional legend values (last, min, max,
+ * mean), colours by series name, threshold lines and bands, min/max, decimals, the unit on the axis, binary ticks for
+ * bytes, the time zone on the axis and tooltip, gaps as gaps, and the bucket still filling drawn faded and dashed.
+ * One instance per panel, kept across ticks: a tick rewrites the aligned columns in place (aligned-columns.ts), makes
+ * one setData, and changes only the legend figures that changed. uPlot lays out the scales, axes and cursor and draws
+ * nothing; the plot (axes, grid, thresholds, lines traced by line-path.ts) is drawn from that layout by plot-draw.ts,
+ * on uPlot's canvas or, once the page's chart worker has loaded (chart-worker.ts), by the worker on a canvas laid over
+ * it, with uPlot's canvas hidden: then no canvas is drawn or rastered on the page's thread on a tick.
  */
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
@@ -25,7 +24,7 @@ import { type ChartWorker, chartWorker } from "./chart-worker.ts";
 import { ColumnsSender } from "./columns-delta.ts";
 import type { Box, Mapping } from "./line-path.ts";
 import { drawPlot } from "./plot-draw.ts";
-import { readAxes, readThresholds, timeseriesAxes } from "./uplot-axes.ts";
+import { readAxes, readThresholds, roundDec, timeseriesAxes } from "./uplot-axes.ts";
 
 export interface LineSeries {
   key: string;
@@ -395,7 +394,7 @@ export class TimeseriesChart {
   private plotDraw(u: uPlot): PlotDraw {
     const canvas = u.ctx.canvas;
     const xs = u.data[0];
-    const lineWidth = Math.round(uPlot.pxRatio * 1000) / 1000;
+    const lineWidth = roundDec(uPlot.pxRatio, 3);
     const d: PlotDraw = {
       id: 0,
       width: canvas.width,

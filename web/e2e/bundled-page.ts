@@ -4,7 +4,7 @@
  * closed after them; `open()` gives a blank page with the bundle's stylesheet and script, once the script has
  * defined the test's `global` on `window`.
  */
-import type { BrowserContextOptions, Page } from "playwright-core";
+import type { Browser, BrowserContextOptions, Page } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import { bundleForPage, launchChromium } from "./harness.ts";
 
@@ -16,7 +16,7 @@ export interface BundledPages {
 /** `entry` bundled from `dir`; `launchArgs` go to Chromium after the suite's own flags. */
 export function bundledPages(entry: string, dir: string, global: string, launchArgs: readonly string[] = []): BundledPages {
   let bundle = { js: "", css: "" };
-  let browser: Awaited<ReturnType<typeof launchChromium>> | undefined;
+  let browser: Browser | undefined;
   beforeAll(async () => {
     bundle = await bundleForPage(entry, dir);
     browser = await launchChromium(launchArgs);
